@@ -1,0 +1,5 @@
+"""``python -m agenttui``: the same as the ``agenttui`` command."""
+
+from agenttui.cli import main
+
+main()

@@ -1,0 +1,88 @@
+"""One error hierarchy: the core raises these, the front ends show them."""
+
+from __future__ import annotations
+
+
+class AgentTuiError(Exception):
+    """Base of every error agenttui means to show a user.
+
+    `message` is one clear line; `title` names the kind of failure for a dialog or a CLI prefix.
+    """
+
+    title = "Error"
+
+    def __init__(self, message: str, *, title: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if title is not None:
+            self.title = title
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(AgentTuiError):
+    """The caller asked for something the configuration cannot do (e.g. listing a store without Lister)."""
+
+    title = "Configuration error"
+
+
+class StoreURLError(AgentTuiError):
+    """A store URL that names no store agenttui can open."""
+
+    title = "Bad store URL"
+
+
+class StoreError(AgentTuiError):
+    """A store failed to do what its contract promises (I/O, driver or database error)."""
+
+    title = "Store error"
+
+
+class StoreConnectionError(StoreError):
+    """The store could not be reached or opened (missing file, refused login, server down)."""
+
+    title = "Connection error"
+
+
+class ReadOnlyStoreError(StoreError):
+    """A write was attempted on a store opened read-only."""
+
+    title = "Read-only store"
+
+
+class SchemaVersionError(StoreError):
+    """The store's schema is newer than this agenttui understands, or is not a journal at all."""
+
+    title = "Unsupported schema"
+
+
+class CorruptRecordError(AgentTuiError):
+    """Stored bytes that do not decode as a journal record (bad JSON, wrong name, bad shape)."""
+
+    title = "Unreadable record"
+
+
+class JournalVersionError(AgentTuiError):
+    """A run whose journal is not in a supported format.
+
+    `found` is the format its header names, or "" for a headerless (pre-v0.9) journal.
+    """
+
+    title = "Unsupported journal"
+
+    def __init__(self, run_id: str, found: str) -> None:
+        what = f"format {found!r}" if found else "no @journal header (a pre-v0.9 journal)"
+        super().__init__(f"run {run_id!r} has {what}; agenttui writes bide.journal.v1-dev")
+        self.run_id = run_id
+        self.found = found
+
+
+class RunNotFoundError(AgentTuiError):
+    """No run with that id exists in the store."""
+
+    title = "Run not found"
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no run {run_id!r} in this store")
+        self.run_id = run_id

@@ -1,0 +1,487 @@
+"""The canonical record codec: Go-compatible bytes out, tolerant decoding in (format sections 1.3, 1.4).
+
+Encoding reproduces the SDK's ``EncodeRecord`` byte for byte: members in the fixed order, compact,
+no HTML escaping, U+2028/U+2029 escaped in strings, raw JSON values kept verbatim but for
+insignificant whitespace, parts with their ``type`` member and all members sorted.
+
+Decoding keeps raw sub-values as stored bytes. It works on the bytes decoded with
+``surrogateescape`` so that every index maps back to the exact stored bytes; string members are
+then cleaned the way Go's decoder does (each invalid UTF-8 byte and each lone surrogate becomes
+U+FFFD).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable
+from json.decoder import JSONDecodeError, scanstring
+from typing import Any
+
+from agenttui.errors import CorruptRecordError
+from agenttui.journal.record import (
+    HEADER_NAME,
+    JOURNAL_FORMAT,
+    ApprovalPolicy,
+    ImagePart,
+    Message,
+    ModelInfo,
+    Part,
+    ReasoningPart,
+    Record,
+    Safety,
+    StepKind,
+    TextPart,
+    Tombstone,
+    ToolResultPart,
+    ToolUsePart,
+    UnknownPart,
+    Usage,
+)
+
+# -- encoding ----------------------------------------------------------------------------------
+
+_LINE_SEPARATORS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_go_json_string: Callable[[str], str] = json.encoder.c_encode_basestring or json.encoder.py_encode_basestring  # type: ignore[attr-defined]
+
+
+def encode_string(value: str) -> bytes:
+    """A JSON string as Go's encoder writes it with HTML escaping off."""
+    quoted = _go_json_string(_SURROGATES.sub("\ufffd", value))
+    return quoted.translate(_LINE_SEPARATORS).encode()
+
+
+def _b64(data: bytes) -> bytes:
+    return b'"' + base64.b64encode(data) + b'"'
+
+
+def compact_raw(raw: bytes) -> bytes:
+    """A raw JSON value with insignificant whitespace removed, every other byte kept.
+
+    Raises ``CorruptRecordError`` if ``raw`` is not one JSON value.
+    """
+    text = raw.decode("utf-8", "surrogateescape")
+    try:
+        _, end = _scan(text, _skip(text, 0))
+    except (JSONDecodeError, StopIteration, ValueError) as exc:
+        raise CorruptRecordError(f"not a JSON value: {raw[:60]!r}") from exc
+    if _skip(text, end) != len(text):
+        raise CorruptRecordError(f"trailing bytes after a JSON value: {raw[:60]!r}")
+    return _compact_valid(text, raw)
+
+
+def _compact_valid(text: str, raw: bytes) -> bytes:
+    """``raw`` (decoded as ``text``), known to be one valid JSON value, without whitespace outside strings."""
+    if not any(ws in raw for ws in (b" ", b"\t", b"\n", b"\r")):
+        return raw
+    return _strip_whitespace(text).encode("utf-8", "surrogateescape")
+
+
+def _strip_whitespace(text: str) -> str:
+    """Drop whitespace outside strings; ``text`` is known to be valid JSON."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            _, end = scanstring(text, i + 1, False)
+            out.append(text[i:end])
+            i = end
+            continue
+        if c not in " \t\n\r":
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _encode_usage(usage: Usage) -> bytes:
+    members = []
+    for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+        if value := getattr(usage, key):
+            members.append(b'"%s":%d' % (key.encode(), value))
+    return b"{" + b",".join(members) + b"}"
+
+
+def _encode_part(part: Part) -> bytes:
+    # Members sorted bytewise by name, "type" among them (section 2.2).
+    members: list[tuple[str, bytes]]
+    match part:
+        case TextPart(text=text):
+            members = [("text", encode_string(text)), ("type", b'"text"')]
+        case ReasoningPart(text=text, signature=signature, redacted=redacted):
+            members = [("text", encode_string(text)), ("type", b'"reasoning"')]
+            if signature:
+                members.append(("signature", encode_string(signature)))
+            if redacted:
+                members.append(("redacted", encode_string(redacted)))
+        case ToolUsePart(id=id_, name=name, args=args, signature=signature):
+            members = [("id", encode_string(id_)), ("name", encode_string(name)), ("type", b'"tool_use"')]
+            if args:
+                members.append(("args", compact_raw(args)))
+            if signature:
+                members.append(("signature", encode_string(signature)))
+        case ToolResultPart(tool_use_id=tool_use_id, result=result, is_error=is_error):
+            members = [("tool_use_id", encode_string(tool_use_id)), ("type", b'"tool_result"')]
+            if result:
+                members.append(("result", compact_raw(result)))
+            if is_error:
+                members.append(("is_error", b"true"))
+        case ImagePart(mime=mime, data=data, url=url):
+            members = [("type", b'"image"')]
+            if mime:
+                members.append(("mime", encode_string(mime)))
+            if data:
+                members.append(("data", _b64(data)))
+            if url:
+                members.append(("url", encode_string(url)))
+        case UnknownPart(raw=raw):
+            return compact_raw(raw)
+    members.sort(key=lambda m: m[0].encode())
+    return b"{" + b",".join(b'"' + k.encode() + b'":' + v for k, v in members) + b"}"
+
+
+def encode_message(message: Message) -> bytes:
+    out = b'{"role":' + encode_string(message.role)
+    if message.parts:
+        out += b',"parts":[' + b",".join(map(_encode_part, message.parts)) + b"]"
+    return out + b"}"
+
+
+def _encode_model(model: ModelInfo) -> bytes:
+    members = [
+        b'"%s":%s' % (key.encode(), encode_string(value))
+        for key in ("provider", "model", "response_format")
+        if (value := getattr(model, key))
+    ]
+    return b"{" + b",".join(members) + b"}"
+
+
+def _encode_safety(safety: Safety) -> bytes:
+    members = [b'"%s":true' % key.encode() for key in ("read_only", "idempotent") if getattr(safety, key)]
+    return b"{" + b",".join(members) + b"}"
+
+
+def _encode_approval(approval: ApprovalPolicy) -> bytes:
+    if approval.single:
+        return b'{"single":true}'
+    members = []
+    if approval.need:
+        members.append(b'"need":%d' % approval.need)
+    if approval.approvers:
+        members.append(b'"approvers":[' + b",".join(map(encode_string, approval.approvers)) + b"]")
+    return b"{" + b",".join(members) + b"}"
+
+
+def _true(_: bool) -> bytes:
+    return b"true"
+
+
+# (member name, attribute, encoder) in the SDK's member order; a zero value is omitted.
+_MEMBERS: tuple[tuple[bytes, str, Callable[[Any], bytes]], ...] = tuple(
+    (b',"' + key.encode() + b'":', key, encoder)
+    for key, encoder in (
+        ("message", encode_message),
+        ("usage", _encode_usage),
+        ("discarded_usage", _encode_usage),
+        ("finish", encode_string),
+        ("raw_finish", encode_string),
+        ("model", _encode_model),
+        ("prompt_digest", encode_string),
+        ("tools_digest", encode_string),
+        ("tool_use_id", encode_string),
+        ("result", compact_raw),
+        ("is_error", _true),
+        ("approved", _true),
+        ("approver", encode_string),
+        ("approver_alg", encode_string),
+        ("signature", _b64),
+        ("attempted_at", lambda ms: str(ms).encode()),
+        ("reconciled", _true),
+        ("outcome_unknown", _true),
+        ("safety", _encode_safety),
+        ("approval", _encode_approval),
+        ("evidence", compact_raw),
+        ("format", encode_string),
+        ("claim", encode_string),
+        ("salt", _b64),
+    )
+)
+
+
+def encode_record(record: Record) -> bytes:
+    """The canonical bytes of ``record`` (salt included when the record carries one)."""
+    if record.tombstone is not None:
+        t = record.tombstone
+        return b'{"redacted":{"leaf_hash":%s,"at_ms":%d}}' % (encode_string(t.leaf_hash), t.at_ms)
+    out = [b'{"name":', encode_string(record.name), b',"kind":', encode_string(record.kind)]
+    for prefix, attribute, encoder in _MEMBERS:
+        value = getattr(record, attribute)
+        # Zero values are omitted; a raw b"null" is non-empty and kept, as Go keeps RawMessage("null").
+        if not value:
+            continue
+        out.append(prefix)
+        out.append(encoder(value))
+    out.append(b"}")
+    return b"".join(out)
+
+
+def encode_header(salt: bytes) -> bytes:
+    """The ``@journal`` header naming the format agenttui writes (section 1.5)."""
+    return encode_record(Record(HEADER_NAME, StepKind.HEADER, format=JOURNAL_FORMAT, salt=salt))
+
+
+# -- decoding ----------------------------------------------------------------------------------
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_decoder = json.JSONDecoder(parse_constant=_no_constants)
+_scan = _decoder.scan_once
+_WHITESPACE = " \t\n\r"
+
+
+def _go_string(value: str) -> str:
+    """What Go's decoder makes of a JSON string: invalid bytes and lone surrogates become U+FFFD."""
+    return _SURROGATES.sub("\ufffd", value) if _SURROGATES.search(value) else value
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _WHITESPACE:
+        i += 1
+    return i
+
+
+def _members(text: str, start: int) -> tuple[list[tuple[str, int, int, Any]], int]:
+    """The members of the object at ``text[start]``: (key, value start, value end, parsed value)."""
+    i = _skip(text, start)
+    if i >= len(text) or text[i] != "{":
+        raise ValueError("expected an object")
+    i = _skip(text, i + 1)
+    members: list[tuple[str, int, int, Any]] = []
+    if i < len(text) and text[i] == "}":
+        return members, i + 1
+    while True:
+        if i >= len(text) or text[i] != '"':
+            raise ValueError(f"expected a member name at offset {i}")
+        key, i = scanstring(text, i + 1)
+        i = _skip(text, i)
+        if i >= len(text) or text[i] != ":":
+            raise ValueError(f"expected ':' at offset {i}")
+        value_start = _skip(text, i + 1)
+        value, value_end = _scan(text, value_start)
+        members.append((key, value_start, value_end, value))
+        i = _skip(text, value_end)
+        if i < len(text) and text[i] == ",":
+            i = _skip(text, i + 1)
+            continue
+        if i < len(text) and text[i] == "}":
+            return members, i + 1
+        raise ValueError(f"expected ',' or '}}' at offset {i}")
+
+
+def _elements(text: str, start: int) -> list[tuple[int, int]]:
+    """The (start, end) of each element of the array at ``text[start]``."""
+    i = _skip(text, start)
+    if text[i] != "[":
+        raise ValueError("expected an array")
+    i = _skip(text, i + 1)
+    spans: list[tuple[int, int]] = []
+    if text[i] == "]":
+        return spans
+    while True:
+        _, end = _scan(text, i)
+        spans.append((i, end))
+        i = _skip(text, end)
+        if text[i] == ",":
+            i = _skip(text, i + 1)
+        elif text[i] == "]":
+            return spans
+        else:
+            raise ValueError(f"expected ',' or ']' at offset {i}")
+
+
+def _raw(text: str, start: int, end: int) -> bytes:
+    # The span was already parsed while scanning its object, so it needs no second validation.
+    span = text[start:end]
+    return _compact_valid(span, span.encode("utf-8", "surrogateescape"))
+
+
+def _str(value: Any, key: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{key} is not a string")
+    return _go_string(value)
+
+
+def _int(value: Any, key: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key} is not an integer")
+    return value
+
+
+def _bytes(value: Any, key: str) -> bytes:
+    if value is None:
+        return b""
+    try:
+        return base64.b64decode(_str(value, key), validate=True)
+    except ValueError as exc:
+        raise ValueError(f"{key} is not base64") from exc
+
+
+def _usage(value: Any, key: str) -> Usage | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"{key} is not an object")
+    return Usage(*(_int(value.get(k), k) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")))
+
+
+def _decode_part(text: str, start: int, end: int) -> Part:
+    members, _ = _members(text, start)
+    by_key = {key: (s, e, value) for key, s, e, value in members}
+    part_type = by_key.get("type", (0, 0, ""))[2]
+
+    def string(key: str) -> str:
+        value = by_key.get(key, (0, 0, None))[2]
+        return "" if value is None else _str(value, key)
+
+    def raw(key: str) -> bytes | None:
+        if key not in by_key:
+            return None
+        s, e, _ = by_key[key]
+        return _raw(text, s, e)
+
+    match part_type:
+        case "text":
+            return TextPart(string("text"))
+        case "reasoning":
+            return ReasoningPart(string("text"), string("signature"), string("redacted"))
+        case "tool_use":
+            return ToolUsePart(string("id"), string("name"), raw("args"), string("signature"))
+        case "tool_result":
+            is_error = by_key.get("is_error", (0, 0, False))[2]
+            return ToolResultPart(string("tool_use_id"), raw("result"), bool(is_error))
+        case "image":
+            data = by_key.get("data", (0, 0, None))[2]
+            return ImagePart(string("mime"), _bytes(data, "data"), string("url"))
+        case _:
+            return UnknownPart(str(part_type), _raw(text, start, end))
+
+
+def _decode_message(text: str, start: int) -> Message:
+    members, _ = _members(text, start)
+    role = ""
+    parts: tuple[Part, ...] = ()
+    for key, s, e, value in members:
+        if key == "role":
+            role = _str(value, "role")
+        elif key == "parts" and value is not None:
+            parts = tuple(_decode_part(text, ps, pe) for ps, pe in _elements(text, s))
+    return Message(role, parts)
+
+
+def _decode_approval(value: Any) -> ApprovalPolicy:
+    # Lenient, as the SDK reads it: single=true wins whatever else is there (section 1.4).
+    if not isinstance(value, dict):
+        raise ValueError("approval is not an object")
+    if value.get("single") is True:
+        return ApprovalPolicy(single=True)
+    approvers = value.get("approvers") or []
+    if not isinstance(approvers, list):
+        raise ValueError("approval.approvers is not a list")
+    return ApprovalPolicy(need=_int(value.get("need"), "approval.need"), approvers=tuple(_str(a, "approver") for a in approvers))
+
+
+_TOMBSTONE_PREFIX = b'{"redacted":'
+
+
+def _decode_tombstone(text: str) -> Tombstone | None:
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or set(obj) != {"redacted"}:
+        return None
+    inner = obj["redacted"]
+    if not isinstance(inner, dict) or not set(inner) <= {"leaf_hash", "at_ms"}:
+        return None
+    leaf_hash, at_ms = inner.get("leaf_hash"), inner.get("at_ms", 0)
+    if not isinstance(leaf_hash, str) or not leaf_hash or isinstance(at_ms, bool) or not isinstance(at_ms, int):
+        return None
+    return Tombstone(leaf_hash, at_ms)
+
+
+def decode_record(data: bytes, row_name: str | None = None) -> Record:
+    """Decode stored bytes into a Record, keeping raw values and ignoring unknown members.
+
+    A tombstone decodes as a record carrying only ``row_name`` and its ``tombstone``. Raises
+    ``CorruptRecordError`` when the bytes are not a record, or when the record's ``name`` is not
+    ``row_name`` (when given): the SDK refuses such a row, and so does agenttui.
+    """
+    text = data.decode("utf-8", "surrogateescape")
+    if data.lstrip().startswith(_TOMBSTONE_PREFIX) and (tombstone := _decode_tombstone(text)) is not None:
+        return Record(row_name or "", "", tombstone=tombstone, raw=data)
+    try:
+        members, end = _members(text, 0)
+        if _skip(text, end) != len(text):
+            raise ValueError("trailing bytes after the record")
+        fields: dict[str, Any] = {}
+        for key, start, stop, value in members:
+            match key:
+                case "name" | "kind" | "finish" | "raw_finish" | "prompt_digest" | "tools_digest" | "tool_use_id" | "approver" | "approver_alg" | "format" | "claim":
+                    fields[key] = "" if value is None else _str(value, key)
+                case "message":
+                    fields[key] = None if value is None else _decode_message(text, start)
+                case "usage" | "discarded_usage":
+                    fields[key] = _usage(value, key)
+                case "model":
+                    if value is not None:
+                        if not isinstance(value, dict):
+                            raise ValueError("model is not an object")
+                        fields[key] = ModelInfo(*(_str(value.get(k) or "", k) for k in ("provider", "model", "response_format")))
+                case "result" | "evidence":
+                    fields[key] = _raw(text, start, stop)
+                case "is_error" | "approved" | "reconciled" | "outcome_unknown":
+                    if value is not None and not isinstance(value, bool):
+                        raise ValueError(f"{key} is not a boolean")
+                    fields[key] = bool(value)
+                case "signature" | "salt":
+                    fields[key] = _bytes(value, key)
+                case "attempted_at":
+                    fields[key] = _int(value, key)
+                case "safety":
+                    if value is not None:
+                        if not isinstance(value, dict):
+                            raise ValueError("safety is not an object")
+                        fields[key] = Safety(bool(value.get("read_only")), bool(value.get("idempotent")))
+                case "approval":
+                    if value is not None:
+                        fields[key] = _decode_approval(value)
+                case _:
+                    pass  # unknown members are ignored, as every Go decoder does
+    except (ValueError, IndexError, StopIteration) as exc:
+        where = f" (step {row_name!r})" if row_name is not None else ""
+        raise CorruptRecordError(f"not a journal record{where}: {exc}") from None
+    if "name" not in fields:
+        raise CorruptRecordError(f"not a journal record: no name member{'' if row_name is None else f' (step {row_name!r})'}")
+    fields.setdefault("kind", "")
+    if row_name is not None and fields["name"] != row_name:
+        raise CorruptRecordError(f"record names {fields['name']!r} but is stored as {row_name!r}")
+    return Record(**fields, raw=data)
+
+
+def unreadable_record(row_name: str, data: bytes, error: CorruptRecordError) -> Record:
+    """The stand-in for stored bytes that do not decode, so the rest of a run still shows."""
+    return Record(row_name, "", unreadable=error.message, raw=data)
+
+
+def decode_json(raw: bytes | None) -> Any:
+    """A raw JSON value as Python data (for display and logic, never for re-encoding)."""
+    if raw is None:
+        return None
+    return json.loads(raw.decode("utf-8", "replace"))

@@ -1,0 +1,191 @@
+"""The store contract: what every journal store promises, and its optional capabilities.
+
+A store keeps opaque entries, ``(run_id, name) -> bytes``, append-only and at most once per
+name. It knows nothing of records or their encoding; the Journal (``agenttui.journal``) does.
+The promises below are the SDK's A1-A8 (``journal-format.md`` section 4.0); one body of
+contract tests (``tests/stores``) checks them against every store.
+
+Optional capabilities are declared, not probed: ``Store.IMPLEMENTS_LISTING`` and
+``Store.IMPLEMENTS_LEASES`` say whether the ``Lister`` and ``Leaser`` methods work on a store.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Self
+
+from agenttui.errors import ConfigError, ReadOnlyStoreError
+
+#: How many entries ``load`` reads per round trip; no connection is held between pages (A8).
+LOAD_PAGE_SIZE = 256
+#: How many run ids ``runs`` reads per round trip.
+LIST_PAGE_SIZE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One stored journal entry: its position, its step name and its bytes, as committed."""
+
+    seq: int
+    """Opaque, strictly increasing in commit order within a run; gaps allowed (A2)."""
+    name: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Inserted:
+    """The outcome of ``Store.insert``: the winning entry, and whether this call was the winner."""
+
+    entry: Entry
+    won: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseInfo:
+    """A row of the lease table, judged on the database's clock."""
+
+    run_id: str
+    holder: str
+    expires_in: float
+    """Seconds until the lease lapses on the store's clock; negative once it has lapsed."""
+
+    @property
+    def live(self) -> bool:
+        return self.expires_in > 0
+
+
+class Store(abc.ABC):
+    """A journal store. Every method is a coroutine on the caller's event loop.
+
+    Guarantees (checked by ``tests/stores``):
+
+    - **A1, one winner per name.** Concurrent inserts of one ``(run_id, name)`` from any number
+      of tasks or processes have exactly one winner; every caller and later reader sees its bytes.
+    - **A2, commit-ordered, prefix-closed reads.** ``seq`` strictly increases in commit order
+      within a run; every read returns a prefix of the run's final order.
+    - **A3, durable before return.** ``insert`` returns only once committed; after an error the
+      entry is absent or complete, and the same bytes may be inserted again.
+    - **A4, read-your-writes, monotone.** A visible entry stays visible, same bytes and position.
+    - **A5, byte fidelity.** Bytes come back exactly as inserted.
+    - **A6, immutable.** No update or delete (a redaction tombstone is the one exception).
+    - **A7, cancellation.** Every method honours asyncio cancellation.
+    - **A8, iterator hygiene.** ``load`` holds no connection, transaction or lock across a
+      yield, so a caller may insert into the run while iterating it.
+    """
+
+    IMPLEMENTS_LISTING: bool = False
+    """True when ``runs`` works (the SDK's ``Lister``)."""
+    IMPLEMENTS_LEASES: bool = False
+    """True when the lease methods work (the SDK's ``Leaser``)."""
+
+    read_only: bool = False
+    """Opened for reading only: every write raises ``ReadOnlyStoreError`` and nothing on disk changes."""
+
+    @property
+    @abc.abstractmethod
+    def display_url(self) -> str:
+        """Where this store lives, safe to show: a password is always masked."""
+
+    # -- the base contract ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def insert(self, run_id: str, name: str, data: bytes) -> Inserted:
+        """Insert ``data`` under ``(run_id, name)`` unless the name is taken.
+
+        Returns the entry that holds the name afterwards (this call's or the earlier winner's)
+        and whether this call won. Raises ``ReadOnlyStoreError`` on a read-only store and
+        ``StoreError`` when the store fails (then the entry is absent or complete, A3).
+        """
+
+    @abc.abstractmethod
+    async def get(self, run_id: str, name: str) -> Entry | None:
+        """The entry stored under ``(run_id, name)``, or None."""
+
+    @abc.abstractmethod
+    def load(self, run_id: str, after: int = -1) -> AsyncIterator[Entry]:
+        """The run's entries with ``seq > after``, in commit order (A2), read page by page (A8).
+
+        An unknown run yields nothing.
+        """
+
+    async def close(self) -> None:
+        """Release connections. Safe to call twice."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    # -- Lister -----------------------------------------------------------------------------
+
+    def runs(
+        self,
+        *,
+        after: str = "",
+        prefix: str = "",
+        exclude_holding: Sequence[str] = (),
+        lease_lapsed: bool = False,
+    ) -> AsyncIterator[str]:
+        """Every run id in ascending byte order (the SDK's ``RunFilter`` semantics).
+
+        ``after``: only ids greater than it. ``prefix``: only ids starting with it.
+        ``exclude_holding``: skip runs holding an entry with any of these names (e.g. the end
+        markers). ``lease_lapsed``: only runs whose lease row has lapsed.
+        Raises ``ConfigError`` unless ``IMPLEMENTS_LISTING``.
+        """
+        raise ConfigError(f"{type(self).__name__} cannot list its runs")
+
+    # -- Leaser -----------------------------------------------------------------------------
+
+    async def acquire_lease(self, run_id: str, holder: str, ttl: float) -> bool:
+        """Take or extend the run's lease for ``ttl`` seconds on the store's clock.
+
+        Granted (True) when no lease exists, the existing one has lapsed, or ``holder`` already
+        holds it; refused (False) while another holder's lease is live.
+        """
+        raise ConfigError(f"{type(self).__name__} has no leases")
+
+    async def renew_lease(self, run_id: str, holder: str, ttl: float) -> bool:
+        """Extend a live lease ``holder`` holds; False when it is not held or has lapsed."""
+        raise ConfigError(f"{type(self).__name__} has no leases")
+
+    async def release_lease(self, run_id: str, holder: str) -> None:
+        """Drop the lease if ``holder`` holds it; otherwise do nothing."""
+        raise ConfigError(f"{type(self).__name__} has no leases")
+
+    async def get_lease(self, run_id: str) -> LeaseInfo | None:
+        """The run's lease row, live or lapsed, or None when there is none."""
+        raise ConfigError(f"{type(self).__name__} has no leases")
+
+    # -- helpers for implementations ----------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.display_url} is open read-only")
+
+
+def prefix_end(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix`` (None if unbounded)."""
+    codepoints = [ord(c) for c in prefix]
+    while codepoints:
+        if codepoints[-1] < 0x10FFFF:
+            codepoints[-1] += 1
+            return "".join(map(chr, codepoints))
+        codepoints.pop()
+    return None
+
+
+def admits(
+    run_id: str,
+    *,
+    after: str,
+    prefix: str,
+) -> bool:
+    """Whether ``run_id`` passes the ordering filters of ``Store.runs`` (SDK ``RunFilter.Admits``)."""
+    return run_id > after and run_id.startswith(prefix)

@@ -1,0 +1,61 @@
+"""Shared fixtures: real stores under tmp_path, and one throwaway PostgreSQL cluster per session."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from agenttui.stores.base import Store
+from agenttui.stores.memory import MemStore
+from tests.pg import PostgresCluster, postgres_cluster  # noqa: F401  (session fixture)
+
+StoreFactory = Callable[..., Awaitable[Store]]
+STORE_KINDS = ["memory", "sqlite", "postgres"]
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def make_store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[StoreFactory]:
+    """A factory of handles onto one fresh database of the parametrised kind.
+
+    Every call opens a new handle (``read_only=`` as asked) onto the same database, so tests can
+    race two handles or read what another wrote. All handles are closed at teardown.
+    """
+    kind: str = request.param
+    opened: list[Store] = []
+    memory = MemStore()
+
+    if kind == "postgres":
+        cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+        schema = "t_" + uuid.uuid4().hex[:12]
+    db_path = tmp_path / "journal.db"
+
+    async def factory(*, read_only: bool = False) -> Store:
+        if kind == "memory":
+            return memory.handle(read_only=read_only)
+        if kind == "sqlite":
+            from agenttui.stores.sqlite import SQLiteStore
+
+            store: Store = await SQLiteStore.open(db_path, read_only=read_only)
+        else:
+            from agenttui.stores.postgres import PostgresStore
+
+            store = await PostgresStore.open(cluster.dsn, schema=schema, read_only=read_only)
+        opened.append(store)
+        return store
+
+    factory.kind = kind  # type: ignore[attr-defined]
+    factory.db_path = db_path  # type: ignore[attr-defined]
+    yield factory
+    for store in opened:
+        await store.close()
+
+
+@pytest.fixture
+async def store(make_store: StoreFactory) -> Store:
+    """A writable store of each kind."""
+    return await make_store()

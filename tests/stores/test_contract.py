@@ -1,0 +1,256 @@
+"""The store contract (A1-A8, Lister, Leaser, read-only), one body for memory, SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agenttui.errors import ReadOnlyStoreError
+from agenttui.stores.base import Store
+from tests.conftest import StoreFactory
+
+
+async def entries(store: Store, run_id: str, after: int = -1) -> list[tuple[str, bytes]]:
+    return [(e.name, e.data) async for e in store.load(run_id, after)]
+
+
+# -- A1: one winner per name -------------------------------------------------------------------
+
+
+async def test_insert_then_get_returns_the_bytes(store: Store) -> None:
+    result = await store.insert("run-1", "a", b'{"x":1}')
+    assert result.won
+    assert result.entry.name == "a" and result.entry.data == b'{"x":1}'
+    got = await store.get("run-1", "a")
+    assert got == result.entry
+
+
+async def test_second_insert_of_a_name_loses_and_sees_the_winner(store: Store) -> None:
+    await store.insert("run-1", "a", b"first")
+    result = await store.insert("run-1", "a", b"second")
+    assert not result.won
+    assert result.entry.data == b"first"
+    assert await entries(store, "run-1") == [("a", b"first")]
+
+
+async def test_names_are_per_run(store: Store) -> None:
+    await store.insert("run-1", "a", b"1")
+    assert (await store.insert("run-2", "a", b"2")).won
+    assert (await store.get("run-2", "a")).data == b"2"  # type: ignore[union-attr]
+
+
+async def test_concurrent_inserts_of_one_name_have_one_winner(make_store: StoreFactory) -> None:
+    handles = [await make_store() for _ in range(4)]
+    results = await asyncio.gather(
+        *(handles[i % 4].insert("run-1", f"step-{n}", f"{i}".encode()) for n in range(20) for i in range(8))
+    )
+    for n in range(20):
+        mine = [r for r in results if r.entry.name == f"step-{n}"]
+        assert sum(r.won for r in mine) == 1
+        assert len({r.entry.data for r in mine}) == 1
+    assert len(await entries(handles[0], "run-1")) == 20
+
+
+# -- A2, A4: commit-ordered, prefix-closed, monotone ----------------------------------------------
+
+
+async def test_load_returns_commit_order_with_increasing_seq(store: Store) -> None:
+    names = [f"s{n}" for n in range(600)]  # more than two pages
+    for name in names:
+        await store.insert("run-1", name, name.encode())
+    await store.insert("run-2", "other", b"x")
+    loaded = [e async for e in store.load("run-1")]
+    assert [e.name for e in loaded] == names
+    seqs = [e.seq for e in loaded]
+    assert seqs == sorted(set(seqs))
+
+
+async def test_load_after_returns_the_suffix(store: Store) -> None:
+    for n in range(5):
+        await store.insert("run-1", f"s{n}", b"x")
+    loaded = [e async for e in store.load("run-1")]
+    rest = [e async for e in store.load("run-1", after=loaded[1].seq)]
+    assert rest == loaded[2:]
+    assert [e async for e in store.load("run-1", after=loaded[-1].seq)] == []
+
+
+async def test_unknown_run_loads_nothing(store: Store) -> None:
+    assert await entries(store, "nope") == []
+    assert await store.get("nope", "a") is None
+
+
+async def test_a_second_handle_reads_what_the_first_wrote(make_store: StoreFactory) -> None:
+    writer, reader = await make_store(), await make_store()
+    await writer.insert("run-1", "a", b"1")
+    assert await entries(reader, "run-1") == [("a", b"1")]
+    await writer.insert("run-1", "b", b"2")
+    assert await entries(reader, "run-1") == [("a", b"1"), ("b", b"2")]
+
+
+# -- A5: byte fidelity -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\x00\x01\xff\xfe",
+        "\u2028 ✓ \U0001f600".encode(),
+        b'{"n":[1e20,-0.0,9007199254740993]}',
+        bytes(range(256)) * 64,
+    ],
+    ids=["empty", "binary", "unicode", "numbers", "16KiB"],
+)
+async def test_bytes_come_back_exactly(store: Store, data: bytes) -> None:
+    await store.insert("run-1", "a", data)
+    assert (await store.get("run-1", "a")).data == data  # type: ignore[union-attr]
+    assert await entries(store, "run-1") == [("a", data)]
+
+
+async def test_names_and_run_ids_keep_every_character(store: Store) -> None:
+    run_id, name = "root>call%2F1 ✓", "tool:toolu_01/é"
+    await store.insert(run_id, name, b"x")
+    assert (await store.get(run_id, name)).name == name  # type: ignore[union-attr]
+
+
+# -- A8: iterator hygiene ----------------------------------------------------------------------
+
+
+async def test_insert_while_iterating_load(store: Store) -> None:
+    for n in range(300):
+        await store.insert("run-1", f"s{n:03}", b"x")
+    seen = []
+    async for entry in store.load("run-1"):
+        seen.append(entry.name)
+        if len(seen) == 1:
+            await store.insert("run-1", "late", b"y")
+    assert seen[:300] == [f"s{n:03}" for n in range(300)]
+
+
+async def test_leaving_load_early_releases_it(store: Store) -> None:
+    for n in range(300):
+        await store.insert("run-1", f"s{n:03}", b"x")
+    for _ in range(20):
+        iterator = store.load("run-1")
+        async for _entry in iterator:
+            break
+        await iterator.aclose()  # type: ignore[attr-defined]
+    assert len(await entries(store, "run-1")) == 300
+
+
+# -- Lister ------------------------------------------------------------------------------------
+
+
+async def test_runs_lists_in_byte_order(store: Store) -> None:
+    assert store.IMPLEMENTS_LISTING
+    ids = ["b", "a", "a>c1", "B", "é", "a/x", "ab"]
+    for run_id in ids:
+        await store.insert(run_id, "x", b"1")
+    assert [r async for r in store.runs()] == sorted(ids, key=lambda s: s.encode())
+
+
+async def test_runs_after_and_prefix(store: Store) -> None:
+    for run_id in ["order-1", "order-2", "order-10", "other", "ord"]:
+        await store.insert(run_id, "x", b"1")
+    assert [r async for r in store.runs(prefix="order-")] == ["order-1", "order-10", "order-2"]
+    assert [r async for r in store.runs(after="order-10")] == ["order-2", "other"]
+    assert [r async for r in store.runs(prefix="order-", after="order-1")] == ["order-10", "order-2"]
+
+
+async def test_runs_pages_past_one_page(store: Store) -> None:
+    ids = [f"run-{n:04}" for n in range(1100)]
+    for run_id in ids:
+        await store.insert(run_id, "x", b"1")
+    assert [r async for r in store.runs()] == ids
+
+
+async def test_runs_exclude_holding(store: Store) -> None:
+    await store.insert("done", "run:complete", b"1")
+    await store.insert("open", "run:start", b"1")
+    await store.insert("gone", "run:cancelled", b"1")
+    listed = [r async for r in store.runs(exclude_holding=["run:complete", "run:cancelled"])]
+    assert listed == ["open"]
+
+
+async def test_runs_lease_lapsed(store: Store) -> None:
+    for run_id in ["a", "b", "c"]:
+        await store.insert(run_id, "x", b"1")
+    await store.acquire_lease("a", "h1", ttl=0.05)
+    await store.acquire_lease("b", "h1", ttl=60)
+    await asyncio.sleep(0.1)  # the lapse is on the store's clock; nothing else to wait on
+    assert [r async for r in store.runs(lease_lapsed=True)] == ["a"]
+
+
+# -- Leaser ------------------------------------------------------------------------------------
+
+
+async def test_lease_granted_refused_renewed_released(make_store: StoreFactory) -> None:
+    one, two = await make_store(), await make_store()
+    assert one.IMPLEMENTS_LEASES
+    assert await one.acquire_lease("run-1", "h1", ttl=30)
+    assert not await two.acquire_lease("run-1", "h2", ttl=30)
+    assert await one.acquire_lease("run-1", "h1", ttl=30)  # re-entrant for its holder
+    assert await one.renew_lease("run-1", "h1", ttl=30)
+    assert not await two.renew_lease("run-1", "h2", ttl=30)
+    lease = await two.get_lease("run-1")
+    assert lease is not None and lease.holder == "h1" and lease.live and 25 < lease.expires_in <= 30
+    await two.release_lease("run-1", "h2")  # not the holder: nothing happens
+    assert (await one.get_lease("run-1")) is not None
+    await one.release_lease("run-1", "h1")
+    assert await one.get_lease("run-1") is None
+    assert await two.acquire_lease("run-1", "h2", ttl=30)
+
+
+async def test_lease_taken_over_after_expiry(make_store: StoreFactory) -> None:
+    one, two = await make_store(), await make_store()
+    assert await one.acquire_lease("run-1", "h1", ttl=0.05)
+    await asyncio.sleep(0.1)  # the lapse is on the store's clock; nothing else to wait on
+    lease = await two.get_lease("run-1")
+    assert lease is not None and not lease.live
+    assert not await one.renew_lease("run-1", "h1", ttl=30)
+    assert await two.acquire_lease("run-1", "h2", ttl=30)
+    assert (await one.get_lease("run-1")).holder == "h2"  # type: ignore[union-attr]
+
+
+async def test_concurrent_acquires_grant_one(make_store: StoreFactory) -> None:
+    handles = [await make_store() for _ in range(4)]
+    granted = await asyncio.gather(*(h.acquire_lease("run-1", f"h{i}", ttl=30) for i, h in enumerate(handles)))
+    assert sum(granted) == 1
+
+
+# -- read-only ---------------------------------------------------------------------------------
+
+
+async def test_read_only_refuses_every_write(make_store: StoreFactory) -> None:
+    writer = await make_store()
+    await writer.insert("run-1", "a", b"1")
+    reader = await make_store(read_only=True)
+    assert reader.read_only
+    with pytest.raises(ReadOnlyStoreError):
+        await reader.insert("run-1", "b", b"2")
+    with pytest.raises(ReadOnlyStoreError):
+        await reader.acquire_lease("run-1", "h", ttl=30)
+    assert await entries(reader, "run-1") == [("a", b"1")]
+    assert [r async for r in reader.runs()] == ["run-1"]
+
+
+async def test_read_only_full_read_changes_nothing_on_disk(make_store: StoreFactory) -> None:
+    if make_store.kind != "sqlite":  # type: ignore[attr-defined]
+        pytest.skip("file bytes and mtime are a SQLite matter; PostgreSQL is audited in the hardening tests")
+    writer = await make_store()
+    for run in range(20):
+        for n in range(30):
+            await writer.insert(f"run-{run}", f"s{n}", b"x" * 100)
+    await writer.acquire_lease("run-1", "h", ttl=30)
+    await writer.close()
+    path = make_store.db_path  # type: ignore[attr-defined]
+    siblings = sorted(p.name for p in path.parent.iterdir())
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    reader = await make_store(read_only=True)
+    async for run_id in reader.runs():
+        assert len([e async for e in reader.load(run_id)]) == 30
+        await reader.get_lease(run_id)
+    await reader.close()
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in path.parent.iterdir()) == siblings

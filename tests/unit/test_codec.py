@@ -1,0 +1,235 @@
+"""The canonical codec: the SDK's golden bytes, fixed points, tolerant decoding."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agenttui.errors import CorruptRecordError
+from agenttui.journal import (
+    ApprovalPolicy,
+    ImagePart,
+    Message,
+    ModelInfo,
+    ReasoningPart,
+    Record,
+    Safety,
+    TextPart,
+    ToolResultPart,
+    ToolUsePart,
+    Usage,
+    decode_record,
+    encode_header,
+    encode_record,
+)
+from agenttui.journal.codec import compact_raw
+
+# Section 7 of the format reference, as the stored bytes hold them.
+GOLDEN_MODEL = (
+    b'{"name":"@llm/0","kind":"model","message":{"role":"assistant","parts":['
+    b'{"text":"a <b> & c\\u2028d\\u0000 bad\xef\xbf\xbdutf8","type":"text"},'
+    b'{"args":{"q":"a<b && c>d","n":1.50},"id":"c1","name":"t","type":"tool_use"},'
+    b'{"data":"AAH/PA==","mime":"image/png","type":"image"}]}}'
+)
+GOLDEN_TOOL_RESULT = (
+    b'{"name":"c1","kind":"tool_result","tool_use_id":"c1",'
+    b'"result":{"h":"<b>\\u2028\\u2029\xff","n":[1e20,-0.0,9007199254740993]}}'
+)
+
+
+def test_golden_model_record_encodes_byte_for_byte() -> None:
+    record = Record(
+        "@llm/0",
+        "model",
+        message=Message.assistant(
+            TextPart("a <b> & c\u2028d\x00 bad\ufffdutf8"),
+            ToolUsePart("c1", "t", args=b'{"q":"a<b && c>d","n":1.50}'),
+            ImagePart(mime="image/png", data=b"\x00\x01\xff<"),
+        ),
+    )
+    assert encode_record(record) == GOLDEN_MODEL
+
+
+def test_golden_model_record_decodes() -> None:
+    record = decode_record(GOLDEN_MODEL)
+    assert record.message is not None
+    text, tool_use, image = record.message.parts
+    assert text == TextPart("a <b> & c\u2028d\x00 bad\ufffdutf8")
+    assert tool_use == ToolUsePart("c1", "t", args=b'{"q":"a<b && c>d","n":1.50}')
+    assert image == ImagePart(mime="image/png", data=b"\x00\x01\xff<")
+
+
+@pytest.mark.parametrize("golden", [GOLDEN_MODEL, GOLDEN_TOOL_RESULT], ids=["model", "tool_result"])
+def test_golden_bytes_are_a_fixed_point(golden: bytes) -> None:
+    assert encode_record(decode_record(golden)) == golden
+
+
+def test_raw_result_keeps_escapes_numbers_and_invalid_utf8() -> None:
+    record = decode_record(GOLDEN_TOOL_RESULT)
+    assert record.result == b'{"h":"<b>\\u2028\\u2029\xff","n":[1e20,-0.0,9007199254740993]}'
+
+
+def test_string_members_escape_line_separators_not_html() -> None:
+    data = encode_record(Record("x", "value", tool_use_id="<&>\u2028\u2029\"\\\n\t\b\f\x7f"))
+    assert data == b'{"name":"x","kind":"value","tool_use_id":"<&>\\u2028\\u2029\\"\\\\\\n\\t\\b\\f\x7f"}'
+
+
+def test_invalid_utf8_in_a_string_member_decodes_to_one_replacement_per_byte() -> None:
+    record = decode_record(b'{"name":"x","kind":"value","tool_use_id":"a\xff\xfeb\\ud800"}')
+    assert record.tool_use_id == "a\ufffd\ufffdb\ufffd"
+
+
+def test_every_member_in_the_fixed_order() -> None:
+    record = Record(
+        name="n", kind="k", message=Message("assistant"), usage=Usage(1, 2, 3, 4),
+        discarded_usage=Usage(output_tokens=5), finish="stop", raw_finish="end_turn",
+        model=ModelInfo("anthropic", "claude"), prompt_digest="pd", tools_digest="td",
+        tool_use_id="c1", result=b"1", is_error=True, approved=True, approver="ann",
+        approver_alg="ed25519", signature=b"\x01", attempted_at=1767225600000, reconciled=True,
+        outcome_unknown=True, safety=Safety(read_only=True, idempotent=True),
+        approval=ApprovalPolicy(need=2, approvers=("a", "b")), evidence=b'{"k":1}',
+        format="f", claim="0" * 32, salt=b"\x00" * 32,
+    )  # fmt: skip
+    expected = (
+        b'{"name":"n","kind":"k","message":{"role":"assistant"},'
+        b'"usage":{"input_tokens":1,"output_tokens":2,"cache_read_tokens":3,"cache_write_tokens":4},'
+        b'"discarded_usage":{"output_tokens":5},"finish":"stop","raw_finish":"end_turn",'
+        b'"model":{"provider":"anthropic","model":"claude"},"prompt_digest":"pd","tools_digest":"td",'
+        b'"tool_use_id":"c1","result":1,"is_error":true,"approved":true,"approver":"ann",'
+        b'"approver_alg":"ed25519","signature":"AQ==","attempted_at":1767225600000,"reconciled":true,'
+        b'"outcome_unknown":true,"safety":{"read_only":true,"idempotent":true},'
+        b'"approval":{"need":2,"approvers":["a","b"]},"evidence":{"k":1},"format":"f",'
+        b'"claim":"00000000000000000000000000000000",'
+        b'"salt":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}'
+    )
+    assert encode_record(record) == expected
+    assert decode_record(expected) == record
+
+
+def test_parts_sort_their_members() -> None:
+    message = Message.assistant(
+        ReasoningPart("think", signature="sig", redacted="enc"),
+        ToolResultPart("c1", result=b'"ok"', is_error=True),
+        ToolUsePart("c2", "search", args=b'{"z":1,"a":2}', signature="gs"),
+    )
+    data = encode_record(Record("@llm/0", "model", message=message))
+    assert data == (
+        b'{"name":"@llm/0","kind":"model","message":{"role":"assistant","parts":['
+        b'{"redacted":"enc","signature":"sig","text":"think","type":"reasoning"},'
+        b'{"is_error":true,"result":"ok","tool_use_id":"c1","type":"tool_result"},'
+        b'{"args":{"z":1,"a":2},"id":"c2","name":"search","signature":"gs","type":"tool_use"}]}}'
+    )
+    assert decode_record(data).message == message
+
+
+def test_raw_values_lose_only_insignificant_whitespace() -> None:
+    assert compact_raw(b' { "a" : [ 1 , "x y" ] }\n') == b'{"a":[1,"x y"]}'
+    with pytest.raises(CorruptRecordError):
+        compact_raw(b"{nope")
+
+
+def test_header_has_the_exact_prefix() -> None:
+    data = encode_header(b"\x01" * 32)
+    prefix = b'{"name":"@journal","kind":"header","format":"bide.journal.v1-dev","salt":"'
+    assert data.startswith(prefix) and data.endswith(b'"}')
+    assert len(data) == len(prefix) + 44 + 2
+
+
+def test_unknown_members_and_kinds_survive() -> None:
+    record = decode_record(b'{"name":"x","kind":"future_kind","read_only":true,"new":{"a":[1]},"result":2}')
+    assert record.kind == "future_kind" and record.result == b"2"
+    assert encode_record(record) == b'{"name":"x","kind":"future_kind","result":2}'
+
+
+def test_approval_reads_leniently() -> None:
+    record = decode_record(
+        b'{"name":"tool:c1","kind":"tool_result","tool_use_id":"c1","result":"1",'
+        b'"approval":{"need":1,"approvers":["a"],"expires_unix":5}}'
+    )
+    assert record.approval == ApprovalPolicy(need=1, approvers=("a",))
+    assert decode_record(b'{"name":"x","kind":"k","approval":{"single":true,"need":3}}').approval == ApprovalPolicy(single=True)
+    assert encode_record(Record("x", "k", approval=ApprovalPolicy(single=True))).endswith(b'"approval":{"single":true}}')
+
+
+def test_tombstone_decodes_with_the_row_name() -> None:
+    record = decode_record(b'{"redacted":{"leaf_hash":"ab12","at_ms":5}}', "tool:c1")
+    assert record.name == "tool:c1" and record.tombstone is not None and record.tombstone.leaf_hash == "ab12"
+    assert encode_record(record) == b'{"redacted":{"leaf_hash":"ab12","at_ms":5}}'
+
+
+def test_a_tombstone_lookalike_with_extra_members_is_not_one() -> None:
+    with pytest.raises(CorruptRecordError):
+        decode_record(b'{"redacted":{"leaf_hash":"ab","at_ms":5,"x":1}}', "n")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"not json", b"[1]", b'{"kind":"value"}', b'{"name":"x","kind":"value"} trailing', b'{"name":1}', b'{"name":"x","is_error":"yes"}'],
+)
+def test_bad_bytes_are_corrupt_records(data: bytes) -> None:
+    with pytest.raises(CorruptRecordError):
+        decode_record(data)
+
+
+def test_a_record_stored_under_another_name_is_refused() -> None:
+    with pytest.raises(CorruptRecordError, match="stored as"):
+        decode_record(b'{"name":"tool:a","kind":"tool_result"}', "tool:b")
+
+
+# -- property: encode -> decode -> encode is identical ------------------------------------------
+
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**63), 2**63), st.floats(allow_nan=False, allow_infinity=False), st.text()
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)),
+    max_leaves=12,
+)
+
+
+@st.composite
+def raw_json(draw: st.DrawFn) -> bytes:
+    import json
+
+    return json.dumps(draw(json_values), ensure_ascii=draw(st.booleans())).encode()
+
+
+texts = st.text(max_size=30)
+parts = st.one_of(
+    st.builds(TextPart, texts),
+    st.builds(ReasoningPart, texts, texts, texts),
+    st.builds(ToolUsePart, texts, texts, st.one_of(st.none(), raw_json()), texts),
+    st.builds(ToolResultPart, texts, st.one_of(st.none(), raw_json()), st.booleans()),
+    st.builds(ImagePart, texts, st.binary(max_size=20), texts),
+)
+usages = st.one_of(st.none(), st.builds(Usage, *(st.integers(0, 10**9) for _ in range(4))))
+records = st.builds(
+    Record,
+    name=texts,
+    kind=st.sampled_from(["model", "tool_result", "value", "approval", "attempt", "header", "x"]),
+    message=st.one_of(st.none(), st.builds(Message, st.sampled_from(["assistant", "user"]), st.lists(parts, max_size=4).map(tuple))),
+    usage=usages,
+    discarded_usage=usages,
+    finish=texts,
+    model=st.one_of(st.none(), st.builds(ModelInfo, texts, texts, texts)),
+    tool_use_id=texts,
+    result=st.one_of(st.none(), raw_json()),
+    is_error=st.booleans(),
+    approved=st.booleans(),
+    signature=st.binary(max_size=16),
+    attempted_at=st.integers(0, 2**62),
+    safety=st.one_of(st.none(), st.builds(Safety, st.booleans(), st.booleans())),
+    approval=st.one_of(st.none(), st.builds(ApprovalPolicy, st.booleans(), st.integers(0, 5), st.lists(texts, max_size=3).map(tuple))),
+    evidence=st.one_of(st.none(), raw_json()),
+    claim=texts,
+    salt=st.binary(min_size=32, max_size=32),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(records)
+def test_encode_decode_encode_is_identical(record: Record) -> None:
+    once = encode_record(record)
+    assert encode_record(decode_record(once)) == once
