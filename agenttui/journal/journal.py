@@ -102,10 +102,17 @@ class Journal:
 
     async def append(self, run_id: str, record: Record) -> Record:
         """Insert ``record`` unless its name is taken; return the record that holds the name."""
+        return (await self.insert(run_id, record))[0]
+
+    async def insert(self, run_id: str, record: Record) -> tuple[Record, bool]:
+        """Insert ``record`` (with a fresh salt) unless its name is taken.
+
+        Returns the record that holds the name afterwards, and whether it is this one.
+        """
         await self._ensure_header(run_id)
         data = encode_record(dataclasses.replace(record, salt=os.urandom(SALT_BYTES)))
         inserted = await self.store.insert(run_id, record.name, data)
-        return decode_record(inserted.entry.data, inserted.entry.name)
+        return decode_record(inserted.entry.data, inserted.entry.name), inserted.won
 
     async def do(self, run_id: str, name: str, step: Callable[[], Awaitable[Record]]) -> Record:
         """Run ``step`` at most once for ``(run_id, name)`` and return the recorded outcome.

@@ -1,0 +1,111 @@
+"""What a human does to a paused run: approve, deny, answer, resolve a halt, cancel.
+
+Each action is one or two at-most-once journal inserts: pressing it twice, or two people
+pressing it at once, writes once. Each returns the records it wrote (empty when the step was
+already decided, with the decision that stands).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from agenttui.agent.loop import DENIED, attempt_voided, latest_attempt
+from agenttui.agent.pauses import NothingPending, RunEnded, RunNotStarted
+from agenttui.agent.tools import encode_result
+from agenttui.journal import keys
+from agenttui.journal.journal import Journal
+from agenttui.journal.record import Record, StepKind
+from agenttui.stores.base import Store
+
+
+@dataclass(frozen=True, slots=True)
+class ActionOutcome:
+    """What an action wrote (``written``), and the record that decides the step afterwards."""
+
+    written: tuple[Record, ...]
+    standing: Record
+
+    @property
+    def applied(self) -> bool:
+        """False when an earlier decision already held the step and nothing was written."""
+        return bool(self.written)
+
+
+async def _require_open(journal: Journal, run_id: str) -> list[Record]:
+    history = await journal.history(run_id)
+    names = [r.name for r in history]
+    if keys.RUN_START not in names:
+        raise RunNotStarted(run_id)
+    if (end := keys.first_end_marker(names)) is not None:
+        raise RunEnded(run_id, end)
+    return history
+
+
+async def decide_approval(store: Store, run_id: str, tool_use_id: str, *, approved: bool, approver: str = "") -> ActionOutcome:
+    """Record a human's decision on a gated call; a denial also records the denial result."""
+    journal = Journal(store)
+    history = await _require_open(journal, run_id)
+    if not any(tool_use_id in (p.id for p in r.message.tool_uses) for r in history if r.message):
+        raise NothingPending(f"run {run_id!r} made no call {tool_use_id!r}")
+    decision = Record(keys.approval_key(tool_use_id), StepKind.APPROVAL, tool_use_id=tool_use_id, approved=approved, approver=approver)
+    standing, won = await journal.insert(run_id, decision)
+    written = [standing] if won else []
+    if won and not approved:
+        denial = Record(keys.tool_key(tool_use_id), StepKind.TOOL_RESULT, tool_use_id=tool_use_id, result=DENIED, is_error=True)
+        result, result_won = await journal.insert(run_id, denial)
+        written += [result] if result_won else []
+    return ActionOutcome(tuple(written), standing)
+
+
+async def approve(store: Store, run_id: str, tool_use_id: str, approver: str = "") -> ActionOutcome:
+    return await decide_approval(store, run_id, tool_use_id, approved=True, approver=approver)
+
+
+async def deny(store: Store, run_id: str, tool_use_id: str, approver: str = "") -> ActionOutcome:
+    return await decide_approval(store, run_id, tool_use_id, approved=False, approver=approver)
+
+
+async def answer(store: Store, run_id: str, name: str, value: Any) -> ActionOutcome:
+    """Record the answer to the interrupt ``name``."""
+    journal = Journal(store)
+    await _require_open(journal, run_id)
+    record = Record(keys.interrupt_key(name), StepKind.VALUE, result=encode_result(value))
+    standing, won = await journal.insert(run_id, record)
+    return ActionOutcome((standing,) if won else (), standing)
+
+
+async def resolve_halt(
+    store: Store, run_id: str, tool_use_id: str, *, fired: bool, result: Any = None, is_error: bool = False
+) -> ActionOutcome:
+    """Resolve a call whose outcome is unknown, as the human confirms it.
+
+    ``fired=False``: the effect did not happen; a ``not_started`` record voids the attempt, and the
+    next drive attempts the call again. ``fired=True``: it happened, with ``result``; a reconciled
+    tool result is recorded and the next drive goes on from it.
+    """
+    journal = Journal(store)
+    await _require_open(journal, run_id)
+    if await journal.get(run_id, keys.tool_key(tool_use_id)) is not None:
+        raise NothingPending(f"call {tool_use_id!r} of run {run_id!r} already has a result")
+    _, marker = await latest_attempt(journal, run_id, tool_use_id)
+    if marker is None or await attempt_voided(journal, run_id, marker):
+        raise NothingPending(f"call {tool_use_id!r} of run {run_id!r} has no attempt with an unknown outcome")
+    if fired:
+        record = Record(keys.tool_key(tool_use_id), StepKind.TOOL_RESULT, tool_use_id=tool_use_id,
+                        result=encode_result(result), is_error=is_error, reconciled=True,
+                        evidence=json.dumps({"resolved_by": "human"}).encode())  # fmt: skip
+    else:
+        record = Record(keys.not_started_key(marker.claim, marker.name), StepKind.NOT_STARTED, tool_use_id=tool_use_id, claim=marker.claim)
+    standing, won = await journal.insert(run_id, record)
+    return ActionOutcome((standing,) if won else (), standing)
+
+
+async def cancel(store: Store, run_id: str, reason: str = "") -> ActionOutcome:
+    """End the run with ``run:cancelled {"reason"}``; refuses a run not started or already ended."""
+    journal = Journal(store)
+    await _require_open(journal, run_id)
+    record = Record(keys.RUN_CANCELLED, StepKind.VALUE, result=json.dumps({"reason": reason}, ensure_ascii=False).encode())
+    standing, won = await journal.insert(run_id, record)
+    return ActionOutcome((standing,) if won else (), standing)

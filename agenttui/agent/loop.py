@@ -1,0 +1,282 @@
+"""The agent loop: model turn, tool calls, repeat; every step journaled, every re-drive a resume.
+
+What one run journals, in order (the same names and kinds a Go Bide run writes):
+``@journal``, ``run:start``, then per turn ``@llm/<n>`` and for each call it makes
+(``approval:<c>`` by a human,) (``attempt:tool:<c>`` for a non-retry-safe tool,) ``tool:<c>``;
+finally ``run:complete``. Driving a run id again resumes it: recorded steps are replayed from the
+journal, never executed twice.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from agenttui.agent.events import (
+    AgentEvent,
+    AssistantTurn,
+    Finished,
+    ModelEvent,
+    ToolCompleted,
+    ToolStarted,
+    TurnStarted,
+)
+from agenttui.agent.model import Model, ModelRequest, TurnAssembler
+from agenttui.agent.pauses import PendingApproval, ResumeHalt, RunEnded
+from agenttui.agent.runstart import RunStart, ToolPolicy
+from agenttui.agent.tools import Tool, ToolContext, ToolOutput, encode_result
+from agenttui.errors import AgentTuiError
+from agenttui.journal import keys
+from agenttui.journal.codec import decode_json
+from agenttui.journal.journal import Journal
+from agenttui.journal.record import Message, Record, StepKind, ToolResultPart, ToolUsePart, Usage
+from agenttui.stores.base import Store
+
+DENIED = b'"tool call denied by human"'
+
+
+class TurnLimitExceeded(AgentTuiError):
+    title = "Turn limit"
+
+
+class UnreadableJournal(AgentTuiError):
+    """A run holding a record that cannot be decoded cannot be driven safely."""
+
+    title = "Unreadable journal"
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A run's telemetry envelope; in memory only, never journaled."""
+
+    message: Message
+    usage: Usage
+    """Sum over every model call of the run, sub-runs included."""
+    turns: int
+    """Live model turns of this invocation; replayed turns are not counted."""
+    duration: float
+    run_id: str
+
+
+@dataclass(slots=True)
+class _Drive:
+    """State of one invocation of a run."""
+
+    run_id: str
+    recorded: dict[str, Record]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Agent:
+    """An agent: a model, a store to journal into, and tools.
+
+    ``clock`` is what durable sleeps and attempt markers read (inject one in tests).
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        store: Store,
+        *tools: Tool,
+        system_prompt: str = "",
+        max_turns: int = 100,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.model = model
+        self.store = store
+        self.journal = Journal(store)
+        self.tools = {t.name: t for t in tools}
+        self.system_prompt = system_prompt
+        self.max_turns = max_turns
+        self.clock = clock
+
+    # -- entry points ------------------------------------------------------------------------
+
+    async def run(self, run_id: str, input: str | Message) -> Message:
+        """Drive the run to its answer (or a pause, raised) and return the final message."""
+        async for event in self.stream(run_id, input):
+            if isinstance(event, Finished):
+                return event.message
+        raise AssertionError("a run's stream ends with Finished or raises")
+
+    async def run_result(self, run_id: str, input: str | Message) -> Result:
+        started = time.monotonic()
+        live_turns = 0
+        answer = Message.assistant()
+        async for event in self.stream(run_id, input):
+            if isinstance(event, TurnStarted):
+                live_turns += 1
+            elif isinstance(event, Finished):
+                answer = event.message
+        usage = await run_usage(self.journal, run_id)
+        return Result(answer, usage, live_turns, time.monotonic() - started, run_id)
+
+    async def stream(self, run_id: str, input: str | Message) -> AsyncIterator[AgentEvent]:
+        """The run's events as it goes; replayed turns re-emit ``AssistantTurn(replayed=True)``."""
+        history = await self.journal.history(run_id)
+        if bad := next((r for r in history if r.unreadable or r.tombstone), None):
+            raise UnreadableJournal(f"run {run_id!r} holds an unreadable or redacted record ({bad.name})")
+        drive = _Drive(run_id, {r.name: r for r in history})
+        end = keys.first_end_marker(r.name for r in history)
+        if end is not None and end != keys.RUN_COMPLETE:
+            reason = decode_json(drive.recorded[end].result) if drive.recorded[end].result else ""
+            raise RunEnded(run_id, end, reason.get("reason", "") if isinstance(reason, dict) else str(reason))
+        start = await self._start(drive, input)
+        messages: list[Message] = [start.input]
+        for turn in range(self.max_turns + 1):
+            if turn == self.max_turns:
+                raise TurnLimitExceeded(f"run {run_id!r} reached its limit of {self.max_turns} turns")
+            message = None
+            async for event in self._model_turn(drive, turn, messages):
+                if isinstance(event, AssistantTurn):
+                    message = event.message
+                yield event
+            assert message is not None
+            messages.append(message)
+            if not message.tool_uses:
+                await self.journal.append(run_id, Record(keys.RUN_COMPLETE, StepKind.VALUE))
+                yield Finished(run_id, message)
+                return
+            results: list[ToolResultPart] = []
+            for call in message.tool_uses:
+                async for event in self._tool_call(drive, call):
+                    if isinstance(event, ToolCompleted):
+                        results.append(ToolResultPart(event.tool_use_id, event.result, event.is_error))
+                    yield event
+            messages.append(Message("tool", tuple(results)))
+
+    # -- steps -------------------------------------------------------------------------------
+
+    async def _start(self, drive: _Drive, input: str | Message) -> RunStart:
+        if (recorded := drive.recorded.get(keys.RUN_START)) is not None:
+            return RunStart.decode(recorded.result)  # a resume: the recorded input wins
+        start = RunStart(
+            Message.user(input) if isinstance(input, str) else input,
+            settings={"max_turns": self.max_turns, **({"system_prompt": self.system_prompt} if self.system_prompt else {})},
+            tools=tuple(self._policy(t) for t in self.tools.values()),
+        )
+        record = await self.journal.append(drive.run_id, Record(keys.RUN_START, StepKind.VALUE, result=start.encode()))
+        return RunStart.decode(record.result)
+
+    @staticmethod
+    def _policy(tool: Tool) -> ToolPolicy:
+        s = tool.safety
+        return ToolPolicy(tool.name, s.read_only, s.idempotent, s.idempotency_key, s.needs_approval, s.interrupts)
+
+    async def _model_turn(self, drive: _Drive, turn: int, messages: list[Message]) -> AsyncIterator[AgentEvent]:
+        key = keys.llm_key(turn)
+        if (recorded := drive.recorded.get(key)) is not None:
+            yield AssistantTurn(drive.run_id, turn, recorded.message or Message.assistant(), replayed=True)
+            return
+        if await self.journal.get(drive.run_id, keys.RUN_CANCELLED) is not None:
+            raise RunEnded(drive.run_id, keys.RUN_CANCELLED)
+        yield TurnStarted(drive.run_id, turn)
+        assembler = TurnAssembler()
+        request = ModelRequest(drive.run_id, turn, tuple(messages), [t.spec for t in self.tools.values()], self.system_prompt)
+        async for delta in self.model.stream(request):
+            assembler.add(delta)
+            yield ModelEvent(drive.run_id, turn, delta)
+        message = assembler.message()
+        finish = assembler.finish
+        record = Record(
+            key,
+            StepKind.MODEL,
+            message=message,
+            usage=finish.usage if finish else None,
+            finish=finish.finish if finish else ("tool_use" if message.tool_uses else "stop"),
+            raw_finish=finish.raw_finish if finish else "",
+            model=finish.model if finish else None,
+        )
+        winner = await self.journal.append(drive.run_id, record)
+        drive.recorded[key] = winner
+        # Another driver may have recorded this turn first: its message is the run's truth.
+        yield AssistantTurn(drive.run_id, turn, winner.message or message, replayed=False)
+
+    async def _tool_call(self, drive: _Drive, call: ToolUsePart) -> AsyncIterator[AgentEvent]:
+        run_id, key = drive.run_id, keys.tool_key(call.id)
+        if (recorded := drive.recorded.get(key)) is not None:
+            yield self._completed(run_id, call, recorded, replayed=True)
+            return
+        tool = self.tools.get(call.name)
+        if tool is not None and tool.safety.needs_approval:
+            decision = await self.journal.get(run_id, keys.approval_key(call.id))
+            if decision is None:
+                raise PendingApproval(run_id, call.id, call.name, call.args or b"{}")
+            if not decision.approved:
+                denial = Record(key, StepKind.TOOL_RESULT, tool_use_id=call.id, result=DENIED, is_error=True,
+                                safety=tool.safety.recorded(), approval=tool.safety.approval_policy())  # fmt: skip
+                recorded = drive.recorded[key] = await self.journal.append(run_id, denial)
+                yield self._completed(run_id, call, recorded, replayed=False)
+                return
+        if tool is not None and not tool.safety.retry_safe:
+            await self._mark_attempt(drive, call)
+        yield ToolStarted(run_id, call.id, call.name, call.args or b"{}")
+
+        async def execute() -> Record:
+            if tool is None:
+                output = ToolOutput(f"unknown tool: {call.name}", is_error=True)
+            else:
+                output = await tool.run(ToolContext(run_id, call.id, call.name, call.args or b"{}", self.journal, self.clock))
+            return Record(
+                key,
+                StepKind.TOOL_RESULT,
+                usage=output.usage,
+                tool_use_id=call.id,
+                result=encode_result(output.value),
+                is_error=output.is_error,
+                safety=tool.safety.recorded() if tool else None,
+                approval=tool.safety.approval_policy() if tool else None,
+            )
+
+        recorded = drive.recorded[key] = await self.journal.do(run_id, key, execute)
+        yield self._completed(run_id, call, recorded, replayed=False)
+
+    async def _mark_attempt(self, drive: _Drive, call: ToolUsePart) -> None:
+        """Journal an attempt marker, or halt if an earlier attempt's outcome is unknown."""
+        generation, marker = await latest_attempt(self.journal, drive.run_id, call.id)
+        if marker is not None and not await attempt_voided(self.journal, drive.run_id, marker):
+            raise ResumeHalt(drive.run_id, call.id, call.name, marker.name)
+        next_generation = 0 if marker is None else generation + 1
+        name = keys.attempt_key(call.id) if next_generation == 0 else keys.retry_attempt_key(next_generation, call.id)
+        mine = Record(name, StepKind.ATTEMPT, tool_use_id=call.id, attempted_at=int(self.clock().timestamp() * 1000),
+                      claim=os.urandom(16).hex())  # fmt: skip
+        _, won = await self.journal.insert(drive.run_id, mine)
+        if not won:  # another driver is attempting the same call right now
+            raise ResumeHalt(drive.run_id, call.id, call.name, name)
+
+    @staticmethod
+    def _completed(run_id: str, call: ToolUsePart, record: Record, *, replayed: bool) -> ToolCompleted:
+        return ToolCompleted(run_id, call.id, call.name, record.result or b"null", record.is_error, replayed)
+
+
+async def latest_attempt(journal: Journal, run_id: str, tool_use_id: str) -> tuple[int, Record | None]:
+    """The newest attempt marker of a call and its generation (0 for ``attempt:tool:<c>``)."""
+    latest: tuple[int, Record | None] = (0, None)
+    generation = 0
+    while True:
+        name = keys.attempt_key(tool_use_id) if generation == 0 else keys.retry_attempt_key(generation, tool_use_id)
+        marker = await journal.get(run_id, name)
+        if marker is None:
+            return latest
+        latest = (generation, marker)
+        generation += 1
+
+
+async def attempt_voided(journal: Journal, run_id: str, marker: Record) -> bool:
+    """Whether a ``not_started`` record says the marker's effect never fired."""
+    return await journal.get(run_id, keys.not_started_key(marker.claim, marker.name)) is not None
+
+
+async def run_usage(journal: Journal, run_id: str) -> Usage:
+    """Every model call's usage, plus the sub-run usage tool results carry."""
+    total = Usage()
+    for record in await journal.history(run_id):
+        if record.kind in (StepKind.MODEL, StepKind.TOOL_RESULT, StepKind.SAGA_FAIL) and record.usage:
+            total += record.usage
+    return total

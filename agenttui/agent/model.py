@@ -1,0 +1,113 @@
+"""The Model protocol: what the agent loop asks of a language model, and how it streams back."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias
+
+from agenttui.journal.record import Message, ModelInfo, Part, ReasoningPart, TextPart, ToolUsePart, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as a model sees it: name, description and the JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One model turn's request. ``run_id`` and ``turn`` let a replay model find its recording."""
+
+    run_id: str
+    turn: int
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    system_prompt: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+    signature: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a tool call: the first delta of a call carries its id and name."""
+
+    index: int
+    id: str = ""
+    name: str = ""
+    args: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """The end of a turn: why it stopped, and what it cost."""
+
+    finish: str
+    usage: Usage = field(default_factory=Usage)
+    raw_finish: str = ""
+    model: ModelInfo | None = None
+
+
+ModelDelta: TypeAlias = TextDelta | ReasoningDelta | ToolCallDelta | Finish
+
+
+class Model(Protocol):
+    """A language model. ``stream`` yields deltas and ends with exactly one ``Finish``."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]: ...
+
+
+@dataclass(slots=True)
+class TurnAssembler:
+    """Builds a turn's assistant message from its deltas, in the order parts began."""
+
+    _parts: list[list[Any]] = field(default_factory=list)
+    _calls: dict[int, list[Any]] = field(default_factory=dict)
+    finish: Finish | None = None
+
+    def add(self, delta: ModelDelta) -> None:
+        match delta:
+            case TextDelta(text=text):
+                if self._parts and self._parts[-1][0] == "text":
+                    self._parts[-1][1] += text
+                else:
+                    self._parts.append(["text", text])
+            case ReasoningDelta(text=text, signature=signature):
+                if self._parts and self._parts[-1][0] == "reasoning":
+                    self._parts[-1][1] += text
+                    self._parts[-1][2] = signature or self._parts[-1][2]
+                else:
+                    self._parts.append(["reasoning", text, signature])
+            case ToolCallDelta(index=index, id=id_, name=name, args=args):
+                call = self._calls.get(index)
+                if call is None:
+                    call = self._calls[index] = ["tool_use", id_, name, args]
+                    self._parts.append(call)
+                else:
+                    call[3] += args
+            case Finish():
+                self.finish = delta
+
+    def message(self) -> Message:
+        parts: list[Part] = []
+        for kind, *rest in self._parts:
+            if kind == "text":
+                parts.append(TextPart(rest[0]))
+            elif kind == "reasoning":
+                parts.append(ReasoningPart(rest[0], rest[1]))
+            else:
+                call_id, name, args = rest
+                parts.append(ToolUsePart(call_id, name, (args or "{}").encode()))
+        return Message.assistant(*parts)

@@ -1,0 +1,249 @@
+"""Tools: async Python functions with typed arguments and a declared safety.
+
+A tool's safety decides what happens when a run resumes after a crash: a retry-safe tool
+(read-only, idempotent, or declaring an idempotency key) simply runs again; any other tool gets
+an attempt marker before it runs, and a marker without a result halts the run (``ResumeHalt``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import types
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
+
+from agenttui.agent.model import ToolSpec
+from agenttui.agent.pauses import Interrupted, RunPaused, Sleeping
+from agenttui.agent.waker import current_waker
+from agenttui.journal.codec import decode_json
+from agenttui.journal.keys import interrupt_key, timer_key
+from agenttui.journal.record import ApprovalPolicy, Record, Safety, StepKind, Usage
+
+if TYPE_CHECKING:
+    from agenttui.journal.journal import Journal
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSafety:
+    """What a tool promises about repeating it, and whether a human must approve each call."""
+
+    read_only: bool = False
+    idempotent: bool = False
+    idempotency_key: bool = False
+    """The tool sends ``ToolContext.idempotency_key`` downstream, which de-duplicates retries."""
+    needs_approval: bool = False
+    interrupts: bool = False
+    """The tool may ask a human a question (``ToolContext.interrupt``); it must be retry-safe."""
+
+    @property
+    def retry_safe(self) -> bool:
+        return self.read_only or self.idempotent or self.idempotency_key
+
+    def recorded(self) -> Safety | None:
+        """The ``safety`` member written on this tool's results."""
+        return Safety(self.read_only, self.idempotent) or None
+
+    def approval_policy(self) -> ApprovalPolicy | None:
+        return ApprovalPolicy(single=True) if self.needs_approval else None
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a running tool may ask of its run: identity, clock, durable sleep and interrupts."""
+
+    run_id: str
+    tool_use_id: str
+    tool_name: str
+    args: bytes
+    journal: Journal
+    clock: Callable[[], datetime]
+
+    @property
+    def idempotency_key(self) -> str:
+        """The same for every retry of this call: derived from the tool's name and arguments."""
+        return hashlib.sha256(self.tool_name.encode() + b"\x00" + self.args).hexdigest()[:32]
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    async def sleep(self, name: str, duration: timedelta) -> None:
+        """Sleep durably: the wake time is journaled once, so a resumed run wakes on time.
+
+        Raises ``Sleeping`` until the wake time has passed; a bound Waker is told of the wake.
+        """
+
+        async def wake_time() -> Record:
+            wake_at = self.clock() + duration
+            return Record(timer_key(name), StepKind.VALUE, result=json.dumps(format_go_time(wake_at)).encode())
+
+        record = await self.journal.do(self.run_id, timer_key(name), wake_time)
+        wake_at = parse_go_time(decode_json(record.result))
+        if self.clock() < wake_at:
+            if (waker := current_waker()) is not None:
+                waker.register(self.run_id, wake_at)
+            raise Sleeping(self.run_id, name, wake_at)
+
+    async def interrupt(self, name: str, question: str) -> Any:
+        """Ask a human; returns the recorded answer, or raises ``Interrupted`` until there is one."""
+        answer = await self.journal.get(self.run_id, interrupt_key(name))
+        if answer is None:
+            raise Interrupted(self.run_id, name, question)
+        return decode_json(answer.result)
+
+
+ToolFunction = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """What a call produced: its value (recorded as JSON), whether it failed, sub-run usage."""
+
+    value: Any
+    is_error: bool = False
+    usage: Usage | None = None
+
+
+def encode_result(value: Any) -> bytes:
+    """A tool's value as the raw JSON of its result record."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A tool the agent may call.
+
+    ``fn`` is ``async def fn(args)`` or ``async def fn(ctx, args)``; ``args`` is an instance of
+    ``args_type`` (a dataclass, whose fields make the JSON schema) or a dict when it is None.
+    Whatever it returns is recorded as JSON; an exception is recorded as an error result.
+    """
+
+    name: str
+    fn: ToolFunction
+    description: str = ""
+    args_type: type | None = None
+    safety: ToolSafety = field(default_factory=ToolSafety)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, json_schema(self.args_type))
+
+    @property
+    def wants_context(self) -> bool:
+        return len(inspect.signature(self.fn).parameters) >= 2
+
+    def parse_args(self, raw: bytes) -> Any:
+        value = json.loads(raw or b"{}")
+        if self.args_type is None:
+            return value
+        if not isinstance(value, dict):
+            raise ValueError(f"{self.name} takes an object of arguments, not {type(value).__name__}")
+        names = {f.name for f in dataclasses.fields(self.args_type)}
+        unknown = sorted(set(value) - names)
+        if unknown:
+            raise ValueError(f"{self.name} got unknown arguments: {', '.join(unknown)}")
+        return self.args_type(**value)
+
+    async def run(self, ctx: ToolContext) -> ToolOutput:
+        """Call the tool. Its failure becomes an error output; a pause propagates to the loop."""
+        try:
+            args = self.parse_args(ctx.args)
+            value = await (self.fn(ctx, args) if self.wants_context else self.fn(args))
+        except RunPaused:
+            raise
+        except Exception as exc:  # a tool's failure is data for the model, recorded as such
+            return ToolOutput(f"{type(exc).__name__}: {exc}", is_error=True)
+        return value if isinstance(value, ToolOutput) else ToolOutput(value)
+
+
+def tool(
+    *,
+    name: str | None = None,
+    read_only: bool = False,
+    idempotent: bool = False,
+    idempotency_key: bool = False,
+    needs_approval: bool = False,
+    interrupts: bool = False,
+) -> Callable[[ToolFunction], Tool]:
+    """Make a Tool of an async function; its docstring describes it, its ``args`` annotation types it."""
+
+    def wrap(fn: ToolFunction) -> Tool:
+        hints = get_type_hints(fn)
+        params = list(inspect.signature(fn).parameters)
+        args_type = hints.get(params[-1]) if params else None
+        if args_type is not None and not dataclasses.is_dataclass(args_type):
+            args_type = None
+        return Tool(
+            name or fn.__name__,
+            fn,
+            inspect.getdoc(fn) or "",
+            args_type,
+            ToolSafety(read_only, idempotent, idempotency_key, needs_approval, interrupts),
+        )
+
+    return wrap
+
+
+# -- JSON schema of an argument dataclass ----------------------------------------------------------
+
+_SCALARS: Mapping[type, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _schema_of(annotation: Any) -> dict[str, Any]:
+    if annotation in _SCALARS:
+        return {"type": _SCALARS[annotation]}
+    origin = get_origin(annotation)
+    if origin in (list, tuple, typing.Sequence):
+        (item, *_) = get_args(annotation) or (Any,)
+        return {"type": "array", "items": _schema_of(item)}
+    if origin in (dict, typing.Mapping):
+        return {"type": "object"}
+    if origin in (Union, types.UnionType):
+        options = [a for a in get_args(annotation) if a is not type(None)]
+        return _schema_of(options[0]) if len(options) == 1 else {"anyOf": [_schema_of(a) for a in options]}
+    if origin is typing.Literal:
+        return {"enum": list(get_args(annotation))}
+    if dataclasses.is_dataclass(annotation):
+        return json_schema(annotation)  # type: ignore[arg-type]
+    return {}
+
+
+def json_schema(args_type: type | None) -> dict[str, Any]:
+    """The JSON schema of a dataclass's fields (an open object when there is no type)."""
+    if args_type is None:
+        return {"type": "object"}
+    hints = get_type_hints(args_type)
+    fields = dataclasses.fields(args_type)
+    required = [f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    return {
+        "type": "object",
+        "properties": {f.name: _schema_of(hints[f.name]) for f in fields},
+        "required": required,
+    }
+
+
+# -- Go time.Time in JSON (RFC 3339 with nanoseconds) -----------------------------------------------
+
+
+def format_go_time(moment: datetime) -> str:
+    """``moment`` as Go's ``time.Time`` marshals it: RFC 3339, fraction trimmed of trailing zeros."""
+    moment = moment.astimezone(timezone.utc)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += ("." + f"{moment.microsecond:06d}").rstrip("0")
+    return text + "Z"
+
+
+def parse_go_time(text: str) -> datetime:
+    """Parse Go's RFC 3339 (up to nanoseconds; Python keeps microseconds)."""
+    head, dot, rest = text.partition(".")
+    if dot:
+        digits = "".join(c for c in rest if c.isdigit())
+        zone = rest[len(digits) :]
+        text = f"{head}.{digits[:6].ljust(6, '0')}{zone}"
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

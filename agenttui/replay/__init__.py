@@ -1,0 +1,13 @@
+"""Journal projections: replay, replay events, run status, recovery and leases."""
+
+from agenttui.replay.events import events_of, replay_events
+from agenttui.replay.lease import LeaseHeld, LeaseLost, lease
+from agenttui.replay.model import NoRecordedOutput, ReplayModel, replay
+from agenttui.replay.recover import RecoverReport, recover
+from agenttui.replay.status import RunState, RunStatus, is_complete, run_status, status_of
+
+__all__ = [
+    "LeaseHeld", "LeaseLost", "NoRecordedOutput", "RecoverReport", "ReplayModel", "RunState",
+    "RunStatus", "events_of", "is_complete", "lease", "recover", "replay", "replay_events",
+    "run_status", "status_of",
+]  # fmt: skip

@@ -1,0 +1,77 @@
+"""Replay: a model that re-emits a run's recorded model turns instead of calling an LLM."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from agenttui.agent.model import Finish, ModelDelta, ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta
+from agenttui.errors import AgentTuiError, RunNotFoundError
+from agenttui.journal.journal import Journal
+from agenttui.journal.record import ReasoningPart, Record, StepKind, TextPart, ToolUsePart, Usage
+from agenttui.stores.base import Store
+
+
+class NoRecordedOutput(AgentTuiError):
+    """The replayed loop asked for a turn the recording never produced: it diverged."""
+
+    title = "Replay diverged"
+
+    def __init__(self, run_id: str, turn: int, recorded: int) -> None:
+        super().__init__(f"run {run_id!r} recorded {recorded} model turns; the replay asked for turn {turn}")
+        self.run_id, self.turn, self.recorded = run_id, turn, recorded
+
+
+class ReplayModel:
+    """Streams run ``request.run_id``'s recorded model turn ``request.turn``.
+
+    Sub-runs of the tree are read on first use, so a replayed sub-agent is pinned to its own
+    recording too. Never writes to the store it reads.
+    """
+
+    def __init__(self, journal: Journal, turns: dict[str, list[Record]]) -> None:
+        self._journal = journal
+        self._turns = turns
+
+    async def turns_of(self, run_id: str) -> list[Record]:
+        if run_id not in self._turns:
+            self._turns[run_id] = [r for r in await self._journal.history(run_id) if r.kind == StepKind.MODEL]
+        return self._turns[run_id]
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        turns = await self.turns_of(request.run_id)
+        if request.turn >= len(turns):
+            raise NoRecordedOutput(request.run_id, request.turn, len(turns))
+        for delta in recorded_deltas(turns[request.turn]):
+            yield delta
+
+
+def recorded_deltas(record: Record) -> list[ModelDelta]:
+    """A model record as the stream that produced it: one delta per part, then the finish."""
+    deltas: list[ModelDelta] = []
+    message = record.message
+    calls = 0
+    for part in message.parts if message else ():
+        match part:
+            case TextPart(text=text):
+                deltas.append(TextDelta(text))
+            case ReasoningPart(text=text, signature=signature):
+                deltas.append(ReasoningDelta(text, signature))
+            case ToolUsePart(id=call_id, name=name, args=args):
+                deltas.append(ToolCallDelta(calls, call_id, name, (args or b"{}").decode("utf-8", "replace")))
+                calls += 1
+    finish = record.finish or ("tool_use" if calls else "stop")
+    deltas.append(Finish(finish, record.usage or Usage(), record.raw_finish, record.model))
+    return deltas
+
+
+async def replay(store: Store, run_id: str) -> ReplayModel:
+    """A model re-emitting ``run_id``'s recorded outputs (the spec's ``Replay``).
+
+    Raises ``RunNotFoundError`` for a run with no records and ``JournalVersionError`` for a run
+    in a format agenttui does not read.
+    """
+    journal = Journal(store)
+    history = await journal.history(run_id)
+    if not history:
+        raise RunNotFoundError(run_id)
+    return ReplayModel(journal, {run_id: [r for r in history if r.kind == StepKind.MODEL]})

@@ -1,0 +1,80 @@
+"""Recover: enumerate unfinished runs, skip finished ones, re-drive the rest under their lease."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from agenttui.agent.pauses import RunPaused, RunNotStarted
+from agenttui.errors import AgentTuiError, ConfigError
+from agenttui.journal import keys
+from agenttui.replay.lease import DEFAULT_TTL, LeaseHeld, lease
+from agenttui.stores.base import Store
+
+Resume = Callable[[str], Awaitable[object]]
+
+
+@dataclass(slots=True)
+class RecoverReport:
+    """What one pass of ``recover`` did, run by run."""
+
+    re_driven: list[str] = field(default_factory=list)
+    """Runs driven forward: to completion, or back into a pause (a pause is a success)."""
+    paused: dict[str, RunPaused] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Runs left alone, with why: leased by a live driver, not started, ended meanwhile."""
+    errors: dict[str, BaseException] = field(default_factory=dict)
+    """Genuine faults: model, storage or tool errors."""
+
+
+async def recover(
+    store: Store,
+    resume: Resume,
+    *,
+    ttl: float = DEFAULT_TTL,
+    on_progress: Callable[[int, str], None] | None = None,
+) -> tuple[int, list[BaseException], RecoverReport]:
+    """The spec's ``Recover``: returns (runs re-driven, genuine errors, the full report).
+
+    ``resume(run_id)`` is deployment policy: it knows the agent and input to re-drive with.
+    Sub-runs and session runs are skipped (their parent drives them). Each run is driven under
+    its lease; a run leased by a live driver is skipped. Raises ``ConfigError`` for a store that
+    cannot list its runs. ``on_progress(done, run_id)`` is called after each run.
+    """
+    if not store.IMPLEMENTS_LISTING:
+        raise ConfigError(f"recover needs a store that can list its runs; {store.display_url} cannot")
+    report = RecoverReport()
+    done = 0
+    async for run_id in store.runs(exclude_holding=keys.END_MARKERS):
+        if ">" in run_id:
+            continue
+        await _recover_one(store, run_id, resume, ttl, report)
+        done += 1
+        if on_progress is not None:
+            on_progress(done, run_id)
+    return len(report.re_driven), list(report.errors.values()), report
+
+
+async def _recover_one(store: Store, run_id: str, resume: Resume, ttl: float, report: RecoverReport) -> None:
+    async def drive() -> None:
+        # Re-checked under the lease: the run may have ended since it was listed.
+        names = [e.name async for e in store.load(run_id)]
+        if keys.first_end_marker(names) is not None:
+            report.skipped[run_id] = "ended meanwhile"
+            return
+        if keys.RUN_START not in names:
+            raise RunNotStarted(run_id)
+        await resume(run_id)
+        report.re_driven.append(run_id)
+
+    try:
+        await lease(store, run_id, drive, ttl=ttl)
+    except RunPaused as pause:
+        report.re_driven.append(run_id)
+        report.paused[run_id] = pause
+    except LeaseHeld as held:
+        report.skipped[run_id] = held.message
+    except RunNotStarted as not_started:
+        report.skipped[run_id] = not_started.message
+    except (AgentTuiError, Exception) as exc:  # a genuine fault of this run; the others still go on
+        report.errors[run_id] = exc
