@@ -84,10 +84,12 @@ class Agent:
         model: Model,
         store: Store,
         *tools: Tool,
+        name: str = "agent",
         system_prompt: str = "",
         max_turns: int = 100,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        self.name = name
         self.model = model
         self.store = store
         self.journal = Journal(store)
@@ -178,7 +180,8 @@ class Agent:
             raise RunEnded(drive.run_id, keys.RUN_CANCELLED)
         yield TurnStarted(drive.run_id, turn)
         assembler = TurnAssembler()
-        request = ModelRequest(drive.run_id, turn, tuple(messages), [t.spec for t in self.tools.values()], self.system_prompt)
+        specs = [t.spec for t in self.tools.values()]
+        request = ModelRequest(drive.run_id, turn, tuple(messages), specs, self.system_prompt, self.name)
         async for delta in self.model.stream(request):
             assembler.add(delta)
             yield ModelEvent(drive.run_id, turn, delta)
@@ -222,7 +225,7 @@ class Agent:
             if tool is None:
                 output = ToolOutput(f"unknown tool: {call.name}", is_error=True)
             else:
-                output = await tool.run(ToolContext(run_id, call.id, call.name, call.args or b"{}", self.journal, self.clock))
+                output = await tool.run(ToolContext(run_id, call.id, call.name, call.args or b"{}", self))
             return Record(
                 key,
                 StepKind.TOOL_RESULT,

@@ -27,6 +27,8 @@ class ModelRequest:
     messages: Sequence[Message]
     tools: Sequence[ToolSpec] = ()
     system_prompt: str = ""
+    agent: str = "agent"
+    """The name of the agent asking; sub-agents have their own."""
 
 
 @dataclass(frozen=True, slots=True)

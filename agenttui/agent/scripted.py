@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,19 +44,29 @@ class ScriptedModel:
     """Plays ``turns`` in order, one per request, streaming text in small chunks.
 
     The turn played is ``request.turn`` (the run's model-turn count), so a resumed run picks up
-    where the script says, whatever process drives it. ``latency`` is waited once per turn.
-    Tool call ids default to ``call_<turn>_<index>``, stable across re-drives.
+    where the script says, whatever process drives it. Sub-agents play their own script from
+    ``agents`` (by agent name). ``latency`` is waited once per turn. Tool call ids default to
+    ``call_<turn>_<index>``, stable across re-drives.
     """
 
-    def __init__(self, turns: Sequence[Turn], *, latency: float = 0.0, chunk: int = 16) -> None:
+    def __init__(
+        self,
+        turns: Sequence[Turn],
+        *,
+        agents: Mapping[str, Sequence[Turn]] | None = None,
+        latency: float = 0.0,
+        chunk: int = 16,
+    ) -> None:
         self.turns = list(turns)
+        self.agents = {name: list(script) for name, script in (agents or {}).items()}
         self.latency = latency
         self.chunk = chunk
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
-        if request.turn >= len(self.turns):
-            raise ScriptExhausted(f"the script has {len(self.turns)} turns; turn {request.turn} was asked for")
-        turn = self.turns[request.turn]
+        script = self.agents.get(request.agent, self.turns)
+        if request.turn >= len(script):
+            raise ScriptExhausted(f"the script of {request.agent} has {len(script)} turns; turn {request.turn} was asked for")
+        turn = script[request.turn]
         if self.latency:
             await asyncio.sleep(self.latency)
         if turn.reasoning:

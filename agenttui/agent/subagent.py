@@ -1,4 +1,4 @@
-"""Sub-agents: a tool that runs another Agent as a run of its own, under the call's sub-run id."""
+"""Sub-agents: a tool that runs another agent as a run of its own, under the call's sub-run id."""
 
 from __future__ import annotations
 
@@ -15,16 +15,19 @@ class Task:
     """What the sub-agent is asked to do."""
 
 
-def subagent_tool(name: str, agent: Agent, description: str = "") -> Tool:
-    """A tool whose call drives ``agent`` on run ``<parent run>><enc call id>``.
+def subagent_tool(name: str, *tools: Tool, system_prompt: str = "", description: str = "") -> Tool:
+    """A tool whose call drives a sub-agent named ``name`` on run ``<parent run>><enc call id>``.
 
-    The child's journal is its own run; driving the call again resumes the child, so the tool is
-    idempotent. A pause in the child (an approval, say) pauses the parent too.
+    The sub-agent shares its parent's model, store and clock, so a replayed parent replays its
+    children from their own recordings. The child's journal is its own run; driving the call
+    again resumes the child, so the tool is idempotent. A pause in the child pauses the parent.
     """
 
     async def delegate(ctx: ToolContext, args: Task) -> ToolOutput:
-        child = sub_run_id(ctx.run_id, ctx.tool_use_id)
-        answer = await agent.run(child, args.task)
-        return ToolOutput(answer.text, usage=await run_usage(agent.journal, child))
+        parent = ctx.agent
+        child = Agent(parent.model, parent.store, *tools, name=name, system_prompt=system_prompt, clock=parent.clock)
+        child_run = sub_run_id(ctx.run_id, ctx.tool_use_id)
+        answer = await child.run(child_run, args.task)
+        return ToolOutput(answer.text, usage=await run_usage(child.journal, child_run))
 
     return Tool(name, delegate, description or f"Delegate a task to the {name} agent.", Task, ToolSafety(idempotent=True))

@@ -26,6 +26,7 @@ from agenttui.journal.keys import interrupt_key, timer_key
 from agenttui.journal.record import ApprovalPolicy, Record, Safety, StepKind, Usage
 
 if TYPE_CHECKING:
+    from agenttui.agent.loop import Agent
     from agenttui.journal.journal import Journal
 
 
@@ -61,8 +62,16 @@ class ToolContext:
     tool_use_id: str
     tool_name: str
     args: bytes
-    journal: Journal
-    clock: Callable[[], datetime]
+    agent: Agent
+    """The agent running the call: its model, store and clock serve sub-agents."""
+
+    @property
+    def journal(self) -> Journal:
+        return self.agent.journal
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        return self.agent.clock
 
     @property
     def idempotency_key(self) -> str:
@@ -157,7 +166,7 @@ class Tool:
         except RunPaused:
             raise
         except Exception as exc:  # a tool's failure is data for the model, recorded as such
-            return ToolOutput(f"{type(exc).__name__}: {exc}", is_error=True)
+            return ToolOutput(str(exc) or type(exc).__name__, is_error=True)
         return value if isinstance(value, ToolOutput) else ToolOutput(value)
 
 

@@ -1,0 +1,237 @@
+"""The agent loop over every store: what it journals, resumes, pauses and their resolution."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from agenttui.agent import (
+    Agent,
+    AssistantTurn,
+    Call,
+    Finished,
+    Interrupted,
+    MemWaker,
+    PendingApproval,
+    ResumeHalt,
+    RunEnded,
+    ScriptedModel,
+    Sleeping,
+    ToolCompleted,
+    ToolStarted,
+    TurnStarted,
+    answer,
+    approve,
+    cancel,
+    deny,
+    resolve_halt,
+    tool,
+    with_waker,
+)
+from agenttui.agent.pauses import NothingPending
+from agenttui.demo.desk import Effects, OrderRef, demo_model, desk_agent, refund_story, turns
+from agenttui.journal import Journal, StepKind, decode_json
+from agenttui.stores.base import Store
+
+
+async def names(store: Store, run_id: str) -> list[str]:
+    return [r.name for r in await Journal(store).history(run_id)]
+
+
+async def drive_to_approval(store: Store, run_id: str, effects: Effects | None = None) -> PendingApproval:
+    agent = desk_agent(demo_model(refund_story("A-1002", 129.0)), store, effects)
+    with pytest.raises(PendingApproval) as paused:
+        await agent.run(run_id, "My standing mat arrived damaged, order A-1002.")
+    return paused.value
+
+
+async def test_a_run_journals_every_step_in_order(store: Store) -> None:
+    effects = Effects()
+    paused = await drive_to_approval(store, "r1", effects)
+    assert paused.tool_name == "refund_payment" and paused.tool_use_id == "call_1_0"
+    await approve(store, "r1", paused.tool_use_id, approver="ops@example.com")
+    agent = desk_agent(demo_model(refund_story("A-1002", 129.0)), store, effects)
+    result = await agent.run_result("r1", "ignored on resume")
+    assert result.message.text.startswith("Refunded $129.00")
+    assert result.turns == 2  # the two turns after the approval; replayed ones are not counted
+    assert await names(store, "r1") == [
+        "@journal", "run:start", "@llm/0", "tool:call_0_0", "@llm/1", "approval:call_1_0",
+        "attempt:tool:call_1_0", "tool:call_1_0", "@llm/2", "tool:call_2_0", "@llm/3", "run:complete",
+    ]  # fmt: skip
+    history = await Journal(store).history("r1")
+    assert result.usage == sum((r.usage for r in history if r.usage), start=type(result.usage)())
+    start = decode_json(history[1].result)
+    assert start["input"] == "My standing mat arrived damaged, order A-1002."
+    refund_policy = next(t for t in start["tools"] if t["name"] == "refund_payment")
+    assert refund_policy == {"name": "refund_payment", "approval": {"single": True}}
+    assert effects.refunds == [("A-1002", 129.0)]
+
+
+async def test_resuming_a_complete_run_replays_without_executing(store: Store) -> None:
+    effects = Effects()
+    agent = desk_agent(demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "A-1001"})]), ("Found it.", []))), store, effects)
+    await agent.run("r1", "where is A-1001?")
+    before = await names(store, "r1")
+    events = [e async for e in agent.stream("r1", "where is A-1001?")]
+    assert await names(store, "r1") == before
+    assert [type(e) for e in events] == [AssistantTurn, ToolCompleted, AssistantTurn, Finished]
+    assert all(e.replayed for e in events if isinstance(e, (AssistantTurn, ToolCompleted)))
+
+
+async def test_live_events_stream_in_order(store: Store) -> None:
+    agent = desk_agent(demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "A-1001"})]), ("Found it.", []))), store)
+    kinds = [type(e).__name__ for e in [e async for e in agent.stream("r1", "hi")]]
+    assert kinds[0] == "TurnStarted" and kinds[-1] == "Finished"
+    assert kinds.index("ToolStarted") < kinds.index("ToolCompleted")
+    assert "ModelEvent" in kinds and kinds.count("AssistantTurn") == 2
+
+
+async def test_a_failing_tool_is_recorded_as_an_error_result(store: Store) -> None:
+    agent = desk_agent(demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "Z-9"})]), ("No such order.", []))), store)
+    await agent.run("r1", "refund Z-9")
+    record = await Journal(store).get("r1", "tool:call_0_0")
+    assert record is not None and record.is_error and decode_json(record.result) == "no order Z-9"
+
+
+async def test_a_denial_records_the_denial_result(store: Store) -> None:
+    effects = Effects()
+    paused = await drive_to_approval(store, "r1", effects)
+    outcome = await deny(store, "r1", paused.tool_use_id)
+    assert [r.name for r in outcome.written] == ["approval:call_1_0", "tool:call_1_0"]
+    assert outcome.written[1].result == b'"tool call denied by human"' and outcome.written[1].is_error
+    agent = desk_agent(demo_model(refund_story("A-1002", 129.0)), store, effects)
+    await agent.run("r1", "")
+    assert effects.refunds == []
+
+
+async def test_deciding_twice_writes_once(store: Store) -> None:
+    paused = await drive_to_approval(store, "r1")
+    first = await approve(store, "r1", paused.tool_use_id)
+    second = await approve(store, "r1", paused.tool_use_id)
+    denied = await deny(store, "r1", paused.tool_use_id)
+    assert first.applied and not second.applied and not denied.applied and denied.standing.approved
+    with pytest.raises(NothingPending):
+        await approve(store, "r1", "call_never_made")
+
+
+async def test_interrupt_waits_for_an_answer(store: Store) -> None:
+    script = turns(("I need to ask.", [Call("ask_customer", {"question": "Refund to card or store credit?"})]), ("Store credit it is.", []))
+    agent = desk_agent(demo_model(script), store)
+    with pytest.raises(Interrupted) as asked:
+        await agent.run("r1", "refund A-1001")
+    assert asked.value.question == "Refund to card or store credit?"
+    await answer(store, "r1", asked.value.name, "store credit")
+    assert (await agent.run("r1", "")).text == "Store credit it is."
+    tool_result = await Journal(store).get("r1", "tool:call_0_0")
+    assert decode_json(tool_result.result) == "store credit"  # type: ignore[union-attr]
+
+
+async def test_durable_sleep_wakes_through_the_waker(store: Store) -> None:
+    now = [datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)]
+    script = turns(("Waiting for settlement.", [Call("wait_for_settlement", {"order_id": "A-1001", "hours": 2})]), ("Settled.", []))
+    agent = desk_agent(demo_model(script), store, clock=lambda: now[0])
+    finished = []
+
+    async def resume(run_id: str) -> None:
+        finished.append(await agent.run(run_id, ""))
+
+    waker = MemWaker(resume)
+    with with_waker(waker):
+        with pytest.raises(Sleeping) as sleeping:
+            await agent.run("r1", "refund A-1001")
+        assert sleeping.value.wake_at == now[0] + timedelta(hours=2)
+        timer = await Journal(store).get("r1", "timer:settle-A-1001")
+        assert timer is not None and decode_json(timer.result) == "2026-11-29T14:00:00Z"
+        # A restarted process knows nothing of the timer: re-driving into the sleep re-registers it.
+        fresh_waker = MemWaker(resume)
+        with with_waker(fresh_waker), pytest.raises(Sleeping):
+            await agent.run("r1", "")
+        assert fresh_waker.pending == [(now[0] + timedelta(hours=2), "r1")]
+        assert await fresh_waker.fire_due(now[0]) == []
+        now[0] += timedelta(hours=2, seconds=1)
+        assert await fresh_waker.fire_due(now[0]) == ["r1"]
+    assert finished[0].text == "Settled."
+
+
+async def test_an_attempt_without_a_result_halts_and_resolves(store: Store) -> None:
+    class Crash(BaseException):
+        """Stands for the process dying while the effect runs."""
+
+    effects = Effects()
+    crashing = Effects(on_refund=lambda *_: (_ for _ in ()).throw(Crash()))
+    paused = await drive_to_approval(store, "r1", effects)
+    await approve(store, "r1", paused.tool_use_id)
+    with pytest.raises(Crash):
+        await desk_agent(demo_model(refund_story("A-1002", 129.0)), store, crashing).run("r1", "")
+    agent = desk_agent(demo_model(refund_story("A-1002", 129.0)), store, effects)
+    with pytest.raises(ResumeHalt) as halted:
+        await agent.run("r1", "")
+    assert halted.value.marker == "attempt:tool:call_1_0"
+    # The human checked the payment provider: it did not fire. Retry it.
+    outcome = await resolve_halt(store, "r1", "call_1_0", fired=False)
+    assert outcome.written[0].kind == StepKind.NOT_STARTED
+    await agent.run("r1", "")
+    assert effects.refunds == [("A-1002", 129.0)]
+    assert "attempt:retry:1:tool:call_1_0" in await names(store, "r1")
+
+
+async def test_resolving_a_halt_as_fired_records_the_outcome(store: Store) -> None:
+    class Crash(BaseException):
+        pass
+
+    effects = Effects()
+    paused = await drive_to_approval(store, "r1", effects)
+    await approve(store, "r1", paused.tool_use_id)
+    with pytest.raises(Crash):
+        await desk_agent(demo_model(refund_story("A-1002", 129.0)), store, Effects(on_refund=lambda *_: (_ for _ in ()).throw(Crash()))).run("r1", "")
+    outcome = await resolve_halt(store, "r1", "call_1_0", fired=True, result={"refund_id": "rf_manual"})
+    assert outcome.standing.reconciled
+    await desk_agent(demo_model(refund_story("A-1002", 129.0)), store, effects).run("r1", "")
+    assert effects.refunds == []  # it had fired: never fired again
+
+
+async def test_cancel_ends_the_run(store: Store) -> None:
+    paused = await drive_to_approval(store, "r1")
+    outcome = await cancel(store, "r1", "customer withdrew the request")
+    assert json.loads(outcome.standing.result) == {"reason": "customer withdrew the request"}  # type: ignore[arg-type]
+    with pytest.raises(RunEnded, match="customer withdrew"):
+        await desk_agent(demo_model(refund_story("A-1002", 129.0)), store).run("r1", "")
+    with pytest.raises(RunEnded):
+        await cancel(store, "r1")
+    with pytest.raises(RunEnded):
+        await approve(store, "r1", paused.tool_use_id)
+
+
+async def test_a_sub_agent_runs_under_its_own_run_id(store: Store) -> None:
+    script = turns(
+        ("Asking the specialist.", [Call("refunds_specialist", {"task": "Is A-1004 eligible?"})]),
+        ("The specialist says it is eligible.", []),
+    )
+    result = await desk_agent(demo_model(script), store).run_result("r1", "Can A-1004 be refunded?")
+    child = "r1>call_0_0"
+    assert await names(store, child) == ["@journal", "run:start", "@llm/0", "tool:call_0_0", "@llm/1", "run:complete"]
+    assert decode_json((await Journal(store).get("r1", "tool:call_0_0")).result).startswith("Eligible")  # type: ignore[union-attr]
+    child_usage = (await Journal(store).get("r1", "tool:call_0_0")).usage  # type: ignore[union-attr]
+    assert child_usage and result.usage.total > child_usage.total > 0
+
+
+async def test_a_tool_the_agent_does_not_have_is_an_error_result(store: Store) -> None:
+    @tool(read_only=True)
+    async def only(args: OrderRef) -> str:
+        return "x"
+
+    agent = Agent(ScriptedModel(turns(("Hm.", [Call("vanished", {})]), ("Done.", []))), store, only)
+    await agent.run("r1", "go")
+    record = await Journal(store).get("r1", "tool:call_0_0")
+    assert record is not None and record.is_error and decode_json(record.result) == "unknown tool: vanished"
+
+
+async def test_two_events_kinds_for_a_live_tool_call(store: Store) -> None:
+    agent = desk_agent(demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "A-1001"})]), ("Done.", []))), store)
+    events = [e async for e in agent.stream("r1", "x")]
+    started = next(e for e in events if isinstance(e, ToolStarted))
+    completed = next(e for e in events if isinstance(e, ToolCompleted))
+    assert started.tool_use_id == completed.tool_use_id == "call_0_0" and not completed.replayed
+    assert sum(isinstance(e, TurnStarted) for e in events) == 2
