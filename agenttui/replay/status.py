@@ -8,7 +8,7 @@ the rule picks the one that is safer to act on, and says so below.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -175,3 +175,9 @@ async def is_complete(store: Store, run_id: str) -> bool:
     """The first end marker in journal order is ``run:complete``."""
     names = [e.name async for e in store.load(run_id)]
     return keys.first_end_marker(names) == keys.RUN_COMPLETE
+
+
+async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
+    """Every run's status, in run id order (sub-runs right after their parent)."""
+    async for run_id in store.runs():
+        yield await run_status(store, run_id)
