@@ -142,18 +142,6 @@ def _status_json(status: RunStatus) -> dict[str, Any]:
     }
 
 
-STATUS_ICONS: dict[RunState, str] = {
-    RunState.COMPLETE: "✓",
-    RunState.ABORTED: "✗",
-    RunState.CANCELLED: "⊘",
-    RunState.HALTED: "‼",
-    RunState.AWAITING_APPROVAL: "?",
-    RunState.AWAITING_INPUT: "…",
-    RunState.SLEEPING: "◷",
-    RunState.IN_FLIGHT: "▶",
-    RunState.STALLED: "■",
-    RunState.UNREADABLE: "!",
-}
 
 
 @main.command()
@@ -174,7 +162,7 @@ async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
         return
     width = max((len(s.run_id) for s in statuses), default=6)
     for s in statuses:
-        state = f"{STATUS_ICONS[s.state]} {s.state.value}"
+        state = f"{s.state.icon} {s.state.value}"
         click.echo(f"{printable(s.run_id):<{width}}  {state:<19} {s.steps:>6} steps {s.turns:>5} turns {s.tokens:>9} tok  {printable(s.detail)}")
 
 

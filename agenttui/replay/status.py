@@ -43,6 +43,25 @@ class RunState(enum.StrEnum):
     def paused(self) -> bool:
         return self in (RunState.AWAITING_APPROVAL, RunState.AWAITING_INPUT, RunState.SLEEPING, RunState.HALTED)
 
+    @property
+    def icon(self) -> str:
+        """A one-cell mark, so a status reads without colour."""
+        return _ICONS[self]
+
+
+_ICONS = {
+    RunState.COMPLETE: "✓",
+    RunState.ABORTED: "✗",
+    RunState.CANCELLED: "⊘",
+    RunState.HALTED: "‼",
+    RunState.AWAITING_APPROVAL: "?",
+    RunState.AWAITING_INPUT: "…",
+    RunState.SLEEPING: "◷",
+    RunState.IN_FLIGHT: "▶",
+    RunState.STALLED: "■",
+    RunState.UNREADABLE: "!",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class RunStatus:

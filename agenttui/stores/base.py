@@ -80,6 +80,8 @@ class Store(abc.ABC):
     """True when ``runs`` works (the SDK's ``Lister``)."""
     IMPLEMENTS_LEASES: bool = False
     """True when the lease methods work (the SDK's ``Leaser``)."""
+    IMPLEMENTS_CHANGES: bool = False
+    """True when ``changes_since`` works: the store can say cheaply which runs changed."""
 
     read_only: bool = False
     """Opened for reading only: every write raises ``ReadOnlyStoreError`` and nothing on disk changes."""
@@ -140,6 +142,16 @@ class Store(abc.ABC):
         Raises ``ConfigError`` unless ``IMPLEMENTS_LISTING``.
         """
         raise ConfigError(f"{type(self).__name__} cannot list its runs")
+
+    # -- change feed (agenttui's own capability, for live tail) -------------------------------------
+
+    async def changes_since(self, cursor: int) -> tuple[set[str], int]:
+        """The runs with entries committed after ``cursor``, and the cursor to ask from next.
+
+        ``cursor`` -1 asks for no runs, only the current cursor. Raises ``ConfigError`` unless
+        ``IMPLEMENTS_CHANGES``.
+        """
+        raise ConfigError(f"{type(self).__name__} cannot report changes")
 
     # -- Leaser -----------------------------------------------------------------------------
 

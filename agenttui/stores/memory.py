@@ -22,6 +22,7 @@ class MemStore(Store):
 
     IMPLEMENTS_LISTING = True
     IMPLEMENTS_LEASES = True
+    IMPLEMENTS_CHANGES = True
 
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only
@@ -69,6 +70,13 @@ class MemStore(Store):
             for entry in page:
                 if entry.seq > after:
                     yield entry
+
+    async def changes_since(self, cursor: int) -> tuple[set[str], int]:
+        latest = max((run.entries[-1].seq for run in self._runs.values() if run.entries), default=0)
+        if cursor < 0:
+            return set(), latest
+        changed = {run_id for run_id, run in self._runs.items() if run.entries and run.entries[-1].seq > cursor}
+        return changed, latest
 
     async def runs(
         self,

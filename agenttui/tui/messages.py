@@ -1,0 +1,68 @@
+"""App-wide messages, named for what happened. Widgets' own messages live on the widgets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.message import Message
+
+from agenttui.replay.status import RunStatus
+
+
+@dataclass
+class StoreOpened(Message):
+    """The store is open (read-only) and the screens may read it."""
+
+    url: str
+
+
+@dataclass
+class ConnectionChanged(Message):
+    """The store connection went up, down, or is being re-established."""
+
+    state: str
+    """"connected", "reconnecting" or "failed"."""
+    detail: str = ""
+
+
+@dataclass
+class RunsListed(Message):
+    """A batch of run ids, in order; ``done`` on the last batch."""
+
+    run_ids: list[str]
+    done: bool = False
+
+
+@dataclass
+class StatusesComputed(Message):
+    """Statuses of some runs, computed in the background."""
+
+    statuses: list[RunStatus]
+
+
+@dataclass
+class StoreChanged(Message):
+    """Records were committed by someone. ``run_ids`` when the feed knows which runs, else None.
+
+    Coalesces: a burst of commits arrives as one message carrying every run it touched.
+    """
+
+    run_ids: set[str] | None = field(default=None)
+
+    def can_replace(self, message: Message) -> bool:
+        # Called on the older message with the newer pending one, which then supersedes it:
+        # so the newer one inherits every run the older one named.
+        if not isinstance(message, StoreChanged):
+            return False
+        if self.run_ids is not None and message.run_ids is not None:
+            message.run_ids |= self.run_ids
+        else:
+            message.run_ids = None
+        return True
+
+
+@dataclass
+class TailStateChanged(Message):
+    """How live changes reach the app: "watching", "listening", "polling" or "off"."""
+
+    state: str

@@ -1,0 +1,113 @@
+"""The runs screen's data: every run, its status, the tree of sub-runs, filters and folds.
+
+Kept apart from the widgets so the rules (what shows, in what order) are plain, testable Python.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from agenttui.journal.keys import parent_run_id
+from agenttui.replay.status import RunState, RunStatus
+
+#: The status filter cycle: everything, then the states a person acts on, then the rest.
+STATUS_FILTERS: tuple[tuple[str, frozenset[RunState] | None], ...] = (
+    ("all", None),
+    ("needs attention", frozenset({RunState.HALTED, RunState.AWAITING_APPROVAL, RunState.AWAITING_INPUT, RunState.STALLED, RunState.UNREADABLE})),
+    ("paused", frozenset({RunState.AWAITING_APPROVAL, RunState.AWAITING_INPUT, RunState.SLEEPING, RunState.HALTED})),
+    ("in-flight", frozenset({RunState.IN_FLIGHT})),
+    ("finished", frozenset({RunState.COMPLETE, RunState.CANCELLED, RunState.ABORTED})),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One visible line of the runs list."""
+
+    run_id: str
+    depth: int
+    status: RunStatus | None
+    children: int
+    folded: bool
+
+
+@dataclass(slots=True)
+class RunsModel:
+    """All runs known so far and the view over them."""
+
+    statuses: dict[str, RunStatus | None] = field(default_factory=dict)
+    children: dict[str, list[str]] = field(default_factory=dict)
+    roots: list[str] = field(default_factory=list)
+    unfolded: set[str] = field(default_factory=set)
+    text_filter: str = ""
+    status_filter: int = 0
+
+    def add_runs(self, run_ids: list[str]) -> list[str]:
+        """Learn of runs (in listing order); returns the ones not known before."""
+        new = [r for r in run_ids if r not in self.statuses]
+        for run_id in new:
+            self.statuses[run_id] = None
+            parent = parent_run_id(run_id)
+            if parent is not None and parent in self.statuses:
+                self.children.setdefault(parent, []).append(run_id)
+            else:
+                self.roots.append(run_id)
+        return new
+
+    def set_statuses(self, statuses: list[RunStatus]) -> None:
+        for status in statuses:
+            if status.run_id not in self.statuses:
+                self.add_runs([status.run_id])
+            self.statuses[status.run_id] = status
+
+    @property
+    def filter_name(self) -> str:
+        return STATUS_FILTERS[self.status_filter][0]
+
+    def cycle_status_filter(self) -> str:
+        self.status_filter = (self.status_filter + 1) % len(STATUS_FILTERS)
+        return self.filter_name
+
+    def toggle_fold(self, run_id: str, unfold: bool | None = None) -> None:
+        if run_id not in self.children:
+            return
+        unfold = run_id not in self.unfolded if unfold is None else unfold
+        (self.unfolded.add if unfold else self.unfolded.discard)(run_id)
+
+    def counts(self) -> Counter[RunState]:
+        """How many root runs are in each state (sub-runs count with their parent)."""
+        return Counter(s.state for r in self.roots if (s := self.statuses[r]) is not None)
+
+    @property
+    def pending(self) -> int:
+        """Runs whose status is still being computed."""
+        return sum(1 for s in self.statuses.values() if s is None)
+
+    def _admits(self, run_id: str) -> bool:
+        states = STATUS_FILTERS[self.status_filter][1]
+        status = self.statuses[run_id]
+        if states is not None and (status is None or status.state not in states):
+            return False
+        if self.text_filter:
+            needle = self.text_filter.lower()
+            haystack = run_id.lower() + (" " + status.detail.lower() + " " + status.state.value if status else "")
+            return needle in haystack
+        return True
+
+    def rows(self) -> list[RunRow]:
+        """The visible rows: roots that pass the filters, each followed by its unfolded sub-runs."""
+        out: list[RunRow] = []
+
+        def visit(run_id: str, depth: int) -> None:
+            kids = self.children.get(run_id, [])
+            folded = run_id not in self.unfolded
+            out.append(RunRow(run_id, depth, self.statuses[run_id], len(kids), folded))
+            if not folded:
+                for kid in kids:
+                    visit(kid, depth + 1)
+
+        for root in self.roots:
+            if self._admits(root) or any(self._admits(k) for k in self.children.get(root, ())):
+                visit(root, 0)
+        return out

@@ -1,0 +1,63 @@
+"""Dialogs: an error to acknowledge, and a confirmation that shows exactly what will be written."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from agenttui.journal.describe import printable
+
+
+class ErrorDialog(ModalScreen[None]):
+    """An error the core raised, with its title; enter or esc closes it."""
+
+    BINDINGS = [Binding("escape,enter", "dismiss", "Close", id="error.close")]
+
+    def __init__(self, title: str, message: str) -> None:
+        super().__init__()
+        self._title, self._message = title, message
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="-error"):
+            yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
+            yield Static(Text(printable(self._message, multiline=True)), id="dialog-body")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Close", id="close", variant="primary")
+
+    def on_button_pressed(self) -> None:
+        self.dismiss()
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """Asks before a write: shows what will be written and the equivalent CLI command."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes, write it", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    def __init__(self, title: str, will_write: str, command: str) -> None:
+        super().__init__()
+        self._title, self._will_write, self._command = title, will_write, command
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
+            yield Static(Text("Will write:\n" + printable(self._will_write, multiline=True)), id="dialog-body")
+            yield Static(Text("Same from the command line:\n  " + printable(self._command)), id="dialog-command")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Write it (y)", id="yes", variant="warning")
+                yield Button("Cancel (n)", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

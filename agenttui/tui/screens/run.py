@@ -1,0 +1,187 @@
+"""The run screen: the stepped journal of one run, the record inspector and time travel."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from agenttui.journal.describe import printable
+from agenttui.journal.journal import Journal
+from agenttui.journal.record import Record, StepKind
+from agenttui.replay.status import RunStatus, run_status
+from agenttui.stores.base import Store
+from agenttui.tui.messages import StoreChanged
+from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
+from agenttui.tui.widgets.journal_list import JournalList
+from agenttui.tui.widgets.status_bar import StatusBar
+
+#: Records are handed to the list in batches this often while a long run loads.
+BATCH_SECONDS = 0.05
+
+
+@dataclass
+class RecordsLoaded(Message):
+    """A batch of a run's records, in commit order, each with its seq."""
+
+    entries: list[tuple[int, Record]]
+    tail: bool = False
+    """True for records that arrived while watching (not the initial load)."""
+
+
+@dataclass
+class StatusRead(Message):
+    status: RunStatus
+
+
+class RunScreen(Screen[None]):
+    """One run. ``j/k`` step through records; the panes follow the cursor."""
+
+    AUTO_FOCUS = "#journal"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="run.back"),
+        Binding("f", "toggle_follow", "Follow", id="run.follow"),
+        Binding("i", "show_pane('inspector')", "Inspector", id="run.inspector"),
+        Binding("c", "show_pane('conversation')", "State at step", id="run.conversation"),
+        Binding("p", "toggle_panes", "Panes", show=False, id="run.toggle-panes"),
+    ]
+
+    follow: reactive[bool] = reactive(True)
+    """Keep the cursor on the newest record while it is there."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.records: list[Record] = []
+        self.last_seq = -1
+        self._names: dict[str, str] = {}
+        self._loaded = False
+        self._status_text = "loading…"
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="run-title")
+        with Horizontal(id="run-body"):
+            yield JournalList(id="journal")
+            with TabbedContent(id="run-panes", initial="inspector"):
+                with TabPane("Inspector", id="inspector"):
+                    yield RecordInspector(id="record-inspector")
+                with TabPane("State at step", id="conversation"):
+                    yield ConversationView(id="conversation-view")
+        yield StatusBar(id="status-bar")
+        yield Footer()
+
+    @property
+    def store(self) -> Store:
+        return self.app.store  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def journal_list(self) -> JournalList:
+        return self.query_one(JournalList)
+
+    def on_mount(self) -> None:
+        self._title()
+        self.journal_list.focus()
+        self.load_records()
+
+    # -- loading and tailing -----------------------------------------------------------------
+
+    @work(group="run-load", exit_on_error=False)
+    async def load_records(self) -> None:
+        """Read what is new since the last record seen, in batches: a long run paints its first
+        page before the rest is read. Overlapping loads are harmless: batches dedupe by seq."""
+        batch: list[tuple[int, Record]] = []
+        last_post = time.monotonic()
+        tail = self._loaded
+        async for entry, record in Journal(self.store).entries(self.run_id, after=self.last_seq):
+            batch.append((entry.seq, record))
+            if time.monotonic() - last_post > BATCH_SECONDS:
+                self.post_message(RecordsLoaded(batch, tail))
+                batch, last_post = [], time.monotonic()
+        self.post_message(RecordsLoaded(batch, tail))
+        self.refresh_status()
+
+    @work(exclusive=True, group="run-status", exit_on_error=False)
+    async def refresh_status(self) -> None:
+        self.post_message(StatusRead(await run_status(self.store, self.run_id)))
+
+    def on_status_read(self, message: StatusRead) -> None:
+        status = message.status
+        self._status_text = f"{status.state.icon} {status.state.value}" + (f" · {status.detail}" if status.detail else "")
+        self._title()
+
+    def on_records_loaded(self, message: RecordsLoaded) -> None:
+        fresh = [record for seq, record in message.entries if seq > self.last_seq]
+        if message.entries:
+            self.last_seq = max(self.last_seq, message.entries[-1][0])
+        journal = self.journal_list
+        at_end = journal.cursor >= len(self.records) - 1
+        first_batch = not self.records
+        for record in fresh:
+            if record.kind == StepKind.MODEL and record.message:
+                for call in record.message.tool_uses:
+                    self._names.setdefault(call.id, call.name)
+        self.records.extend(fresh)
+        journal.tool_names = self._names
+        journal.extend(fresh)
+        if first_batch and self.records:
+            journal.cursor = 0
+        elif message.tail and self.follow and at_end and fresh:
+            journal.cursor = len(self.records) - 1
+        self._loaded = True
+        if not self.records:
+            self._status_text = "no records: this run does not exist (yet)"
+        self._title()
+
+    def on_store_changed(self, message: StoreChanged) -> None:
+        if message.run_ids is None or self.run_id in message.run_ids:
+            self.load_records()
+
+    # -- the panes follow the cursor -----------------------------------------------------------
+
+    @on(JournalList.CursorMoved)
+    def cursor_moved(self, event: JournalList.CursorMoved) -> None:
+        self._show(event.index)
+
+    def _show(self, index: int) -> None:
+        if not 0 <= index < len(self.records):
+            return
+        panes = self.query_one(TabbedContent)
+        if panes.active == "inspector":
+            self.query_one(RecordInspector).show(self.records[index], index, self._names)
+        else:
+            self.query_one(ConversationView).show(self.records, index)
+
+    @on(TabbedContent.TabActivated)
+    def pane_changed(self) -> None:
+        self._show(self.journal_list.cursor)
+
+    def _title(self) -> None:
+        line = Text(f" run {printable(self.run_id)}", style="bold")
+        line.append(f"   {len(self.records):,} records   {printable(self._status_text)}")
+        line.append("   · following" if self.follow else "")
+        self.query_one("#run-title", Static).update(line)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def action_toggle_follow(self) -> None:
+        self.follow = not self.follow
+        self._title()
+        self.notify("following new records" if self.follow else "not following", timeout=2)
+        if self.follow and self.records:
+            self.journal_list.cursor = len(self.records) - 1
+
+    def action_show_pane(self, pane: str) -> None:
+        self.query_one(TabbedContent).active = pane
+
+    def action_toggle_panes(self) -> None:
+        panes = self.query_one("#run-panes")
+        panes.display = not panes.display

@@ -1,0 +1,229 @@
+"""The runs screen: every run in the store with its status, live, filterable, foldable."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from agenttui.replay.status import RunState, RunStatus, run_status
+from agenttui.stores.base import Store
+from agenttui.tui.messages import RunsListed, StatusesComputed, StoreChanged
+from agenttui.tui.runs_model import RunsModel
+from agenttui.tui.widgets.runs_table import RunsTable
+from agenttui.tui.widgets.status_bar import StatusBar
+
+#: Statuses are posted to the screen in batches at most this often, so 100,000 runs cost a
+#: few hundred repaints, not 100,000.
+BATCH_SECONDS = 0.1
+#: Runs whose status moves with the clock (leases lapse, sleeps end) are re-read this often.
+CLOCK_REFRESH_SECONDS = 5.0
+#: Concurrent status reads; PostgreSQL serves them in parallel, SQLite queues them.
+STATUS_CONCURRENCY = 8
+
+
+class RunsScreen(Screen[None]):
+    """The run list. ``enter`` opens a run; ``/`` filters; ``s`` cycles status filters."""
+
+    AUTO_FOCUS = "#runs-table"
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", id="runs.filter"),
+        Binding("s", "cycle_status", "Status filter", id="runs.status-filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="runs.clear-filter"),
+        Binding("ctrl+r", "reload", "Reload", show=False, id="runs.reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = RunsModel()
+        self._listed = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="runs-counts")
+        yield Input(placeholder="filter by run id, status or pending item", id="runs-filter")
+        yield Static(RunsTable.header(RunsTable.id_width), id="runs-header")
+        yield RunsTable(id="runs-table")
+        yield StatusBar(id="status-bar")
+        yield Footer()
+
+    @property
+    def table(self) -> RunsTable:
+        return self.query_one(RunsTable)
+
+    def on_mount(self) -> None:
+        self.query_one("#runs-filter").display = False
+        self._show_counts()
+        self.set_interval(CLOCK_REFRESH_SECONDS, self._refresh_clocked)
+        if self.app.store is not None:  # type: ignore[attr-defined]
+            self.load_runs()
+
+    def on_screen_resume(self) -> None:
+        self.table.focus()
+
+    # -- loading -----------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        return self.app.store  # type: ignore[attr-defined, no-any-return]
+
+    @work(exclusive=True, group="runs-list", exit_on_error=False)
+    async def load_runs(self) -> None:
+        """List every run id (pages of the store's size), then compute statuses behind them."""
+        batch: list[str] = []
+        last_post = time.monotonic()
+        async for run_id in self.store.runs():
+            batch.append(run_id)
+            if time.monotonic() - last_post > BATCH_SECONDS:
+                self.post_message(RunsListed(batch))
+                batch, last_post = [], time.monotonic()
+        self.post_message(RunsListed(batch, done=True))
+
+    @work(group="runs-status", exit_on_error=False)
+    async def compute_statuses(self, run_ids: list[str]) -> None:
+        """Statuses of ``run_ids``, posted in batches as they come (the order given is kept)."""
+        queue: asyncio.Queue[RunStatus] = asyncio.Queue()
+        limit = asyncio.Semaphore(STATUS_CONCURRENCY)
+
+        async def one(run_id: str) -> None:
+            async with limit:
+                await queue.put(await run_status(self.store, run_id))
+
+        tasks = [asyncio.create_task(one(r)) for r in run_ids]
+        pending, batch, last_post = len(tasks), [], time.monotonic()
+        try:
+            while pending:
+                batch.append(await queue.get())
+                pending -= 1
+                if not pending or time.monotonic() - last_post > BATCH_SECONDS:
+                    self.post_message(StatusesComputed(batch))
+                    batch, last_post = [], time.monotonic()
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    def on_runs_listed(self, message: RunsListed) -> None:
+        new = self.model.add_runs(message.run_ids)
+        if new:
+            self._refresh_rows()
+            self.compute_statuses(new)
+        if message.done:
+            self._listed = True
+            self._show_counts()
+
+    def on_statuses_computed(self, message: StatusesComputed) -> None:
+        self.model.set_statuses(message.statuses)
+        self._refresh_rows()
+
+    def on_store_changed(self, message: StoreChanged) -> None:
+        if message.run_ids is None:
+            self.load_runs()  # re-list: new runs join, known runs refresh below
+            self.compute_statuses([r for r in self.model.statuses if self._may_move(r)])
+        else:
+            new = self.model.add_runs(sorted(message.run_ids))
+            self.compute_statuses(sorted(message.run_ids))
+            if new:
+                self._refresh_rows()
+
+    def _may_move(self, run_id: str) -> bool:
+        status = self.model.statuses.get(run_id)
+        return status is None or not status.state.finished
+
+    def _refresh_clocked(self) -> None:
+        clocked = [r for r, s in self.model.statuses.items() if s is not None and s.state in (RunState.IN_FLIGHT, RunState.SLEEPING)]
+        if clocked:
+            self.compute_statuses(clocked)
+
+    # -- view --------------------------------------------------------------------------------
+
+    def _refresh_rows(self) -> None:
+        table = self.table
+        current = table.current
+        rows = self.model.rows()
+        table.set_items(rows)
+        if current is not None:
+            index = next((i for i, row in enumerate(rows) if row.run_id == current.run_id), None)
+            if index is not None and index != table.cursor:
+                table.cursor = index
+        self._show_counts()
+
+    def _show_counts(self) -> None:
+        counts = self.model.counts()
+        line = Text()
+        total = len(self.model.roots)
+        line.append(f" {total:,} runs", style="bold")
+        if not self._listed:
+            line.append(" (listing…)")
+        elif self.model.pending:
+            line.append(f" ({self.model.pending:,} statuses to compute)")
+        for state in RunState:
+            if counts[state]:
+                line.append(f"   {state.icon} {counts[state]:,} {state.value}")
+        line.append(f"    filter: {self.model.filter_name}")
+        if self.model.text_filter:
+            line.append(f" · /{self.model.text_filter}")
+        self.query_one("#runs-counts", Static).update(line)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        field = self.query_one("#runs-filter", Input)
+        field.display = True
+        field.focus()
+
+    def action_clear_filter(self) -> None:
+        field = self.query_one("#runs-filter", Input)
+        field.value = ""
+        field.display = False
+        self.table.focus()
+
+    @on(Input.Changed, "#runs-filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        self.model.text_filter = event.value.strip()
+        self._refresh_rows()
+
+    @on(Input.Submitted, "#runs-filter")
+    def filter_submitted(self) -> None:
+        field = self.query_one("#runs-filter", Input)
+        field.display = bool(field.value)
+        self.table.focus()
+
+    def action_cycle_status(self) -> None:
+        name = self.model.cycle_status_filter()
+        self._refresh_rows()
+        self.notify(f"showing {name} runs", timeout=2)
+
+    def action_reload(self) -> None:
+        self.model = RunsModel(text_filter=self.model.text_filter, status_filter=self.model.status_filter)
+        self._listed = False
+        self._refresh_rows()
+        self.load_runs()
+
+    @on(RunsTable.Chosen)
+    def open_run(self, event: RunsTable.Chosen) -> None:
+        if isinstance(event, RunsTable.FoldToggled):
+            return
+        row = self.table.items[event.index]
+        self.app.open_run(row.run_id)  # type: ignore[attr-defined]
+
+    @on(RunsTable.FoldToggled)
+    def toggle_fold(self, event: RunsTable.FoldToggled) -> None:
+        row = self.table.items[event.index]
+        target = row.run_id
+        if not event.unfold and not row.children and row.depth > 0:
+            target = target.rpartition(">")[0]  # fold from a child: fold its parent
+        self.model.toggle_fold(target, event.unfold)
+        self._refresh_rows()
+
+    def selected_run(self) -> str | None:
+        row = self.table.current
+        return row.run_id if row else None
+
+    def visible_run_ids(self) -> Iterable[str]:
+        return (row.run_id for row in self.table.items)

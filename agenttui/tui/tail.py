@@ -1,0 +1,88 @@
+"""The change feed: learn that another process committed records, cheaply, whatever the store.
+
+SQLite: OS file notifications (watchfiles) on the database file and its WAL, then one indexed
+query for the runs whose entries are newer than the last seen. PostgreSQL: LISTEN to the
+channel agenttui's own writers NOTIFY on commit, plus slow polling for writers that never
+notify (Go services). Anything else: polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from agenttui.errors import AgentTuiError
+from agenttui.stores.base import Store
+
+Changed = Callable[[set[str] | None], None]
+"""Called with the runs that changed, or None when the feed cannot tell which."""
+
+POLL_INTERVAL = 2.0
+#: Without notifications for this long, a PostgreSQL feed also polls (writers that never NOTIFY).
+QUIET_BEFORE_POLLING = 5.0
+
+
+async def follow_changes(store: Store, changed: Changed, set_state: Callable[[str], None]) -> None:
+    """Report commits to ``changed`` until cancelled. Never raises for a store fault: it retries."""
+    path = getattr(store, "path", None)
+    if store.IMPLEMENTS_CHANGES and isinstance(path, Path):
+        await _watch_file(store, path, changed, set_state)
+    elif hasattr(store, "notifications"):
+        await _listen(store, changed, set_state)
+    else:
+        await _poll(store, changed, set_state)
+
+
+async def _changes(store: Store, cursor: int) -> tuple[set[str], int]:
+    try:
+        return await store.changes_since(cursor)
+    except AgentTuiError:
+        return set(), cursor  # the file is being replaced or is locked; the next event retries
+
+
+async def _watch_file(store: Store, path: Path, changed: Changed, set_state: Callable[[str], None]) -> None:
+    import watchfiles
+
+    _, cursor = await _changes(store, -1)
+    names = {path.name, path.name + "-wal"}
+    set_state("watching")
+    # Watching the directory catches a WAL file that does not exist yet, or is recreated.
+    async for batch in watchfiles.awatch(path.parent, watch_filter=lambda _, p: Path(p).name in names, debounce=50, step=20):
+        del batch
+        runs, cursor = await _changes(store, cursor)
+        if runs:
+            changed(runs)
+
+
+async def _listen(store: Store, changed: Changed, set_state: Callable[[str], None]) -> None:
+    loop = asyncio.get_running_loop()
+    last_heard = loop.time()
+
+    async def poll_when_quiet() -> None:
+        while True:
+            await asyncio.sleep(POLL_INTERVAL)
+            if loop.time() - last_heard > QUIET_BEFORE_POLLING:
+                changed(None)
+
+    poller = asyncio.create_task(poll_when_quiet())
+    try:
+        while True:
+            try:
+                feed = await store.notifications()  # type: ignore[attr-defined]
+                set_state("listening")
+                async for run_id in feed:
+                    last_heard = loop.time()
+                    changed({run_id})
+            except AgentTuiError:
+                set_state("polling")
+                await asyncio.sleep(POLL_INTERVAL)
+    finally:
+        poller.cancel()
+
+
+async def _poll(store: Store, changed: Changed, set_state: Callable[[str], None], sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+    set_state("polling")
+    while True:
+        await sleep(POLL_INTERVAL)
+        changed(None)

@@ -1,0 +1,172 @@
+"""RecordInspector and ConversationView: one record in full, and the conversation as of a record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from agenttui.agent.runstart import RunStart
+from agenttui.journal.describe import kind_icon, printable, raw_json_text
+from agenttui.journal.keys import RUN_START
+from agenttui.journal.record import ImagePart, Message, ReasoningPart, Record, StepKind, TextPart, ToolUsePart, UnknownPart
+from agenttui.replay.events import tool_names
+
+#: Characters of one value shown before it is cut; ``r`` in the inspector shows everything.
+VALUE_LIMIT = 4000
+
+
+def _value(text: str, *, full: bool) -> Text:
+    """Untrusted text, made inert and cut to a readable length unless ``full``."""
+    shown = printable(text, multiline=True)
+    if not full and len(shown) > VALUE_LIMIT:
+        cut = Text(shown[:VALUE_LIMIT])
+        cut.append(f"\n… {len(shown) - VALUE_LIMIT:,} more characters (r: show all)", style="italic")
+        return cut
+    return Text(shown)
+
+
+def _heading(text: str) -> Text:
+    return Text(text, style="bold")
+
+
+def _parts(message: Message, *, full: bool) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    for part in message.parts:
+        match part:
+            case TextPart(text=text):
+                out.append(_value(text, full=full))
+            case ReasoningPart(text=text, redacted=redacted):
+                out += [Text("reasoning", style="italic"), _value(text or "(redacted)" if redacted else text, full=full)]
+            case ToolUsePart(id=call_id, name=name, args=args):
+                out += [_heading(f"→ call {printable(name)} ({printable(call_id)})"), _value(raw_json_text(args, indent=2), full=full)]
+            case ImagePart(mime=mime, data=data, url=url):
+                out.append(Text(f"[image {printable(mime)} {len(data):,} bytes {printable(url)}]", style="italic"))
+            case UnknownPart(type=kind, raw=raw):
+                out.append(_value(f"[{kind} part] " + raw.decode("utf-8", "replace"), full=full))
+            case _:
+                out.append(_value(repr(part), full=full))
+    return out
+
+
+def describe_record(record: Record, index: int, seq_names: dict[str, str], *, full: bool = False, raw: bool = False) -> RenderableType:
+    """Everything a record holds, as inert text: the inspector's content."""
+    title = Text(f"#{index}  {kind_icon(record)} {printable(record.name)}", style="bold")
+    title.append(f"   {record.kind or '?'}", style="italic")
+    body: list[RenderableType] = [title]
+    if record.unreadable:
+        body += [Text(f"unreadable: {printable(record.unreadable)}", style="bold"), _heading("stored bytes"),
+                 _value(record.raw.decode("utf-8", "replace"), full=full)]  # fmt: skip
+        return Group(*body)
+    if record.tombstone is not None:
+        body.append(Text(f"redacted at {record.tombstone.at_ms} ms, leaf hash {printable(record.tombstone.leaf_hash)}"))
+        return Group(*body)
+    facts = []
+    if record.tool_use_id:
+        facts.append(f"call {record.tool_use_id} ({seq_names.get(record.tool_use_id, '?')})")
+    if record.kind == StepKind.TOOL_RESULT:
+        facts.append("error" if record.is_error else "ok")
+    if record.kind == StepKind.APPROVAL:
+        facts.append(("approved" if record.approved else "denied") + (f" by {record.approver}" if record.approver else ""))
+    for flag in ("reconciled", "outcome_unknown"):
+        if getattr(record, flag):
+            facts.append(flag.replace("_", " "))
+    if record.finish:
+        facts.append(f"finish {record.finish}")
+    if record.model:
+        facts.append(f"model {record.model.provider}/{record.model.model}")
+    if record.attempted_at:
+        facts.append("attempted " + datetime.fromtimestamp(record.attempted_at / 1000, timezone.utc).isoformat(timespec="seconds"))
+    if record.safety:
+        facts.append("safety " + ", ".join(k for k in ("read_only", "idempotent") if getattr(record.safety, k)))
+    if record.approval:
+        facts.append("approval gate " + ("single" if record.approval.single else f"{record.approval.need} of {len(record.approval.approvers)}"))
+    if record.format:
+        facts.append(f"format {record.format}")
+    if facts:
+        body.append(Text(printable(" · ".join(facts))))
+    if record.usage:
+        u = record.usage
+        body.append(Text(f"usage: {u.input_tokens} in · {u.output_tokens} out · {u.cache_read_tokens} cache read · {u.cache_write_tokens} cache write"))
+    if record.message is not None:
+        body += [_heading(f"message ({record.message.role})"), *_parts(record.message, full=full)]
+    if record.result is not None:
+        body += [_heading("result"), _value(raw_json_text(record.result, indent=2), full=full)]
+    if record.evidence is not None:
+        body += [_heading("evidence"), _value(raw_json_text(record.evidence, indent=2), full=full)]
+    if raw:
+        body += [_heading(f"stored bytes ({len(record.raw):,})"), _value(record.raw.decode("utf-8", "replace"), full=full)]
+    return Group(*body)
+
+
+def conversation_at(records: Sequence[Record], index: int) -> list[tuple[str, RenderableType]]:
+    """The conversation as it stood after record ``index``: (speaker, content) pairs."""
+    names = tool_names(records[: index + 1])
+    out: list[tuple[str, RenderableType]] = []
+    for record in records[: index + 1]:
+        if record.name == RUN_START:
+            start = RunStart.decode(record.result)
+            out.append(("user", _value(start.input.text or raw_json_text(record.result), full=False)))
+        elif record.kind == StepKind.MODEL and record.message is not None:
+            out.append(("assistant", Group(*_parts(record.message, full=False))))
+        elif record.kind == StepKind.TOOL_RESULT:
+            label = f"tool {names.get(record.tool_use_id, record.tool_use_id)}" + (" ✗" if record.is_error else "")
+            out.append((printable(label), _value(raw_json_text(record.result, indent=2), full=False)))
+        elif record.kind == StepKind.APPROVAL:
+            out.append(("human", Text(f"{'approved' if record.approved else 'denied'} {printable(record.tool_use_id)}")))
+        elif record.name.startswith("interrupt:"):
+            out.append(("human", _value(raw_json_text(record.result), full=False)))
+    return out
+
+
+class RecordInspector(VerticalScroll):
+    """The selected record in full. ``r`` toggles the stored bytes and uncut values."""
+
+    BINDINGS = [("r", "toggle_raw", "Raw/all")]
+
+    show_raw: reactive[bool] = reactive(False)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._content = Static("", id="inspector-content")
+        self._shown: tuple[Record, int, dict[str, str]] | None = None
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self._content
+
+    def show(self, record: Record, index: int, names: dict[str, str]) -> None:
+        self._shown = (record, index, names)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self._shown is not None:
+            record, index, names = self._shown
+            self._content.update(describe_record(record, index, names, full=self.show_raw, raw=self.show_raw))
+
+    def watch_show_raw(self) -> None:
+        self._redraw()
+
+    def action_toggle_raw(self) -> None:
+        self.show_raw = not self.show_raw
+
+
+class ConversationView(VerticalScroll):
+    """Time travel: the conversation as it stood after the selected record."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._content = Static("", id="conversation-content")
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self._content
+
+    def show(self, records: Sequence[Record], index: int) -> None:
+        blocks: list[RenderableType] = [Text(f"as of record #{index}", style="italic")]
+        for speaker, content in conversation_at(records, index):
+            blocks += [Text(""), Text(speaker, style="bold"), content]
+        self._content.update(Group(*blocks))

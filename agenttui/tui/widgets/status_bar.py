@@ -1,0 +1,21 @@
+"""StatusBar: the store (password masked), the connection state and the live-tail state."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from agenttui.journal.describe import printable
+
+
+class StatusBar(Static):
+    store_url: reactive[str] = reactive("")
+    connection: reactive[str] = reactive("connecting")
+    tail: reactive[str] = reactive("off")
+
+    def render(self) -> Text:
+        return Text(f" {printable(self.store_url)}  ·  {self.connection}  ·  tail: {self.tail}  ·  read-only")
+
+    def watch_connection(self, value: str) -> None:
+        self.set_class(value != "connected", "-degraded")

@@ -1,0 +1,164 @@
+"""VirtualList: a cursor list on the Line API that draws only the rows on screen."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Generic, TypeVar
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+T = TypeVar("T")
+
+
+class VirtualList(ScrollView, Generic[T], can_focus=True):
+    """A list of items, one line each, of any length: only visible rows are ever rendered.
+
+    Subclasses implement ``render_item``. Items are replaced or appended in batches
+    (``set_items``, ``extend``); the cursor stays on its item where it can.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j,down", "cursor_down", "Down", show=False, id="list.down"),
+        Binding("k,up", "cursor_up", "Up", show=False, id="list.up"),
+        Binding("g,home", "cursor_first", "First", show=False, id="list.first"),
+        Binding("G,end", "cursor_last", "Last", show=False, id="list.last"),
+        Binding("pagedown,ctrl+f,space", "page_down", "Page down", show=False, id="list.page-down"),
+        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id="list.page-up"),
+        Binding("enter", "choose", "Open", id="list.choose"),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"virtual-list--cursor", "virtual-list--muted", "virtual-list--error"}
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+    """Index of the highlighted item."""
+
+    class CursorMoved(Message, bubble=True):
+        """The cursor moved to ``index``. Coalesces: only the newest position matters."""
+
+        def __init__(self, sender: VirtualList, index: int) -> None:
+            super().__init__()
+            self.list = sender
+            self.index = index
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, VirtualList.CursorMoved) and message.list is self.list
+
+    class Chosen(Message, bubble=True):
+        """Enter was pressed on ``index``."""
+
+        def __init__(self, sender: VirtualList, index: int) -> None:
+            super().__init__()
+            self.list = sender
+            self.index = index
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.items: list[T] = []
+
+    # -- data --------------------------------------------------------------------------------
+
+    def set_items(self, items: list[T]) -> None:
+        self.items = items
+        self._resize()
+        self.cursor = min(self.cursor, max(0, len(items) - 1))
+        self.refresh()
+
+    def extend(self, items: list[T]) -> None:
+        if not items:
+            return
+        self.items.extend(items)
+        self._resize()
+        self.refresh()
+
+    def refresh_item(self, index: int) -> None:
+        self.refresh_lines(index, 1)
+
+    def _resize(self) -> None:
+        self.virtual_size = Size(self.size.width, len(self.items))
+
+    @property
+    def current(self) -> T | None:
+        return self.items[self.cursor] if 0 <= self.cursor < len(self.items) else None
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def render_item(self, item: T, index: int, width: int) -> Text:
+        raise NotImplementedError
+
+    def render_line(self, y: int) -> Strip:
+        index = round(self.scroll_offset.y) + y
+        width = self.scrollable_content_region.width
+        if index >= len(self.items):
+            return Strip.blank(width, self.rich_style)
+        text = self.render_item(self.items[index], index, width)
+        text.truncate(width, overflow="ellipsis", pad=True)
+        base = self.rich_style
+        if index == self.cursor:
+            base = base + self.get_component_rich_style("virtual-list--cursor")
+        segments = [Segment(s.text, base + s.style if s.style else base) for s in text.render(self.app.console)]
+        return Strip(segments, width).crop_extend(0, width, base)
+
+    def muted(self) -> Style:
+        return self.get_component_rich_style("virtual-list--muted", partial=True)
+
+    def error(self) -> Style:
+        return self.get_component_rich_style("virtual-list--error", partial=True)
+
+    # -- cursor ------------------------------------------------------------------------------
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh_lines(old, 1)
+        self.refresh_lines(new, 1)
+        self.scroll_to_region_line(new)
+        if self.items:
+            self.post_message(self.CursorMoved(self, new))
+
+    def scroll_to_region_line(self, index: int) -> None:
+        top = round(self.scroll_offset.y)
+        height = self.scrollable_content_region.height
+        if index < top:
+            self.scroll_to(y=index, animate=False)
+        elif height and index >= top + height:
+            self.scroll_to(y=index - height + 1, animate=False)
+
+    def validate_cursor(self, value: int) -> int:
+        return max(0, min(value, len(self.items) - 1)) if self.items else 0
+
+    def action_cursor_down(self) -> None:
+        self.cursor += 1
+
+    def action_cursor_up(self) -> None:
+        self.cursor -= 1
+
+    def action_cursor_first(self) -> None:
+        self.cursor = 0
+
+    def action_cursor_last(self) -> None:
+        self.cursor = len(self.items) - 1
+
+    def action_page_down(self) -> None:
+        self.cursor += max(1, self.scrollable_content_region.height - 1)
+
+    def action_page_up(self) -> None:
+        self.cursor -= max(1, self.scrollable_content_region.height - 1)
+
+    def action_choose(self) -> None:
+        if self.current is not None:
+            self.post_message(self.Chosen(self, self.cursor))
+
+    def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
+        index = round(self.scroll_offset.y) + event.y
+        if 0 <= index < len(self.items):
+            if index == self.cursor and event.chain == 2:
+                self.action_choose()
+            self.cursor = index
+
+    def on_resize(self) -> None:
+        self._resize()
