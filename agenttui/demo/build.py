@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from agenttui.agent.actions import approve, cancel, deny
+from agenttui.agent.loop import utc_now
 from agenttui.agent.model import ModelDelta, ModelRequest
 from agenttui.agent.pauses import RunPaused
 from agenttui.agent.scripted import Call, Turn
@@ -43,8 +46,11 @@ class DemoRun:
     story: str
 
 
-async def _drive(store: Store, run_id: str, script: list[Turn], prompt: str, effects: Effects | None = None, *, model: object = None) -> None:
-    agent = desk_agent(model or demo_model(script), store, effects)  # type: ignore[arg-type]
+async def _drive_with(
+    store: Store, run_id: str, script: list[Turn], prompt: str, effects: Effects | None = None, *, model: object = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> None:
+    agent = desk_agent(model or demo_model(script), store, effects, clock=clock)  # type: ignore[arg-type]
     try:
         await agent.run(run_id, prompt)
     except (RunPaused, SimulatedCrash):
@@ -55,9 +61,19 @@ def _crash_on_refund(*_: object) -> None:
     raise SimulatedCrash()
 
 
-async def build_demo(store: Store, *, bulk_turns: int = BULK_TURNS, progress: Callable[[str], None] | None = None) -> list[DemoRun]:
-    """Drive the refund desk into ``store`` once per story; return the runs and their statuses."""
+async def build_demo(
+    store: Store,
+    *,
+    bulk_turns: int = BULK_TURNS,
+    progress: Callable[[str], None] | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> list[DemoRun]:
+    """Drive the refund desk into ``store`` once per story; return the runs and their statuses.
+
+    ``clock`` pins every time the runs record (sleeps, attempts), for reproducible stores.
+    """
     runs: list[DemoRun] = []
+    _drive = functools.partial(_drive_with, clock=clock)
 
     async def story(run_id: str, expected: RunState, text: str, build: Callable[[], object]) -> None:
         if progress is not None:
@@ -130,7 +146,7 @@ async def build_demo(store: Store, *, bulk_turns: int = BULK_TURNS, progress: Ca
         script = [Turn(f"Auditing order {orders[n % 5]} (pass {n // 5 + 1}).", [Call("lookup_order", {"order_id": orders[n % 5]})],
                        usage=Usage(300 + n, 20)) for n in range(bulk_turns - 1)]  # fmt: skip
         script.append(Turn(f"Audit done: {bulk_turns - 1} lookups, no anomalies.", usage=Usage(300 + bulk_turns, 60)))
-        agent = desk_agent(demo_model(script), store, max_turns=bulk_turns + 1)
+        agent = desk_agent(demo_model(script), store, max_turns=bulk_turns + 1, clock=clock)
         await agent.run("audit-bulk", "Audit every open order, one lookup per turn.")
 
     await story("refund-a1002", RunState.COMPLETE, "approved refund, emailed", complete)

@@ -12,20 +12,20 @@ from textual.widgets import Static
 
 
 def binding_table(screen: Screen) -> Table:
-    """The bindings active on ``screen`` (focused widget, screen, app), deduplicated by action."""
-    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False, expand=True)
-    table.add_column("key", no_wrap=True)
-    table.add_column("does")
+    """The bindings active on ``screen`` (focused widget, screen, app): one row per action, all its keys."""
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    table.add_column("keys", no_wrap=True, min_width=14)
+    table.add_column("does", min_width=24)
     table.add_column("id", style="italic", no_wrap=True)
-    seen: set[tuple[str, str]] = set()
-    for key, active in screen.active_bindings.items():
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for active in screen.active_bindings.values():
         binding = active.binding
-        marker = (binding.action, binding.description)
+        keys = rows.setdefault((binding.action, binding.description, binding.id or ""), [])
         label = screen.app.get_key_display(binding)
-        if marker in seen:
-            continue
-        seen.add(marker)
-        table.add_row(Text(label or key), Text(binding.description or binding.action), Text(binding.id or ""))
+        if label not in keys:
+            keys.append(label)
+    for (action, description, binding_id), keys in rows.items():
+        table.add_row(Text(" ".join(keys)), Text(description or action), Text(binding_id))
     return table
 
 

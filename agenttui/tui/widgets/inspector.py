@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -127,7 +128,7 @@ def conversation_at(records: Sequence[Record], index: int) -> list[tuple[str, Re
 class RecordInspector(VerticalScroll):
     """The selected record in full. ``r`` toggles the stored bytes and uncut values."""
 
-    BINDINGS = [("r", "toggle_raw", "Raw/all")]
+    BINDINGS = [Binding("r", "toggle_raw", "Raw bytes / show all", id="inspector.raw")]
 
     show_raw: reactive[bool] = reactive(False)
 

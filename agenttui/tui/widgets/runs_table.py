@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual.binding import Binding
 
 from agenttui.journal.describe import clip, printable
 from agenttui.replay.status import RunState
@@ -34,8 +35,8 @@ class RunsTable(VirtualList[RunRow]):
 
     BINDINGS = [
         *VirtualList.BINDINGS,
-        ("l,right", "unfold", "Unfold"),
-        ("h,left", "fold", "Fold"),
+        Binding("l,right", "unfold", "Unfold", id="runs.unfold"),
+        Binding("h,left", "fold", "Fold", id="runs.fold"),
     ]
 
     id_width = 28

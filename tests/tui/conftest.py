@@ -1,0 +1,53 @@
+"""TUI fixtures: a demo store built once by the runtime with a pinned clock, and app helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from agenttui.demo.build import build_demo
+from agenttui.stores.sqlite import SQLiteStore
+
+#: The demo's clock: far enough ahead that its sleeping run still sleeps whenever tests run.
+FIXED_NOW = datetime(2031, 3, 14, 9, 26, tzinfo=timezone.utc)
+BULK_TURNS = 40
+
+
+async def _build(path: Path) -> None:
+    store = await SQLiteStore.open(path)
+    try:
+        await build_demo(store, bulk_turns=BULK_TURNS, clock=lambda: FIXED_NOW)
+    finally:
+        await store.close()
+
+
+@pytest.fixture(scope="session")
+def demo_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    asyncio.run(_build(path))
+    return path
+
+
+@pytest.fixture
+def demo_db(demo_db_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo store (tests may write to it)."""
+    path = tmp_path / "demo.db"
+    shutil.copy(demo_db_template, path)
+    return path
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait until every worker but the endless change feed is done, and the screen has caught up."""
+    app = pilot.app
+    for _ in range(50):
+        busy = [w for w in app.workers if w.group != "tail" and not w.is_finished]
+        if not busy:
+            break
+        await app.workers.wait_for_complete(busy)
+        await pilot.pause()
+    await pilot.pause()

