@@ -27,7 +27,7 @@ from agenttui.agent.events import (
 from agenttui.agent.model import Model, ModelRequest, TurnAssembler
 from agenttui.agent.pauses import PendingApproval, ResumeHalt, RunEnded
 from agenttui.agent.runstart import RunStart, ToolPolicy
-from agenttui.agent.tools import Tool, ToolContext, ToolOutput, encode_result
+from agenttui.agent.tools import Tool, ToolContext, ToolOutput
 from agenttui.errors import AgentTuiError
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_json
@@ -231,7 +231,7 @@ class Agent:
                 StepKind.TOOL_RESULT,
                 usage=output.usage,
                 tool_use_id=call.id,
-                result=encode_result(output.value),
+                result=output.result_json(),
                 is_error=output.is_error,
                 safety=tool.safety.recorded() if tool else None,
                 approval=tool.safety.approval_policy() if tool else None,

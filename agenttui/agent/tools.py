@@ -116,6 +116,11 @@ class ToolOutput:
     value: Any
     is_error: bool = False
     usage: Usage | None = None
+    raw: bytes | None = None
+    """The result's raw JSON, when it must be recorded byte for byte (replayed results)."""
+
+    def result_json(self) -> bytes:
+        return self.raw if self.raw is not None else encode_result(self.value)
 
 
 def encode_result(value: Any) -> bytes:

@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from agenttui.agent.actions import approve, cancel, deny
+from agenttui.agent.factory import AgentSetup
 from agenttui.agent.loop import utc_now
 from agenttui.agent.model import ModelDelta, ModelRequest
 from agenttui.agent.pauses import RunPaused
 from agenttui.agent.scripted import Call, Turn
-from agenttui.demo.desk import Effects, demo_model, desk_agent, refund_story, turns
+from agenttui.demo.desk import SYSTEM_PROMPT, Effects, demo_model, desk_agent, desk_tools, refund_story, turns
+from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import Usage
 from agenttui.replay.lease import new_holder
 from agenttui.replay.status import RunState
 from agenttui.stores.base import Store
 
 BULK_TURNS = 2000
+LIVE_TURNS = 400
+LIVE_RUN = "live-tail"
+_ORDERS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
 
 
 class SimulatedCrash(BaseException):
@@ -39,26 +43,73 @@ class CrashingModel:
             yield delta
 
 
+def _crash_on_refund(*_: object) -> None:
+    raise SimulatedCrash()
+
+
+def bulk_script(count: int) -> list[Turn]:
+    script = [Turn(f"Auditing order {_ORDERS[n % 5]} (pass {n // 5 + 1}).", [Call("lookup_order", {"order_id": _ORDERS[n % 5]})],
+                   usage=Usage(300 + n, 20)) for n in range(count - 1)]  # fmt: skip
+    return script + [Turn(f"Audit done: {count - 1} lookups, no anomalies.", usage=Usage(300 + count, 60))]
+
+
+def live_script(count: int) -> list[Turn]:
+    script = [Turn(f"Watching order {_ORDERS[n % 5]} (check {n + 1}).", [Call("lookup_order", {"order_id": _ORDERS[n % 5]})],
+                   usage=Usage(250, 15)) for n in range(count - 1)]  # fmt: skip
+    return script + [Turn("Watch finished.")]
+
+
+#: Every demo run's model script, so a re-drive (the demo's factory) continues its story.
+SCRIPTS: dict[str, list[Turn]] = {
+    "refund-a1002": refund_story("A-1002", 129.0),
+    "lookup-z0042": turns(
+        ("Let me find order Z-0042.", [Call("lookup_order", {"order_id": "Z-0042"})]),
+        ("I could not find order Z-0042. Could you check the number on your receipt?", []),
+    ),
+    "refund-a1003-denied": [
+        *refund_story("A-1003", 18.75, email=False)[:2],
+        Turn("The refund was declined by a reviewer; I've opened a lost-parcel claim instead.", usage=Usage(500, 40)),
+    ],
+    "refund-a1004-halted": refund_story("A-1004", 240.0),
+    "refund-a1005": refund_story("A-1005", 64.10),
+    "question-a1001": turns(
+        ("Let me look that order up.", [Call("lookup_order", {"order_id": "A-1001"})]),
+        ("Before I refund: card or store credit?", [Call("ask_customer", {"question": "Refund to your card, or as store credit?"})]),
+        ("Noted: store credit of $42.50 issued for order A-1001.", []),
+    ),
+    "settlement-a1002": turns(
+        ("Refund submitted earlier; waiting for the card network to settle it.",
+         [Call("wait_for_settlement", {"order_id": "A-1002", "hours": 36})]),
+        ("Settled: the money is back on your card.", []),
+    ),  # fmt: skip
+    "refund-a1001-stalled": refund_story("A-1001", 42.5),
+    "refund-a1001-cancelled": refund_story("A-1001", 42.5),
+    "eligibility-a1004": turns(
+        ("Let me ask the refunds specialist.", [Call("refunds_specialist", {"task": "Is order A-1004 eligible for a full refund?"})]),
+        ("Good news: order A-1004 is eligible for a full refund.", []),
+    ),
+}
+
+
+def factory(run_id: str) -> AgentSetup:
+    """The demo's agent factory (``--agent agenttui.demo.build:factory``): real desk tools, and the
+    run's own script as the model a re-drive continues with."""
+    root = root_run_id(run_id)
+    script = SCRIPTS.get(root)
+    max_turns = 100
+    if script is None and root == "audit-bulk":
+        script, max_turns = bulk_script(BULK_TURNS), BULK_TURNS + 1
+    elif script is None and root.startswith(LIVE_RUN):
+        script, max_turns = live_script(LIVE_TURNS), LIVE_TURNS + 1
+    return AgentSetup(desk_tools(), demo_model(script) if script else None, name="refund_desk",
+                      system_prompt=SYSTEM_PROMPT, max_turns=max_turns)  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class DemoRun:
     run_id: str
     expected: RunState
     story: str
-
-
-async def _drive_with(
-    store: Store, run_id: str, script: list[Turn], prompt: str, effects: Effects | None = None, *, model: object = None,
-    clock: Callable[[], datetime] = utc_now,
-) -> None:
-    agent = desk_agent(model or demo_model(script), store, effects, clock=clock)  # type: ignore[arg-type]
-    try:
-        await agent.run(run_id, prompt)
-    except (RunPaused, SimulatedCrash):
-        pass
-
-
-def _crash_on_refund(*_: object) -> None:
-    raise SimulatedCrash()
 
 
 async def build_demo(
@@ -72,109 +123,70 @@ async def build_demo(
 
     ``clock`` pins every time the runs record (sleeps, attempts), for reproducible stores.
     """
-    runs: list[DemoRun] = []
-    _drive = functools.partial(_drive_with, clock=clock)
 
-    async def story(run_id: str, expected: RunState, text: str, build: Callable[[], object]) -> None:
+    async def drive(run_id: str, prompt: str = "", effects: Effects | None = None, *, crash_at: int | None = None) -> None:
+        model = demo_model(SCRIPTS[run_id])
+        agent = desk_agent(model if crash_at is None else CrashingModel(model, crash_at), store, effects, clock=clock)  # type: ignore[arg-type]
+        try:
+            await agent.run(run_id, prompt)
+        except (RunPaused, SimulatedCrash):
+            pass  # the story stops where a real one would: paused, or its process dead
+
+    async def complete() -> None:
+        await drive("refund-a1002", "My standing mat (order A-1002) arrived damaged. Refund please.")
+        await approve(store, "refund-a1002", "call_1_0", approver="ops@example.com")
+        await drive("refund-a1002")
+
+    async def denied() -> None:
+        await drive("refund-a1003-denied", "Refund the lost cable kit, order A-1003.")
+        await deny(store, "refund-a1003-denied", "call_1_0", approver="ops@example.com")
+        await drive("refund-a1003-denied")
+
+    async def halted() -> None:
+        await drive("refund-a1004-halted", "Refund my monitor arm, order A-1004.")
+        await approve(store, "refund-a1004-halted", "call_1_0", approver="ops@example.com")
+        await drive("refund-a1004-halted", effects=Effects(on_refund=_crash_on_refund))
+
+    async def cancelled() -> None:
+        await drive("refund-a1001-cancelled", "Refund order A-1001.")
+        await cancel(store, "refund-a1001-cancelled", "customer withdrew the request")
+
+    async def bulk() -> None:
+        agent = desk_agent(demo_model(bulk_script(bulk_turns)), store, max_turns=bulk_turns + 1, clock=clock)
+        await agent.run("audit-bulk", "Audit every open order, one lookup per turn.")
+
+    stories: list[tuple[str, RunState, str, Callable[[], object]]] = [
+        ("refund-a1002", RunState.COMPLETE, "approved refund, emailed", complete),
+        ("lookup-z0042", RunState.COMPLETE, "a failed lookup", lambda: drive("lookup-z0042", "Where is my refund for order Z-0042?")),
+        ("refund-a1003-denied", RunState.COMPLETE, "a denied refund", denied),
+        ("refund-a1004-halted", RunState.HALTED, "crashed while refunding", halted),
+        ("refund-a1005", RunState.AWAITING_APPROVAL, "refund awaiting approval",
+         lambda: drive("refund-a1005", "I returned the keyboard (A-1005). Refund?")),
+        ("question-a1001", RunState.AWAITING_INPUT, "asked the customer",
+         lambda: drive("question-a1001", "I'd like my money back for the lamp, order A-1001.")),
+        ("settlement-a1002", RunState.SLEEPING, "waiting 36 h for settlement",
+         lambda: drive("settlement-a1002", "Has my refund for A-1002 settled?")),
+        ("refund-a1001-stalled", RunState.STALLED, "crashed between turns",
+         lambda: drive("refund-a1001-stalled", "Refund the lamp, order A-1001.", crash_at=1)),
+        ("refund-a1001-cancelled", RunState.CANCELLED, "cancelled by a human", cancelled),
+        ("eligibility-a1004", RunState.COMPLETE, "asked a sub-agent", lambda: drive("eligibility-a1004", "Can I get a full refund on A-1004?")),
+        ("audit-bulk", RunState.COMPLETE, f"{bulk_turns} turns", bulk),
+    ]  # fmt: skip
+    runs = []
+    for run_id, expected, text, build in stories:
         if progress is not None:
             progress(run_id)
         await build()  # type: ignore[misc]
         runs.append(DemoRun(run_id, expected, text))
-
-    async def complete() -> None:
-        script = refund_story("A-1002", 129.0)
-        await _drive(store, "refund-a1002", script, "My standing mat (order A-1002) arrived damaged. Refund please.")
-        await approve(store, "refund-a1002", "call_1_0", approver="ops@example.com")
-        await _drive(store, "refund-a1002", script, "")
-
-    async def failed_tool() -> None:
-        script = turns(
-            ("Let me find order Z-0042.", [Call("lookup_order", {"order_id": "Z-0042"})]),
-            ("I could not find order Z-0042. Could you check the number on your receipt?", []),
-        )
-        await _drive(store, "lookup-z0042", script, "Where is my refund for order Z-0042?")
-
-    async def denied() -> None:
-        script = refund_story("A-1003", 18.75, email=False)
-        await _drive(store, "refund-a1003-denied", script, "Refund the lost cable kit, order A-1003.")
-        await deny(store, "refund-a1003-denied", "call_1_0", approver="ops@example.com")
-        script[-1] = Turn("The refund was declined by a reviewer; I've opened a lost-parcel claim instead.", usage=Usage(500, 40))
-        await _drive(store, "refund-a1003-denied", script, "")
-
-    async def halted() -> None:
-        script = refund_story("A-1004", 240.0)
-        await _drive(store, "refund-a1004-halted", script, "Refund my monitor arm, order A-1004.")
-        await approve(store, "refund-a1004-halted", "call_1_0", approver="ops@example.com")
-        await _drive(store, "refund-a1004-halted", script, "", Effects(on_refund=_crash_on_refund))
-
-    async def awaiting_approval() -> None:
-        await _drive(store, "refund-a1005", refund_story("A-1005", 64.10), "I returned the keyboard (A-1005). Refund?")
-
-    async def awaiting_input() -> None:
-        script = turns(
-            ("Let me look that order up.", [Call("lookup_order", {"order_id": "A-1001"})]),
-            ("Before I refund: card or store credit?", [Call("ask_customer", {"question": "Refund to your card, or as store credit?"})]),
-            ("Done.", []),
-        )
-        await _drive(store, "question-a1001", script, "I'd like my money back for the lamp, order A-1001.")
-
-    async def sleeping() -> None:
-        script = turns(
-            ("Refund submitted earlier; waiting for the card network to settle it.",
-             [Call("wait_for_settlement", {"order_id": "A-1002", "hours": 36})]),
-            ("Settled: the money is back on your card.", []),
-        )  # fmt: skip
-        await _drive(store, "settlement-a1002", script, "Has my refund for A-1002 settled?")
-
-    async def stalled() -> None:
-        script = refund_story("A-1001", 42.5)
-        await _drive(store, "refund-a1001-stalled", script, "Refund the lamp, order A-1001.", model=CrashingModel(demo_model(script), 1))
-
-    async def cancelled() -> None:
-        await _drive(store, "refund-a1001-cancelled", refund_story("A-1001", 42.5), "Refund order A-1001.")
-        await cancel(store, "refund-a1001-cancelled", "customer withdrew the request")
-
-    async def specialist() -> None:
-        script = turns(
-            ("Let me ask the refunds specialist.", [Call("refunds_specialist", {"task": "Is order A-1004 eligible for a full refund?"})]),
-            ("Good news: order A-1004 is eligible for a full refund.", []),
-        )
-        await _drive(store, "eligibility-a1004", script, "Can I get a full refund on A-1004?")
-
-    async def bulk() -> None:
-        orders = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
-        script = [Turn(f"Auditing order {orders[n % 5]} (pass {n // 5 + 1}).", [Call("lookup_order", {"order_id": orders[n % 5]})],
-                       usage=Usage(300 + n, 20)) for n in range(bulk_turns - 1)]  # fmt: skip
-        script.append(Turn(f"Audit done: {bulk_turns - 1} lookups, no anomalies.", usage=Usage(300 + bulk_turns, 60)))
-        agent = desk_agent(demo_model(script), store, max_turns=bulk_turns + 1, clock=clock)
-        await agent.run("audit-bulk", "Audit every open order, one lookup per turn.")
-
-    await story("refund-a1002", RunState.COMPLETE, "approved refund, emailed", complete)
-    await story("lookup-z0042", RunState.COMPLETE, "a failed lookup", failed_tool)
-    await story("refund-a1003-denied", RunState.COMPLETE, "a denied refund", denied)
-    await story("refund-a1004-halted", RunState.HALTED, "crashed while refunding", halted)
-    await story("refund-a1005", RunState.AWAITING_APPROVAL, "refund awaiting approval", awaiting_approval)
-    await story("question-a1001", RunState.AWAITING_INPUT, "asked the customer", awaiting_input)
-    await story("settlement-a1002", RunState.SLEEPING, "waiting 36 h for settlement", sleeping)
-    await story("refund-a1001-stalled", RunState.STALLED, "crashed between turns", stalled)
-    await story("refund-a1001-cancelled", RunState.CANCELLED, "cancelled by a human", cancelled)
-    await story("eligibility-a1004", RunState.COMPLETE, "asked a sub-agent", specialist)
-    await story("audit-bulk", RunState.COMPLETE, f"{bulk_turns} turns", bulk)
     return runs
 
 
-LIVE_RUN = "live-tail"
-
-
-async def write_live_run(store: Store, *, interval: float = 1.5, turns_total: int = 400, run_id: str = LIVE_RUN) -> None:
+async def write_live_run(store: Store, *, interval: float = 1.5, turns_total: int = LIVE_TURNS, run_id: str = LIVE_RUN) -> None:
     """Keep one run in flight: a turn every ``interval`` seconds, under a held lease.
 
-    The demo starts this in the background so the TUI has a run to tail.
+    The demo starts this in a separate process so the TUI has a run to tail.
     """
-    orders = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
-    script = [Turn(f"Watching order {orders[n % 5]} (check {n + 1}).", [Call("lookup_order", {"order_id": orders[n % 5]})], usage=Usage(250, 15))
-              for n in range(turns_total - 1)] + [Turn("Watch finished.")]  # fmt: skip
-    agent = desk_agent(demo_model(script, latency=interval), store, max_turns=turns_total + 1)
+    agent = desk_agent(demo_model(live_script(turns_total), latency=interval), store, max_turns=turns_total + 1)
     holder = new_holder()
     if not await store.acquire_lease(run_id, holder, ttl=interval * 4):
         return  # another demo process is already writing it
