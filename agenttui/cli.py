@@ -237,5 +237,164 @@ async def mermaid(store: str, run_id: str, as_ascii: bool, plain: bool, width: i
 
 
 
+EXIT_DIVERGED = 3
+agent_option = click.option("--agent", "agent_spec", metavar="MODULE:FACTORY", help="Your agent factory: builds the tools (and model) for a run.")
+
+
+@main.command("replay")
+@click.argument("store")
+@click.argument("run_id")
+@agent_option
+@click.option("--json", "as_json", is_flag=True, help="The outcome and the first divergence as JSON.")
+@run_async
+async def replay_command(store: str, run_id: str, agent_spec: str | None, as_json: bool) -> None:
+    """Replay a run offline against its recording: exit 0 if it matches, 3 if it diverges."""
+    from agenttui.agent.factory import load_factory
+    from agenttui.render.diff import payload_diff
+    from agenttui.replay.session import ReplaySession, ReplayState
+
+    setup = load_factory(agent_spec)(run_id) if agent_spec else None
+
+    async def body(opened: Store) -> tuple[Any, Any, Any]:
+        session = await ReplaySession.open(opened, run_id, setup)
+        progress = await session.run_to_end()
+        return session, progress, await session.diff()
+
+    session, progress, diff = await _with_store(store, body)
+    first = diff.first_divergence
+    diverged = progress.state in (ReplayState.DIVERGED, ReplayState.FAILED) or first is not None
+    if as_json:
+        click.echo(json.dumps({
+            "run_id": run_id, "tools": session.mode, "matches": not diverged, "state": progress.state.value,
+            "turns": progress.turn, "recorded_turns": progress.recorded_turns, "reason": progress.reason,
+            "first_divergence": None if first is None else {"step": first.name, "state": first.state.value, "reason": first.reason},
+        }, indent=2, ensure_ascii=False))  # fmt: skip
+    else:
+        click.echo(f"replayed {progress.turn} of {progress.recorded_turns} turns with {session.mode}: {progress.state.value}"
+                   + (f" ({printable(progress.reason)})" if progress.reason else ""))  # fmt: skip
+        if first is not None:
+            click.echo(f"first divergence at {printable(first.name)}: {first.reason}")
+            for line in payload_diff(first):
+                click.echo("  " + printable(line))
+        elif not diverged:
+            click.echo("the replay matches the recording")
+    if diverged:
+        sys.exit(EXIT_DIVERGED)
+
+
+async def _apply(store: str, operation: Any) -> None:
+    """Open the store for writing only for this operation, apply it, print what it did."""
+    message = await _with_store(store, operation.apply, read_only=False)
+    click.echo(message)
+
+
+@main.command()
+@click.argument("store")
+@click.argument("run_id")
+@click.argument("call")
+@click.option("--approver", default="", help="Who approves (recorded on the decision).")
+@run_async
+async def approve(store: str, run_id: str, call: str, approver: str) -> None:
+    """Approve call CALL of a run awaiting approval."""
+    from agenttui.replay.operations import Decide
+
+    await _apply(store, Decide(run_id, call, True, approver))
+
+
+@main.command()
+@click.argument("store")
+@click.argument("run_id")
+@click.argument("call")
+@click.option("--approver", default="", help="Who denies (recorded on the decision).")
+@run_async
+async def deny(store: str, run_id: str, call: str, approver: str) -> None:
+    """Deny call CALL of a run awaiting approval (records the denial result too)."""
+    from agenttui.replay.operations import Decide
+
+    await _apply(store, Decide(run_id, call, False, approver))
+
+
+@main.command()
+@click.argument("store")
+@click.argument("run_id")
+@click.argument("name")
+@click.argument("value")
+@run_async
+async def answer(store: str, run_id: str, name: str, value: str) -> None:
+    """Answer interrupt NAME of a run; VALUE is JSON (a bare word is taken as a string)."""
+    from agenttui.replay.operations import Answer
+
+    await _apply(store, Answer(run_id, name, _json_or_text(value)))
+
+
+@main.command()
+@click.argument("store")
+@click.argument("run_id")
+@click.argument("call")
+@click.option("--fired/--not-fired", required=True, help="Whether the call's effect happened.")
+@click.option("--result", default="null", help="With --fired: the call's result as JSON.")
+@run_async
+async def resolve(store: str, run_id: str, call: str, fired: bool, result: str) -> None:
+    """Resolve a halted call whose outcome was unknown."""
+    from agenttui.replay.operations import Resolve
+
+    await _apply(store, Resolve(run_id, call, fired, _json_or_text(result) if fired else None))
+
+
+@main.command()
+@click.argument("store")
+@click.argument("run_id")
+@click.option("--reason", default="", help="Why (recorded in run:cancelled).")
+@run_async
+async def cancel(store: str, run_id: str, reason: str) -> None:
+    """Cancel a run: writes run:cancelled."""
+    from agenttui.replay.operations import Cancel
+
+    await _apply(store, Cancel(run_id, reason))
+
+
+@main.command()
+@click.argument("store")
+@click.argument("run_id")
+@click.option("--agent", "agent_spec", required=True, metavar="MODULE:FACTORY", help="Your agent factory.")
+@run_async
+async def redrive(store: str, run_id: str, agent_spec: str) -> None:
+    """Drive one run forward with your agent, under its lease."""
+    from agenttui.agent.factory import load_factory
+    from agenttui.replay.operations import Redrive
+
+    await _apply(store, Redrive(run_id, agent_spec, load_factory(agent_spec)))
+
+
+@main.command("recover")
+@click.argument("store")
+@click.option("--agent", "agent_spec", required=True, metavar="MODULE:FACTORY", help="Your agent factory.")
+@run_async
+async def recover_command(store: str, agent_spec: str) -> None:
+    """Re-drive every unfinished run, each under its lease (pauses count as recovered)."""
+    from agenttui.agent.factory import load_factory
+    from agenttui.replay.operations import RecoverAll
+
+    await _apply(store, RecoverAll(agent_spec, load_factory(agent_spec)))
+
+
+@main.command()
+@click.argument("store")
+@click.argument("run_id")
+@run_async
+async def release(store: str, run_id: str) -> None:
+    """Release a run's lapsed lease (refused while the lease is live)."""
+    from agenttui.replay.operations import ReleaseLease
+
+    await _apply(store, ReleaseLease(run_id))
+
+
+def _json_or_text(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

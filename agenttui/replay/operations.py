@@ -1,0 +1,247 @@
+"""Recover operations: what a person does to a run, described before it is done.
+
+Each operation says exactly what it will write and the CLI command that does the same, so the
+TUI's confirmation and the CLI share one description; ``apply`` then does it under the run's
+lease (a run a live driver holds is refused, naming the holder), writing only through the
+journal's at-most-once insert. The TUI and the CLI both call these; neither has its own copy.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agenttui.agent import actions
+from agenttui.agent.factory import AgentSetup
+from agenttui.agent.pauses import RunPaused
+from agenttui.agent.runstart import RunStart
+from agenttui.errors import AgentTuiError, RunNotFoundError
+from agenttui.journal import keys
+from agenttui.journal.journal import Journal
+from agenttui.replay.lease import LeaseHeld, lease, new_holder
+from agenttui.replay.recover import RecoverReport, recover
+from agenttui.stores.base import Store
+
+
+class Operation(Protocol):
+    title: str
+
+    def will_write(self) -> str:
+        """The records the operation writes, for a person to check before confirming."""
+
+    def command(self, store_url: str) -> str:
+        """The CLI command that does the same."""
+
+    async def apply(self, store: Store) -> str:
+        """Do it; return one line saying what happened."""
+
+
+def _cli(*words: str) -> str:
+    return "agenttui " + " ".join(shlex.quote(w) for w in words)
+
+
+async def _leased(store: Store, run_id: str, body: Callable[[], Any]) -> Any:
+    return await lease(store, run_id, body, ttl=30)
+
+
+def _outcome(outcome: actions.ActionOutcome, what: str) -> str:
+    if outcome.applied:
+        return f"{what}: wrote " + ", ".join(r.name for r in outcome.written)
+    return f"nothing written: {outcome.standing.name} was already recorded"
+
+
+@dataclass(frozen=True)
+class Decide:
+    """Approve or deny a call awaiting approval."""
+
+    run_id: str
+    tool_use_id: str
+    approved: bool
+    approver: str = ""
+
+    @property
+    def title(self) -> str:
+        return f"{'Approve' if self.approved else 'Deny'} call {self.tool_use_id} of run {self.run_id}"
+
+    def will_write(self) -> str:
+        lines = [f"{keys.approval_key(self.tool_use_id)}  approval  approved={str(self.approved).lower()}"
+                 + (f" approver={self.approver}" if self.approver else "")]  # fmt: skip
+        if not self.approved:
+            lines.append(f'{keys.tool_key(self.tool_use_id)}  tool_result  is_error=true  "tool call denied by human"')
+        return "\n".join(lines)
+
+    def command(self, store_url: str) -> str:
+        extra = ["--approver", self.approver] if self.approver else []
+        return _cli("approve" if self.approved else "deny", store_url, self.run_id, self.tool_use_id, *extra)
+
+    async def apply(self, store: Store) -> str:
+        outcome = await _leased(store, self.run_id, lambda: actions.decide_approval(
+            store, self.run_id, self.tool_use_id, approved=self.approved, approver=self.approver))  # fmt: skip
+        return _outcome(outcome, "approved" if self.approved else "denied")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Answer a pending interrupt."""
+
+    run_id: str
+    name: str
+    value: Any
+
+    @property
+    def title(self) -> str:
+        return f"Answer {self.name} of run {self.run_id}"
+
+    def will_write(self) -> str:
+        return f"{keys.interrupt_key(self.name)}  value  {json.dumps(self.value, ensure_ascii=False)}"
+
+    def command(self, store_url: str) -> str:
+        return _cli("answer", store_url, self.run_id, self.name, json.dumps(self.value, ensure_ascii=False))
+
+    async def apply(self, store: Store) -> str:
+        return _outcome(await _leased(store, self.run_id, lambda: actions.answer(store, self.run_id, self.name, self.value)), "answered")
+
+
+@dataclass(frozen=True)
+class Resolve:
+    """Resolve a halted call: it did not fire (retry it), or it fired with a result."""
+
+    run_id: str
+    tool_use_id: str
+    fired: bool
+    result: Any = None
+
+    @property
+    def title(self) -> str:
+        return f"Resolve halted call {self.tool_use_id} of run {self.run_id}: " + ("it fired" if self.fired else "it did not fire")
+
+    def will_write(self) -> str:
+        if self.fired:
+            return f"{keys.tool_key(self.tool_use_id)}  tool_result  reconciled=true  {json.dumps(self.result, ensure_ascii=False)}"
+        return f"attempt:not-started:<claim>:<marker>  not_started  (voids the attempt; the next drive retries the call)"
+
+    def command(self, store_url: str) -> str:
+        if self.fired:
+            return _cli("resolve", store_url, self.run_id, self.tool_use_id, "--fired", "--result", json.dumps(self.result, ensure_ascii=False))
+        return _cli("resolve", store_url, self.run_id, self.tool_use_id, "--not-fired")
+
+    async def apply(self, store: Store) -> str:
+        outcome = await _leased(store, self.run_id, lambda: actions.resolve_halt(
+            store, self.run_id, self.tool_use_id, fired=self.fired, result=self.result))  # fmt: skip
+        return _outcome(outcome, "resolved")
+
+
+@dataclass(frozen=True)
+class Cancel:
+    run_id: str
+    reason: str = ""
+
+    @property
+    def title(self) -> str:
+        return f"Cancel run {self.run_id}"
+
+    def will_write(self) -> str:
+        return f'{keys.RUN_CANCELLED}  value  {json.dumps({"reason": self.reason}, ensure_ascii=False)}'
+
+    def command(self, store_url: str) -> str:
+        return _cli("cancel", store_url, self.run_id, *(["--reason", self.reason] if self.reason else []))
+
+    async def apply(self, store: Store) -> str:
+        return _outcome(await _leased(store, self.run_id, lambda: actions.cancel(store, self.run_id, self.reason)), "cancelled")
+
+
+async def _redrive(store: Store, run_id: str, setup: AgentSetup) -> str:
+    records = await Journal(store).history(run_id)
+    start = next((r for r in records if r.name == keys.RUN_START), None)
+    if start is None:
+        raise RunNotFoundError(run_id) if not records else AgentTuiError(f"run {run_id!r} has no run:start record")
+    try:
+        answer = await setup.agent(store).run(run_id, RunStart.decode(start.result).input)
+    except RunPaused as pause:
+        return f"re-driven; paused again: {pause.message}"
+    return f"re-driven to completion: {answer.text[:80]}"
+
+
+@dataclass(frozen=True)
+class Redrive:
+    """Drive a run forward with the user's agent (``--agent``), under its lease."""
+
+    run_id: str
+    factory_spec: str
+    factory: Callable[[str], AgentSetup]
+
+    @property
+    def title(self) -> str:
+        return f"Re-drive run {self.run_id}"
+
+    def will_write(self) -> str:
+        return "the run's next steps, as the agent takes them (model turns, tool results, run:complete)"
+
+    def command(self, store_url: str) -> str:
+        return _cli("redrive", store_url, self.run_id, "--agent", self.factory_spec)
+
+    async def apply(self, store: Store) -> str:
+        return await _leased(store, self.run_id, lambda: _redrive(store, self.run_id, self.factory(self.run_id)))
+
+
+@dataclass(frozen=True)
+class RecoverAll:
+    """The spec's Recover: re-drive every unfinished run (pauses count as recovered)."""
+
+    factory_spec: str
+    factory: Callable[[str], AgentSetup]
+    on_progress: Callable[[int, str], None] | None = None
+
+    title = "Recover every unfinished run"
+
+    def will_write(self) -> str:
+        return "for each unfinished root run not leased elsewhere: its next steps, under its lease"
+
+    def command(self, store_url: str) -> str:
+        return _cli("recover", store_url, "--agent", self.factory_spec)
+
+    async def run(self, store: Store) -> RecoverReport:
+        async def resume(run_id: str) -> None:
+            records = await Journal(store).history(run_id)
+            start = next(r for r in records if r.name == keys.RUN_START)
+            await self.factory(run_id).agent(store).run(run_id, RunStart.decode(start.result).input)
+
+        _, _, report = await recover(store, resume, on_progress=self.on_progress)
+        return report
+
+    async def apply(self, store: Store) -> str:
+        report = await self.run(store)
+        return (f"recovered {len(report.re_driven)} runs ({len(report.paused)} paused again), "
+                f"skipped {len(report.skipped)}, {len(report.errors)} errors")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ReleaseLease:
+    """Drop a lapsed lease, so the run reads as stalled and can be recovered."""
+
+    run_id: str
+
+    @property
+    def title(self) -> str:
+        return f"Release the lapsed lease of run {self.run_id}"
+
+    def will_write(self) -> str:
+        return f"deletes the lease row of {keys.root_run_id(self.run_id)} (only if it has lapsed; the journal is untouched)"
+
+    def command(self, store_url: str) -> str:
+        return _cli("release", store_url, self.run_id)
+
+    async def apply(self, store: Store) -> str:
+        root = keys.root_run_id(self.run_id)
+        current = await store.get_lease(root)
+        if current is None:
+            return "nothing to release: the run holds no lease"
+        holder = new_holder()
+        # Acquiring succeeds only if the lease has lapsed, atomically; then release our own.
+        if not await store.acquire_lease(root, holder, ttl=5):
+            raise LeaseHeld(self.run_id, current.holder, current.expires_in)
+        await store.release_lease(root, holder)
+        return f"released the lapsed lease of {current.holder}"
