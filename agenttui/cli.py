@@ -29,6 +29,7 @@ T = TypeVar("T")
 EXIT_NOT_FOUND = 1
 EXIT_USAGE = 2
 DEFAULT_DEMO_PATH = "agenttui-demo.db"
+DEMO_FACTORY = "agenttui.demo.build:factory"
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -101,11 +102,23 @@ theme_option = click.option("--theme", default=None, help="Theme name (see theme
 @main.command("open")
 @click.argument("store")
 @theme_option
-def open_command(store: str, theme: str | None) -> None:
+@click.option("--agent", "agent_spec", metavar="MODULE:FACTORY", help="Your agent factory: replay with your code, re-drive runs.")
+def open_command(store: str, theme: str | None, agent_spec: str | None) -> None:
     """Open the TUI on STORE (read-only: nothing is written unless you confirm an action)."""
     from agenttui.tui.app import launch
 
-    sys.exit(launch(store, theme=theme))
+    if agent_spec:
+        _check_factory(agent_spec)
+    sys.exit(launch(store, theme=theme, agent_spec=agent_spec))
+
+
+def _check_factory(spec: str) -> None:
+    from agenttui.agent.factory import load_factory
+
+    try:
+        load_factory(spec)
+    except AgentTuiError as exc:
+        fail(f"{exc.title}: {exc.message}")
 
 
 @main.command()
@@ -124,7 +137,7 @@ def demo(path: Path, no_tui: bool, bulk_turns: int, theme: str | None) -> None:
         return
     from agenttui.tui.app import launch
 
-    sys.exit(launch(str(path), theme=theme, live_writer=True))
+    sys.exit(launch(str(path), theme=theme, live_writer=True, agent_spec=DEMO_FACTORY))
 
 
 def _status_json(status: RunStatus) -> dict[str, Any]:

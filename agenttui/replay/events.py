@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from agenttui.agent.events import AssistantTurn, ToolCompleted
 from agenttui.journal.journal import Journal
@@ -20,11 +20,17 @@ def tool_names(records: Sequence[Record]) -> dict[str, str]:
     return names
 
 
-def events_of(run_id: str, records: Sequence[Record]) -> list[AssistantTurn | ToolCompleted]:
-    """Model records as ``AssistantTurn(replayed=True)``, tool results as ``ToolCompleted``, in order."""
-    names = tool_names(records)
+def events_of(
+    run_id: str, records: Sequence[Record], *, first_turn: int = 0, names: Mapping[str, str] | None = None
+) -> list[AssistantTurn | ToolCompleted]:
+    """Model records as ``AssistantTurn(replayed=True)``, tool results as ``ToolCompleted``, in order.
+
+    For a slice of the journal (the records a live tail read), ``first_turn`` numbers its turns
+    and ``names`` gives the tool names of calls made before it.
+    """
+    names = names if names is not None else tool_names(records)
     events: list[AssistantTurn | ToolCompleted] = []
-    turn = 0
+    turn = first_turn
     for record in records:
         if record.kind == StepKind.MODEL:
             events.append(AssistantTurn(run_id, turn, record.message or Message.assistant(), replayed=True))

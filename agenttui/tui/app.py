@@ -12,6 +12,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
+from agenttui.agent.factory import AgentFactory, load_factory
 from agenttui.errors import AgentTuiError
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
@@ -54,8 +55,12 @@ class AgentTuiApp(App[int]):
         theme: str | None = None,
         tail: bool = True,
         theme_dir: Path | None = None,
+        agent_spec: str | None = None,
     ) -> None:
         super().__init__()
+        self.agent_spec = agent_spec
+        """``--agent module:factory``: the user's agent, for replays with their code and re-drives."""
+        self.agent_factory: AgentFactory | None = load_factory(agent_spec) if agent_spec else None
         self.url = url or (store.display_url if store else "")
         self.store: Store | None = store
         self._owns_store = store is None
@@ -128,21 +133,21 @@ class AgentTuiApp(App[int]):
 
     def on_connection_changed(self, message: ConnectionChanged) -> None:
         self._connection = message.state
-        self._update_status_bars()
+        self.refresh_status_bars()
 
     def on_tail_state_changed(self, message: TailStateChanged) -> None:
         self._tail_state = message.state
-        self._update_status_bars()
+        self.refresh_status_bars()
 
-    def _update_status_bars(self) -> None:
+    def status_fields(self) -> tuple[str, str, str]:
+        """What status bars show: the store (password masked), the connection, the tail."""
+        return describe_url(self.url), self._connection, self._tail_state
+
+    def refresh_status_bars(self) -> None:
+        """Tell every status bar the news (a bar mounted later asks ``status_fields`` itself)."""
         for screen in self.screen_stack:
             for bar in screen.query(StatusBar):
-                bar.store_url = describe_url(self.url)
-                bar.connection = self._connection
-                bar.tail = self._tail_state
-
-    def on_screen_resume(self) -> None:
-        self._update_status_bars()
+                bar.show(*self.status_fields())
 
     # -- the error hub -----------------------------------------------------------------------
 
@@ -160,7 +165,6 @@ class AgentTuiApp(App[int]):
     def open_run(self, run_id: str) -> None:
         screen = RunScreen(run_id)
         self.push_screen(screen)
-        self.call_after_refresh(self._update_status_bars)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -172,7 +176,7 @@ class AgentTuiApp(App[int]):
         self.notify(f"theme: {self.theme}", timeout=2)
 
 
-def launch(url: str, *, theme: str | None = None, live_writer: bool = False) -> int:
+def launch(url: str, *, theme: str | None = None, live_writer: bool = False, agent_spec: str | None = None) -> int:
     """Run the TUI on ``url``; returns the process exit code. ``live_writer`` (the demo) starts
     a separate process that keeps one run in flight, so there is something to tail."""
     writer = None
@@ -182,7 +186,7 @@ def launch(url: str, *, theme: str | None = None, live_writer: bool = False) -> 
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )  # fmt: skip
-    app = AgentTuiApp(url, theme=theme)
+    app = AgentTuiApp(url, theme=theme, agent_spec=agent_spec)
     try:
         app.run()
     finally:

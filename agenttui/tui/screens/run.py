@@ -21,6 +21,10 @@ from agenttui.journal.record import Record, StepKind
 from agenttui.replay.status import RunStatus, run_status
 from agenttui.stores.base import Store
 from agenttui.tui.messages import StoreChanged
+from agenttui.replay.events import events_of
+from agenttui.tui.screens.replay import ReplayScreen
+from agenttui.tui.widgets.events_view import EventsView
+from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.status_bar import StatusBar
@@ -52,7 +56,11 @@ class RunScreen(Screen[None]):
         Binding("f", "toggle_follow", "Follow", id="run.follow"),
         Binding("i", "show_pane('inspector')", "Inspector", id="run.inspector"),
         Binding("c", "show_pane('conversation')", "State at step", id="run.conversation"),
+        Binding("v", "show_pane('events')", "Events", show=False, id="run.events"),
+        Binding("w", "show_pane('flow')", "Flowchart", id="run.flowchart"),
         Binding("p", "toggle_panes", "Panes", show=False, id="run.toggle-panes"),
+        Binding("R", "replay", "Replay", id="run.replay"),
+        Binding("Y", "replay_with_agent", "Replay with your agent", show=False, id="run.replay-agent"),
     ]
 
     follow: reactive[bool] = reactive(True)
@@ -66,6 +74,7 @@ class RunScreen(Screen[None]):
         self._names: dict[str, str] = {}
         self._loaded = False
         self._status_text = "loading…"
+        self._turns = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-title")
@@ -76,6 +85,10 @@ class RunScreen(Screen[None]):
                     yield RecordInspector(id="record-inspector")
                 with TabPane("State at step", id="conversation"):
                     yield ConversationView(id="conversation-view")
+                with TabPane("Events", id="events"):
+                    yield EventsView(id="events-view")
+                with TabPane("Flowchart", id="flow"):
+                    yield FlowchartView(id="run-flowchart")
         yield StatusBar(id="status-bar")
         yield Footer()
 
@@ -132,6 +145,9 @@ class RunScreen(Screen[None]):
         self.records.extend(fresh)
         journal.tool_names = self._names
         journal.extend(fresh)
+        self.query_one(FlowchartView).append(fresh)
+        self.query_one(EventsView).add(events_of(self.run_id, fresh, first_turn=self._turns, names=self._names))
+        self._turns += sum(r.kind == StepKind.MODEL for r in fresh)
         if first_batch and self.records:
             journal.cursor = 0
         elif message.tail and self.follow and at_end and fresh:
@@ -154,11 +170,17 @@ class RunScreen(Screen[None]):
     def _show(self, index: int) -> None:
         if not 0 <= index < len(self.records):
             return
-        panes = self.query_one(TabbedContent)
-        if panes.active == "inspector":
+        active = self.query_one(TabbedContent).active
+        if active == "inspector":
             self.query_one(RecordInspector).show(self.records[index], index, self._names)
-        else:
+        elif active == "conversation":
             self.query_one(ConversationView).show(self.records, index)
+        self.query_one(FlowchartView).select_record(index)
+
+    @on(FlowchartView.RecordSelected)
+    def flowchart_moved(self, event: FlowchartView.RecordSelected) -> None:
+        if event.record_index < len(self.records):
+            self.journal_list.cursor = event.record_index
 
     @on(TabbedContent.TabActivated)
     def pane_changed(self) -> None:
@@ -181,6 +203,16 @@ class RunScreen(Screen[None]):
 
     def action_show_pane(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane
+
+    def action_replay(self) -> None:
+        self.app.push_screen(ReplayScreen(self.run_id))
+
+    def action_replay_with_agent(self) -> None:
+        factory = self.app.agent_factory  # type: ignore[attr-defined]
+        if factory is None:
+            self.notify("start agenttui with --agent module:factory to replay with your code", severity="warning")
+            return
+        self.app.push_screen(ReplayScreen(self.run_id, factory(self.run_id)))
 
     def action_toggle_panes(self) -> None:
         panes = self.query_one("#run-panes")

@@ -17,5 +17,11 @@ class StatusBar(Static):
     def render(self) -> Text:
         return Text(f" {printable(self.store_url)}  ·  {self.connection}  ·  tail: {self.tail}  ·  read-only")
 
+    def on_mount(self) -> None:
+        self.show(*self.app.status_fields())  # type: ignore[attr-defined]
+
+    def show(self, store_url: str, connection: str, tail: str) -> None:
+        self.store_url, self.connection, self.tail = store_url, connection, tail
+
     def watch_connection(self, value: str) -> None:
         self.set_class(value != "connected", "-degraded")

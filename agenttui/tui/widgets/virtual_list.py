@@ -47,6 +47,10 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
             self.list = sender
             self.index = index
 
+        @property
+        def control(self) -> VirtualList:
+            return self.list
+
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, VirtualList.CursorMoved) and message.list is self.list
 
@@ -57,6 +61,10 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
             super().__init__()
             self.list = sender
             self.index = index
+
+        @property
+        def control(self) -> VirtualList:
+            return self.list
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)

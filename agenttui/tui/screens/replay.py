@@ -1,0 +1,221 @@
+"""Replay mode: re-drive a run offline one model turn per key, with event, diff and flowchart panes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
+
+from agenttui.agent.events import AgentEvent
+from agenttui.agent.factory import AgentSetup
+from agenttui.journal.describe import printable
+from agenttui.journal.record import Record
+from agenttui.render.diff import JournalDiff
+from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
+from agenttui.stores.base import Store
+from agenttui.tui.widgets.diff_view import DiffView, diff_detail
+from agenttui.tui.widgets.events_view import EventsView
+from agenttui.tui.widgets.flowchart_view import FlowchartView
+from agenttui.tui.widgets.journal_list import JournalList
+from agenttui.tui.widgets.status_bar import StatusBar
+
+
+@dataclass
+class ReplayEvents(Message):
+    """Events the replayed agent emitted, in order."""
+
+    events: list[AgentEvent]
+
+
+@dataclass
+class ReplayAdvanced(Message):
+    """The replay moved: where it is, the replayed journal, and its diff against the recording."""
+
+    progress: ReplayProgress
+    records: list[Record]
+    diff: JournalDiff
+    restarted: bool
+
+
+class ReplayScreen(Screen[None]):
+    """Replay of one run. ``n`` next turn, ``e`` to the end, ``b`` back one, ``t`` jump to a turn."""
+
+    AUTO_FOCUS = "#replayed-journal"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="replay.back"),
+        Binding("n,space", "next_turn", "Next turn", id="replay.next"),
+        Binding("e", "run_to_end", "To end", id="replay.end"),
+        Binding("b", "back_turn", "Back a turn", id="replay.previous"),
+        Binding("t", "jump_prompt", "Jump to turn", id="replay.jump"),
+        Binding("1", "show_pane('events')", "Events", show=False, id="replay.events"),
+        Binding("2", "show_pane('diff')", "Diff", show=False, id="replay.diff"),
+        Binding("3", "show_pane('flow')", "Flowchart", show=False, id="replay.flowchart"),
+    ]
+
+    def __init__(self, run_id: str, setup: AgentSetup | None = None) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.setup = setup
+        self.session: ReplaySession | None = None
+        self.records: list[Record] = []
+        self.diff: JournalDiff | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="replay-title")
+        yield ProgressBar(id="replay-progress", show_eta=False)
+        yield Input(placeholder="jump to turn (0 = the start)", id="replay-jump", type="integer")
+        with Horizontal(id="run-body"):
+            yield JournalList(id="replayed-journal")
+            with TabbedContent(id="replay-panes", initial="events"):
+                with TabPane("Events", id="events"):
+                    yield EventsView(id="events-view")
+                with TabPane("Diff", id="diff"):
+                    with Vertical():
+                        yield DiffView(id="diff-view")
+                        with VerticalScroll(id="diff-detail-scroll"):
+                            yield Static(id="diff-detail")
+                with TabPane("Flowchart", id="flow"):
+                    yield FlowchartView(id="replay-flowchart")
+        yield StatusBar(id="status-bar")
+        yield Footer()
+
+    @property
+    def store(self) -> Store:
+        return self.app.store  # type: ignore[attr-defined, no-any-return]
+
+    def on_mount(self) -> None:
+        self.query_one("#replay-jump").display = False
+        self._title()
+        self.drive("open")
+
+    # -- the replay worker -------------------------------------------------------------------
+
+    @work(exclusive=True, group="replay", exit_on_error=False)
+    async def drive(self, what: str, turn: int = 0) -> None:
+        """Move the replay; report events and the new position as messages."""
+        if self.session is None:
+            self.session = await ReplaySession.open(self.store, self.run_id, self.setup)
+        session = self.session
+        restarted = what in ("back", "jump")
+        if what == "next":
+            await session.step(lambda event: self.post_message(ReplayEvents([event])))
+        elif what == "end":
+            while not session.done:
+                events = await session.step()
+                self.post_message(ReplayEvents(events))
+                self.post_message(ReplayAdvanced(session.progress, await session.replayed(), await session.diff(), False))
+        elif what == "back":
+            await session.back()
+        elif what == "jump":
+            await session.jump(turn)
+        self.post_message(ReplayAdvanced(session.progress, await session.replayed(), await session.diff(), restarted))
+
+    def on_replay_events(self, message: ReplayEvents) -> None:
+        self.query_one(EventsView).add(message.events)
+
+    def _restart_events(self, events: list[AgentEvent]) -> None:
+        view = self.query_one(EventsView)
+        view.set_items([])
+        view.add(events)
+
+    def on_replay_advanced(self, message: ReplayAdvanced) -> None:
+        progress = message.progress
+        journal = self.query_one(JournalList)
+        flowchart = self.query_one(FlowchartView)
+        journal.tool_names = {c.id: c.name for r in message.records if r.message for c in r.message.tool_uses}
+        if message.restarted:
+            self._restart_events(list(progress.events))
+            journal.set_items(list(message.records))
+            flowchart.load(message.records, self.run_id)
+        else:
+            new = message.records[len(self.records) :]
+            journal.extend(new)
+            flowchart.append(new)
+        self.records = list(message.records)
+        if self.records:
+            journal.cursor = len(self.records) - 1
+        self.diff = message.diff
+        self.query_one(DiffView).show(message.diff)
+        bar = self.query_one(ProgressBar)
+        bar.update(total=max(progress.recorded_turns, 1), progress=min(progress.turn, progress.recorded_turns))
+        self._title()
+
+    def _title(self) -> None:
+        line = Text(f" replay {printable(self.run_id)}", style="bold")
+        session = self.session
+        if session is None:
+            line.append("   reading the recording…")
+        else:
+            progress = session.progress
+            line.append(f"   turn {progress.turn} of {progress.recorded_turns} · {session.mode} · {progress.state.value}")
+            if progress.reason:
+                line.append(f" · {printable(progress.reason)}")
+            if self.diff is not None:
+                first = self.diff.first_divergence
+                line.append("   ✓ matches the recording so far" if first is None else f"   ≠ diverges at {printable(first.name)}: {first.reason}",
+                            style="" if first is None else "bold")  # fmt: skip
+        self.query_one("#replay-title", Static).update(line)
+
+    # -- panes follow each other -------------------------------------------------------------
+
+    @on(JournalList.CursorMoved, "#replayed-journal")
+    def journal_moved(self, event: JournalList.CursorMoved) -> None:
+        self.query_one(FlowchartView).select_record(event.index)
+
+    @on(FlowchartView.RecordSelected)
+    def flowchart_moved(self, event: FlowchartView.RecordSelected) -> None:
+        journal = self.query_one(JournalList)
+        if event.record_index < len(journal.items):
+            journal.cursor = event.record_index
+
+    @on(DiffView.CursorMoved, "#diff-view")
+    def diff_moved(self, event: DiffView.CursorMoved) -> None:
+        line = self.query_one(DiffView).current
+        detail = self.query_one("#diff-detail", Static)
+        if line is None or line.row is None:
+            detail.update("")
+            return
+        detail.update(diff_detail(line.row))
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def _busy(self) -> bool:
+        return any(w.group == "replay" and not w.is_finished for w in self.workers)
+
+    def action_next_turn(self) -> None:
+        if not self._busy():
+            self.drive("next")
+
+    def action_run_to_end(self) -> None:
+        if not self._busy():
+            self.drive("end")
+
+    def action_back_turn(self) -> None:
+        if not self._busy() and self.session is not None:
+            self.drive("back")
+
+    def action_jump_prompt(self) -> None:
+        field = self.query_one("#replay-jump", Input)
+        field.display = True
+        field.focus()
+
+    @on(Input.Submitted, "#replay-jump")
+    def jump_submitted(self, event: Input.Submitted) -> None:
+        event.input.display = False
+        self.query_one(JournalList).focus()
+        if event.value.strip().isdigit():
+            self.drive("jump", int(event.value))
+
+    def action_show_pane(self, pane: str) -> None:
+        self.query_one(TabbedContent).active = pane
+
+    @property
+    def finished(self) -> bool:
+        return self.session is not None and self.session.progress.state != ReplayState.RUNNING

@@ -1,0 +1,51 @@
+"""EventsView: an agent's event stream, one line per event, as it happens."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from agenttui.agent.events import AgentEvent, AssistantTurn, Finished, ModelEvent, ToolCompleted, ToolStarted, TurnStarted
+from agenttui.agent.model import Finish, ReasoningDelta, TextDelta, ToolCallDelta
+from agenttui.journal.describe import printable
+from agenttui.tui.widgets.virtual_list import VirtualList
+
+
+def event_line(event: AgentEvent) -> tuple[str, str]:
+    """(kind, text) describing an event; the text is untrusted and must go through printable."""
+    match event:
+        case TurnStarted(turn=turn):
+            return "turn", f"turn {turn} started"
+        case ModelEvent(delta=TextDelta(text=text)):
+            return "delta", f"  text: {text}"
+        case ModelEvent(delta=ReasoningDelta(text=text)):
+            return "delta", f"  thinking: {text}"
+        case ModelEvent(delta=ToolCallDelta(name=name, args=args)):
+            return "delta", f"  call {name} {args}"
+        case ModelEvent(delta=Finish(finish=finish, usage=usage)):
+            return "delta", f"  finish {finish} ({usage.input_tokens} in / {usage.output_tokens} out)"
+        case AssistantTurn(turn=turn, message=message, replayed=replayed):
+            calls = ", ".join(c.name for c in message.tool_uses)
+            what = (message.text.strip().splitlines() or [""])[0]
+            return "turn", f"assistant turn {turn}{' (replayed)' if replayed else ''}: {what}" + (f" → {calls}" if calls else "")
+        case ToolStarted(name=name, args=args):
+            return "tool", f"tool {name} started {args.decode('utf-8', 'replace')}"
+        case ToolCompleted(name=name, result=result, is_error=is_error):
+            return "error" if is_error else "tool", f"tool {name} {'failed' if is_error else 'completed'}: {result.decode('utf-8', 'replace')}"
+        case Finished(message=message):
+            return "finished", f"finished: {message.text}"
+    return "other", type(event).__name__
+
+
+class EventsView(VirtualList[tuple[str, str]]):
+    """Events, newest last; the list follows the newest while the cursor is on it."""
+
+    def add(self, events: list[AgentEvent]) -> None:
+        at_end = self.cursor >= len(self.items) - 1
+        self.extend([event_line(e) for e in events])
+        if at_end and self.items:
+            self.cursor = len(self.items) - 1
+
+    def render_item(self, item: tuple[str, str], index: int, width: int) -> Text:
+        kind, text = item
+        style = self.error() if kind == "error" else self.muted() if kind == "delta" else ""
+        return Text(printable(text), style=style, no_wrap=True)

@@ -1,0 +1,132 @@
+"""FlowchartView: the run's ASCII flowchart in a pane, drawn a window of rows at a time."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from agenttui.journal.record import Record
+from agenttui.render.ascii import Flowchart
+from agenttui.render.flow import DONE, START, FlowTail
+from agenttui.render.rows import Role
+
+
+class FlowchartView(ScrollView, can_focus=True):
+    """Box art of the run; its cursor row follows the journal's record and the other way round.
+
+    Roles map to component classes, and those to theme variables in the app's stylesheet.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j,down", "move(1)", "Down", show=False, id="flow.down"),
+        Binding("k,up", "move(-1)", "Up", show=False, id="flow.up"),
+        Binding("g,home", "move_to(0)", "Top", show=False, id="flow.top"),
+        Binding("G,end", "move_to(-1)", "Bottom", show=False, id="flow.bottom"),
+        Binding("enter", "toggle_fold", "Fold/unfold", id="flow.fold"),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"flowchart--{role.value}" for role in Role} | {"flowchart--cursor"}
+
+    cursor_row: reactive[int] = reactive(0)
+    ascii_only: reactive[bool] = reactive(False)
+
+    class RecordSelected(Message):
+        """The cursor moved onto the node of ``record_index``. Coalesces."""
+
+        def __init__(self, record_index: int) -> None:
+            super().__init__()
+            self.record_index = record_index
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, FlowchartView.RecordSelected)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.chart = Flowchart([START, DONE])
+        self._tail = FlowTail()
+        self._following_record: int | None = None
+
+    # -- data --------------------------------------------------------------------------------
+
+    def load(self, records: list[Record], run_id: str | None = None) -> None:
+        self._tail = FlowTail(run_id=run_id)
+        self.chart = Flowchart([START, *self._tail.steps(records), DONE])
+        self._sized()
+
+    def append(self, records: list[Record]) -> None:
+        """New records of a tailed run: each adds one block, nothing is re-indexed."""
+        for step in self._tail.steps(records):
+            self.chart.append(step)
+        self._sized()
+
+    def _sized(self) -> None:
+        self.virtual_size = Size(self.size.width, self.chart.row_count)
+        self.refresh()
+
+    def select_record(self, record_index: int) -> None:
+        """Follow the journal: put the cursor on the node of ``record_index`` (no message back)."""
+        if self.chart.row_count == 0:
+            return
+        self._following_record = record_index
+        self.chart.selected = record_index
+        self.cursor_row = self.chart.row_for_record(record_index)
+        self.refresh()
+
+    # -- drawing -----------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        row_index = round(self.scroll_offset.y) + y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        rows = self.chart.rows(row_index, row_index + 1, max(width, 1), ascii=self.ascii_only)
+        if not rows:
+            return Strip.blank(width, base)
+        cursor = row_index == self.cursor_row and self.has_focus
+        line_style = base + self.get_component_rich_style("flowchart--cursor") if cursor else base
+        segments = [Segment(span.text, line_style + self._role_style(span.role)) for span in rows[0]]
+        return Strip(segments).crop_extend(0, width, line_style)
+
+    def _role_style(self, role: Role) -> Style:
+        return self.get_component_rich_style(f"flowchart--{role.value}", partial=True)
+
+    # -- cursor ------------------------------------------------------------------------------
+
+    def watch_cursor_row(self, old: int, new: int) -> None:
+        self.refresh_lines(old - round(self.scroll_offset.y), 1)
+        self.refresh_lines(new - round(self.scroll_offset.y), 1)
+        top, height = round(self.scroll_offset.y), self.scrollable_content_region.height
+        if new < top or (height and new >= top + height):
+            self.scroll_to(y=max(0, new - height // 2), animate=False)
+
+    def validate_cursor_row(self, value: int) -> int:
+        return max(0, min(value, self.chart.row_count - 1))
+
+    def action_move(self, delta: int) -> None:
+        self.cursor_row += delta
+        self._announce()
+
+    def action_move_to(self, row: int) -> None:
+        self.cursor_row = row if row >= 0 else self.chart.row_count - 1
+        self._announce()
+
+    def _announce(self) -> None:
+        record = self.chart.record_for_row(self.cursor_row)
+        if record is not None and record != self._following_record:
+            self._following_record = record
+            self.chart.selected = record
+            self.refresh()
+            self.post_message(self.RecordSelected(record))
+
+    def action_toggle_fold(self) -> None:
+        if self.chart.toggle(self.cursor_row):
+            self._sized()
+
+    def on_resize(self) -> None:
+        self._sized()
