@@ -78,6 +78,8 @@ class RunStatus:
     tool_name: str = ""
     wake_at: datetime | None = None
     lease_holder: str = ""
+    lease_lapsed: bool = False
+    """The run holds a lease row that has lapsed (its driver died or stalled)."""
     steps: int = 0
     turns: int = 0
     tokens: int = 0
@@ -109,7 +111,8 @@ def status_of(
 
     def status(state: RunState, detail: str = "", **extra: object) -> RunStatus:
         holder = lease.holder if lease is not None and lease.live else ""
-        return RunStatus(run_id, state, detail, lease_holder=holder, steps=steps, turns=turns, tokens=tokens, **extra)  # type: ignore[arg-type]
+        lapsed = lease is not None and not lease.live
+        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, steps=steps, turns=turns, tokens=tokens, **extra)  # type: ignore[arg-type]
 
     if not records:
         return status(RunState.UNREADABLE, "no records")

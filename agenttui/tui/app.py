@@ -18,7 +18,11 @@ from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.tui.commands import AgentTuiCommands
 from agenttui.tui.messages import ConnectionChanged, StoreChanged, StoreOpened, TailStateChanged
-from agenttui.tui.screens.dialogs import ErrorDialog
+from agenttui.replay.operations import Operation, RecoverAll
+from agenttui.replay.status import RunStatus
+from agenttui.tui.operations import choices_for
+from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, ErrorDialog, PromptDialog
+from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
@@ -165,6 +169,67 @@ class AgentTuiApp(App[int]):
     def open_run(self, run_id: str) -> None:
         screen = RunScreen(run_id)
         self.push_screen(screen)
+
+    # -- recover operations: choose, ask, confirm, then write ------------------------------------
+
+    @work(exclusive=True, group="operation", exit_on_error=False)
+    async def operate(self, status: RunStatus, pick: str | None = None) -> None:
+        """Offer the operations that fit ``status`` (or take the one starting with ``pick``)."""
+        choices = choices_for(status, self.agent_spec, self.agent_factory)
+        if pick is not None:
+            choices = [c for c in choices if c[0].startswith(pick)]
+        if not choices:
+            self.notify(f"nothing to {pick.lower() if pick else 'do'} for a {status.state.value} run", severity="warning")
+            return
+        index = 0 if len(choices) == 1 and pick else await self.push_screen_wait(ChoiceDialog(f"Act on run {status.run_id}", [c[0] for c in choices]))
+        if index is None:
+            return
+        operation = await choices[index][1](self._ask)
+        if operation is not None:
+            await self._confirm_and_apply(operation, status.run_id)
+
+    async def _ask(self, title: str, prompt: str, placeholder: str) -> str | None:
+        return await self.push_screen_wait(PromptDialog(title, prompt, placeholder))
+
+    async def _confirm_and_apply(self, operation: Operation, run_id: str | None) -> None:
+        command = operation.command(describe_url(self.url))
+        if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command)):
+            self.notify("nothing written")
+            return
+        store, opened = await self._writable_store()
+        try:
+            message = await operation.apply(store)
+        finally:
+            if opened:
+                await store.close()
+        self.notify(message, title=operation.title, timeout=6)
+        self.post_message(StoreChanged({run_id} if run_id else None))
+
+    async def _writable_store(self) -> tuple[Store, bool]:
+        """A store handle for one write: opened for it alone, unless the app was handed a store."""
+        if not self._owns_store and self.store is not None and not self.store.read_only:
+            return self.store, False
+        return await open_store(self.url, read_only=False), True
+
+    @work(exclusive=True, group="operation", exit_on_error=False)
+    async def recover_all(self) -> None:
+        if self.agent_factory is None or not self.agent_spec:
+            self.notify("start agenttui with --agent module:factory to recover runs", severity="warning")
+            return
+        progress = RecoverProgress()
+        operation = RecoverAll(self.agent_spec, self.agent_factory, on_progress=lambda done, run_id: progress.advance(done, run_id))
+        command = operation.command(describe_url(self.url))
+        if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command)):
+            return
+        self.push_screen(progress)
+        store, opened = await self._writable_store()
+        try:
+            report = await operation.run(store)
+        finally:
+            if opened:
+                await store.close()
+        progress.finish(report)
+        self.post_message(StoreChanged(None))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -7,7 +7,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Input, OptionList, Static
+from textual.widgets.option_list import Option
 
 from agenttui.journal.describe import printable
 
@@ -61,3 +62,46 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class PromptDialog(ModalScreen[str | None]):
+    """Asks for one value (an answer, a result); enter submits, esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
+
+    def __init__(self, title: str, prompt: str, placeholder: str = "") -> None:
+        super().__init__()
+        self._title, self._prompt, self._placeholder = title, prompt, placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
+            yield Static(Text(printable(self._prompt, multiline=True)), id="dialog-body")
+            yield Input(placeholder=self._placeholder, id="prompt-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ChoiceDialog(ModalScreen[int | None]):
+    """Pick one of several actions; enter picks, esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="choice.cancel")]
+
+    def __init__(self, title: str, choices: list[str]) -> None:
+        super().__init__()
+        self._title, self._choices = title, choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
+            yield OptionList(*(Option(Text(printable(c))) for c in self._choices), id="choice-list")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option_index)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

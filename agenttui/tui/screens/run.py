@@ -61,6 +61,9 @@ class RunScreen(Screen[None]):
         Binding("p", "toggle_panes", "Panes", show=False, id="run.toggle-panes"),
         Binding("R", "replay", "Replay", id="run.replay"),
         Binding("Y", "replay_with_agent", "Replay with your agent", show=False, id="run.replay-agent"),
+        Binding("o", "operate", "Act on run", id="run.operate"),
+        Binding("a", "operate('Approve')", "Approve", show=False, id="run.approve"),
+        Binding("x", "operate('Deny')", "Deny", show=False, id="run.deny"),
     ]
 
     follow: reactive[bool] = reactive(True)
@@ -75,6 +78,7 @@ class RunScreen(Screen[None]):
         self._loaded = False
         self._status_text = "loading…"
         self._turns = 0
+        self.status: RunStatus | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-title")
@@ -127,7 +131,7 @@ class RunScreen(Screen[None]):
         self.post_message(StatusRead(await run_status(self.store, self.run_id)))
 
     def on_status_read(self, message: StatusRead) -> None:
-        status = message.status
+        status = self.status = message.status
         self._status_text = f"{status.state.icon} {status.state.value}" + (f" · {status.detail}" if status.detail else "")
         self._title()
 
@@ -203,6 +207,12 @@ class RunScreen(Screen[None]):
 
     def action_show_pane(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane
+
+    def action_operate(self, pick: str | None = None) -> None:
+        if self.status is None:
+            self.notify("the run's status is still being read", severity="warning")
+            return
+        self.app.operate(self.status, pick)  # type: ignore[attr-defined]
 
     def action_replay(self) -> None:
         self.app.push_screen(ReplayScreen(self.run_id))

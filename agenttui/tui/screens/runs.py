@@ -38,6 +38,12 @@ class RunsScreen(Screen[None]):
         Binding("s", "cycle_status", "Status filter", id="runs.status-filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="runs.clear-filter"),
         Binding("ctrl+r", "reload", "Reload", show=False, id="runs.reload"),
+        Binding("o", "operate", "Act on run", id="runs.operate"),
+        Binding("a", "operate('Approve')", "Approve", show=False, id="runs.approve"),
+        Binding("x", "operate('Deny')", "Deny", show=False, id="runs.deny"),
+        Binding("m", "mark", "Mark for diff", show=False, id="runs.mark"),
+        Binding("d", "diff_marked", "Diff marked", show=False, id="runs.diff"),
+        Binding("R", "app.recover_all", "Recover all", show=False, id="runs.recover-all"),
     ]
 
     def __init__(self) -> None:
@@ -220,6 +226,35 @@ class RunsScreen(Screen[None]):
             target = target.rpartition(">")[0]  # fold from a child: fold its parent
         self.model.toggle_fold(target, event.unfold)
         self._refresh_rows()
+
+    def action_operate(self, pick: str | None = None) -> None:
+        row = self.table.current
+        if row is None or row.status is None:
+            self.notify("no run selected, or its status is still being computed", severity="warning")
+            return
+        self.app.operate(row.status, pick)  # type: ignore[attr-defined]
+
+    def action_mark(self) -> None:
+        row = self.table.current
+        if row is None:
+            return
+        marks = self.table.marks
+        if row.run_id in marks:
+            marks.remove(row.run_id)
+        else:
+            marks.append(row.run_id)
+            del marks[:-2]  # two runs at most: the newest two marks
+        self.table.refresh()
+        self.notify("marked: " + ", ".join(marks) if marks else "no runs marked", timeout=2)
+
+    def action_diff_marked(self) -> None:
+        from agenttui.tui.screens.diff import DiffScreen
+
+        marks = self.table.marks
+        if len(marks) != 2:
+            self.notify("mark two runs with m first", severity="warning")
+            return
+        self.app.push_screen(DiffScreen(*marks))
 
     def selected_run(self) -> str | None:
         row = self.table.current

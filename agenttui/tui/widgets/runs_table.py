@@ -41,8 +41,15 @@ class RunsTable(VirtualList[RunRow]):
 
     id_width = 28
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.marks: list[str] = []
+        """Runs marked for a diff, oldest first."""
+
     def render_item(self, item: RunRow, index: int, width: int) -> Text:
         marker = ("▸ " if item.folded else "▾ ") if item.children else "  "
+        if item.run_id in self.marks:
+            marker = f"{self.marks.index(item.run_id) + 1} "
         run_label = "  " * item.depth + marker + printable(item.run_id if item.depth == 0 else "›" + item.run_id.rpartition(">")[2])
         line = Text(clip(run_label, self.id_width).ljust(self.id_width + 1), no_wrap=True)
         status = item.status

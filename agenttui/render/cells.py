@@ -1,0 +1,75 @@
+"""Terminal cells: how wide text is on screen, run data made safe to print, and text cut to fit."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# Format characters terminals draw as nothing (zero-width space and joiners, word joiner, BOM).
+_ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")
+
+
+@lru_cache(maxsize=8192)
+def char_width(char: str) -> int:
+    """Cells one character takes: 2 for East Asian wide and full-width, 0 for combining marks."""
+    if char in _ZERO_WIDTH or unicodedata.category(char) in ("Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def cell_width(text: str) -> int:
+    """Cells ``text`` takes in a terminal. Meant for printable text: run ``sanitize`` first."""
+    if text.isascii():
+        return len(text)
+    return sum(map(char_width, text))
+
+
+# What a record may hold that must never reach a terminal raw: C0 and C1 controls and DEL (escape
+# sequences), line and paragraph separators (a label is one line), bidi embeddings, overrides and
+# isolates (text that reads differently from what it is), lone surrogates (cannot be encoded).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_DEL_PICTURE = "\u2421"  # ␡
+_C0_PICTURES = 0x2400  # ␀ is U+2400, ␛ U+241B: the Control Pictures block mirrors C0
+
+
+def _escape(char: str, pictures: bool) -> str:
+    code = ord(char)
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    if pictures and code < 0x20:
+        return chr(_C0_PICTURES + code)
+    if pictures and code == 0x7F:
+        return _DEL_PICTURE
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def sanitize(text: str, *, pictures: bool = True) -> str:
+    """``text`` with every unsafe character shown as a visible stand-in.
+
+    C0 controls and DEL become control pictures (``\\x1b`` → ``␛``), or with ``pictures`` off the
+    ASCII escape ``\\x1b``; C1 controls, separators and bidi controls become ``\\x9b``/``\\u202e``
+    escapes; a lone surrogate becomes U+FFFD.
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    return _UNSAFE.sub(lambda m: _escape(m.group(), pictures), text)
+
+
+def cut(text: str, cells: int, ellipsis: str = "\u2026") -> str:
+    """``text`` if it fits in ``cells``, else its longest prefix that fits with ``ellipsis`` after it.
+
+    A wide character is never split: the result may then be a cell narrower than ``cells``.
+    """
+    if cell_width(text) <= cells:
+        return text
+    room = cells - cell_width(ellipsis)
+    if room < 0:
+        return cut(ellipsis, cells, "")
+    used = 0
+    end = 0
+    for end, char in enumerate(text):
+        used += char_width(char)
+        if used > room:
+            break
+    return text[:end] + ellipsis

@@ -1,0 +1,78 @@
+"""The characters a flowchart is drawn with: box-drawing Unicode, or plain ASCII for any terminal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agenttui.render.cells import cell_width, cut, sanitize
+from agenttui.render.flow import FAIL_MARK, OK_MARK
+
+
+@dataclass(frozen=True, slots=True)
+class BoxStyle:
+    """The border of one kind of box; ``connector`` marks the spine leaving its bottom edge."""
+
+    top_left: str
+    top_right: str
+    bottom_left: str
+    bottom_right: str
+    horizontal: str
+    vertical: str
+    connector: str
+
+
+ROUNDED = BoxStyle("╭", "╮", "╰", "╯", "─", "│", "┬")
+LIGHT = BoxStyle("┌", "┐", "└", "┘", "─", "│", "┬")
+HEAVY = BoxStyle("┏", "┓", "┗", "┛", "━", "┃", "┯")
+PLAIN = BoxStyle("+", "+", "+", "+", "-", "|", "+")
+
+
+@dataclass(frozen=True, slots=True)
+class Glyphs:
+    """Every character the renderer adds to the labels it is given."""
+
+    ascii: bool
+    rounded: BoxStyle
+    """``user`` and ``done``."""
+    light: BoxStyle
+    heavy: BoxStyle
+    """Failures: failed tool calls, denials, folds and sub-agents holding a failure."""
+    arrow: str
+    branch: str
+    """A fan-out row's branch off the spine, with its arrow and the space before the label."""
+    last_branch: str
+    """The branch of the last row of a fan-out that nothing follows."""
+    folded: str
+    unfolded: str
+    then: str
+    times: str
+    failures: str
+    """Between a fold's count and its failure count."""
+    ellipsis: str
+    fail_mark: str
+    ok_mark: str
+
+    def fit(self, text: str, cells: int) -> str:
+        """Run-data ``text`` made safe, in this character set, cut to ``cells`` (and never empty)."""
+        shown = sanitize(text, pictures=not self.ascii)
+        if self.ascii:
+            shown = shown.replace(FAIL_MARK, self.fail_mark).replace(OK_MARK, self.ok_mark)
+        shown = cut(shown, cells, self.ellipsis)
+        # An empty box has no room for its connector; a label of nothing is shown as one blank.
+        return shown if cell_width(shown) else " "
+
+
+UNICODE = Glyphs(
+    ascii=False, rounded=ROUNDED, light=LIGHT, heavy=HEAVY, arrow="▼", branch="├─▶ ",
+    last_branch="└─▶ ", folded="▸", unfolded="▾", then="→", times="×", failures=" · ",
+    ellipsis="…", fail_mark=FAIL_MARK, ok_mark=OK_MARK,
+)  # fmt: skip
+ASCII = Glyphs(
+    ascii=True, rounded=PLAIN, light=PLAIN, heavy=PLAIN, arrow="v", branch="+-> ",
+    last_branch="+-> ", folded=">", unfolded="v", then="->", times="x", failures=", ",
+    ellipsis="...", fail_mark="x", ok_mark="v",
+)  # fmt: skip
+
+
+def glyphs_for(ascii: bool) -> Glyphs:
+    return ASCII if ascii else UNICODE

@@ -1,0 +1,62 @@
+"""Which recover operations fit a run, and how the TUI asks for them: a choice, a value, a confirmation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agenttui.agent.factory import AgentFactory
+from agenttui.replay.operations import Answer, Cancel, Decide, Operation, Redrive, ReleaseLease, Resolve
+from agenttui.replay.status import RunState, RunStatus
+
+Ask = Callable[[str, str, str], Awaitable[str | None]]
+"""Asks a person for a value: (title, prompt, placeholder) -> the value, or None if cancelled."""
+
+
+def _json_or_text(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+async def _answer(status: RunStatus, ask: Ask) -> Operation | None:
+    name = f"ask-{status.tool_use_id}"
+    value = await ask(f"Answer {status.run_id}", f"{status.detail}\nThe answer is recorded as interrupt:{name} (JSON, or plain text).", "your answer")
+    return None if value is None else Answer(status.run_id, name, _json_or_text(value))
+
+
+async def _fired(status: RunStatus, ask: Ask) -> Operation | None:
+    value = await ask(f"It fired: {status.tool_name} ({status.tool_use_id})", "The call's result, as you confirmed it (JSON):", '{"refund_id": "..."}')
+    return None if value is None else Resolve(status.run_id, status.tool_use_id, True, _json_or_text(value))
+
+
+def choices_for(
+    status: RunStatus, factory_spec: str | None, factory: AgentFactory | None
+) -> list[tuple[str, Callable[[Ask], Awaitable[Operation | None]]]]:
+    """The operations that make sense for a run in ``status``, each with how to build it."""
+
+    def ready(operation: Operation) -> Callable[[Ask], Awaitable[Operation | None]]:
+        async def build(_: Ask) -> Operation | None:
+            return operation
+
+        return build
+
+    run_id, call = status.run_id, status.tool_use_id
+    out: list[tuple[str, Callable[[Ask], Awaitable[Operation | None]]]] = []
+    if status.state == RunState.AWAITING_APPROVAL:
+        out += [(f"Approve {status.tool_name} ({call})", ready(Decide(run_id, call, True))),
+                (f"Deny {status.tool_name} ({call})", ready(Decide(run_id, call, False)))]  # fmt: skip
+    if status.state == RunState.AWAITING_INPUT:
+        out.append((f"Answer the question of {status.tool_name}", lambda ask: _answer(status, ask)))
+    if status.state == RunState.HALTED:
+        out += [(f"It did not fire: retry {status.tool_name}", ready(Resolve(run_id, call, False))),
+                (f"It fired: record its result", lambda ask: _fired(status, ask))]  # fmt: skip
+    if not status.state.finished and status.state != RunState.UNREADABLE:
+        if factory is not None and factory_spec and status.state != RunState.IN_FLIGHT:
+            out.append(("Re-drive with your agent", ready(Redrive(run_id, factory_spec, factory))))
+        out.append(("Cancel the run", ready(Cancel(run_id, "cancelled from agenttui"))))
+    if status.lease_lapsed:
+        out.append(("Release a lapsed lease", ready(ReleaseLease(run_id))))
+    return out

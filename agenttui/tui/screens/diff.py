@@ -1,0 +1,75 @@
+"""Run against run: two marked runs' journals aligned by step name, the first divergence marked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from agenttui.journal.describe import printable
+from agenttui.journal.journal import Journal
+from agenttui.render.diff import JournalDiff, diff_journals
+from agenttui.stores.base import Store
+from agenttui.tui.widgets.diff_view import DiffView, diff_detail
+from agenttui.tui.widgets.status_bar import StatusBar
+
+
+@dataclass
+class RunsDiffed(Message):
+    diff: JournalDiff
+
+
+class DiffScreen(Screen[None]):
+    """The journal of ``left`` against that of ``right``."""
+
+    AUTO_FOCUS = "#diff-view"
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="diff.back")]
+
+    def __init__(self, left: str, right: str) -> None:
+        super().__init__()
+        self.left, self.right = left, right
+        self.diff: JournalDiff | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f" diff {printable(self.left)} → {printable(self.right)}   reading…", style="bold"), id="diff-title")
+        yield DiffView(id="diff-view")
+        with VerticalScroll(id="diff-detail-scroll"):
+            yield Static(id="diff-detail")
+        yield StatusBar(id="status-bar")
+        yield Footer()
+
+    @property
+    def store(self) -> Store:
+        return self.app.store  # type: ignore[attr-defined, no-any-return]
+
+    def on_mount(self) -> None:
+        self.compare()
+
+    @work(exclusive=True, exit_on_error=False)
+    async def compare(self) -> None:
+        journal = Journal(self.store)
+        left, right = await journal.history(self.left), await journal.history(self.right)
+        self.post_message(RunsDiffed(diff_journals(left, right)))
+
+    def on_runs_diffed(self, message: RunsDiffed) -> None:
+        self.diff = message.diff
+        counts = message.diff.counts()
+        first = message.diff.first_divergence
+        title = Text(f" diff {printable(self.left)} → {printable(self.right)}", style="bold")
+        title.append(f"   {counts['same']} same · {counts['changed']} changed · {counts['missing']} only left · {counts['extra']} only right")
+        title.append("   identical" if first is None else f"   first divergence: {printable(first.name)} ({first.reason})")
+        self.query_one("#diff-title", Static).update(title)
+        self.query_one(DiffView).show(message.diff)
+
+    @on(DiffView.CursorMoved)
+    def moved(self) -> None:
+        line = self.query_one(DiffView).current
+        detail = self.query_one("#diff-detail", Static)
+        detail.update("" if line is None or line.row is None else diff_detail(line.row, left_label=self.left, right_label=self.right))
