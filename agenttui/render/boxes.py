@@ -41,7 +41,9 @@ def arrow_row(glyphs: Glyphs) -> Row:
     return Row(Span(" " * SPINE + glyphs.arrow, Role.EDGE))
 
 
-def box(label: Sequence[Span], style: BoxStyle, border: Role, *, lead: bool, connector: bool, glyphs: Glyphs) -> list[Row]:
+def box(
+    label: Sequence[Span], style: BoxStyle, border: Role, *, lead: bool, connector: bool, glyphs: Glyphs
+) -> list[Row]:
     """A box around ``label``, after an arrow row if ``lead``, with the spine leaving it if ``connector``."""
     inner = sum(cell_width(span.text) for span in label) + 2
     h = style.horizontal

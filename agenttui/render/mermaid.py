@@ -143,7 +143,8 @@ def parse_mermaid(text: str) -> list[FlowStep]:
         node = _NODE.fullmatch(line)
         want = f"n{len(steps) - 1}"
         if node is None or f"n{node.group(1)}" != want:
-            raise MermaidSyntaxError(number, line, f'expected the node \'  {want}["…"]\' or \'  {prev} --> {DONE_NODE}\'')
+            closing = f"  {prev} --> {DONE_NODE}"
+            raise MermaidSyntaxError(number, line, f"expected the node '  {want}[\"…\"]' or {closing!r}")
         try:
             steps.append(_step_for_label(decode_label(node.group(2))))
         except ValueError as exc:

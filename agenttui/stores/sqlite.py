@@ -276,7 +276,7 @@ class SQLiteStore(Store):
 
 
 async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, table_prefix: str) -> Layout:
-    """Set the connection up, check the file's schema and, for writing, create the tables.
+    """Set the connection up, check the file's schema and, for writing, create the tables and turn on WAL.
 
     The checks and the creation run in one transaction (IMMEDIATE when writing), so two
     processes opening a new file at once cannot both see it empty and disagree.
@@ -286,8 +286,6 @@ async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, tab
         await conn.execute_fetchall(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
         if read_only:
             await conn.execute_fetchall("PRAGMA query_only = 1")
-        else:
-            await _switch_to_wal(conn)
         await conn.execute_fetchall("BEGIN" if read_only else "BEGIN IMMEDIATE")
         tables = {row[0] for row in await conn.execute_fetchall("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if version in tables:
@@ -333,6 +331,9 @@ async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, tab
             )
             await conn.execute_fetchall(f"INSERT OR IGNORE INTO {version} (id, version) VALUES (1, {_SCHEMA_VERSION})")
         await conn.execute_fetchall("COMMIT")
+        if not read_only:
+            # Only now: a file refused above keeps its journal mode, as it keeps everything else.
+            await _switch_to_wal(conn)
     except sqlite3.Error as exc:
         raise _translate(exc, url, "opening") from exc
     return layout

@@ -1,0 +1,186 @@
+"""The Flowchart: its block index, windows, cache, live tail, folds, selection and cursor mapping."""
+
+from __future__ import annotations
+
+from agenttui.render import DONE, MIN_WIDTH, START, Flowchart, FlowKind, FlowStep, Role, flow_steps
+from tests.render import runs
+
+
+def texts(chart: Flowchart, width: int = 80, **kw: bool) -> list[str]:
+    return [row.text for row in chart.rows(0, chart.row_count, width, **kw)]
+
+
+def test_heights_are_known_before_anything_is_drawn() -> None:
+    chart = Flowchart(flow_steps(runs.FAN_OUT))
+    # user, LLM, three fan-out rows, LLM, done: boxes of 3 rows, each after an arrow row.
+    assert chart.block_heights() == [3, 4, 3, 4, 4]
+    assert chart.row_count == 18
+    assert not chart._cache
+
+
+def test_a_window_draws_only_the_blocks_under_it() -> None:
+    chart = Flowchart(flow_steps(runs.loops(2)))
+    window = chart.rows(5, 9, 80)
+    assert len(chart._cache) == 2  # rows 5 to 8 fall in the first LLM box and the tool box after it
+    assert [row.text for row in window] == texts(chart)[5:9]
+
+
+def test_windows_are_clamped_to_the_chart() -> None:
+    chart = Flowchart(flow_steps(runs.CHAIN))
+    assert chart.rows(-5, 2, 80) == chart.rows(0, 2, 80)
+    last = chart.row_count - 1
+    assert chart.rows(last, last + 10, 80) == chart.rows(last, last + 1, 80)
+    assert chart.rows(7, 7, 80) == []
+    assert Flowchart().rows(0, 10, 80) == []
+
+
+def test_cached_blocks_are_drawn_once_per_width_and_mode() -> None:
+    chart = Flowchart(flow_steps(runs.CHAIN))
+    first = chart.rows(0, chart.row_count, 80)
+    assert chart.rows(0, chart.row_count, 80) == first
+    assert len(chart._cache) == chart.block_count
+    chart.rows(0, chart.row_count, 40)
+    chart.rows(0, chart.row_count, 80, ascii=True)
+    assert len(chart._cache) == 3 * chart.block_count
+
+
+def test_rows_are_role_tagged_spans() -> None:
+    rows = Flowchart(flow_steps(runs.CHAIN)).rows(0, 12, 80)
+    assert list(rows[1]) == [("│ ", Role.BORDER), ("user", Role.LABEL), (" │", Role.BORDER)]
+    assert [span.role for span in rows[2]] == [Role.BORDER, Role.EDGE, Role.BORDER]
+    assert [(span.text, span.role) for span in rows[3]] == [("   ▼", Role.EDGE)]
+    assert {span.role for span in rows[8]} | {span.role for span in rows[9]} == {Role.ERROR}
+
+
+def test_step_nodes_are_muted() -> None:
+    rows = Flowchart(flow_steps(runs.MARKS)).rows(4, 7, 80)
+    assert rows[1].text == "│ step: run:start │"
+    assert {span.role for row in rows for span in row} == {Role.MUTED, Role.EDGE}  # the connector is an edge
+
+
+def test_the_selected_record_is_highlighted_and_never_cached() -> None:
+    chart = Flowchart(flow_steps(runs.CHAIN))
+    chart.rows(0, chart.row_count, 80)
+    chart.selected = 2
+    row = chart.rows(9, 10, 80)[0]
+    assert [span.role for span in row] == [Role.ERROR, Role.SELECTED, Role.ERROR]
+    chart.selected = None
+    assert [span.role for span in chart.rows(9, 10, 80)[0]] == [Role.ERROR, Role.ERROR, Role.ERROR]
+
+
+def test_a_selected_record_in_a_fan_out_or_a_fold() -> None:
+    chart = Flowchart(flow_steps(runs.FAN_OUT))
+    chart.selected = 3
+    row = chart.rows(chart.row_for_record(3), chart.row_for_record(3) + 1, 80)[0]
+    assert row.text == "   ├─▶ tool: fetch ✗" and row[1].role == Role.SELECTED
+    chart = Flowchart(flow_steps(runs.loops(3)))
+    chart.selected = 4
+    row = chart.rows(chart.row_for_record(4), chart.row_for_record(4) + 1, 80)[0]
+    assert row[1].role == Role.SELECTED
+
+
+def test_record_and_row_follow_each_other() -> None:
+    chart = Flowchart(flow_steps(runs.MARKS))
+    assert chart.row_for_record(2) == 9 and chart.record_for_row(9) == 2
+    # The attempt marker (record 4) has no node: the cursor stays on the node before it.
+    assert chart.row_for_record(4) == chart.row_for_record(3)
+    # The header comes before every node: the start node.
+    assert chart.row_for_record(0) == 1
+    assert chart.record_for_row(0) is None and chart.record_for_row(chart.row_count - 1) is None
+    # Every row of a box, the arrow into it included, shows the box's record.
+    assert {chart.record_for_row(row) for row in range(7, 11)} == {2}
+
+
+def test_a_fold_maps_all_its_records_to_its_label_row() -> None:
+    chart = Flowchart(flow_steps(runs.loops(5)))
+    assert {chart.row_for_record(r) for r in range(1, 11)} == {5}
+    assert chart.record_for_row(5) == 1
+    chart.unfold(chart.block_at(5))
+    assert [chart.record_for_row(chart.row_for_record(r)) for r in range(1, 12)] == list(range(1, 12))
+
+
+def test_three_identical_loops_fold_two_do_not() -> None:
+    assert Flowchart(flow_steps(runs.loops(2))).block_count == 7
+    chart = Flowchart(flow_steps(runs.loops(3)))
+    assert chart.block_count == 4 and chart.is_folded(1)
+
+
+def test_loops_of_different_tools_or_with_parallel_calls_do_not_fold() -> None:
+    records = [runs.HEADER]
+    for turn in range(6):
+        records += [runs.model(turn, (f"c{turn}", "search" if turn % 2 else "fetch")), runs.result(f"c{turn}")]
+    assert Flowchart(flow_steps(records)).block_count == 14
+    records = [runs.HEADER]
+    for turn in range(4):
+        records += [runs.model(turn, (f"a{turn}", "search"), (f"b{turn}", "search"))]
+        records += [runs.result(f"a{turn}"), runs.result(f"b{turn}")]
+    assert Flowchart(flow_steps(records)).block_count == 10  # start, 4 × (LLM, fan-out), done
+
+
+def test_folding_re_indexes_only_the_rows_below() -> None:
+    chart = Flowchart(flow_steps(runs.loops(4) + runs.MARKS[1:]))
+    before = texts(chart)
+    fold = chart.block_at(5)
+    assert chart.unfold(fold) and not chart.unfold(fold)
+    assert chart.row_count == len(before) + 4 * 8 - 4
+    assert texts(chart)[-20:] == before[-20:]
+    assert chart.fold(fold) and texts(chart) == before
+
+
+def test_toggle_by_row() -> None:
+    chart = Flowchart(flow_steps(runs.loops(3)))
+    assert not chart.toggle(0)  # the start box does not fold
+    assert chart.toggle(5) and not chart.is_folded(1)
+    assert chart.toggle(20) and chart.is_folded(1)
+
+
+def test_toggle_inside_an_open_sub_agent_folds_the_childs_block() -> None:
+    child = flow_steps(runs.loops(3))
+    children = {"run-1>c2": child}
+    chart = Flowchart(flow_steps(runs.PARENT, run_id="run-1", sub_runs=children), children=children)
+    frame = chart.block_at(chart.row_for_record(runs.PARENT_SUB_AGENT))
+    assert chart.unfold(frame)
+    top = chart.block_rows(frame).start
+    rows = chart.row_count
+    assert chart.toggle(top + 2 + 5)  # the child's fold, inside the frame
+    assert chart.row_count == rows + 20 and not chart.is_folded(frame)
+    assert chart.toggle(top + 1)  # the frame's title folds the frame
+    assert chart.is_folded(frame)
+
+
+def test_append_adds_a_node_before_done_without_re_indexing() -> None:
+    steps = flow_steps(runs.MARKS)
+    chart = Flowchart([START, DONE])
+    for step in steps[1:-1]:
+        first_changed = chart.append(step)
+        assert first_changed <= chart.row_for_record(step.record_index)
+    assert texts(chart) == texts(Flowchart(steps))
+
+
+def test_append_grows_fan_outs_and_folds_loops() -> None:
+    steps = flow_steps(runs.loops(5) + runs.FAN_OUT[1:])
+    chart = Flowchart(steps[:1])
+    for step in steps[1:]:
+        chart.append(step)
+    assert texts(chart) == texts(Flowchart(steps))
+    assert chart.block_heights() == Flowchart(steps).block_heights()
+
+
+def test_append_keeps_the_rows_above_the_change() -> None:
+    chart = Flowchart([START, DONE])
+    for step in flow_steps(runs.loops(4, failing=(1,)))[1:-1]:
+        before = texts(chart)
+        first = chart.append(step)
+        assert texts(chart)[:first] == before[:first]
+
+
+def test_panes_narrower_than_the_minimum_are_drawn_at_the_minimum() -> None:
+    chart = Flowchart(flow_steps(runs.FAN_OUT))
+    assert texts(chart, width=3) == texts(chart, width=MIN_WIDTH)
+    assert max(row.cells for row in chart.rows(0, chart.row_count, 3)) <= MIN_WIDTH
+
+
+def test_steps_read_from_mermaid_draw_without_records() -> None:
+    steps = [START, FlowStep(FlowKind.LLM, "LLM"), FlowStep(FlowKind.TOOL, "tool: t"), DONE]
+    chart = Flowchart(steps)
+    assert chart.record_for_row(5) is None and chart.row_for_record(7) == 1
