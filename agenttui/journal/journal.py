@@ -120,11 +120,11 @@ class Journal:
         If the name is already recorded, ``step`` is not called and the recorded record returns.
         If ``step`` raises, nothing is recorded and the exception propagates to every caller.
         """
-        if (recorded := await self.get(run_id, name)) is not None:
-            return recorded
         key = (run_id, name)
         task = self._steps_in_flight.get(key)
         if task is None:
+            # The store is asked inside the shared task: a caller arriving while the first one
+            # looks it up, or just after it recorded, joins it instead of running the step again.
             task = asyncio.create_task(self._run_step(run_id, name, step), name=f"journal step {name}")
             self._steps_in_flight[key] = task
             task.add_done_callback(_forget(self._steps_in_flight, key))
@@ -132,6 +132,8 @@ class Journal:
         return await asyncio.shield(task)
 
     async def _run_step(self, run_id: str, name: str, step: Callable[[], Awaitable[Record]]) -> Record:
+        if (recorded := await self.get(run_id, name)) is not None:
+            return recorded
         record = await step()
         if record.name != name:
             record = dataclasses.replace(record, name=name)

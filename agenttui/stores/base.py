@@ -82,6 +82,8 @@ class Store(abc.ABC):
     """True when the lease methods work (the SDK's ``Leaser``)."""
     IMPLEMENTS_CHANGES: bool = False
     """True when ``changes_since`` works: the store can say cheaply which runs changed."""
+    IMPLEMENTS_NOTIFICATIONS: bool = False
+    """True when ``notifications()`` streams the run ids of commits as they happen (LISTEN)."""
 
     read_only: bool = False
     """Opened for reading only: every write raises ``ReadOnlyStoreError`` and nothing on disk changes."""
@@ -187,7 +189,8 @@ def prefix_end(prefix: str) -> str | None:
     codepoints = [ord(c) for c in prefix]
     while codepoints:
         if codepoints[-1] < 0x10FFFF:
-            codepoints[-1] += 1
+            # Surrogates cannot be encoded: the code point after U+D7FF, in UTF-8 order, is U+E000.
+            codepoints[-1] = 0xE000 if codepoints[-1] == 0xD7FF else codepoints[-1] + 1
             return "".join(map(chr, codepoints))
         codepoints.pop()
     return None

@@ -22,6 +22,7 @@ import os
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import quote
 
@@ -63,6 +64,9 @@ class SQLiteStore(Store):
     # Honest for legacy files too: they have no lease table, so ``get_lease`` answers None and
     # the writes are refused because a legacy store is always read-only.
     IMPLEMENTS_LEASES = True
+    # Every entry has a rowid that grows in commit order (in bide_steps it is ``seq`` itself), so
+    # "which runs changed since" is one indexed range scan.
+    IMPLEMENTS_CHANGES = True
 
     layout: Layout
     """``"current"`` (the ``bide_*`` tables) or ``"legacy"`` (the pre-v0.9 ``steps`` table, read-only)."""
@@ -252,6 +256,20 @@ class SQLiteStore(Store):
         await self._fetch(
             f"DELETE FROM {self._leases} WHERE run_id = ? AND holder = ?", (run_id, holder), "releasing a lease"
         )
+
+    @property
+    def path(self) -> Path:
+        """The database file (the live tail watches it and its WAL)."""
+        return Path(self._path)
+
+    async def changes_since(self, cursor: int) -> tuple[set[str], int]:
+        if cursor < 0:
+            rows = await self._fetch(f"SELECT coalesce(max(rowid), 0) FROM {self._steps}", (), "reading the newest entry")
+            return set(), rows[0][0]
+        rows = await self._fetch(
+            f"SELECT run_id, rowid FROM {self._steps} WHERE rowid > ? ORDER BY rowid", (cursor,), "reading new entries"
+        )
+        return {run_id for run_id, _ in rows}, (rows[-1][1] if rows else cursor)
 
     async def get_lease(self, run_id: str) -> LeaseInfo | None:
         if self._leases is None:

@@ -41,7 +41,7 @@ class StatusesComputed(Message):
 
 
 @dataclass
-class StoreChanged(Message):
+class StoreChanged(Message, bubble=False):
     """Records were committed by someone. ``run_ids`` when the feed knows which runs, else None.
 
     Coalesces: a burst of commits arrives as one message carrying every run it touched.

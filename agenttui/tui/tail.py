@@ -28,7 +28,7 @@ async def follow_changes(store: Store, changed: Changed, set_state: Callable[[st
     path = getattr(store, "path", None)
     if store.IMPLEMENTS_CHANGES and isinstance(path, Path):
         await _watch_file(store, path, changed, set_state)
-    elif hasattr(store, "notifications"):
+    elif store.IMPLEMENTS_NOTIFICATIONS:
         await _listen(store, changed, set_state)
     else:
         await _poll(store, changed, set_state)

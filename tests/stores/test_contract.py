@@ -233,3 +233,23 @@ async def test_read_only_refuses_every_write(make_store: StoreFactory) -> None:
         await reader.acquire_lease("run-1", "h", ttl=30)
     assert await entries(reader, "run-1") == [("a", b"1")]
     assert [r async for r in reader.runs()] == ["run-1"]
+
+
+# -- change feed -------------------------------------------------------------------------------
+
+
+async def test_changes_since_names_the_runs_written_after_a_cursor(make_store: StoreFactory) -> None:
+    store = await make_store()
+    if not store.IMPLEMENTS_CHANGES:
+        assert make_store.kind == "postgres"  # type: ignore[attr-defined]  # it notifies instead
+        return
+    await store.insert("a", "x", b"1")
+    _, cursor = await store.changes_since(-1)
+    assert await store.changes_since(cursor) == (set(), cursor)
+    other = await make_store()
+    await other.insert("b", "x", b"1")
+    await other.insert("c", "x", b"1")
+    await other.insert("b", "y", b"1")
+    changed, newer = await store.changes_since(cursor)
+    assert changed == {"b", "c"} and newer > cursor
+    assert (await store.changes_since(newer))[0] == set()

@@ -51,3 +51,12 @@ async def settle(pilot: Pilot) -> None:
         await app.workers.wait_for_complete(busy)
         await pilot.pause()
     await pilot.pause()
+
+
+async def wait_for_screen(pilot: Pilot, screen_type: type) -> None:
+    """Wait (bounded, by message-loop turns, not wall time) until the app shows ``screen_type``."""
+    for _ in range(200):
+        if isinstance(pilot.app.screen, screen_type):
+            return
+        await pilot.pause()
+    raise AssertionError(f"{screen_type.__name__} never showed; the screen is {pilot.app.screen!r}")

@@ -1,0 +1,253 @@
+"""Replay mode, the diff and flowchart panes, and recover actions, driven with Pilot."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agenttui.journal import Journal
+from agenttui.render.diff import RowState
+from agenttui.replay.status import RunState, run_status
+from agenttui.stores.sqlite import SQLiteStore
+from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, PromptDialog
+from agenttui.tui.screens.replay import ReplayScreen
+from agenttui.tui.screens.run import RunScreen
+from agenttui.tui.widgets.events_view import EventsView
+from agenttui.tui.widgets.flowchart_view import FlowchartView
+from agenttui.tui.widgets.journal_list import JournalList
+from tests.tui.conftest import settle, wait_for_screen
+
+SIZE = (140, 40)
+DEMO_AGENT = "agenttui.demo.build:factory"
+CHANGED_AGENT = "tests.tui.changed_agent:factory"
+
+
+async def open_replay(pilot, run_id: str, key: str = "R") -> ReplayScreen:  # type: ignore[no-untyped-def]
+    pilot.app.open_run(run_id)
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ReplayScreen)
+    return screen
+
+
+async def names(path: Path, run_id: str) -> list[str]:
+    store = await SQLiteStore.open(path, read_only=True)
+    try:
+        return [r.name for r in await Journal(store).history(run_id)]
+    finally:
+        await store.close()
+
+
+async def test_replay_turn_by_turn_to_the_end(demo_db: Path) -> None:
+    before = demo_db.read_bytes()
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_replay(pilot, "refund-a1002")
+        for turn in range(1, 5):
+            await pilot.press("n")
+            await settle(pilot)
+            assert screen.session.progress.turn == turn  # type: ignore[union-attr]
+        assert screen.session.progress.state == "finished"  # type: ignore[union-attr]
+        assert screen.diff is not None and screen.diff.matches
+        assert [r.name for r in screen.records] == await names(demo_db, "refund-a1002") or {r.name for r in screen.records} == set(await names(demo_db, "refund-a1002"))
+        events = screen.query_one(EventsView).items
+        kinds = [kind for kind, _ in events]
+        assert kinds.count("turn") == 8 and kinds[-1] == "finished"  # turn started + assistant turn, four times
+        assert any("tool refund_payment completed" in text for _, text in events)
+    assert demo_db.read_bytes() == before  # a replay never writes to the store it reads
+
+
+async def test_back_and_jump_replay_again_from_the_start(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_replay(pilot, "audit-bulk")
+        await pilot.press("n", "n", "n")
+        await settle(pilot)
+        assert screen.session.progress.turn == 3  # type: ignore[union-attr]
+        await pilot.press("b")
+        await settle(pilot)
+        assert screen.session.progress.turn == 2  # type: ignore[union-attr]
+        await pilot.press("t", *"10", "enter")
+        await settle(pilot)
+        assert screen.session.progress.turn == 10  # type: ignore[union-attr]
+        assert sum(r.kind == "model" for r in screen.records) == 10
+        await pilot.press("e")
+        await settle(pilot)
+        assert screen.session.progress.state == "finished" and screen.diff.matches  # type: ignore[union-attr]
+
+
+async def test_a_changed_tool_diverges_at_the_right_step(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False, agent_spec=CHANGED_AGENT)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_replay(pilot, "refund-a1002", key="Y")
+        await pilot.press("n")
+        await settle(pilot)
+        first = screen.diff.first_divergence  # type: ignore[union-attr]
+        assert first is not None and first.name == "tool:call_0_0" and first.reason == "different tool result"
+        await pilot.press("2")
+        await pilot.pause()
+        detail = screen.query_one("#diff-detail").content
+        from rich.console import Console
+
+        console = Console(width=120, record=True, file=open("/dev/null", "w"))
+        console.print(detail)
+        text = console.export_text()
+        assert '+      "warehouse": "EU-2"' in text or '"warehouse": "EU-2"' in text
+
+
+async def test_the_flowchart_cursor_follows_the_journal_and_back(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_run("refund-a1002")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("w")
+        journal = screen.query_one(JournalList)
+        flowchart = screen.query_one(FlowchartView)
+        journal.cursor = 3  # tool:call_0_0
+        await pilot.pause()
+        assert flowchart.chart.record_for_row(flowchart.cursor_row) == 3
+        flowchart.focus()
+        await pilot.press("j", "j", "j", "j")
+        await pilot.pause()
+        assert journal.cursor == flowchart.chart.record_for_row(flowchart.cursor_row) != 3
+
+
+async def act(pilot, run_id: str, key: str, *, choose: int | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Select ``run_id`` in the runs list, press ``key``, pick a choice, confirm with y."""
+    screen = pilot.app.screen
+    screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == run_id)
+    await pilot.press(key)
+    if choose is not None:
+        await wait_for_screen(pilot, ChoiceDialog)
+        for _ in range(choose):
+            await pilot.press("down")
+        await pilot.press("enter")
+    await wait_for_screen(pilot, ConfirmDialog)
+    await pilot.press("y")
+    await settle(pilot)
+
+
+async def test_approve_writes_once_and_the_status_changes_on_screen(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = await names(demo_db, "refund-a1005")
+        await act(pilot, "refund-a1005", "a")
+        assert await names(demo_db, "refund-a1005") == [*before, "approval:call_1_0"]
+        await settle(pilot)
+        rows = {r.run_id: r for r in app.screen.table.items}
+        assert rows["refund-a1005"].status.state == RunState.STALLED  # type: ignore[union-attr]
+        await act(pilot, "refund-a1005", "o", choose=0)  # the only way on: re-drive? no agent: cancel is first
+        assert (await names(demo_db, "refund-a1005"))[-1] == "run:cancelled"
+
+
+async def test_deny_writes_the_decision_and_the_denial(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await act(pilot, "refund-a1005", "x")
+    assert (await names(demo_db, "refund-a1005"))[-2:] == ["approval:call_1_0", "tool:call_1_0"]
+
+
+async def test_cancelling_the_confirmation_writes_nothing(demo_db: Path) -> None:
+    before = demo_db.read_bytes()
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
+        await pilot.press("a")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("n")
+        await settle(pilot)
+    assert demo_db.read_bytes() == before
+
+
+async def test_answer_resolve_and_redrive(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False, agent_spec=DEMO_AGENT)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        # answer the question
+        screen = app.screen
+        screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "question-a1001")
+        await pilot.press("o")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("enter")  # "Answer the question"
+        await wait_for_screen(pilot, PromptDialog)
+        await pilot.press(*"store credit", "enter")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("y")
+        await settle(pilot)
+        assert (await names(demo_db, "question-a1001"))[-1] == "interrupt:ask-call_1_0"
+        # resolve the halt as "did not fire", then re-drive it to completion with the demo agent
+        await act(pilot, "refund-a1004-halted", "o", choose=0)
+        assert (await names(demo_db, "refund-a1004-halted"))[-1].startswith("attempt:not-started:")
+        await settle(pilot)
+        await act(pilot, "refund-a1004-halted", "o", choose=0)  # re-drive
+        await settle(pilot)
+        rows = {r.run_id: r for r in app.screen.table.items}
+        assert rows["refund-a1004-halted"].status.state == RunState.COMPLETE  # type: ignore[union-attr]
+
+
+async def test_a_run_leased_elsewhere_is_refused_naming_the_holder(demo_db: Path) -> None:
+    other = await SQLiteStore.open(demo_db)
+    await other.acquire_lease("refund-a1001-stalled", "worker-9#abc", ttl=120)
+    app = AgentTuiApp(str(demo_db), tail=False, agent_spec=DEMO_AGENT)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = {r.run_id: r for r in app.screen.table.items}
+        status = rows["refund-a1001-stalled"].status
+        assert status.state == RunState.IN_FLIGHT  # type: ignore[union-attr]
+        app.operate(status, "Cancel")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("y")
+        await settle(pilot)
+        from agenttui.tui.screens.dialogs import ErrorDialog
+
+        assert isinstance(app.screen, ErrorDialog) and "worker-9#abc" in app.screen._message
+    await other.close()
+    assert (await names(demo_db, "refund-a1001-stalled"))[-1] != "run:cancelled"
+
+
+async def test_two_apps_racing_one_approval_write_once(demo_db: Path) -> None:
+    one, two = AgentTuiApp(str(demo_db), tail=False), AgentTuiApp(str(demo_db), tail=False)
+    async with one.run_test(size=SIZE) as p1, two.run_test(size=SIZE) as p2:
+        await settle(p1)
+        await settle(p2)
+        for pilot in (p1, p2):
+            screen = pilot.app.screen
+            screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
+            await pilot.press("a")
+            await wait_for_screen(pilot, ConfirmDialog)
+        await asyncio.gather(p1.press("y"), p2.press("y"))
+        await settle(p1)
+        await settle(p2)
+    assert (await names(demo_db, "refund-a1005")).count("approval:call_1_0") == 1
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agenttui", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(("agent", "code"), [(None, 0), (DEMO_AGENT, 0), (CHANGED_AGENT, 3)])
+def test_cli_replay_exit_codes(demo_db: Path, agent: str | None, code: int) -> None:
+    result = cli("replay", str(demo_db), "refund-a1002", *(["--agent", agent] if agent else []))
+    assert result.returncode == code, result.stdout + result.stderr
+    if code == 3:
+        assert "first divergence at tool:call_0_0: different tool result" in result.stdout
+
+
+def test_cli_replay_json(demo_db: Path) -> None:
+    import json
+
+    result = cli("replay", str(demo_db), "refund-a1002", "--agent", CHANGED_AGENT, "--json")
+    assert result.returncode == 3
+    assert json.loads(result.stdout)["first_divergence"] == {"step": "tool:call_0_0", "state": "changed", "reason": "different tool result"}
