@@ -234,10 +234,14 @@ async def events(store: str, run_id: str, as_json: bool) -> None:
 @run_async
 async def mermaid(store: str, run_id: str, as_ascii: bool, plain: bool, width: int | None) -> None:
     """Print a run's Mermaid flowchart (or, with --ascii, draw it)."""
-    from agenttui.render import flow
+    from agenttui.render.flow import flow_steps
+    from agenttui.replay.tree import sub_run_steps
 
-    records = await _with_store(store, lambda s: _history(s, run_id))
-    steps = flow.flow_steps(records)
+    async def body(opened: Store) -> tuple[list[Any], dict[str, Any]]:
+        return await _history(opened, run_id), (await sub_run_steps(opened, run_id) if as_ascii else {})
+
+    records, children = await _with_store(store, body)
+    steps = flow_steps(records, run_id=run_id, sub_runs=children)
     if not as_ascii:
         from agenttui.render.mermaid import mermaid_text
 
@@ -245,9 +249,27 @@ async def mermaid(store: str, run_id: str, as_ascii: bool, plain: bool, width: i
         return
     from agenttui.render.ascii import render_text
 
-    click.echo(render_text(steps, width=width or click.get_terminal_size()[0], ascii=plain))
+    click.echo(render_text(steps, width=width or click.get_terminal_size()[0], ascii=plain, children=children), nl=False)
 
 
+
+
+@main.command()
+@click.argument("mermaid_file", type=click.File("r", encoding="utf-8"))
+@click.option("--plain", is_flag=True, help="Plain + - | v characters only.")
+@click.option("--width", type=int, default=None, help="The width to fit (default: the terminal's).")
+def draw(mermaid_file: Any, plain: bool, width: int | None) -> None:
+    """Draw a Mermaid flowchart file (the dialect render_mermaid and Go services write) as box art."""
+    from agenttui.render.ascii import render_text
+    from agenttui.render.mermaid import MermaidSyntaxError, parse_mermaid
+
+    try:
+        steps = parse_mermaid(mermaid_file.read())
+    except MermaidSyntaxError as exc:
+        fail(f"{mermaid_file.name}: {exc.message}")
+    except UnicodeDecodeError:
+        fail(f"{mermaid_file.name}: not UTF-8 text")
+    click.echo(render_text(steps, width=width or click.get_terminal_size()[0], ascii=plain), nl=False)
 
 
 EXIT_DIVERGED = 3

@@ -94,6 +94,7 @@ class Agent:
         self.store = store
         self.journal = Journal(store)
         self.tools = {t.name: t for t in tools}
+        self._specs = tuple(t.spec for t in tools)
         self.system_prompt = system_prompt
         self.max_turns = max_turns
         self.clock = clock
@@ -180,8 +181,7 @@ class Agent:
             raise RunEnded(drive.run_id, keys.RUN_CANCELLED)
         yield TurnStarted(drive.run_id, turn)
         assembler = TurnAssembler()
-        specs = [t.spec for t in self.tools.values()]
-        request = ModelRequest(drive.run_id, turn, tuple(messages), specs, self.system_prompt, self.name)
+        request = ModelRequest(drive.run_id, turn, tuple(messages), self._specs, self.system_prompt, self.name)
         async for delta in self.model.stream(request):
             assembler.add(delta)
             yield ModelEvent(drive.run_id, turn, delta)

@@ -143,13 +143,14 @@ class Tool:
     args_type: type | None = None
     safety: ToolSafety = field(default_factory=ToolSafety)
 
-    @property
-    def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, json_schema(self.args_type))
+    spec: ToolSpec = field(init=False, compare=False)
+    """The tool as a model sees it; derived once (type hints are costly to evaluate per turn)."""
+    wants_context: bool = field(init=False, compare=False)
+    """Whether ``fn`` takes the ``ToolContext`` before its arguments."""
 
-    @property
-    def wants_context(self) -> bool:
-        return len(inspect.signature(self.fn).parameters) >= 2
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", ToolSpec(self.name, self.description, json_schema(self.args_type)))
+        object.__setattr__(self, "wants_context", len(inspect.signature(self.fn).parameters) >= 2)
 
     def parse_args(self, raw: bytes) -> Any:
         value = json.loads(raw or b"{}")

@@ -110,9 +110,12 @@ class Journal:
         Returns the record that holds the name afterwards, and whether it is this one.
         """
         await self._ensure_header(run_id)
-        data = encode_record(dataclasses.replace(record, salt=os.urandom(SALT_BYTES)))
+        salted = dataclasses.replace(record, salt=os.urandom(SALT_BYTES))
+        data = encode_record(salted)
         inserted = await self.store.insert(run_id, record.name, data)
-        return decode_record(inserted.entry.data, inserted.entry.name), inserted.won
+        if inserted.won:
+            return dataclasses.replace(salted, raw=data), True
+        return decode_record(inserted.entry.data, inserted.entry.name), False
 
     async def do(self, run_id: str, name: str, step: Callable[[], Awaitable[Record]]) -> Record:
         """Run ``step`` at most once for ``(run_id, name)`` and return the recorded outcome.

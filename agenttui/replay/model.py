@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from agenttui.agent.model import Finish, ModelDelta, ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta
-from agenttui.errors import AgentTuiError, RunNotFoundError
-from agenttui.journal.journal import Journal
-from agenttui.journal.record import ReasoningPart, Record, StepKind, TextPart, ToolUsePart, Usage
+from agenttui.errors import AgentTuiError, JournalVersionError, RunNotFoundError
+from agenttui.journal.journal import Journal, decode_entry, journal_format
+from agenttui.journal.record import SUPPORTED_FORMATS, ReasoningPart, Record, StepKind, TextPart, ToolUsePart, Usage
 from agenttui.stores.base import Store
 
 
@@ -34,7 +34,7 @@ class ReplayModel:
 
     async def turns_of(self, run_id: str) -> list[Record]:
         if run_id not in self._turns:
-            self._turns[run_id] = [r for r in await self._journal.history(run_id) if r.kind == StepKind.MODEL]
+            self._turns[run_id] = await model_turns(self._journal, run_id)
         return self._turns[run_id]
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
@@ -71,7 +71,27 @@ async def replay(store: Store, run_id: str) -> ReplayModel:
     in a format agenttui does not read.
     """
     journal = Journal(store)
-    history = await journal.history(run_id)
-    if not history:
+    return ReplayModel(journal, {run_id: await model_turns(journal, run_id)})
+
+
+async def model_turns(journal: Journal, run_id: str) -> list[Record]:
+    """The run's model records, in order; only they are decoded (a long run is mostly tool results).
+
+    Raises ``RunNotFoundError`` for a run with no records, ``JournalVersionError`` for one in a
+    format agenttui does not read.
+    """
+    turns: list[Record] = []
+    first = True
+    async for entry in journal.store.load(run_id):
+        if first:
+            found = journal_format(decode_entry(entry))
+            if found not in SUPPORTED_FORMATS:
+                raise JournalVersionError(run_id, found)
+            first = False
+        elif entry.name.startswith("@llm/"):
+            record = decode_entry(entry)
+            if record.kind == StepKind.MODEL:
+                turns.append(record)
+    if first:
         raise RunNotFoundError(run_id)
-    return ReplayModel(journal, {run_id: [r for r in history if r.kind == StepKind.MODEL]})
+    return turns

@@ -128,6 +128,8 @@ def status_of(
         return status(state, _reason(by_name[end]))
     if lease is not None and lease.live:
         return status(RunState.IN_FLIGHT, f"leased by {lease.holder}")
+    if keys.RUN_START not in by_name:
+        return status(RunState.STALLED, "not started: no run:start record (recover skips it)")
     if not model_records:
         return status(RunState.STALLED, "no model turn recorded")
 

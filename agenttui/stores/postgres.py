@@ -337,7 +337,10 @@ class PostgresStore(Store):
             "timeout": CONNECT_TIMEOUT,
         }
         with _translated(target):
-            pool = await asyncpg.create_pool(min_size=1, max_size=POOL_SIZE, **connect_kwargs)
+            # No per-release reset: the store keeps no session state (its advisory locks are
+            # transaction-scoped and LISTEN has its own connection), and the default reset
+            # costs a round trip on every statement.
+            pool = await asyncpg.create_pool(min_size=1, max_size=POOL_SIZE, reset=_no_reset, **connect_kwargs)
         try:
             with _translated(target):
                 async with pool.acquire() as conn:
@@ -596,6 +599,10 @@ class Notifications:
 
     def _lost(self, _conn: object) -> None:
         self._wake.set()
+
+
+async def _no_reset(_conn: asyncpg.Connection) -> None:
+    """Pool connections need no reset between uses (see ``PostgresStore.open``)."""
 
 
 def _as_bytes(data: bytes | str) -> bytes:

@@ -21,7 +21,9 @@ from agenttui.journal.record import Record, StepKind
 from agenttui.replay.status import RunStatus, run_status
 from agenttui.stores.base import Store
 from agenttui.tui.messages import StoreChanged
+from agenttui.render.flow import FlowStep
 from agenttui.replay.events import events_of
+from agenttui.replay.tree import sub_run_steps
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
@@ -40,6 +42,13 @@ class RecordsLoaded(Message):
     entries: list[tuple[int, Record]]
     tail: bool = False
     """True for records that arrived while watching (not the initial load)."""
+
+
+@dataclass
+class SubRunsLoaded(Message):
+    """The flow steps of the run's sub-runs, so the flowchart can frame them."""
+
+    children: dict[str, list[FlowStep]]
 
 
 @dataclass
@@ -125,6 +134,10 @@ class RunScreen(Screen[None]):
                 batch, last_post = [], time.monotonic()
         self.post_message(RecordsLoaded(batch, tail))
         self.refresh_status()
+        if not tail:
+            children = await sub_run_steps(self.store, self.run_id)
+            if children:
+                self.post_message(SubRunsLoaded(children))
 
     @work(exclusive=True, group="run-status", exit_on_error=False)
     async def refresh_status(self) -> None:
@@ -160,6 +173,11 @@ class RunScreen(Screen[None]):
         if not self.records:
             self._status_text = "no records: this run does not exist (yet)"
         self._title()
+
+    def on_sub_runs_loaded(self, message: SubRunsLoaded) -> None:
+        flowchart = self.query_one(FlowchartView)
+        flowchart.load(self.records, self.run_id, message.children)
+        flowchart.select_record(self.journal_list.cursor)
 
     def on_store_changed(self, message: StoreChanged) -> None:
         if message.run_ids is None or self.run_id in message.run_ids:

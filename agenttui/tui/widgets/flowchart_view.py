@@ -14,7 +14,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from agenttui.journal.record import Record
-from agenttui.render.ascii import Flowchart
+from agenttui.render.ascii import Children, Flowchart
 from agenttui.render.flow import DONE, START, FlowTail
 from agenttui.render.rows import Role
 
@@ -55,9 +55,10 @@ class FlowchartView(ScrollView, can_focus=True):
 
     # -- data --------------------------------------------------------------------------------
 
-    def load(self, records: list[Record], run_id: str | None = None) -> None:
-        self._tail = FlowTail(run_id=run_id)
-        self.chart = Flowchart([START, *self._tail.steps(records), DONE])
+    def load(self, records: list[Record], run_id: str | None = None, children: Children | None = None) -> None:
+        """Draw ``records`` afresh; ``children`` holds the steps of sub-runs, drawn as foldable frames."""
+        self._tail = FlowTail(run_id=run_id, sub_runs=children or {})
+        self.chart = Flowchart([START, *self._tail.steps(records), DONE], children=children)
         self._sized()
 
     def append(self, records: list[Record]) -> None:
