@@ -7,6 +7,7 @@ Exit codes: 0 done, 1 run not found, 2 usage or connection error (3 is the repla
 from __future__ import annotations
 
 import asyncio
+import shutil
 import json
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
@@ -17,7 +18,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from agenttui.errors import AgentTuiError, RunNotFoundError
-from agenttui.journal.describe import clip, kind_icon, printable, record_json, summary
+from agenttui.journal.describe import clip, json_value, kind_icon, printable, record_json, safe_json, summary
 from agenttui.journal.journal import Journal
 from agenttui.replay.events import events_of, tool_names
 from agenttui.replay.status import RunState, RunStatus, list_statuses
@@ -171,7 +172,7 @@ async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
 
     statuses = await _with_store(store, body)
     if as_json:
-        click.echo(json.dumps([_status_json(s) for s in statuses], indent=2, ensure_ascii=False))
+        click.echo(safe_json([_status_json(s) for s in statuses]))
         return
     width = max((len(s.run_id) for s in statuses), default=6)
     for s in statuses:
@@ -188,7 +189,7 @@ async def show(store: str, run_id: str, as_json: bool) -> None:
     """Print a run's journal, one record a line."""
     records = await _with_store(store, lambda s: _history(s, run_id))
     if as_json:
-        click.echo(json.dumps([{"index": i} | record_json(r) for i, r in enumerate(records)], indent=2, ensure_ascii=False))
+        click.echo(safe_json([{"index": i} | record_json(r) for i, r in enumerate(records)]))
         return
     names = tool_names(records)
     for index, record in enumerate(records):
@@ -212,9 +213,9 @@ async def events(store: str, run_id: str, as_json: bool) -> None:
                         "text": event.message.text, "calls": [c.name for c in event.message.tool_uses]})  # fmt: skip
         else:
             out.append({"event": "tool_completed", "tool_use_id": event.tool_use_id, "name": event.name,
-                        "is_error": event.is_error, "result": json.loads(event.result or b"null")})  # fmt: skip
+                        "is_error": event.is_error, "result": json_value(event.result)})  # fmt: skip
     if as_json:
-        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        click.echo(safe_json(out))
         return
     for item in out:
         if item["event"] == "assistant_turn":
@@ -243,13 +244,13 @@ async def mermaid(store: str, run_id: str, as_ascii: bool, plain: bool, width: i
     records, children = await _with_store(store, body)
     steps = flow_steps(records, run_id=run_id, sub_runs=children)
     if not as_ascii:
-        from agenttui.render.mermaid import mermaid_text
+        from agenttui.render.mermaid import for_terminal, mermaid_text
 
-        click.echo(mermaid_text(steps), nl=False)
+        click.echo(for_terminal(mermaid_text(steps)), nl=False)
         return
     from agenttui.render.ascii import render_text
 
-    click.echo(render_text(steps, width=width or click.get_terminal_size()[0], ascii=plain, children=children), nl=False)
+    click.echo(render_text(steps, width=width or shutil.get_terminal_size().columns, ascii=plain, children=children), nl=False)
 
 
 
@@ -269,7 +270,7 @@ def draw(mermaid_file: Any, plain: bool, width: int | None) -> None:
         fail(f"{mermaid_file.name}: {exc.message}")
     except UnicodeDecodeError:
         fail(f"{mermaid_file.name}: not UTF-8 text")
-    click.echo(render_text(steps, width=width or click.get_terminal_size()[0], ascii=plain), nl=False)
+    click.echo(render_text(steps, width=width or shutil.get_terminal_size().columns, ascii=plain), nl=False)
 
 
 EXIT_DIVERGED = 3
@@ -299,11 +300,11 @@ async def replay_command(store: str, run_id: str, agent_spec: str | None, as_jso
     first = diff.first_divergence
     diverged = progress.state in (ReplayState.DIVERGED, ReplayState.FAILED) or first is not None
     if as_json:
-        click.echo(json.dumps({
+        click.echo(safe_json({
             "run_id": run_id, "tools": session.mode, "matches": not diverged, "state": progress.state.value,
             "turns": progress.turn, "recorded_turns": progress.recorded_turns, "reason": progress.reason,
             "first_divergence": None if first is None else {"step": first.name, "state": first.state.value, "reason": first.reason},
-        }, indent=2, ensure_ascii=False))  # fmt: skip
+        }))  # fmt: skip
     else:
         click.echo(f"replayed {progress.turn} of {progress.recorded_turns} turns with {session.mode}: {progress.state.value}"
                    + (f" ({printable(progress.reason)})" if progress.reason else ""))  # fmt: skip

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenttui.journal.codec import decode_json, decode_record, encode_message
+from agenttui.journal.codec import decode_json, decode_record, encode_message, go_json
 from agenttui.journal.record import Message, TextPart
 
 
@@ -65,15 +65,15 @@ class RunStart:
         """The payload bytes; ``input`` is a JSON string when it is one user text part."""
         parts = self.input.parts
         if self.input.role == "user" and len(parts) == 1 and isinstance(parts[0], TextPart):
-            input_json = json.dumps(parts[0].text, ensure_ascii=False)
+            input_json = go_json(parts[0].text)
         else:
-            input_json = encode_message(self.input).decode()
-        payload = '{"input":' + input_json + ',"kind":' + json.dumps(self.kind)
+            input_json = encode_message(self.input)
+        payload = b'{"input":' + input_json + b',"kind":' + go_json(self.kind)
         if self.settings:
-            payload += ',"settings":' + json.dumps(self.settings, separators=(",", ":"), ensure_ascii=False)
+            payload += b',"settings":' + go_json(self.settings)
         if self.tools:
-            payload += ',"tools":' + json.dumps([t.to_json() for t in self.tools], separators=(",", ":"))
-        return (payload + "}").encode()
+            payload += b',"tools":' + go_json([t.to_json() for t in self.tools])
+        return payload + b"}"
 
     @classmethod
     def decode(cls, raw: bytes | None) -> RunStart:

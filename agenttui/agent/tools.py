@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hin
 from agenttui.agent.model import ToolSpec
 from agenttui.agent.pauses import Interrupted, RunPaused, Sleeping
 from agenttui.agent.waker import current_waker
-from agenttui.journal.codec import decode_json
+from agenttui.journal.codec import decode_json, go_json
 from agenttui.journal.keys import interrupt_key, timer_key
 from agenttui.journal.record import ApprovalPolicy, Record, Safety, StepKind, Usage
 
@@ -125,7 +125,7 @@ class ToolOutput:
 
 def encode_result(value: Any) -> bytes:
     """A tool's value as the raw JSON of its result record."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+    return go_json(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,13 @@ def encode_string(value: str) -> bytes:
     return quoted.translate(_LINE_SEPARATORS).encode()
 
 
+def go_json(value: Any) -> bytes:
+    """Compact JSON of Python data as Go's encoder writes it with HTML escaping off: lone
+    surrogates become U+FFFD (Go's strings are UTF-8), U+2028/U+2029 are escaped."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _SURROGATES.sub("\ufffd", text).translate(_LINE_SEPARATORS).encode()
+
+
 def _b64(data: bytes) -> bytes:
     return b'"' + base64.b64encode(data) + b'"'
 
@@ -65,7 +72,7 @@ def compact_raw(raw: bytes) -> bytes:
     text = raw.decode("utf-8", "surrogateescape")
     try:
         _, end = _scan(text, _skip(text, 0))
-    except (JSONDecodeError, StopIteration, ValueError) as exc:
+    except (JSONDecodeError, StopIteration, ValueError, RecursionError) as exc:
         raise CorruptRecordError(f"not a JSON value: {raw[:60]!r}") from exc
     if _skip(text, end) != len(text):
         raise CorruptRecordError(f"trailing bytes after a JSON value: {raw[:60]!r}")
@@ -464,7 +471,7 @@ def decode_record(data: bytes, row_name: str | None = None) -> Record:
                         fields[key] = _decode_approval(value)
                 case _:
                     pass  # unknown members are ignored, as every Go decoder does
-    except (ValueError, IndexError, StopIteration) as exc:
+    except (ValueError, IndexError, StopIteration, RecursionError) as exc:
         where = f" (step {row_name!r})" if row_name is not None else ""
         raise CorruptRecordError(f"not a journal record{where}: {exc}") from None
     if "name" not in fields:
@@ -481,7 +488,13 @@ def unreadable_record(row_name: str, data: bytes, error: CorruptRecordError) -> 
 
 
 def decode_json(raw: bytes | None) -> Any:
-    """A raw JSON value as Python data (for display and logic, never for re-encoding)."""
+    """A raw JSON value as Python data (for display and logic, never for re-encoding).
+
+    Raises ``ValueError`` for bytes that are not JSON, or JSON nested too deep to parse.
+    """
     if raw is None:
         return None
-    return json.loads(raw.decode("utf-8", "replace"))
+    try:
+        return json.loads(raw.decode("utf-8", "replace"))
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to parse") from None

@@ -27,7 +27,7 @@ from agenttui.journal.record import (
 
 # C0 and C1 controls (tab and newline are handled by the caller's choice), DEL, and the bidi
 # embeddings, overrides and isolates that can reorder what a terminal shows.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -46,6 +46,16 @@ def printable(text: str, *, multiline: bool = False) -> str:
     else:
         text = text.replace("\r", "\\r")
     return text
+
+
+# JSON escapes what JSON must; these are what a terminal could still act on, escaped as JSON allows.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def safe_json(value: Any, *, indent: int | None = 2) -> str:
+    """JSON text for a terminal or a pipe: readable Unicode, but no byte a terminal acts on."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def clip(text: str, limit: int) -> str:
@@ -87,7 +97,7 @@ def raw_json_text(raw: bytes | None, *, indent: int | None = None) -> str:
         return text
     try:
         return json.dumps(json.loads(text), indent=indent, ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 
@@ -121,12 +131,12 @@ def summary(record: Record, tool_names: Mapping[str, str] | None = None) -> str:
             return raw_json_text(record.result)
 
 
-def _json_value(raw: bytes | None) -> Any:
+def json_value(raw: bytes | None) -> Any:
     if raw is None:
         return None
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw.decode("utf-8", "replace")
 
 
@@ -137,9 +147,9 @@ def part_json(part: Part) -> dict[str, Any]:
         case ReasoningPart(text=text, signature=signature, redacted=redacted):
             return {"type": "reasoning", "text": text} | ({"signature": signature} if signature else {}) | ({"redacted": redacted} if redacted else {})
         case ToolUsePart(id=call_id, name=name, args=args):
-            return {"type": "tool_use", "id": call_id, "name": name, "args": _json_value(args)}
+            return {"type": "tool_use", "id": call_id, "name": name, "args": json_value(args)}
         case ToolResultPart(tool_use_id=call_id, result=result, is_error=is_error):
-            return {"type": "tool_result", "tool_use_id": call_id, "result": _json_value(result), "is_error": is_error}
+            return {"type": "tool_result", "tool_use_id": call_id, "result": json_value(result), "is_error": is_error}
         case ImagePart(mime=mime, data=data, url=url):
             return {"type": "image", "mime": mime, "bytes": len(data), "url": url}
         case UnknownPart(type=kind, raw=raw):
@@ -164,7 +174,7 @@ def record_json(record: Record) -> dict[str, Any]:
             out[key] = value
     for key in ("result", "evidence"):
         if (value := getattr(record, key)) is not None:
-            out[key] = _json_value(value)
+            out[key] = json_value(value)
     if record.signature:
         out["signature"] = base64.b64encode(record.signature).decode()
     return out

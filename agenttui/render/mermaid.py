@@ -49,6 +49,18 @@ def mermaid_text(steps: Iterable[FlowStep]) -> str:
     return "\n".join(lines) + "\n"
 
 
+_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def for_terminal(mermaid: str) -> str:
+    """Mermaid text safe to print: bidi controls also entity-encoded (Mermaid decodes them back).
+
+    ``mermaid_text`` follows the SDK's encoding to the byte, which lets bidi overrides through;
+    printed raw, they would reorder what a terminal shows.
+    """
+    return _BIDI.sub(lambda m: f"#{ord(m.group())};", mermaid)
+
+
 def render_mermaid(records: Sequence[Record]) -> str:
     """A run's history as the SDK's ``RenderMermaid`` renders it."""
     return mermaid_text(flow_steps(records))
