@@ -14,7 +14,6 @@ from datetime import datetime, timezone
 
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import parse_go_time
-from agenttui.errors import AgentTuiError
 from agenttui.journal import keys
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.codec import decode_json
@@ -187,10 +186,7 @@ def _reason(marker: Record) -> str:
 
 async def run_status(store: Store, run_id: str) -> RunStatus:
     """Read a run's journal and lease row, and derive its status."""
-    try:
-        records = (await Journal(store).read(run_id)).records
-    except AgentTuiError as exc:
-        return RunStatus(run_id, RunState.UNREADABLE, exc.message)
+    records = (await Journal(store).read(run_id)).records  # a store failure propagates: it is no status
     lease = await store.get_lease(root_run_id(run_id)) if store.IMPLEMENTS_LEASES else None
     return status_of(run_id, records, lease)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -13,7 +15,7 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from agenttui.agent.factory import AgentFactory, load_factory
-from agenttui.errors import AgentTuiError
+from agenttui.errors import AgentTuiError, StoreConnectionError
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.tui.commands import AgentTuiCommands
@@ -30,6 +32,8 @@ from agenttui.tui.tail import follow_changes
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
 from agenttui.tui.widgets.status_bar import StatusBar
 
+RECONNECT_FIRST_DELAY = 0.25
+RECONNECT_MAX_DELAY = 5.0
 EXIT_OK = 0
 EXIT_CONNECTION = 2
 
@@ -156,13 +160,42 @@ class AgentTuiApp(App[int]):
     # -- the error hub -----------------------------------------------------------------------
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.state != WorkerState.ERROR or event.worker.error is None:
+        if event.state == WorkerState.ERROR:
+            self.worker_failed(event.worker)
+
+    def worker_failed(self, worker: Worker) -> None:
+        """The one error hub: every failed worker, the app's or a screen's, ends up here."""
+        error = worker.error
+        if error is None:
             return
-        error = event.worker.error
-        if isinstance(error, AgentTuiError):
+        if isinstance(error, StoreConnectionError):
+            # The store went away: views keep what they show, and the app reconnects by itself.
+            # Only a write the user asked for gets a dialog, saying nothing was written.
+            self.reconnect(error.message)
+            if worker.group == "operation":
+                self.push_screen(ErrorDialog(error.title, f"{error.message}\nThe write was not made; try again once connected."))
+        elif isinstance(error, AgentTuiError):
             self.push_screen(ErrorDialog(error.title, error.message))
         else:
             self.push_screen(ErrorDialog("Unexpected error", f"{type(error).__name__}: {error}"))
+
+    @work(exclusive=True, group="reconnect", exit_on_error=False)
+    async def reconnect(self, why: str) -> None:
+        """Probe the store with backoff until it answers, then refresh every view."""
+        if self.store is None:
+            return
+        self.post_message(ConnectionChanged("reconnecting", why))
+        delay = RECONNECT_FIRST_DELAY
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self.store.get("", "")
+            except StoreConnectionError:
+                delay = min(delay * 2, RECONNECT_MAX_DELAY)
+                continue
+            break
+        self.post_message(ConnectionChanged("connected"))
+        self.post_message(StoreChanged(None))
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -251,6 +284,9 @@ def launch(url: str, *, theme: str | None = None, live_writer: bool = False, age
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )  # fmt: skip
+    # asyncpg's pool logs each failed reconnect to stderr, which would scribble over the screen;
+    # the status bar already says the app is reconnecting.
+    logging.getLogger("asyncpg").propagate = False
     app = AgentTuiApp(url, theme=theme, agent_spec=agent_spec)
     try:
         app.run()

@@ -10,13 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from agenttui.journal.describe import printable
 from agenttui.journal.journal import Journal
 from agenttui.render.diff import JournalDiff, diff_journals
-from agenttui.stores.base import Store
+from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.status_bar import StatusBar
 
@@ -26,7 +25,7 @@ class RunsDiffed(Message):
     diff: JournalDiff
 
 
-class DiffScreen(Screen[None]):
+class DiffScreen(StoreScreen):
     """The journal of ``left`` against that of ``right``."""
 
     AUTO_FOCUS = "#diff-view"
@@ -44,10 +43,6 @@ class DiffScreen(Screen[None]):
             yield Static(id="diff-detail")
         yield StatusBar(id="status-bar")
         yield Footer()
-
-    @property
-    def store(self) -> Store:
-        return self.app.store  # type: ignore[attr-defined, no-any-return]
 
     def on_mount(self) -> None:
         self.compare()

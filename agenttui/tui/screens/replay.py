@@ -10,7 +10,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
 from agenttui.agent.events import AgentEvent
@@ -19,7 +18,7 @@ from agenttui.journal.describe import printable
 from agenttui.journal.record import Record
 from agenttui.render.diff import JournalDiff
 from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
-from agenttui.stores.base import Store
+from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
@@ -44,7 +43,7 @@ class ReplayAdvanced(Message):
     restarted: bool
 
 
-class ReplayScreen(Screen[None]):
+class ReplayScreen(StoreScreen):
     """Replay of one run. ``n`` next turn, ``e`` to the end, ``b`` back one, ``t`` jump to a turn."""
 
     AUTO_FOCUS = "#replayed-journal"
@@ -85,10 +84,6 @@ class ReplayScreen(Screen[None]):
                     yield FlowchartView(id="replay-flowchart")
         yield StatusBar(id="status-bar")
         yield Footer()
-
-    @property
-    def store(self) -> Store:
-        return self.app.store  # type: ignore[attr-defined, no-any-return]
 
     def on_mount(self) -> None:
         self.query_one("#replay-jump").display = False

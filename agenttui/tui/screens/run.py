@@ -12,19 +12,18 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from agenttui.journal.describe import printable
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
 from agenttui.replay.status import RunStatus, run_status
-from agenttui.stores.base import Store
 from agenttui.tui.messages import StoreChanged
 from agenttui.render.flow import FlowStep
 from agenttui.replay.events import events_of
 from agenttui.replay.tree import sub_run_steps
 from agenttui.tui.screens.replay import ReplayScreen
+from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
@@ -56,7 +55,7 @@ class StatusRead(Message):
     status: RunStatus
 
 
-class RunScreen(Screen[None]):
+class RunScreen(StoreScreen):
     """One run. ``j/k`` step through records; the panes follow the cursor."""
 
     AUTO_FOCUS = "#journal"
@@ -104,10 +103,6 @@ class RunScreen(Screen[None]):
                     yield FlowchartView(id="run-flowchart")
         yield StatusBar(id="status-bar")
         yield Footer()
-
-    @property
-    def store(self) -> Store:
-        return self.app.store  # type: ignore[attr-defined, no-any-return]
 
     @property
     def journal_list(self) -> JournalList:

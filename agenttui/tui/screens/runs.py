@@ -10,13 +10,12 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from agenttui.replay.status import RunState, RunStatus, run_status
-from agenttui.stores.base import Store
 from agenttui.tui.messages import RunsListed, StatusesComputed, StoreChanged
 from agenttui.tui.runs_model import RunsModel
+from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.runs_table import RunsTable
 from agenttui.tui.widgets.status_bar import StatusBar
 
@@ -29,7 +28,7 @@ CLOCK_REFRESH_SECONDS = 5.0
 STATUS_CONCURRENCY = 8
 
 
-class RunsScreen(Screen[None]):
+class RunsScreen(StoreScreen):
     """The run list. ``enter`` opens a run; ``/`` filters; ``s`` cycles status filters."""
 
     AUTO_FOCUS = "#runs-table"
@@ -74,10 +73,6 @@ class RunsScreen(Screen[None]):
         self.table.focus()
 
     # -- loading -----------------------------------------------------------------------------
-
-    @property
-    def store(self) -> Store:
-        return self.app.store  # type: ignore[attr-defined, no-any-return]
 
     @work(exclusive=True, group="runs-list", exit_on_error=False)
     async def load_runs(self) -> None:

@@ -1,0 +1,21 @@
+"""StoreScreen: a screen that reads the app's store and reports its workers' failures to the app."""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from agenttui.stores.base import Store
+
+
+class StoreScreen(Screen[None]):
+    """Screens over the store. Worker state messages do not bubble, so each screen hands its
+    failed workers to the app's one error hub (``AgentTuiApp.worker_failed``)."""
+
+    @property
+    def store(self) -> Store:
+        return self.app.store  # type: ignore[attr-defined, no-any-return]
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self.app.worker_failed(event.worker)  # type: ignore[attr-defined]

@@ -1,0 +1,56 @@
+"""Outages: PostgreSQL stopped under the TUI, and started again; the store file replaced."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+from textual.pilot import Pilot
+
+from agenttui.demo.build import build_demo
+from agenttui.stores.postgres import PostgresStore
+from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.messages import StoreChanged
+from agenttui.tui.widgets.status_bar import StatusBar
+from tests.pg import PostgresCluster
+from tests.tui.conftest import settle
+
+pytestmark = pytest.mark.postgres
+
+
+async def until(pilot: Pilot, condition, what: str, turns: int = 600) -> None:  # type: ignore[no-untyped-def]
+    """Wait, in bounded message-loop turns, for ``condition``; the app's own timers drive it."""
+    for _ in range(turns):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: PostgresCluster) -> None:
+    schema = "outage_" + uuid.uuid4().hex[:10]
+    writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
+    await build_demo(writer, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=timezone.utc))
+    await writer.close()
+    separator = "&" if "?" in postgres_cluster.dsn else "?"
+    app = AgentTuiApp(f"{postgres_cluster.dsn}{separator}schema={schema}", tail=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        shown = [(r.run_id, r.status.state) for r in app.screen.table.items]  # type: ignore[attr-defined, union-attr]
+        assert len(shown) == 11
+        bar = app.screen.query_one(StatusBar)
+        postgres_cluster.stop()
+        try:
+            app.screen.post_message(StoreChanged(None))  # what the change feed would send
+            await until(pilot, lambda: bar.connection == "reconnecting", "the status bar to say reconnecting")
+            assert [(r.run_id, r.status.state) for r in app.screen.table.items] == shown  # type: ignore[attr-defined, union-attr]
+            assert "password" not in str(bar.render()).lower()
+        finally:
+            postgres_cluster.start()
+        await until(pilot, lambda: bar.connection == "connected", "the app to reconnect by itself")
+        await settle(pilot)
+        assert [(r.run_id, r.status.state) for r in app.screen.table.items] == shown  # type: ignore[attr-defined, union-attr]
+        app.open_run("refund-a1002")
+        await settle(pilot)
+        assert len(app.screen.records) == 12  # type: ignore[attr-defined]
