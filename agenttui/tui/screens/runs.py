@@ -89,18 +89,24 @@ class RunsScreen(StoreScreen):
     @work(group="runs-status", exit_on_error=False)
     async def compute_statuses(self, run_ids: list[str]) -> None:
         """Statuses of ``run_ids``, posted in batches as they come (the order given is kept)."""
-        queue: asyncio.Queue[RunStatus] = asyncio.Queue()
+        queue: asyncio.Queue[RunStatus | Exception] = asyncio.Queue()
         limit = asyncio.Semaphore(STATUS_CONCURRENCY)
 
         async def one(run_id: str) -> None:
             async with limit:
-                await queue.put(await run_status(self.store, run_id))
+                try:
+                    await queue.put(await run_status(self.store, run_id))
+                except Exception as exc:  # handed to the consumer, which fails the worker with it
+                    await queue.put(exc)
 
         tasks = [asyncio.create_task(one(r)) for r in run_ids]
         pending, batch, last_post = len(tasks), [], time.monotonic()
         try:
             while pending:
-                batch.append(await queue.get())
+                item = await queue.get()
+                if isinstance(item, Exception):
+                    raise item
+                batch.append(item)
                 pending -= 1
                 if not pending or time.monotonic() - last_post > BATCH_SECONDS:
                     self.post_message(StatusesComputed(batch))

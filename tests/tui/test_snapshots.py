@@ -1,0 +1,208 @@
+"""SVG snapshots of the real app over the demo store: every screen, pane and dialog at 120x36.
+
+Deterministic by construction: the demo store is built with a pinned clock (tests/tui/conftest.py),
+the app does not tail, every ``run_before`` waits for the app's workers instead of sleeping, and a
+focused Input's cursor is frozen. The store's absolute path (tmp_path differs on every run) is the
+one volatile text the app shows, in the status bar and in a confirmation's command line, so the
+path is written as ``<tmp>`` (see ``stable_paths``).
+
+Regenerate with ``python -m pytest tests/tui/test_snapshots.py --snapshot-update`` and look at
+every image before accepting it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+import agenttui.tui.app
+from agenttui.stores import describe_url
+from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.screens.dialogs import ConfirmDialog
+from agenttui.tui.screens.replay import ReplayScreen
+from agenttui.tui.screens.run import RunScreen
+from agenttui.tui.screens.runs import RunsScreen
+from tests.tui.conftest import settle, wait_for_screen
+
+SIZE = (120, 36)
+DEMO_AGENT = "agenttui.demo.build:factory"
+
+Snap = Callable[..., bool]
+
+
+@pytest.fixture
+def stable_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Show the store's directory as ``<tmp>`` wherever the app shows the store URL.
+
+    A relative URL does not help: the SQLite store reports its absolute path
+    (``SQLiteStore.display_url``) and the app adopts it when the store opens. Every place the app
+    shows a URL goes through ``describe_url`` (status bar, the command line in a confirmation),
+    so masking happens there and nothing else about the app changes.
+    """
+    prefixes = sorted({str(tmp_path), str(tmp_path.resolve())}, key=len, reverse=True)
+
+    def masked(url: str) -> str:
+        shown = describe_url(url)
+        for prefix in prefixes:
+            shown = shown.replace(prefix, "<tmp>")
+        return shown
+
+    monkeypatch.setattr(agenttui.tui.app, "describe_url", masked)
+
+
+@pytest.fixture
+def app(demo_db: Path, stable_paths: None) -> AgentTuiApp:
+    return AgentTuiApp(str(demo_db), tail=False, agent_spec=DEMO_AGENT)
+
+
+def freeze_cursors(pilot: Pilot) -> None:
+    """No blinking cursor in a snapshot: stop every Input's blink on the screen shown."""
+    for field in pilot.app.screen.query(Input):
+        field.cursor_blink = False
+
+
+async def select_run(pilot: Pilot, run_id: str) -> None:
+    """Move the runs list's cursor onto ``run_id`` with the keys a person would press."""
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, RunsScreen)
+    index = next(i for i, row in enumerate(screen.table.items) if row.run_id == run_id)
+    await pilot.press("g", *["j"] * index)
+    assert screen.table.current is not None and screen.table.current.run_id == run_id
+
+
+async def open_run(pilot: Pilot, run_id: str) -> RunScreen:
+    await select_run(pilot, run_id)
+    await pilot.press("enter")
+    await wait_for_screen(pilot, RunScreen)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, RunScreen) and screen.run_id == run_id
+    return screen
+
+
+async def on_record_3(pilot: Pilot) -> None:
+    screen = await open_run(pilot, "refund-a1002")
+    await pilot.press("j", "j", "j")
+    await settle(pilot)
+    assert screen.journal_list.cursor == 3
+
+
+def then(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
+    """``run_before`` for refund-a1002's run screen on record 3, after pressing ``keys``."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await on_record_3(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
+
+    return run_before
+
+
+def test_runs_screen(snap_compare: Snap, app: AgentTuiApp) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        assert pilot.app.screen.model.pending == 0  # type: ignore[attr-defined]
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_run_screen_inspector(snap_compare: Snap, app: AgentTuiApp) -> None:
+    assert snap_compare(app, terminal_size=SIZE, run_before=on_record_3)
+
+
+def test_run_screen_state_at_step(snap_compare: Snap, app: AgentTuiApp) -> None:
+    assert snap_compare(app, terminal_size=SIZE, run_before=then("c"))
+
+
+def test_run_screen_flowchart(snap_compare: Snap, app: AgentTuiApp) -> None:
+    assert snap_compare(app, terminal_size=SIZE, run_before=then("w"))
+
+
+def test_help_screen(snap_compare: Snap, app: AgentTuiApp) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_command_palette(snap_compare: Snap, app: AgentTuiApp) -> None:
+    """On refund-a1002's run screen, where the palette has replay actions to offer."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await on_record_3(pilot)
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        freeze_cursors(pilot)
+        await pilot.press(*"replay")
+        await settle(pilot)  # the palette searches in a worker
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def replay_two_turns(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
+    async def run_before(pilot: Pilot) -> None:
+        await open_run(pilot, "refund-a1002")
+        await pilot.press("R")
+        await wait_for_screen(pilot, ReplayScreen)
+        await settle(pilot)
+        for _ in range(2):
+            await pilot.press("n")
+            await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, ReplayScreen) and screen.session is not None
+        assert screen.session.progress.turn == 2
+        await pilot.press(*keys)
+        await settle(pilot)
+
+    return run_before
+
+
+def test_replay_events(snap_compare: Snap, app: AgentTuiApp) -> None:
+    assert snap_compare(app, terminal_size=SIZE, run_before=replay_two_turns())
+
+
+def test_replay_diff(snap_compare: Snap, app: AgentTuiApp) -> None:
+    assert snap_compare(app, terminal_size=SIZE, run_before=replay_two_turns("2"))
+
+
+def test_replay_flowchart(snap_compare: Snap, app: AgentTuiApp) -> None:
+    assert snap_compare(app, terminal_size=SIZE, run_before=replay_two_turns("3"))
+
+
+def test_confirm_approval(snap_compare: Snap, app: AgentTuiApp) -> None:
+    """``a`` on a run awaiting approval: the dialog names what will be written, and the CLI twin."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await select_run(pilot, "refund-a1005")
+        await pilot.press("a")
+        # Not settle: the operate worker waits for this dialog's answer until the app exits.
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_divergence_with_your_agent(snap_compare: Snap, app: AgentTuiApp) -> None:
+    """The halted run replayed with the demo's agent: its refund really runs now, so it diverges."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await open_run(pilot, "refund-a1004-halted")
+        await pilot.press("Y")
+        await wait_for_screen(pilot, ReplayScreen)
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, ReplayScreen) and screen.diff is not None
+        assert screen.diff.first_divergence is not None
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
