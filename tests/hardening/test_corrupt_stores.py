@@ -1,0 +1,124 @@
+"""Corrupt and foreign stores: a clear message in the CLI and the TUI, the rest still shows, nothing written."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from contextlib import closing
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agenttui.cli import main
+from agenttui.journal import Journal, Record, StepKind, encode_record
+from agenttui.stores.sqlite import SQLiteStore
+from agenttui.tui.app import AgentTuiApp
+from tests.tui.conftest import settle
+
+
+def snapshot(path: Path) -> tuple[bytes, int, list[str]]:
+    return path.read_bytes(), path.stat().st_mtime_ns, sorted(p.name for p in path.parent.iterdir())
+
+
+async def _store_with_bad_runs(path: Path) -> None:
+    store = await SQLiteStore.open(path)
+    journal = Journal(store)
+    await journal.append("good", Record("run:start", StepKind.VALUE, result=b'{"input":"hi"}'))
+    await journal.append("not-json", Record("run:start", StepKind.VALUE, result=b'{"input":"hi"}'))
+    await store.insert("not-json", "@llm/0", b"\x00\xffnot json at all")
+    await journal.append("not-json", Record("note", StepKind.VALUE, result=b'"still shown"'))
+    await journal.append("wrong-name", Record("run:start", StepKind.VALUE, result=b'{"input":"hi"}'))
+    await store.insert("wrong-name", "@llm/0", encode_record(Record("@llm/7", StepKind.MODEL)))
+    await store.insert("headerless", "run:start", encode_record(Record("run:start", StepKind.VALUE, result=b'{"input":"x"}')))
+    await store.insert("future", "@journal", encode_record(Record("@journal", StepKind.HEADER, format="bide.journal.v2")))
+    await journal.append("redacted", Record("run:start", StepKind.VALUE, result=b'{"input":"x"}'))
+    await store.insert("redacted", "tool:c1", b'{"redacted":{"leaf_hash":"ab12","at_ms":1}}')
+    await store.close()
+
+
+@pytest.fixture
+def bad_runs(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.db"
+    asyncio.run(_store_with_bad_runs(path))
+    return path
+
+
+def test_bad_runs_show_as_unreadable_and_the_rest_still_shows(bad_runs: Path) -> None:
+    before = snapshot(bad_runs)
+    runner = CliRunner()
+    listing = runner.invoke(main, ["runs", str(bad_runs)])
+    assert listing.exit_code == 0, listing.output
+    lines = {line.split()[0]: line for line in listing.output.splitlines()}
+    assert "stalled" in lines["good"]
+    for run_id, reason in [("not-json", "not a journal record"), ("wrong-name", "stored as"),
+                           ("headerless", "no @journal header"), ("future", "bide.journal.v2")]:  # fmt: skip
+        assert "unreadable" in lines[run_id] and reason in lines[run_id], lines[run_id]
+    shown = runner.invoke(main, ["show", str(bad_runs), "not-json"])
+    assert shown.exit_code == 0 and "unreadable" in shown.output and "still shown" in shown.output
+    redacted = runner.invoke(main, ["show", str(bad_runs), "redacted"])
+    assert "redacted" in redacted.output
+    assert snapshot(bad_runs) == before
+
+
+def make_corpus(tmp_path: Path) -> dict[str, Path]:
+    """Files that are not (good) journal stores."""
+    corpus = {}
+    good = tmp_path / "good.db"
+    # Its own thread: async tests call this too, and asyncio.run cannot nest in their loop.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, _store_with_bad_runs(good)).result()
+    data = good.read_bytes()
+    (truncated := tmp_path / "truncated.db").write_bytes(data[: len(data) // 3])
+    (text := tmp_path / "notes.db").write_text("these are my notes, not a database\n")
+    other = tmp_path / "other-app.db"
+    with closing(sqlite3.connect(other)) as conn, conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    future = tmp_path / "future.db"
+    future.write_bytes(data)
+    with closing(sqlite3.connect(future)) as conn, conn:
+        conn.execute("UPDATE bide_schema_version SET version = 2")
+    (empty := tmp_path / "empty.db").write_bytes(b"")
+    corpus.update(truncated=truncated, text=text, other=other, future=future, empty=empty, missing=tmp_path / "missing.db")
+    return corpus
+
+
+@pytest.mark.parametrize("kind", ["truncated", "text", "other", "future", "empty", "missing"])
+def test_a_file_that_is_no_journal_gives_one_clear_line(tmp_path: Path, kind: str) -> None:
+    path = make_corpus(tmp_path)[kind]
+    before = snapshot(path) if path.exists() else None
+    result = CliRunner().invoke(main, ["runs", str(path)])
+    assert result.exit_code == 2, result.output
+    message = result.output.strip()
+    assert message.startswith("agenttui: ") and len(message.splitlines()) == 1 and "Traceback" not in message
+    assert (snapshot(path) if path.exists() else None) == before
+
+
+@pytest.mark.parametrize("kind", ["text", "other", "future"])
+async def test_the_tui_exits_with_the_same_clear_line(tmp_path: Path, kind: str) -> None:
+    path = make_corpus(tmp_path)[kind]
+    before = snapshot(path)
+    app = AgentTuiApp(str(path), tail=False)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+    assert app.return_code == 2 and app.failure and "\n" not in app.failure
+    assert snapshot(path) == before
+
+
+async def test_the_tui_shows_bad_runs_and_writes_nothing(bad_runs: Path) -> None:
+    from agenttui.replay.status import RunState
+
+    before = snapshot(bad_runs)
+    app = AgentTuiApp(str(bad_runs), tail=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        rows = {r.run_id: r.status for r in app.screen.table.items}  # type: ignore[attr-defined]
+        assert rows["good"].state == RunState.STALLED  # type: ignore[union-attr]
+        assert all(rows[r].state == RunState.UNREADABLE for r in ("not-json", "wrong-name", "headerless", "future"))  # type: ignore[union-attr]
+        for run_id in rows:
+            app.open_run(run_id)
+            await settle(pilot)
+            await pilot.press("G", "w", "c", "escape")
+            await settle(pilot)
+    assert snapshot(bad_runs) == before
