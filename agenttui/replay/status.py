@@ -17,7 +17,7 @@ from agenttui.agent.tools import parse_go_time
 from agenttui.journal import keys
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.codec import decode_json
-from agenttui.journal.journal import Journal, journal_format
+from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.stores.base import LeaseInfo, Store
 
@@ -201,3 +201,25 @@ async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
     """Every run's status, in run id order (sub-runs right after their parent)."""
     async for run_id in store.runs():
         yield await run_status(store, run_id)
+
+
+class StatusTracker:
+    """Statuses of runs that keep changing, each read incrementally: only entries committed since
+    the last read are fetched and decoded. Keeps the records of the ``capacity`` runs read most
+    recently (a live view re-reads the same few runs many times)."""
+
+    def __init__(self, store: Store, *, capacity: int = 1024) -> None:
+        self.store = store
+        self.capacity = capacity
+        self._runs: dict[str, tuple[int, list[Record]]] = {}
+
+    async def status(self, run_id: str) -> RunStatus:
+        last_seq, records = self._runs.pop(run_id, (-1, []))
+        async for entry in self.store.load(run_id, last_seq):
+            records.append(decode_entry(entry))
+            last_seq = entry.seq
+        self._runs[run_id] = (last_seq, records)  # re-inserted: the newest read is kept longest
+        if len(self._runs) > self.capacity:
+            del self._runs[next(iter(self._runs))]
+        lease = await self.store.get_lease(root_run_id(run_id)) if self.store.IMPLEMENTS_LEASES else None
+        return status_of(run_id, records, lease)

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input, Static
 
-from agenttui.replay.status import RunState, RunStatus, run_status
+from agenttui.replay.status import RunState, RunStatus, StatusTracker
 from agenttui.tui.messages import RunsListed, StatusesComputed, StoreChanged
 from agenttui.tui.runs_model import RunsModel
 from agenttui.tui.screens.base import StoreScreen
@@ -24,6 +24,8 @@ from agenttui.tui.widgets.status_bar import StatusBar
 BATCH_SECONDS = 0.1
 #: Runs whose status moves with the clock (leases lapse, sleeps end) are re-read this often.
 CLOCK_REFRESH_SECONDS = 5.0
+#: Commits reported within this long are applied as one refresh.
+REFRESH_SECONDS = 0.25
 #: Concurrent status reads; PostgreSQL serves them in parallel, SQLite queues them.
 STATUS_CONCURRENCY = 8
 
@@ -49,6 +51,10 @@ class RunsScreen(StoreScreen):
         super().__init__()
         self.model = RunsModel()
         self._listed = False
+        self._tracker: StatusTracker | None = None
+        self._dirty: set[str] | None = set()
+        """Runs changed since the last refresh (None: unknown which, re-list); applied in bursts."""
+        self._refresh_pending = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="runs-counts")
@@ -68,9 +74,6 @@ class RunsScreen(StoreScreen):
         self.set_interval(CLOCK_REFRESH_SECONDS, self._refresh_clocked)
         if self.app.store is not None:  # type: ignore[attr-defined]
             self.load_runs()
-
-    def on_screen_resume(self) -> None:
-        self.table.focus()
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -92,10 +95,14 @@ class RunsScreen(StoreScreen):
         queue: asyncio.Queue[RunStatus | Exception] = asyncio.Queue()
         limit = asyncio.Semaphore(STATUS_CONCURRENCY)
 
+        if self._tracker is None or self._tracker.store is not self.store:
+            self._tracker = StatusTracker(self.store)
+        tracker = self._tracker
+
         async def one(run_id: str) -> None:
             async with limit:
                 try:
-                    await queue.put(await run_status(self.store, run_id))
+                    await queue.put(await tracker.status(run_id))
                 except Exception as exc:  # handed to the consumer, which fails the worker with it
                     await queue.put(exc)
 
@@ -129,12 +136,30 @@ class RunsScreen(StoreScreen):
         self._refresh_rows()
 
     def on_store_changed(self, message: StoreChanged) -> None:
-        if message.run_ids is None:
+        if message.run_ids is None or self._dirty is None:
+            self._dirty = None
+        else:
+            self._dirty |= message.run_ids
+        # Bursts of commits become one refresh per interval, and none while another screen is on
+        # top: it is applied when this screen shows again.
+        if self.is_active and not self._refresh_pending:
+            self._refresh_pending = True
+            self.set_timer(REFRESH_SECONDS, self._apply_changes)
+
+    def on_screen_resume(self) -> None:
+        self.table.focus()
+        if self._dirty is None or self._dirty:
+            self._apply_changes()
+
+    def _apply_changes(self) -> None:
+        self._refresh_pending = False
+        dirty, self._dirty = self._dirty, set()
+        if dirty is None:
             self.load_runs()  # re-list: new runs join, known runs refresh below
             self.compute_statuses([r for r in self.model.statuses if self._may_move(r)])
-        else:
-            new = self.model.add_runs(sorted(message.run_ids))
-            self.compute_statuses(sorted(message.run_ids))
+        elif dirty:
+            new = self.model.add_runs(sorted(dirty))
+            self.compute_statuses(sorted(dirty))
             if new:
                 self._refresh_rows()
 
