@@ -26,7 +26,7 @@ from agenttui.agent.events import (
 )
 from agenttui.agent.model import Model, ModelRequest, TurnAssembler
 from agenttui.agent.pauses import PendingApproval, ResumeHalt, RunEnded
-from agenttui.agent.runstart import RunStart, ToolPolicy
+from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import Tool, ToolContext, ToolOutput
 from agenttui.errors import AgentTuiError
 from agenttui.journal import keys
@@ -162,15 +162,10 @@ class Agent:
         start = RunStart(
             Message.user(input) if isinstance(input, str) else input,
             settings={"max_turns": self.max_turns, **({"system_prompt": self.system_prompt} if self.system_prompt else {})},
-            tools=tuple(self._policy(t) for t in self.tools.values()),
+            tools=tuple((t.name, t.safety) for t in self.tools.values()),
         )
         record = await self.journal.append(drive.run_id, Record(keys.RUN_START, StepKind.VALUE, result=start.encode()))
         return RunStart.decode(record.result)
-
-    @staticmethod
-    def _policy(tool: Tool) -> ToolPolicy:
-        s = tool.safety
-        return ToolPolicy(tool.name, s.read_only, s.idempotent, s.idempotency_key, s.needs_approval, s.interrupts)
 
     async def _model_turn(self, drive: _Drive, turn: int, messages: list[Message]) -> AsyncIterator[AgentEvent]:
         key = keys.llm_key(turn)

@@ -11,47 +11,31 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenttui.agent.tools import ToolSafety
 from agenttui.journal.codec import decode_json, decode_record, encode_message, go_json
 from agenttui.journal.record import Message, TextPart
 
 
-@dataclass(frozen=True, slots=True)
-class ToolPolicy:
-    """What a reader needs to know of a tool: whether it is retry-safe, gated, or asks humans."""
+def policy_json(name: str, safety: ToolSafety) -> dict[str, Any]:
+    """A tool's entry in ``run:start``'s ``tools``: its name and what a reader must know of it."""
+    out: dict[str, Any] = {"name": name}
+    flags = {k: True for k in ("read_only", "idempotent", "idempotency_key") if getattr(safety, k)}
+    if flags:
+        out["safety"] = flags
+    if safety.needs_approval:
+        out["approval"] = {"single": True}
+    if safety.interrupts:
+        out["interrupts"] = True
+    return out
 
-    name: str
-    read_only: bool = False
-    idempotent: bool = False
-    idempotency_key: bool = False
-    needs_approval: bool = False
-    interrupts: bool = False
 
-    @property
-    def retry_safe(self) -> bool:
-        return self.read_only or self.idempotent or self.idempotency_key
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name}
-        safety = {k: True for k in ("read_only", "idempotent", "idempotency_key") if getattr(self, k)}
-        if safety:
-            out["safety"] = safety
-        if self.needs_approval:
-            out["approval"] = {"single": True}
-        if self.interrupts:
-            out["interrupts"] = True
-        return out
-
-    @classmethod
-    def from_json(cls, value: dict[str, Any]) -> ToolPolicy:
-        safety = value.get("safety") or {}
-        return cls(
-            str(value.get("name", "")),
-            bool(safety.get("read_only")),
-            bool(safety.get("idempotent")),
-            bool(safety.get("idempotency_key")),
-            bool(value.get("approval")),
-            bool(value.get("interrupts")),
-        )
+def policy_from_json(value: dict[str, Any]) -> tuple[str, ToolSafety]:
+    flags = value.get("safety") or {}
+    safety = ToolSafety(
+        bool(flags.get("read_only")), bool(flags.get("idempotent")), bool(flags.get("idempotency_key")),
+        bool(value.get("approval")), bool(value.get("interrupts")),
+    )  # fmt: skip
+    return str(value.get("name", "")), safety
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +43,8 @@ class RunStart:
     input: Message
     kind: str = "agent"
     settings: dict[str, Any] = field(default_factory=dict)
-    tools: tuple[ToolPolicy, ...] = ()
+    tools: tuple[tuple[str, ToolSafety], ...] = ()
+    """Each tool's name and safety, in the agent's order."""
 
     def encode(self) -> bytes:
         """The payload bytes; ``input`` is a JSON string when it is one user text part."""
@@ -72,7 +57,7 @@ class RunStart:
         if self.settings:
             payload += b',"settings":' + go_json(self.settings)
         if self.tools:
-            payload += b',"tools":' + go_json([t.to_json() for t in self.tools])
+            payload += b',"tools":' + go_json([policy_json(name, safety) for name, safety in self.tools])
         return payload + b"}"
 
     @classmethod
@@ -87,8 +72,9 @@ class RunStart:
             message = decode_record(wrapped).message or Message.user("")
         else:
             message = Message.user(str(given))
-        tools = tuple(ToolPolicy.from_json(t) for t in value.get("tools") or () if isinstance(t, dict))
+        tools = tuple(policy_from_json(t) for t in value.get("tools") or () if isinstance(t, dict))
         return cls(message, str(value.get("kind") or "agent"), dict(value.get("settings") or {}), tools)
 
-    def policy(self, tool_name: str) -> ToolPolicy | None:
-        return next((t for t in self.tools if t.name == tool_name), None)
+    def policy(self, tool_name: str) -> ToolSafety | None:
+        """The recorded safety of ``tool_name``, or None when ``run:start`` does not say."""
+        return next((safety for name, safety in self.tools if name == tool_name), None)

@@ -68,7 +68,8 @@ def recorded_tools(records: Sequence[Record], start: RunStart) -> list[Tool]:
     """
     results = {r.tool_use_id: r for r in records if r.kind == StepKind.TOOL_RESULT}
     calls = {call.id: call.name for r in records if r.kind == StepKind.MODEL and r.message for call in r.message.tool_uses}
-    names = [t.name for t in start.tools] + sorted(set(calls.values()) - {t.name for t in start.tools})
+    recorded_names = [name for name, _ in start.tools]
+    names = recorded_names + sorted(set(calls.values()) - set(recorded_names))
 
     def stand_in(name: str) -> Tool:
         async def recorded(ctx: ToolContext, args: dict) -> ToolOutput:
@@ -79,8 +80,8 @@ def recorded_tools(records: Sequence[Record], start: RunStart) -> list[Tool]:
                 raise RecordingEnded(ctx.run_id, f"the recording ends here: call {ctx.tool_use_id} ({name}) has no result")
             raise ReplayDiverged(ctx.run_id, f"call {ctx.tool_use_id} ({name}) was never made in the recording")
 
-        policy = start.policy(name)
-        safety = ToolSafety(policy.read_only, policy.idempotent, policy.idempotency_key, policy.needs_approval, policy.interrupts) if policy else ToolSafety(read_only=True)
+        # A tool run:start does not describe has no effect a stand-in could guard: read-only.
+        safety = start.policy(name) or ToolSafety(read_only=True)
         return Tool(name, recorded, f"recorded results of {name}", None, safety)
 
     return [stand_in(name) for name in names]
