@@ -6,7 +6,6 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
-from textual.pilot import Pilot
 
 from agenttui.demo.build import build_demo
 from agenttui.stores.postgres import PostgresStore
@@ -14,18 +13,9 @@ from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.messages import StoreChanged
 from agenttui.tui.widgets.status_bar import StatusBar
 from tests.pg import PostgresCluster
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, until
 
 pytestmark = pytest.mark.postgres
-
-
-async def until(pilot: Pilot, condition, what: str, turns: int = 600) -> None:  # type: ignore[no-untyped-def]
-    """Wait, in bounded message-loop turns, for ``condition``; the app's own timers drive it."""
-    for _ in range(turns):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: PostgresCluster) -> None:

@@ -60,3 +60,12 @@ async def wait_for_screen(pilot: Pilot, screen_type: type) -> None:
             return
         await pilot.pause()
     raise AssertionError(f"{screen_type.__name__} never showed; the screen is {pilot.app.screen!r}")
+
+
+async def until(pilot: Pilot, condition, what: str, turns: int = 600) -> None:  # type: ignore[no-untyped-def]
+    """Wait, in bounded message-loop turns, for ``condition``: the app's own timers drive it."""
+    for _ in range(turns):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")

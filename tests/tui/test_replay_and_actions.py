@@ -20,7 +20,7 @@ from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.journal_list import JournalList
-from tests.tui.conftest import settle, wait_for_screen
+from tests.tui.conftest import settle, until, wait_for_screen
 
 SIZE = (140, 40)
 DEMO_AGENT = "agenttui.demo.build:factory"
@@ -120,6 +120,11 @@ async def test_the_flowchart_cursor_follows_the_journal_and_back(demo_db: Path) 
         assert journal.cursor == flowchart.chart.record_for_row(flowchart.cursor_row) != 3
 
 
+def state_of(app: AgentTuiApp, run_id: str) -> RunState | None:
+    row = next((r for r in app.screen.table.items if r.run_id == run_id), None)  # type: ignore[attr-defined]
+    return row.status.state if row is not None and row.status is not None else None
+
+
 async def act(pilot, run_id: str, key: str, *, choose: int | None = None) -> None:  # type: ignore[no-untyped-def]
     """Select ``run_id`` in the runs list, press ``key``, pick a choice, confirm with y."""
     screen = pilot.app.screen
@@ -142,9 +147,7 @@ async def test_approve_writes_once_and_the_status_changes_on_screen(demo_db: Pat
         before = await names(demo_db, "refund-a1005")
         await act(pilot, "refund-a1005", "a")
         assert await names(demo_db, "refund-a1005") == [*before, "approval:call_1_0"]
-        await settle(pilot)
-        rows = {r.run_id: r for r in app.screen.table.items}
-        assert rows["refund-a1005"].status.state == RunState.STALLED  # type: ignore[union-attr]
+        await until(pilot, lambda: state_of(app, "refund-a1005") == RunState.STALLED, "the status to change on screen")
         await act(pilot, "refund-a1005", "o", choose=0)  # the only way on: re-drive? no agent: cancel is first
         assert (await names(demo_db, "refund-a1005"))[-1] == "run:cancelled"
 
@@ -190,11 +193,9 @@ async def test_answer_resolve_and_redrive(demo_db: Path) -> None:
         # resolve the halt as "did not fire", then re-drive it to completion with the demo agent
         await act(pilot, "refund-a1004-halted", "o", choose=0)
         assert (await names(demo_db, "refund-a1004-halted"))[-1].startswith("attempt:not-started:")
-        await settle(pilot)
+        await until(pilot, lambda: state_of(app, "refund-a1004-halted") == RunState.STALLED, "the halt to read as resolved")
         await act(pilot, "refund-a1004-halted", "o", choose=0)  # re-drive
-        await settle(pilot)
-        rows = {r.run_id: r for r in app.screen.table.items}
-        assert rows["refund-a1004-halted"].status.state == RunState.COMPLETE  # type: ignore[union-attr]
+        await until(pilot, lambda: state_of(app, "refund-a1004-halted") == RunState.COMPLETE, "the run to show complete")
 
 
 async def test_a_run_leased_elsewhere_is_refused_naming_the_holder(demo_db: Path) -> None:
