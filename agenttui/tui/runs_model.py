@@ -5,6 +5,7 @@ Kept apart from the widgets so the rules (what shows, in what order) are plain, 
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -49,10 +50,11 @@ class RunsModel:
         for run_id in new:
             self.statuses[run_id] = None
             parent = parent_run_id(run_id)
+            # insort keeps byte order (the store's) for runs that appear later, by the live feed.
             if parent is not None and parent in self.statuses:
-                self.children.setdefault(parent, []).append(run_id)
+                bisect.insort(self.children.setdefault(parent, []), run_id)
             else:
-                self.roots.append(run_id)
+                bisect.insort(self.roots, run_id)
         return new
 
     def set_statuses(self, statuses: list[RunStatus]) -> None:
