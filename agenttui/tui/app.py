@@ -19,7 +19,7 @@ from agenttui.errors import AgentTuiError, StoreConnectionError
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.tui.commands import AgentTuiCommands
-from agenttui.tui.messages import ConnectionChanged, StoreChanged, StoreOpened, TailStateChanged
+from agenttui.tui.messages import ConnectionChanged, StoreChanged, StoreOpened, StoreReopened, TailStateChanged
 from agenttui.replay.operations import Operation, RecoverAll
 from agenttui.replay.status import RunStatus
 from agenttui.tui.operations import choices_for
@@ -28,7 +28,7 @@ from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
-from agenttui.tui.tail import follow_changes
+from agenttui.tui.tail import file_identity, follow_changes
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
 from agenttui.tui.widgets.status_bar import StatusBar
 
@@ -118,6 +118,16 @@ class AgentTuiApp(App[int]):
         if self._tail:
             self.follow_store()
 
+    def on_store_reopened(self) -> None:
+        while not isinstance(self.screen, RunsScreen) and len(self.screen_stack) > 2:
+            self.pop_screen()
+        if isinstance(self.screen, RunsScreen):
+            self.screen.action_reload()
+        self.post_message(ConnectionChanged("connected"))
+        self.notify("the store's file was replaced: reloaded from the new file", severity="warning")
+        if self._tail:
+            self.follow_store()
+
     async def on_unmount(self) -> None:
         if self.store is not None and self._owns_store:
             await self.store.close()
@@ -185,10 +195,15 @@ class AgentTuiApp(App[int]):
         if self.store is None:
             return
         self.post_message(ConnectionChanged("reconnecting", why))
+        path = getattr(self.store, "path", None)
+        identity = file_identity(path) if isinstance(path, Path) and self._owns_store else None
         delay = RECONNECT_FIRST_DELAY
         while True:
             await asyncio.sleep(delay)
             try:
+                if identity is not None and file_identity(path) != identity:  # type: ignore[arg-type]
+                    await self._reopen()
+                    return
                 await self.store.get("", "")
             except StoreConnectionError:
                 delay = min(delay * 2, RECONNECT_MAX_DELAY)
@@ -196,6 +211,14 @@ class AgentTuiApp(App[int]):
             break
         self.post_message(ConnectionChanged("connected"))
         self.post_message(StoreChanged(None))
+
+    async def _reopen(self) -> None:
+        """The store's file was replaced: open the new one, and read every view afresh from it."""
+        fresh = await open_store(self.url, read_only=True)
+        old, self.store = self.store, fresh
+        if old is not None:
+            await old.close()
+        self.post_message(StoreReopened())
 
     # -- actions -----------------------------------------------------------------------------
 

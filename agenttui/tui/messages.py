@@ -17,6 +17,11 @@ class StoreOpened(Message):
 
 
 @dataclass
+class StoreReopened(Message):
+    """The store was opened afresh (its file was replaced): every view must read it again."""
+
+
+@dataclass
 class ConnectionChanged(Message):
     """The store connection went up, down, or is being re-established."""
 

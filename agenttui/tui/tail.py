@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from agenttui.errors import AgentTuiError
+from agenttui.errors import AgentTuiError, StoreConnectionError
 from agenttui.stores.base import Store
 
 Changed = Callable[[set[str] | None], None]
@@ -46,13 +46,26 @@ async def _watch_file(store: Store, path: Path, changed: Changed, set_state: Cal
 
     _, cursor = await _changes(store, -1)
     names = {path.name, path.name + "-wal"}
+    identity = file_identity(path)
     set_state("watching")
     # Watching the directory catches a WAL file that does not exist yet, or is recreated.
     async for batch in watchfiles.awatch(path.parent, watch_filter=lambda _, p: Path(p).name in names, debounce=50, step=20):
         del batch
+        if file_identity(path) != identity:
+            # The open connection still reads the old file: the app must open the new one.
+            raise StoreConnectionError(f"{path} was deleted or replaced")
         runs, cursor = await _changes(store, cursor)
         if runs:
             changed(runs)
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """The file's (device, inode), or None when it is gone: a new file is a new identity."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
 
 
 async def _listen(store: Store, changed: Changed, set_state: Callable[[str], None]) -> None:

@@ -15,9 +15,10 @@ from agenttui.tui.widgets.status_bar import StatusBar
 from tests.pg import PostgresCluster
 from tests.tui.conftest import settle, until
 
-pytestmark = pytest.mark.postgres
 
 
+
+@pytest.mark.postgres
 async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: PostgresCluster) -> None:
     schema = "outage_" + uuid.uuid4().hex[:10]
     writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
@@ -44,3 +45,25 @@ async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: Po
         app.open_run("refund-a1002")
         await settle(pilot)
         assert len(app.screen.records) == 12  # type: ignore[attr-defined]
+
+
+async def test_the_sqlite_file_deleted_then_replaced_under_the_tui(demo_db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    saved = tmp_path / "saved.db"
+    shutil.copy(demo_db, saved)
+    app = AgentTuiApp(str(demo_db))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: app.screen.query_one(StatusBar).tail == "watching", "the change feed to watch the file")
+        shown = [r.run_id for r in app.screen.table.items]  # type: ignore[attr-defined]
+        bar = app.screen.query_one(StatusBar)
+        demo_db.unlink()
+        (demo_db.parent / (demo_db.name + "-wal")).touch()  # any event in the watched names wakes the feed
+        await until(pilot, lambda: bar.connection == "reconnecting", "the status bar to say reconnecting")
+        assert [r.run_id for r in app.screen.table.items] == shown  # type: ignore[attr-defined]
+        (demo_db.parent / (demo_db.name + "-wal")).unlink()
+        shutil.copy(saved, demo_db)
+        await until(pilot, lambda: app.screen.query_one(StatusBar).connection == "connected", "the app to open the new file")
+        await settle(pilot)
+        assert [r.run_id for r in app.screen.table.items] == shown  # type: ignore[attr-defined]
