@@ -110,7 +110,6 @@ class AgentTuiApp(App[int]):
         self.post_message(StoreOpened(self.store.display_url))
 
     def on_store_opened(self, message: StoreOpened) -> None:
-        self.url = message.url
         self.post_message(ConnectionChanged("connected"))
         screen = self.screen
         if isinstance(screen, RunsScreen):
@@ -266,6 +265,9 @@ class AgentTuiApp(App[int]):
         if not self._owns_store and self.store is not None and not self.store.read_only:
             return self.store, False
         return await open_store(self.url, read_only=False), True
+
+    def action_recover_all(self) -> None:
+        self.recover_all()
 
     @work(exclusive=True, group="operation", exit_on_error=False)
     async def recover_all(self) -> None:

@@ -252,3 +252,73 @@ def test_cli_replay_json(demo_db: Path) -> None:
     result = cli("replay", str(demo_db), "refund-a1002", "--agent", CHANGED_AGENT, "--json")
     assert result.returncode == 3
     assert json.loads(result.stdout)["first_divergence"] == {"step": "tool:call_0_0", "state": "changed", "reason": "different tool result"}
+
+
+async def test_pressing_approve_twice_writes_once(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        stale = next(r.status for r in app.screen.table.items if r.run_id == "refund-a1005")  # type: ignore[attr-defined]
+        await act(pilot, "refund-a1005", "a")
+        app.operate(stale, "Approve")  # the same status again, as a second press before the refresh
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("y")
+        await settle(pilot)
+    assert (await names(demo_db, "refund-a1005")).count("approval:call_1_0") == 1
+
+
+async def test_resolve_as_fired_records_the_confirmed_result(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1004-halted")
+        await pilot.press("o")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("down", "enter")  # "It fired: record its result"
+        await wait_for_screen(pilot, PromptDialog)
+        await pilot.press(*'{"refund_id": "rf_manual"}', "enter")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("y")
+        await settle(pilot)
+    store = await SQLiteStore.open(demo_db, read_only=True)
+    record = await Journal(store).get("refund-a1004-halted", "tool:call_1_0")
+    await store.close()
+    assert record is not None and record.reconciled and record.result == b'{"refund_id":"rf_manual"}'
+
+
+async def test_recover_every_unfinished_run_with_progress(demo_db: Path) -> None:
+    from agenttui.tui.screens.recover import RecoverProgress
+
+    app = AgentTuiApp(str(demo_db), tail=False, agent_spec=DEMO_AGENT)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("y")
+        await wait_for_screen(pilot, RecoverProgress)
+        await settle(pilot)
+        await until(pilot, lambda: app.screen._done, "recover to finish")  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await until(pilot, lambda: state_of(app, "refund-a1001-stalled") == RunState.AWAITING_APPROVAL, "the stalled run to move on")
+    # The stalled run went on to its approval; the paused ones paused again; the halted one halted.
+    assert "@llm/1" in await names(demo_db, "refund-a1001-stalled")
+
+
+async def test_release_a_lapsed_lease(demo_db: Path) -> None:
+    other = await SQLiteStore.open(demo_db)
+    await other.acquire_lease("refund-a1001-stalled", "dead-worker#1", ttl=0.01)
+    await other.close()
+    await asyncio.sleep(0.05)  # the lease lapses on the store's clock
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = next(r.status for r in app.screen.table.items if r.run_id == "refund-a1001-stalled")  # type: ignore[attr-defined]
+        assert status.lease_lapsed  # type: ignore[union-attr]
+        app.operate(status, "Release")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("y")
+        await settle(pilot)
+    store = await SQLiteStore.open(demo_db, read_only=True)
+    assert await store.get_lease("refund-a1001-stalled") is None
+    await store.close()

@@ -1,0 +1,100 @@
+"""The TUI over PostgreSQL: the runs list, a run, live tail by LISTEN/NOTIFY, replay and an action."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from agenttui.demo.build import build_demo
+from agenttui.journal import Journal, Record, StepKind
+from agenttui.replay.status import RunState
+from agenttui.stores.postgres import PostgresStore
+from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.screens.dialogs import ConfirmDialog
+from agenttui.tui.screens.replay import ReplayScreen
+from agenttui.tui.screens.run import RunScreen
+from agenttui.tui.widgets.status_bar import StatusBar
+from tests.pg import PostgresCluster
+from tests.tui.conftest import FIXED_NOW, settle, until, wait_for_screen
+
+pytestmark = pytest.mark.postgres
+SIZE = (140, 40)
+
+
+@pytest.fixture
+async def demo_schema(postgres_cluster: PostgresCluster) -> AsyncIterator[tuple[str, str]]:
+    """A demo journal in a fresh schema: (the schema, the store URL the app opens)."""
+    schema = "tui_" + uuid.uuid4().hex[:10]
+    store = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
+    await build_demo(store, bulk_turns=12, clock=lambda: FIXED_NOW)
+    await store.close()
+    separator = "&" if "?" in postgres_cluster.dsn else "?"
+    yield schema, f"{postgres_cluster.dsn}{separator}schema={schema}"
+
+
+async def test_runs_statuses_and_a_run(demo_schema: tuple[str, str]) -> None:
+    _, url = demo_schema
+    app = AgentTuiApp(url, tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = {r.run_id: r.status for r in app.screen.table.items}  # type: ignore[attr-defined]
+        assert rows["refund-a1005"].state == RunState.AWAITING_APPROVAL and rows["settlement-a1002"].state == RunState.SLEEPING  # type: ignore[union-attr]
+        assert len(rows) == 11
+        app.open_run("refund-a1002")
+        await settle(pilot)
+        assert isinstance(app.screen, RunScreen) and len(app.screen.records) == 12
+
+
+async def test_live_tail_by_notifications(postgres_cluster: PostgresCluster, demo_schema: tuple[str, str]) -> None:
+    schema, url = demo_schema
+    app = AgentTuiApp(url)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: app.screen.query_one(StatusBar).tail == "listening", "the feed to LISTEN")
+        app.open_run("refund-a1005")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        await pilot.press("G")  # at the newest record: follow mode keeps the cursor there
+        before = len(screen.records)
+        writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
+        try:
+            await Journal(writer).append("refund-a1005", Record("ops-note", StepKind.VALUE, result=b'"seen"'))
+            await until(pilot, lambda: len(screen.records) > before, "the committed record to appear")
+        finally:
+            await writer.close()
+        assert screen.records[-1].name == "ops-note" and screen.journal_list.cursor == len(screen.records) - 1  # followed
+
+
+async def test_replay_and_approve(postgres_cluster: PostgresCluster, demo_schema: tuple[str, str]) -> None:
+    schema, url = demo_schema
+    app = AgentTuiApp(url, tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_run("refund-a1002")
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        assert isinstance(app.screen, ReplayScreen)
+        await pilot.press("e")
+        await settle(pilot)
+        assert app.screen.session.progress.state == "finished" and app.screen.diff.matches  # type: ignore[union-attr]
+        await pilot.press("escape", "escape")
+        await settle(pilot)
+        screen = app.screen
+        screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")  # type: ignore[attr-defined]
+        await pilot.press("a")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("y")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmDialog), app.screen
+        from agenttui.tui.screens.dialogs import ErrorDialog
+
+        assert not isinstance(app.screen, ErrorDialog), app.screen._message  # type: ignore[attr-defined]
+    reader = await PostgresStore.open(postgres_cluster.dsn, schema=schema, read_only=True)
+    try:
+        assert [r.name for r in await Journal(reader).history("refund-a1005")][-1] == "approval:call_1_0"
+    finally:
+        await reader.close()
