@@ -14,7 +14,7 @@ import enum
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
-from agenttui.agent.events import AgentEvent, Finished, TurnStarted
+from agenttui.agent.events import AgentEvent, AssistantTurn, Finished, TurnStarted
 from agenttui.agent.factory import AgentSetup
 from agenttui.agent.loop import Agent
 from agenttui.agent.pauses import RunPaused
@@ -187,7 +187,8 @@ class ReplaySession:
             self.progress.state, self.progress.reason = ReplayState.PAUSED, exc.message
         except AgentTuiError as exc:
             self.progress.state, self.progress.reason = ReplayState.FAILED, exc.message
-        if any(isinstance(e, TurnStarted) for e in events):
+        # A turn counts once the model's message is in: a turn the recording lacks is no turn.
+        if any(isinstance(e, AssistantTurn) for e in events):
             self.progress.turn += 1
         self.progress.events.extend(events)
         return events
