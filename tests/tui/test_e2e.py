@@ -44,7 +44,7 @@ class Terminal:
         self.server = f"agenttui-e2e-{uuid.uuid4().hex[:10]}"
         self.target = "e2e"
         self._tmux("-f", "/dev/null", "new-session", "-d", "-s", self.target, "-x", str(WIDTH), "-y", str(HEIGHT), command)
-        # Keep the pane after the app exits, so its exit status can be read.
+        # Keep the pane after the command exits, so a failure shows the last screen.
         self._tmux("set-option", "-t", self.target, "remain-on-exit", "on")
 
     def _tmux(self, *args: str) -> str:
@@ -143,7 +143,7 @@ def test_demo_in_a_real_terminal(terminal: Callable[[str], Terminal], tmp_path: 
 
     # The runs screen: every demo run, with the live run listed among them.
     screen = term.wait_for("the runs screen", lambda s: re.search(r"\b\d+ runs\b", s) and live_row(s), START_TIMEOUT)
-    assert "refund-a1005" in screen and "awaiting-approval" in screen and "sqlite://" in screen
+    assert "refund-a1005" in screen and "awaiting-approval" in screen and "demo.db" in screen
     run_id, steps = live_row(screen)  # type: ignore[misc]
     writer_pid = int(run_id.rpartition("-")[2])
     assert process_alive(writer_pid)
