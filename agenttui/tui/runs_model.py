@@ -52,9 +52,9 @@ class RunsModel:
             parent = parent_run_id(run_id)
             # insort keeps byte order (the store's) for runs that appear later, by the live feed.
             if parent is not None and parent in self.statuses:
-                bisect.insort(self.children.setdefault(parent, []), run_id)
+                _place(self.children.setdefault(parent, []), run_id)
             else:
-                bisect.insort(self.roots, run_id)
+                _place(self.roots, run_id)
         return new
 
     def set_statuses(self, statuses: list[RunStatus]) -> None:
@@ -113,3 +113,11 @@ class RunsModel:
             if self._admits(root) or any(self._admits(k) for k in self.children.get(root, ())):
                 visit(root, 0)
         return out
+
+
+def _place(ordered: list[str], run_id: str) -> None:
+    """Add ``run_id`` in order: appended when it sorts last (a listing), else inserted in place."""
+    if not ordered or ordered[-1] < run_id:
+        ordered.append(run_id)
+    else:
+        bisect.insort(ordered, run_id)

@@ -24,6 +24,10 @@ from agenttui.tui.widgets.status_bar import StatusBar
 BATCH_SECONDS = 0.1
 #: Runs whose status moves with the clock (leases lapse, sleeps end) are re-read this often.
 CLOCK_REFRESH_SECONDS = 5.0
+#: While runs are listed and statuses computed, the rows are rebuilt at most this often.
+ROWS_SECONDS = 0.5
+#: Below this many runs a rebuild is cheap enough to do on every batch.
+REBUILD_AT_ONCE = 5000
 #: Commits reported within this long are applied as one refresh.
 REFRESH_SECONDS = 0.25
 #: Concurrent status reads; PostgreSQL serves them in parallel, SQLite queues them.
@@ -55,6 +59,7 @@ class RunsScreen(StoreScreen):
         self._dirty: set[str] | None = set()
         """Runs changed since the last refresh (None: unknown which, re-list); applied in bursts."""
         self._refresh_pending = False
+        self._rows_pending = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="runs-counts")
@@ -125,14 +130,27 @@ class RunsScreen(StoreScreen):
     def on_runs_listed(self, message: RunsListed) -> None:
         new = self.model.add_runs(message.run_ids)
         if new:
-            self._refresh_rows()
+            self._rows_changed()
             self.compute_statuses(new)
         if message.done:
             self._listed = True
-            self._show_counts()
+            self._rows_changed()
 
     def on_statuses_computed(self, message: StatusesComputed) -> None:
         self.model.set_statuses(message.statuses)
+        self._rows_changed()
+
+    def _rows_changed(self) -> None:
+        """Rebuild the visible rows soon: at most every ``ROWS_SECONDS``, however many batches
+        arrive (with 100,000 runs a rebuild costs tens of milliseconds; keys must not wait)."""
+        if len(self.model.statuses) < REBUILD_AT_ONCE or not self.table.items:
+            self._refresh_rows()  # cheap: a few thousand rows, or the very first screen
+        elif not self._rows_pending:
+            self._rows_pending = True
+            self.set_timer(ROWS_SECONDS, self._rebuild_rows)
+
+    def _rebuild_rows(self) -> None:
+        self._rows_pending = False
         self._refresh_rows()
 
     def on_store_changed(self, message: StoreChanged) -> None:
