@@ -30,8 +30,6 @@ ROWS_SECONDS = 0.5
 REBUILD_AT_ONCE = 5000
 #: Commits reported within this long are applied as one refresh.
 REFRESH_SECONDS = 0.25
-#: Concurrent status reads; PostgreSQL serves them in parallel, SQLite queues them.
-STATUS_CONCURRENCY = 8
 
 
 class RunsScreen(StoreScreen):
@@ -60,6 +58,7 @@ class RunsScreen(StoreScreen):
         """Runs changed since the last refresh (None: unknown which, re-list); applied in bursts."""
         self._refresh_pending = False
         self._rows_pending = False
+        self._status_queue: dict[str, None] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(id="runs-counts")
@@ -94,38 +93,35 @@ class RunsScreen(StoreScreen):
                 batch, last_post = [], time.monotonic()
         self.post_message(RunsListed(batch, done=True))
 
-    @work(group="runs-status", exit_on_error=False)
-    async def compute_statuses(self, run_ids: list[str]) -> None:
-        """Statuses of ``run_ids``, posted in batches as they come (the order given is kept)."""
-        queue: asyncio.Queue[RunStatus | Exception] = asyncio.Queue()
-        limit = asyncio.Semaphore(STATUS_CONCURRENCY)
+    def compute_statuses(self, run_ids: list[str]) -> None:
+        """Queue ``run_ids`` for a status read; one worker reads them, oldest request first."""
+        for run_id in run_ids:
+            self._status_queue[run_id] = None  # a dict: ordered, and each run queued once
+        if not any(w.group == "runs-status" and not w.is_finished for w in self.workers):
+            self._read_statuses()
 
+    @work(group="runs-status", exit_on_error=False)
+    async def _read_statuses(self) -> None:
+        """Read queued statuses one run at a time, posting them in batches.
+
+        One reader, yielding between runs: statuses of 100,000 runs fill in behind the screen
+        while every key press still goes through at once (decoding runs on the app's loop).
+        """
         if self._tracker is None or self._tracker.store is not self.store:
             self._tracker = StatusTracker(self.store)
         tracker = self._tracker
-
-        async def one(run_id: str) -> None:
-            async with limit:
-                try:
-                    await queue.put(await tracker.status(run_id))
-                except Exception as exc:  # handed to the consumer, which fails the worker with it
-                    await queue.put(exc)
-
-        tasks = [asyncio.create_task(one(r)) for r in run_ids]
-        pending, batch, last_post = len(tasks), [], time.monotonic()
-        try:
-            while pending:
-                item = await queue.get()
-                if isinstance(item, Exception):
-                    raise item
-                batch.append(item)
-                pending -= 1
-                if not pending or time.monotonic() - last_post > BATCH_SECONDS:
-                    self.post_message(StatusesComputed(batch))
-                    batch, last_post = [], time.monotonic()
-        finally:
-            for task in tasks:
-                task.cancel()
+        batch: list[RunStatus] = []
+        last_post = time.monotonic()
+        while self._status_queue:
+            run_id = next(iter(self._status_queue))
+            del self._status_queue[run_id]
+            batch.append(await tracker.status(run_id))
+            await asyncio.sleep(0)
+            if not self._status_queue or time.monotonic() - last_post > BATCH_SECONDS:
+                self.post_message(StatusesComputed(batch))
+                batch, last_post = [], time.monotonic()
+        if batch:
+            self.post_message(StatusesComputed(batch))
 
     def on_runs_listed(self, message: RunsListed) -> None:
         new = self.model.add_runs(message.run_ids)
