@@ -1,0 +1,773 @@
+"""TUI benchmarks: the real app, headless (Pilot), over large stores built for it.
+
+    python benchmarks/tui.py [--parts abcdef] [--runs 100000] [--no-postgres] [--cache DIR] [--profile]
+
+(a) Runs screen on a store of ``--runs`` runs and 10 records each (1,000,000 records at the
+    default): from the StoreOpened message to the first rows painted (target 0.3 s), until every
+    run is listed, until every status is computed (``model.pending == 0``), key response while
+    statuses compute, and the process's peak resident memory (target 200 MB).
+(b) Run screen of one run of 50,000 records: from opening it to the first records painted (target
+    0.5 s), to all loaded, then 20 page-downs (time per page, key to the new cursor row painted).
+(c) Live tail: another process commits 200 records at 20/s, each carrying its commit time; the
+    latency is the time until the open RunScreen has handled the record (p50/p95, target p95
+    0.25 s), on SQLite and PostgreSQL. The change-feed mechanism in effect is reported.
+(d) Replay stepping on a 1,000-turn run: key ``n`` to the ReplayAdvanced message handled (target
+    50 ms a step), at the start and around turn 500; then ``e`` (run to the end).
+(e) ``diff_journals`` of two 10,000-record journals that differ in one step (target 0.5 s).
+(f) RecoverAll over 1,000 stalled runs with the demo's agent (desk tools, refund script) on
+    PostgreSQL: runs/s.
+
+Every part runs in a fresh child process (``--child``), so peak memory is that part's own. Stores
+are built from canonical records (``encode_record``/``encode_header`` of records the runtime
+wrote once) with ``sqlite3.executemany``, and cached under ``--cache`` between runs.
+
+PostgreSQL: the server ``AGENTTUI_BENCH_PG_DSN`` names (fresh schemas, dropped afterwards), or the
+test suite's throwaway cluster (``tests/pg.py``) switched to ``fsync = on``.
+
+``--profile`` runs each child under cProfile and prints its top functions on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import dataclasses
+import inspect
+import io
+import json
+import os
+import platform
+import pstats
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agenttui.agent.factory import AgentSetup  # noqa: E402
+from agenttui.demo.build import SCRIPTS, CrashingModel, SimulatedCrash, bulk_script  # noqa: E402
+from agenttui.demo.build import factory as demo_factory  # noqa: E402
+from agenttui.demo.desk import demo_model, desk_agent  # noqa: E402
+from agenttui.journal import Journal, Message, Record, StepKind, TextPart, ToolUsePart, Usage  # noqa: E402
+from agenttui.journal.codec import decode_record, encode_header, encode_record  # noqa: E402
+from agenttui.stores.base import Store  # noqa: E402
+from agenttui.stores.memory import MemStore  # noqa: E402
+from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
+
+DSN_ENV = "AGENTTUI_BENCH_PG_DSN"
+SIZE = (120, 40)
+ORDERS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
+LONG_RUN_RECORDS = 50_000
+REPLAY_TURNS = 1000
+DIFF_RECORDS = 10_000
+CACHE_VERSION = 1
+"""Bumped when the stores' contents change, so a stale cache is rebuilt."""
+
+TARGETS = {
+    "first_rows": 0.3,
+    "rss_mb": 200.0,
+    "run_first_paint": 0.5,
+    "tail_p95": 0.25,
+    "replay_step": 0.05,
+    "diff": 0.5,
+}
+
+# -- building stores -------------------------------------------------------------------------
+
+
+def template_records() -> list[Record]:
+    """A finished 4-turn audit run (10 records) recorded by the runtime itself, decoded."""
+
+    async def record() -> list[Record]:
+        store = MemStore()
+        await desk_agent(demo_model(bulk_script(4)), store, max_turns=5).run("template", "Audit every open order.")
+        return [decode_record(e.data, e.name) async for e in store.load("template")]
+
+    return asyncio.run(record())
+
+
+async def create_schema(path: Path) -> None:
+    """The SDK's tables, made by the store itself (then filled with plain sqlite3)."""
+    store = await SQLiteStore.open(path)
+    await store.close()
+
+
+def bulk_insert(path: Path, rows: Any, leases: list[tuple[str, str, float]] = ()) -> None:
+    """Insert (run_id, name, data) rows in commit order in one transaction, fast and unsafe."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("BEGIN")
+        conn.executemany("INSERT INTO bide_steps (run_id, name, data) VALUES (?, ?, ?)", rows)
+        if leases:
+            conn.executemany("INSERT INTO bide_leases (run_id, holder, expiry) VALUES (?, ?, ?)", leases)
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+
+
+def cached(cache: Path, name: str, build: Callable[[Path], None]) -> Path:
+    """``cache/name``, built once (into a temporary name, renamed when complete)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"v{CACHE_VERSION}-{name}"
+    if path.exists():
+        return path
+    partial = path.with_name(path.name + f".{os.getpid()}.partial")
+    for stale in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+        stale.unlink(missing_ok=True)
+    asyncio.run(create_schema(partial))
+    started = time.perf_counter()
+    build(partial)
+    step(f"built {path.name} in {time.perf_counter() - started:.1f} s")
+    for suffix in ("-wal", "-shm"):
+        Path(f"{partial}{suffix}").unlink(missing_ok=True)
+    partial.rename(path)
+    return path
+
+
+def runs_store(cache: Path, runs: int) -> Path:
+    """``runs`` runs of the template: 98% complete (10 records), 1% stalled and 1% in flight
+    (9 records: no run:complete; the in-flight ones hold a live lease)."""
+
+    def build(path: Path) -> None:
+        template = template_records()
+        bodies = [(r.name, encode_record(r)) for r in template[1:]]
+        unfinished = bodies[:-1]
+
+        def rows() -> Any:
+            for n in range(runs):
+                run_id = f"bench-{n:07d}"
+                yield run_id, "@journal", encode_header(n.to_bytes(8, "big") * 4)
+                for name, data in unfinished if n % 50 in (7, 8) else bodies:
+                    yield run_id, name, data
+
+        # A lease far in the future: those runs read as in flight however long the benchmark takes.
+        leases = [(f"bench-{n:07d}", "bench-driver", time.time() + 10 * 365 * 86400) for n in range(runs) if n % 50 == 8]
+        bulk_insert(path, rows(), leases)
+
+    return cached(cache, f"runs-{runs}.db", build)
+
+
+def audit_records(turns: int, template: list[Record]) -> list[tuple[str, bytes]]:
+    """A ``turns``-turn audit run (one lookup a turn, then the answer) as canonical records."""
+    by_name = {r.name: r for r in template}
+    llm, tool = by_name["@llm/0"], by_name["tool:call_0_0"]
+    out = [("@journal", encode_header(os.urandom(32))), ("run:start", encode_record(by_name["run:start"]))]
+    for n in range(turns - 1):
+        order, call = ORDERS[n % 5], f"call_{n}_0"
+        args = json.dumps({"order_id": order}, separators=(",", ":")).encode()
+        message = Message("assistant", (TextPart(f"Auditing order {order} (pass {n // 5 + 1})."), ToolUsePart(call, "lookup_order", args)))
+        out.append((f"@llm/{n}", encode_record(dataclasses.replace(llm, name=f"@llm/{n}", message=message, usage=Usage(300 + n, 20)))))
+        result = by_name[f"tool:call_{n % 3}_0"].result
+        out.append((f"tool:{call}", encode_record(dataclasses.replace(tool, name=f"tool:{call}", tool_use_id=call, result=result))))
+    final = dataclasses.replace(by_name["@llm/3"], name=f"@llm/{turns - 1}")
+    return out + [(final.name, encode_record(final)), ("run:complete", encode_record(by_name["run:complete"]))]
+
+
+def long_run_store(cache: Path, records: int) -> Path:
+    def build(path: Path) -> None:
+        body = audit_records(records // 2, template_records())
+        bulk_insert(path, (("long-run", name, data) for name, data in body))
+
+    return cached(cache, f"long-run-{records}.db", build)
+
+
+def replay_store(cache: Path, turns: int) -> Path:
+    """A ``turns``-turn audit recorded by the runtime itself (replay re-drives it, so its
+    run:start must allow that many turns)."""
+
+    def build(path: Path) -> None:
+        async def record() -> None:
+            store = await SQLiteStore.open(path)
+            try:
+                await desk_agent(demo_model(bulk_script(turns)), store, max_turns=turns + 1).run("audit-bulk", "Audit every open order, one lookup per turn.")
+            finally:
+                await store.close()
+
+        asyncio.run(record())
+
+    return cached(cache, f"replay-{turns}.db", build)
+
+
+# -- measuring the app -------------------------------------------------------------------------
+
+
+class Paints:
+    """Times at which a list widget painted a row holding an item (patched ``render_line``)."""
+
+    def __init__(self, widget_class: type) -> None:
+        self.first: float | None = None
+        self.cursor_painted: list[tuple[float, int]] = []
+        original = widget_class.render_line
+
+        def render_line(widget: Any, y: int) -> Any:
+            strip = original(widget, y)
+            index = round(widget.scroll_offset.y) + y
+            if index < len(widget.items):
+                now = time.perf_counter()
+                if self.first is None:
+                    self.first = now
+                if index == widget.cursor:
+                    self.cursor_painted.append((now, index))
+            return strip
+
+        widget_class.render_line = render_line  # type: ignore[method-assign]
+
+    def painted_since(self, since: float, index: int) -> float | None:
+        return next((t for t, i in self.cursor_painted if t >= since and i == index), None)
+
+
+async def until(test: Callable[[], object], timeout: float, every: float = 0.002, what: str = "") -> float:
+    """Poll ``test`` on the app's loop until true; returns the time it first was."""
+    deadline = time.perf_counter() + timeout
+    while not test():
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what or test}")
+        await asyncio.sleep(every)
+    return time.perf_counter()
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
+    from agenttui.tui.app import AgentTuiApp
+    from agenttui.tui.messages import StoreOpened
+    from agenttui.tui.screens.runs import RunsScreen
+    from agenttui.tui.widgets.runs_table import RunsTable
+
+    with sqlite3.connect(path) as conn:
+        records = conn.execute("SELECT count(*) FROM bide_steps").fetchone()[0]
+        store_runs = conn.execute("SELECT count(DISTINCT run_id) FROM bide_steps").fetchone()[0]
+    paints = Paints(RunsTable)
+    marks: dict[str, float] = {}
+
+    def hook(message: Any) -> None:
+        if isinstance(message, StoreOpened):
+            marks.setdefault("opened", time.perf_counter())
+
+    rss_before = peak_rss_mb()
+    started = time.perf_counter()
+    app = AgentTuiApp(str(path), tail=False)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await until(lambda: isinstance(app.screen, RunsScreen) and "opened" in marks, 30, what="the store to open")
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        marks["items"] = await until(lambda: len(screen.table.items) > 0, 60, what="the first rows")
+        marks["painted"] = await until(lambda: paints.first is not None, 60, what="the first rows painted")
+        marks["painted"] = paints.first  # type: ignore[assignment]
+        # Keys while the statuses are still being computed: does the screen answer?
+        keys = []
+        for _ in range(5):
+            before = time.perf_counter()
+            cursor = screen.table.cursor
+            await pilot.press("j")
+            await until(lambda: paints.painted_since(before, cursor + 1) is not None, 30, what="the cursor row painted")
+            keys.append(paints.painted_since(before, cursor + 1) - before)  # type: ignore[operator]
+        pending_at_keys = screen.model.pending
+        # Then every run listed and every status computed, sampled as it goes (bounded).
+        progress: list[tuple[float, int, int]] = []
+        deadline = time.perf_counter() + args.a_timeout
+        while time.perf_counter() < deadline:
+            now = time.perf_counter()
+            if screen._listed and "listed" not in marks:
+                marks["listed"] = now
+            if screen._listed and screen.model.pending == 0:
+                marks["statuses"] = now
+                break
+            known = len(screen.model.statuses)
+            if not progress or now - marks["opened"] - progress[-1][0] >= 10:
+                progress.append((now - marks["opened"], known, known - screen.model.pending))
+            await asyncio.sleep(0.01)
+        runs_shown = len(screen.model.statuses)
+        computed = runs_shown - screen.model.pending
+        counts = {state.value: n for state, n in screen.model.counts().items()}
+    opened = marks["opened"]
+    return {
+        "runs": store_runs, "records": records, "store": str(path),
+        "open_s": opened - started,
+        "first_items_s": marks["items"] - opened, "first_paint_s": marks["painted"] - opened,
+        "first_paint_from_start_s": marks["painted"] - started,
+        "listed_s": marks["listed"] - opened if "listed" in marks else None,
+        "statuses_s": marks["statuses"] - opened if "statuses" in marks else None,
+        "listed_runs": runs_shown, "computed": computed, "progress": progress, "timeout_s": args.a_timeout,
+        "key_s": keys, "pending_at_keys": pending_at_keys, "counts": counts,
+        "peak_rss_mb": peak_rss_mb(), "rss_before_app_mb": rss_before,
+    }  # fmt: skip
+
+
+async def part_b(args: argparse.Namespace, path: Path) -> dict[str, Any]:
+    from agenttui.tui.app import AgentTuiApp
+    from agenttui.tui.screens.run import RunScreen
+    from agenttui.tui.widgets.journal_list import JournalList
+
+    paints = Paints(JournalList)
+    app = AgentTuiApp(str(path), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: app.store is not None and not any(w.group in ("runs-list", "runs-status") and not w.is_finished for w in app.workers)
+                    and len(getattr(app.screen, "table").items) == 1, 60, what="the runs screen")  # fmt: skip
+        started = time.perf_counter()
+        app.open_run("long-run")
+        await until(lambda: isinstance(app.screen, RunScreen), 10)
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        first = await until(lambda: paints.first is not None, 60, what="the first records painted")
+        first = paints.first  # type: ignore[assignment]
+        first_batch = len(screen.records)
+        loaded = await until(lambda: len(screen.records) >= 50_000 and not any(w.group == "run-load" and not w.is_finished for w in screen.workers),
+                             600, every=0.01, what="the whole run")  # fmt: skip
+        total = len(screen.records)
+        await pilot.pause()
+        journal = screen.journal_list
+        pages = []
+        for _ in range(20):
+            target = min(journal.cursor + max(1, journal.scrollable_content_region.height - 1), total - 1)
+            before = time.perf_counter()
+            await pilot.press("pagedown")
+            await until(lambda: paints.painted_since(before, target) is not None, 30, what=f"record {target} painted")
+            pages.append(paints.painted_since(before, target) - before)  # type: ignore[operator]
+        cursor = journal.cursor
+    return {
+        "records": total, "first_paint_s": first - started, "first_batch": first_batch,
+        "loaded_s": loaded - started, "page_s": pages, "cursor_after": cursor, "peak_rss_mb": peak_rss_mb(),
+    }  # fmt: skip
+
+
+async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
+    """Live tail latency on one store (``--store-url``; SQLite when empty)."""
+    from agenttui.stores import open_store
+    from agenttui.tui.app import AgentTuiApp
+    from agenttui.tui.screens.run import RunScreen
+
+    workdir = Path(tempfile.mkdtemp(prefix="agenttui-tail-"))
+    url = args.store_url or str(workdir / "tail.db")
+    run_id = f"tail-{uuid.uuid4().hex[:8]}"
+    store = await open_store(url)
+    try:
+        await Journal(store).append(run_id, Record("tick/setup", StepKind.VALUE, result=b'{"t":0}'))
+    finally:
+        await store.close()
+    latencies: list[float] = []
+    batches: list[int] = []
+    original = RunScreen.on_records_loaded
+
+    def on_records_loaded(screen: RunScreen, message: Any) -> None:
+        original(screen, message)
+        now = time.time()
+        if message.tail:
+            ticks = [r for _, r in message.entries if r.name.startswith("tick/") and r.name != "tick/setup"]
+            batches.append(len(ticks))
+            latencies.extend(now - json.loads(r.result)["t"] for r in ticks)
+
+    RunScreen.on_records_loaded = on_records_loaded  # type: ignore[method-assign]
+    app = AgentTuiApp(url)
+    try:
+        async with app.run_test(size=SIZE):
+            await until(lambda: app.store is not None and app._tail_state not in ("off",), 30, what="the change feed")
+            app.open_run(run_id)
+            await until(lambda: isinstance(app.screen, RunScreen) and len(app.screen.records) == 2, 30, what="the run screen")
+            mechanism = app._tail_state
+            writer = subprocess.Popen(
+                [sys.executable, __file__, "--writer", url, run_id, "--count", str(args.count), "--rate", str(args.rate)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            try:
+                await until(lambda: len(latencies) >= args.count or writer.poll() not in (None, 0), args.count / args.rate + 60, every=0.01,
+                            what="every record to reach the screen")  # fmt: skip
+            finally:
+                writer_out, writer_err = writer.communicate(timeout=60)
+            if writer.returncode != 0:
+                raise RuntimeError(f"the writer failed: {writer_err}")
+            mechanism_after = app._tail_state
+    finally:
+        RunScreen.on_records_loaded = original  # type: ignore[method-assign]
+        shutil.rmtree(workdir, ignore_errors=True)
+    latencies.sort()
+    return {
+        "store": "PostgreSQL" if url.startswith("postgres") else "SQLite", "mechanism": mechanism, "mechanism_after": mechanism_after,
+        "count": len(latencies), "p50_s": statistics.median(latencies), "p95_s": latencies[int(0.95 * (len(latencies) - 1))],
+        "max_s": latencies[-1], "mean_batch": statistics.fmean(batches) if batches else 0, "writer": writer_out.strip(),
+    }  # fmt: skip
+
+
+async def writer_main(url: str, run_id: str, count: int, rate: float) -> None:
+    """The other process of (c): ``count`` records at ``rate`` a second, each with its commit time."""
+    from agenttui.stores import open_store
+
+    store = await open_store(url)
+    journal = Journal(store)
+    try:
+        start = time.perf_counter()
+        for n in range(count):
+            await asyncio.sleep(max(0.0, start + n / rate - time.perf_counter()))
+            # The time is taken just before the insert commits: the latency includes the commit.
+            await journal.append(run_id, Record(f"tick/{n}", StepKind.VALUE, result=json.dumps({"t": time.time()}).encode()))
+        print(f"{count} records in {time.perf_counter() - start:.1f} s")
+    finally:
+        await store.close()
+
+
+async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
+    from agenttui.tui.app import AgentTuiApp
+    from agenttui.tui.screens.replay import ReplayScreen
+    from agenttui.tui.screens.run import RunScreen
+
+    turns = REPLAY_TURNS
+    handled: list[float] = []
+    original = ReplayScreen.on_replay_advanced
+
+    def on_replay_advanced(screen: ReplayScreen, message: Any) -> None:
+        original(screen, message)
+        handled.append(time.perf_counter())
+
+    ReplayScreen.on_replay_advanced = on_replay_advanced  # type: ignore[method-assign]
+    app = AgentTuiApp(str(path), tail=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(lambda: app.store is not None, 30)
+            app.open_run("audit-bulk")
+            await until(lambda: isinstance(app.screen, RunScreen) and not any(w.group == "run-load" and not w.is_finished for w in app.screen.workers)
+                        and len(app.screen.records) > 2000, 120, what="the run screen")  # fmt: skip
+            opened = time.perf_counter()
+            await pilot.press("R")
+            await until(lambda: len(handled) == 1, 120, what="the replay to open")
+            open_s = handled[-1] - opened
+            screen = app.screen
+            assert isinstance(screen, ReplayScreen)
+
+            async def steps(count: int) -> list[float]:
+                out = []
+                for _ in range(count):
+                    seen = len(handled)
+                    before = time.perf_counter()
+                    await pilot.press("n")
+                    await until(lambda: len(handled) > seen, 60, what="ReplayAdvanced")
+                    out.append(handled[seen] - before)
+                return out
+
+            early = await steps(20)
+            seen = len(handled)
+            await pilot.press("t", *"500", "enter")
+            await until(lambda: len(handled) > seen, 300, what="the jump to turn 500")
+            jump_s = handled[seen] - handled[seen - 1]
+            middle = await steps(20)
+            seen = len(handled)
+            before = time.perf_counter()
+            await pilot.press("e")
+            await until(lambda: screen.finished and not screen._busy(), 1800, every=0.01, what="the replay to end")
+            end_s = time.perf_counter() - before
+            end_turns = turns - 540
+            final = screen.session.progress  # type: ignore[union-attr]
+            matches = screen.diff is not None and screen.diff.first_divergence is None
+    finally:
+        ReplayScreen.on_replay_advanced = original  # type: ignore[method-assign]
+    return {
+        "turns": turns, "open_s": open_s, "early_s": early, "middle_s": middle, "jump_s": jump_s,
+        "end_s": end_s, "end_turns": end_turns, "end_messages": len(handled) - seen, "state": str(final.state),
+        "final_turn": final.turn, "matches": matches, "peak_rss_mb": peak_rss_mb(),
+    }  # fmt: skip
+
+
+async def part_e(args: argparse.Namespace, body: list[tuple[str, bytes]]) -> dict[str, Any]:
+    from agenttui.render.diff import diff_journals
+
+    left = [decode_record(data, name) for name, data in body]
+    right = list(left)
+    middle = len(right) // 2
+    changed = next(i for i in range(middle, len(right)) if right[i].kind == StepKind.TOOL_RESULT)
+    right[changed] = dataclasses.replace(right[changed], result=b'{"order_id":"A-1003","status":"refunded"}')
+    times = []
+    for _ in range(5):
+        before = time.perf_counter()
+        diff = diff_journals(left, right)
+        times.append(time.perf_counter() - before)
+    first = diff.first_divergence
+    partial = []
+    for _ in range(5):
+        before = time.perf_counter()
+        diff_journals(left, right[:middle], right_partial=True)
+        partial.append(time.perf_counter() - before)
+    return {"records": len(left), "best_s": min(times), "median_s": statistics.median(times), "partial_best_s": min(partial),
+            "first_divergence": first.name if first else None, "rows": len(diff.rows)}  # fmt: skip
+
+
+def stalled_factory(run_id: str) -> AgentSetup:
+    """The demo's agent for every benchmark run: desk tools and the stalled refund's script."""
+    return demo_factory("refund-a1001-stalled")
+
+
+async def part_f(args: argparse.Namespace, _: None) -> dict[str, Any]:
+    from agenttui.replay.operations import RecoverAll
+    from agenttui.replay.status import RunState, run_status
+    from agenttui.stores.postgres import PostgresStore
+
+    # One stalled run recorded by the runtime (it dies asking for turn 1), copied to every run id.
+    template = MemStore()
+    model = CrashingModel(demo_model(SCRIPTS["refund-a1001-stalled"]), 1)
+    try:
+        await desk_agent(model, template).run("template", "Refund the lamp, order A-1001.")  # type: ignore[arg-type]
+    except SimulatedCrash:
+        pass
+    entries = [(e.name, e.data) async for e in template.load("template")]
+    schema = "bench_recover_" + uuid.uuid4().hex[:8]
+    store = await PostgresStore.open(args.store_url, schema=schema)
+    try:
+        limit = asyncio.Semaphore(16)
+
+        async def copy(n: int) -> None:
+            async with limit:
+                for name, data in entries:
+                    await store.insert(f"stalled-{n:05d}", name, data)
+
+        await asyncio.gather(*(copy(n) for n in range(args.recover_runs)))
+        sample = await run_status(store, "stalled-00000")
+        assert sample.state == RunState.STALLED, sample
+        done: list[int] = []
+        operation = RecoverAll("benchmarks.tui:stalled_factory", stalled_factory, on_progress=lambda n, _: done.append(n))
+        before_cpu, before = time.process_time(), time.perf_counter()
+        report = await operation.run(store)
+        wall, cpu = time.perf_counter() - before, time.process_time() - before_cpu
+        after = await run_status(store, "stalled-00000")
+    finally:
+        await store.close()
+        await drop_schema(args.store_url, schema)
+    return {
+        "runs": args.recover_runs, "records_each": len(entries), "wall_s": wall, "cpu_s": cpu,
+        "re_driven": len(report.re_driven), "paused": len(report.paused), "skipped": len(report.skipped),
+        "errors": len(report.errors), "first_error": repr(next(iter(report.errors.values()), None)),
+        "state_after": after.state.value, "progress_calls": len(done),
+    }  # fmt: skip
+
+
+async def drop_schema(dsn: str, schema: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await conn.close()
+
+
+#: Each part: what it needs built first (synchronously, outside the app's event loop), and the measurement.
+PARTS: dict[str, tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.Namespace, Any], Any]]] = {
+    "a": (lambda args: runs_store(Path(args.cache), args.runs), part_a),
+    "b": (lambda args: long_run_store(Path(args.cache), LONG_RUN_RECORDS), part_b),
+    "c": (lambda args: None, part_c),
+    "d": (lambda args: replay_store(Path(args.cache), REPLAY_TURNS), part_d),
+    "e": (lambda args: audit_records(DIFF_RECORDS // 2, template_records())[:DIFF_RECORDS], part_e),
+    "f": (lambda args: None, part_f),
+}
+
+# -- the parent: PostgreSQL, children, the report ----------------------------------------------
+
+
+@asynccontextmanager
+async def throwaway_postgres() -> AsyncIterator[str]:
+    """A DSN: ``AGENTTUI_BENCH_PG_DSN``'s server, or the test suite's throwaway cluster made durable."""
+    if dsn := os.environ.get(DSN_ENV):
+        yield dsn
+        return
+    import asyncpg
+
+    from tests import pg
+
+    if shutil.which("initdb") is None or shutil.which("pg_ctl") is None:
+        raise SystemExit(f"no initdb/pg_ctl on PATH: set {DSN_ENV} or pass --no-postgres")
+    session = inspect.unwrap(pg.postgres_cluster)()  # the fixture's generator: start, then stop and remove
+    cluster = next(session)
+    try:
+        if cluster.managed:
+            conn = await asyncpg.connect(cluster.dsn)
+            try:
+                await conn.execute("ALTER SYSTEM SET fsync = on")
+                await conn.execute("ALTER SYSTEM SET full_page_writes = on")
+                await conn.execute("SELECT pg_reload_conf()")
+            finally:
+                await conn.close()
+        yield cluster.dsn
+    finally:
+        next(session, None)
+
+
+def run_child(part: str, args: argparse.Namespace, store_url: str = "") -> dict[str, Any]:
+    argv = [sys.executable, __file__, "--child", part, "--cache", args.cache, "--runs", str(args.runs), "--a-timeout", str(args.a_timeout),
+            "--count", str(args.count), "--rate", str(args.rate), "--recover-runs", str(args.recover_runs)]  # fmt: skip
+    if store_url:
+        argv += ["--store-url", store_url]
+    if args.profile:
+        argv.append("--profile")
+    step(f"({part})" + (" on PostgreSQL" if store_url.startswith("postgres") else ""))
+    done = subprocess.run(argv, stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        return {"error": f"exit {done.returncode}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms" if seconds < 10 else f"{seconds:,.1f} s"
+
+
+def verdict(value: float, target: float) -> str:
+    return "met" if value <= target else "MISSED"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |" for r in rows]
+    return "\n".join([line, rule, *body])
+
+
+def machine() -> str:
+    cpu = platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
+
+
+def report(results: dict[str, Any]) -> str:
+    rows: list[list[str]] = []
+
+    def add(part: str, what: str, value: str, target: str = "", met: str = "") -> None:
+        rows.append([part, what, value, target, met])
+
+    if a := results.get("a"):
+        if "error" in a:
+            add("(a)", "runs screen", a["error"])
+        else:
+            add("(a)", f"store opened ({a['runs']:,} runs, {a['records']:,} records)", ms(a["open_s"]))
+            add("(a)", "StoreOpened -> first rows painted", ms(a["first_paint_s"]), "≤ 300 ms", verdict(a["first_paint_s"], TARGETS["first_rows"]))
+            unfinished = f"not in {a['timeout_s']:,.0f} s: {a['listed_runs']:,} listed, {a['computed']:,} statuses"
+            add("(a)", "StoreOpened -> every run listed", ms(a["listed_s"]) if a["listed_s"] is not None else unfinished)
+            add("(a)", "StoreOpened -> every status computed", ms(a["statuses_s"]) if a["statuses_s"] is not None else unfinished)
+            add("(a)", f"key j -> cursor row painted, while statuses compute (median of {len(a['key_s'])})", ms(statistics.median(a["key_s"])))
+            add("(a)", "peak resident memory", f"{a['peak_rss_mb']:,.0f} MB", "≤ 200 MB", verdict(a["peak_rss_mb"], TARGETS["rss_mb"]))
+    if b := results.get("b"):
+        if "error" in b:
+            add("(b)", "run screen", b["error"])
+        else:
+            add("(b)", f"open a {b['records']:,}-record run -> first records painted", ms(b["first_paint_s"]), "≤ 500 ms",
+                verdict(b["first_paint_s"], TARGETS["run_first_paint"]))  # fmt: skip
+            add("(b)", "open -> every record loaded", ms(b["loaded_s"]))
+            add("(b)", f"pagedown -> new cursor row painted (median of {len(b['page_s'])}; max)",
+                f"{ms(statistics.median(b['page_s']))}; {ms(max(b['page_s']))}")  # fmt: skip
+    for key in ("c-sqlite", "c-postgres"):
+        if c := results.get(key):
+            if "error" in c:
+                add("(c)", f"live tail {key[2:]}", c["error"])
+            else:
+                add("(c)", f"live tail, {c['store']} ({c['mechanism']}): commit -> handled, p50", ms(c["p50_s"]))
+                add("(c)", f"live tail, {c['store']} ({c['mechanism']}): p95 (max)", f"{ms(c['p95_s'])} ({ms(c['max_s'])})", "≤ 250 ms",
+                    verdict(c["p95_s"], TARGETS["tail_p95"]))  # fmt: skip
+    if d := results.get("d"):
+        if "error" in d:
+            add("(d)", "replay", d["error"])
+        else:
+            add("(d)", f"open replay of a {d['turns']:,}-turn run", ms(d["open_s"]))
+            add("(d)", "key n -> ReplayAdvanced handled, turns 1-20 (median; max)",
+                f"{ms(statistics.median(d['early_s']))}; {ms(max(d['early_s']))}", "≤ 50 ms", verdict(statistics.median(d["early_s"]), TARGETS["replay_step"]))
+            add("(d)", "jump to turn 500 (t)", ms(d["jump_s"]))
+            add("(d)", "key n, turns 501-520 (median; max)", f"{ms(statistics.median(d['middle_s']))}; {ms(max(d['middle_s']))}", "≤ 50 ms",
+                verdict(statistics.median(d["middle_s"]), TARGETS["replay_step"]))  # fmt: skip
+            add("(d)", f"e: run to the end ({d['end_turns']} turns; per turn)", f"{ms(d['end_s'])}; {ms(d['end_s'] / max(d['end_turns'], 1))}")
+    if e := results.get("e"):
+        if "error" in e:
+            add("(e)", "diff", e["error"])
+        else:
+            add("(e)", f"diff_journals, 2 x {e['records']:,} records, 1 step differs (best of 5)", ms(e["best_s"]), "≤ 500 ms", verdict(e["best_s"], TARGETS["diff"]))
+            add("(e)", "the same, right side half done (right_partial)", ms(e["partial_best_s"]))
+    if f := results.get("f"):
+        if "error" in f:
+            add("(f)", "recover", f["error"])
+        else:
+            add("(f)", f"RecoverAll, {f['runs']:,} stalled runs, PostgreSQL", f"{f['runs'] / f['wall_s']:,.0f} runs/s ({ms(f['wall_s'])})")
+    return "\n".join([f"agenttui TUI benchmarks, {date.today().isoformat()}", machine(), "", table(["part", "what", "measured", "target", ""], rows)])
+
+
+def step(what: str) -> None:
+    print(f"... {what}", file=sys.stderr, flush=True)
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parts", default="abcdef", help="which parts to run (default: all)")
+    parser.add_argument("--runs", type=int, default=100_000, help="runs in (a)'s store")
+    parser.add_argument("--a-timeout", type=float, default=1800.0, help="how long (a) waits for every status")
+    parser.add_argument("--count", type=int, default=200, help="records the live writer of (c) commits")
+    parser.add_argument("--rate", type=float, default=20.0, help="records a second the live writer commits")
+    parser.add_argument("--recover-runs", type=int, default=1000, help="stalled runs (f) recovers")
+    parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "agenttui-bench-tui"), help="where built stores are kept")
+    parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL parts")
+    parser.add_argument("--profile", action="store_true", help="cProfile each part; top functions on stderr")
+    parser.add_argument("--json", action="store_true", help="print the raw figures as JSON after the table")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--store-url", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--writer", nargs=2, metavar=("URL", "RUN_ID"), help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def child(args: argparse.Namespace) -> None:
+    profiler = cProfile.Profile() if args.profile else None
+    prepare, measure = PARTS[args.child]
+    prepared = prepare(args)
+    if profiler:
+        profiler.enable()
+    figures = asyncio.run(measure(args, prepared))
+    if profiler:
+        profiler.disable()
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(30)
+        print(out.getvalue(), file=sys.stderr)
+    print(json.dumps(figures))
+
+
+async def parent(args: argparse.Namespace) -> None:
+    results: dict[str, Any] = {}
+    for part in "abde":
+        if part in args.parts:
+            results[part] = run_child(part, args)
+    if "c" in args.parts:
+        results["c-sqlite"] = run_child("c", args)
+    if not args.no_postgres and ("c" in args.parts or "f" in args.parts):
+        async with throwaway_postgres() as dsn:
+            if "c" in args.parts:
+                results["c-postgres"] = run_child("c", args, dsn)
+            if "f" in args.parts:
+                results["f"] = run_child("f", args, dsn)
+    print(report(results))
+    if args.json:
+        print(json.dumps(results, indent=1))
+
+
+def main() -> None:
+    args = parse()
+    if args.writer:
+        asyncio.run(writer_main(args.writer[0], args.writer[1], args.count, args.rate))
+    elif args.child:
+        child(args)
+    else:
+        asyncio.run(parent(args))
+
+
+if __name__ == "__main__":
+    main()
