@@ -23,6 +23,7 @@ from agenttui.tui.messages import ConnectionChanged, StoreChanged, StoreOpened, 
 from agenttui.replay.operations import Operation, RecoverAll
 from agenttui.replay.status import RunStatus
 from agenttui.tui.operations import choices_for
+from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, ErrorDialog, PromptDialog
 from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.help import HelpScreen
@@ -111,9 +112,9 @@ class AgentTuiApp(App[int]):
 
     def on_store_opened(self, message: StoreOpened) -> None:
         self.post_message(ConnectionChanged("connected"))
-        screen = self.screen
-        if isinstance(screen, RunsScreen):
-            screen.load_runs()
+        for screen in self.screen_stack:
+            if isinstance(screen, StoreScreen):
+                screen.store_ready()
         if self._tail:
             self.follow_store()
 

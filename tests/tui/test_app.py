@@ -96,6 +96,18 @@ async def test_open_a_run_step_and_time_travel(demo_db: Path) -> None:
         assert isinstance(app.screen, RunsScreen)
 
 
+async def test_a_run_opened_before_the_store_is_open_loads_once_it_opens(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        opened_early = app.store is None
+        app.open_run("refund-a1002")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunScreen), screen
+        assert [r.name for r in screen.records][:1] == ["@journal"]
+        assert opened_early  # else this test did not test the early case
+
+
 async def test_inspector_shows_raw_bytes_on_request(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:

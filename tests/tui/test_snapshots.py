@@ -2,9 +2,9 @@
 
 Deterministic by construction: the demo store is built with a pinned clock (tests/tui/conftest.py),
 the app does not tail, every ``run_before`` waits for the app's workers instead of sleeping, and a
-focused Input's cursor is frozen. The store's absolute path (tmp_path differs on every run) is the
-one volatile text the app shows, in the status bar and in a confirmation's command line, so the
-path is written as ``<tmp>`` (see ``stable_paths``).
+focused Input's cursor is frozen. The store is opened by a path relative to tmp_path (the working
+directory during the test), so the status bar and a confirmation's command line say ``demo.db``
+whatever tmp_path is.
 
 Regenerate with ``python -m pytest tests/tui/test_snapshots.py --snapshot-update`` and look at
 every image before accepting it.
@@ -19,8 +19,6 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-import agenttui.tui.app
-from agenttui.stores import describe_url
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.replay import ReplayScreen
@@ -35,28 +33,14 @@ Snap = Callable[..., bool]
 
 
 @pytest.fixture
-def stable_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Show the store's directory as ``<tmp>`` wherever the app shows the store URL.
+def app(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> AgentTuiApp:
+    """The app on the demo store, named relative to the working directory.
 
-    A relative URL does not help: the SQLite store reports its absolute path
-    (``SQLiteStore.display_url``) and the app adopts it when the store opens. Every place the app
-    shows a URL goes through ``describe_url`` (status bar, the command line in a confirmation),
-    so masking happens there and nothing else about the app changes.
+    The app shows the store as it was given (status bar, a confirmation's command line), and
+    tmp_path differs on every run: from inside it, the name is always ``demo.db``.
     """
-    prefixes = sorted({str(tmp_path), str(tmp_path.resolve())}, key=len, reverse=True)
-
-    def masked(url: str) -> str:
-        shown = describe_url(url)
-        for prefix in prefixes:
-            shown = shown.replace(prefix, "<tmp>")
-        return shown
-
-    monkeypatch.setattr(agenttui.tui.app, "describe_url", masked)
-
-
-@pytest.fixture
-def app(demo_db: Path, stable_paths: None) -> AgentTuiApp:
-    return AgentTuiApp(str(demo_db), tail=False, agent_spec=DEMO_AGENT)
+    monkeypatch.chdir(demo_db.parent)
+    return AgentTuiApp(demo_db.name, tail=False, agent_spec=DEMO_AGENT)
 
 
 def freeze_cursors(pilot: Pilot) -> None:

@@ -16,6 +16,10 @@ class StoreScreen(Screen[None]):
     def store(self) -> Store:
         return self.app.store  # type: ignore[attr-defined, no-any-return]
 
+    def store_ready(self) -> None:
+        """The app opened its store: screens pushed before that (a run opened from the command
+        line, a test quicker than the connection) start reading here."""
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             self.app.worker_failed(event.worker)  # type: ignore[attr-defined]

@@ -111,6 +111,10 @@ class RunScreen(StoreScreen):
     def on_mount(self) -> None:
         self._title()
         self.journal_list.focus()
+        if self.app.store is not None:  # type: ignore[attr-defined]
+            self.load_records()
+
+    def store_ready(self) -> None:
         self.load_records()
 
     # -- loading and tailing -----------------------------------------------------------------

@@ -79,6 +79,9 @@ class RunsScreen(StoreScreen):
         if self.app.store is not None:  # type: ignore[attr-defined]
             self.load_runs()
 
+    def store_ready(self) -> None:
+        self.load_runs()
+
     # -- loading -----------------------------------------------------------------------------
 
     @work(exclusive=True, group="runs-list", exit_on_error=False)
