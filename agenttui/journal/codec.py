@@ -44,6 +44,8 @@ from agenttui.journal.record import (
 
 _LINE_SEPARATORS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
 _SURROGATES = re.compile("[\ud800-\udfff]")
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_WHITESPACE = " \t\n\r"
 _go_json_string: Callable[[str], str] = json.encoder.c_encode_basestring or json.encoder.py_encode_basestring  # type: ignore[attr-defined]
 
 
@@ -81,7 +83,15 @@ def compact_raw(raw: bytes) -> bytes:
 
 def _compact_valid(text: str, raw: bytes) -> bytes:
     """``raw`` (decoded as ``text``), known to be one valid JSON value, without whitespace outside strings."""
-    if not any(ws in raw for ws in (b" ", b"\t", b"\n", b"\r")):
+    if b" " not in raw and b"\t" not in raw and b"\n" not in raw and b"\r" not in raw:
+        return raw
+    # Nearly every tool result has spaces, inside its strings: decide with C string operations
+    # whether any whitespace lies outside them before walking the text in Python.
+    if "\\" not in text:
+        outside = "".join(text.split('"')[::2])  # no escapes: the quotes delimit the strings exactly
+    else:
+        outside = _JSON_STRING.sub("", text)
+    if " " not in outside and "\t" not in outside and "\n" not in outside and "\r" not in outside:
         return raw
     return _strip_whitespace(text).encode("utf-8", "surrogateescape")
 
@@ -248,67 +258,76 @@ def _no_constants(name: str) -> Any:
 
 _decoder = json.JSONDecoder(parse_constant=_no_constants)
 _scan = _decoder.scan_once
-_WHITESPACE = " \t\n\r"
 
 
 def _go_string(value: str) -> str:
     """What Go's decoder makes of a JSON string: invalid bytes and lone surrogates become U+FFFD."""
+    if value.isascii():  # ids, names, base64: most strings, and none can hold a surrogate
+        return value
     return _SURROGATES.sub("\ufffd", value) if _SURROGATES.search(value) else value
 
 
+_whitespace_run = re.compile(r"[ \t\n\r]*").match
+
+
 def _skip(text: str, i: int) -> int:
-    while i < len(text) and text[i] in _WHITESPACE:
-        i += 1
-    return i
+    """The first index at or after ``i`` that is not JSON whitespace."""
+    # Canonical bytes have no whitespace: test one character before starting the regex.
+    return _whitespace_run(text, i).end() if text[i : i + 1] in _WHITESPACE else i
 
 
-def _members(text: str, start: int) -> tuple[list[tuple[str, int, int, Any]], int]:
-    """The members of the object at ``text[start]``: (key, value start, value end, parsed value)."""
-    i = _skip(text, start)
-    if i >= len(text) or text[i] != "{":
+def _walk_object(text: str, i: int, read_value: Callable[[str, int], int]) -> int:
+    """Walk the object at ``text[i]``, handing each member to ``read_value(key, value_start)``,
+    which reads the value and returns where it ends. Returns the index after the closing brace.
+
+    Callers read each value once, descending into the members they decode (a message, its parts):
+    scanning a record whole and then again member by member cost most of the decoding time. The
+    whitespace tests are written out (``text[i:i+1] in _WHITESPACE`` before any regex) because
+    this loop runs for every member of every record read, and canonical bytes have none.
+    """
+    if text[i : i + 1] != "{":
         raise ValueError("expected an object")
-    i = _skip(text, i + 1)
-    members: list[tuple[str, int, int, Any]] = []
-    if i < len(text) and text[i] == "}":
-        return members, i + 1
+    i += 1
+    if text[i : i + 1] in _WHITESPACE:
+        i = _whitespace_run(text, i).end()
+    if text[i : i + 1] == "}":
+        return i + 1
     while True:
-        if i >= len(text) or text[i] != '"':
+        if text[i : i + 1] != '"':
             raise ValueError(f"expected a member name at offset {i}")
         key, i = scanstring(text, i + 1)
-        i = _skip(text, i)
-        if i >= len(text) or text[i] != ":":
+        if text[i : i + 1] in _WHITESPACE:
+            i = _whitespace_run(text, i).end()
+        if text[i : i + 1] != ":":
             raise ValueError(f"expected ':' at offset {i}")
-        value_start = _skip(text, i + 1)
-        value, value_end = _scan(text, value_start)
-        members.append((key, value_start, value_end, value))
-        i = _skip(text, value_end)
-        if i < len(text) and text[i] == ",":
-            i = _skip(text, i + 1)
-            continue
-        if i < len(text) and text[i] == "}":
-            return members, i + 1
-        raise ValueError(f"expected ',' or '}}' at offset {i}")
-
-
-def _elements(text: str, start: int) -> list[tuple[int, int]]:
-    """The (start, end) of each element of the array at ``text[start]``."""
-    i = _skip(text, start)
-    if text[i] != "[":
-        raise ValueError("expected an array")
-    i = _skip(text, i + 1)
-    spans: list[tuple[int, int]] = []
-    if text[i] == "]":
-        return spans
-    while True:
-        _, end = _scan(text, i)
-        spans.append((i, end))
-        i = _skip(text, end)
-        if text[i] == ",":
-            i = _skip(text, i + 1)
-        elif text[i] == "]":
-            return spans
+        i += 1
+        if text[i : i + 1] in _WHITESPACE:
+            i = _whitespace_run(text, i).end()
+        i = read_value(key, i)
+        if text[i : i + 1] in _WHITESPACE:
+            i = _whitespace_run(text, i).end()
+        separator = text[i : i + 1]
+        if separator == ",":
+            i += 1
+            if text[i : i + 1] in _WHITESPACE:
+                i = _whitespace_run(text, i).end()
+        elif separator == "}":
+            return i + 1
         else:
-            raise ValueError(f"expected ',' or ']' at offset {i}")
+            raise ValueError(f"expected ',' or '}}' at offset {i}")
+
+
+def _scanned_members(text: str, i: int) -> tuple[dict[str, tuple[int, int, Any]], int]:
+    """The members of the object at ``text[i]`` by key (the last of duplicates wins, as in Go):
+    (value start, value end, parsed value); and the index after the object."""
+    members: dict[str, tuple[int, int, Any]] = {}
+
+    def read_value(key: str, start: int) -> int:
+        value, end = _scan(text, start)
+        members[key] = (start, end, value)
+        return end
+
+    return members, _walk_object(text, i, read_value)
 
 
 def _raw(text: str, start: int, end: int) -> bytes:
@@ -348,48 +367,88 @@ def _usage(value: Any, key: str) -> Usage | None:
     return Usage(*(_int(value.get(k), k) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")))
 
 
-def _decode_part(text: str, start: int, end: int) -> Part:
-    members, _ = _members(text, start)
-    by_key = {key: (s, e, value) for key, s, e, value in members}
-    part_type = by_key.get("type", (0, 0, ""))[2]
+def _member_string(members: dict[str, tuple[int, int, Any]], key: str) -> str:
+    value = members.get(key, (0, 0, None))[2]
+    return "" if value is None else _str(value, key)
 
-    def string(key: str) -> str:
-        value = by_key.get(key, (0, 0, None))[2]
-        return "" if value is None else _str(value, key)
 
-    def raw(key: str) -> bytes | None:
-        if key not in by_key:
-            return None
-        s, e, _ = by_key[key]
-        return _raw(text, s, e)
+def _member_raw(text: str, members: dict[str, tuple[int, int, Any]], key: str) -> bytes | None:
+    if key not in members:
+        return None
+    start, end, _ = members[key]
+    return _raw(text, start, end)
 
+
+def _decode_part(text: str, start: int) -> tuple[Part, int]:
+    """The part at ``text[start]``, and the index after it."""
+    members, end = _scanned_members(text, start)
+    part_type = members.get("type", (0, 0, ""))[2]
+    part: Part
     match part_type:
         case "text":
-            return TextPart(string("text"))
+            part = TextPart(_member_string(members, "text"))
         case "reasoning":
-            return ReasoningPart(string("text"), string("signature"), string("redacted"))
+            part = ReasoningPart(_member_string(members, "text"), _member_string(members, "signature"), _member_string(members, "redacted"))
         case "tool_use":
-            return ToolUsePart(string("id"), string("name"), raw("args"), string("signature"))
+            part = ToolUsePart(_member_string(members, "id"), _member_string(members, "name"), _member_raw(text, members, "args"), _member_string(members, "signature"))
         case "tool_result":
-            is_error = by_key.get("is_error", (0, 0, False))[2]
-            return ToolResultPart(string("tool_use_id"), raw("result"), bool(is_error))
+            is_error = members.get("is_error", (0, 0, False))[2]
+            part = ToolResultPart(_member_string(members, "tool_use_id"), _member_raw(text, members, "result"), bool(is_error))
         case "image":
-            data = by_key.get("data", (0, 0, None))[2]
-            return ImagePart(string("mime"), _bytes(data, "data"), string("url"))
+            data = members.get("data", (0, 0, None))[2]
+            part = ImagePart(_member_string(members, "mime"), _bytes(data, "data"), _member_string(members, "url"))
         case _:
-            return UnknownPart(str(part_type), _raw(text, start, end))
+            part = UnknownPart(str(part_type), _raw(text, start, end))
+    return part, end
 
 
-def _decode_message(text: str, start: int) -> Message:
-    members, _ = _members(text, start)
+def _decode_parts(text: str, i: int) -> tuple[tuple[Part, ...], int]:
+    """The parts array at ``text[i]`` (a ``[``), and the index after it."""
+    parts: list[Part] = []
+    i = _skip(text, i + 1)
+    if text[i : i + 1] == "]":
+        return (), i + 1
+    while True:
+        if text[i : i + 1] != "{":
+            _scan(text, i)  # not a value at all: the scanner's error says where
+            raise ValueError("expected an object")
+        part, i = _decode_part(text, i)
+        parts.append(part)
+        i = _skip(text, i)
+        if text[i : i + 1] == ",":
+            i = _skip(text, i + 1)
+        elif text[i : i + 1] == "]":
+            return tuple(parts), i + 1
+        else:
+            raise ValueError(f"expected ',' or ']' at offset {i}")
+
+
+def _decode_message(text: str, start: int) -> tuple[Message | None, int]:
+    """The message at ``text[start]`` (``null`` is none), and the index after it."""
+    if text[start : start + 1] != "{":
+        value, end = _scan(text, start)
+        if value is None:
+            return None, end
+        raise ValueError("expected an object")
     role = ""
     parts: tuple[Part, ...] = ()
-    for key, s, e, value in members:
+
+    def read_value(key: str, value_start: int) -> int:
+        nonlocal role, parts
+        if key == "parts" and text[value_start : value_start + 1] == "[":
+            parts, end = _decode_parts(text, value_start)
+            return end
+        value, end = _scan(text, value_start)
         if key == "role":
             role = _str(value, "role")
-        elif key == "parts" and value is not None:
-            parts = tuple(_decode_part(text, ps, pe) for ps, pe in _elements(text, s))
-    return Message(role, parts)
+        elif key == "parts":
+            if value is not None:
+                raise ValueError("expected an array")
+            parts = ()
+        return end
+
+    end = _walk_object(text, start, read_value)
+    return Message(role, parts), end
 
 
 def _decode_approval(value: Any) -> ApprovalPolicy:
@@ -402,6 +461,55 @@ def _decode_approval(value: Any) -> ApprovalPolicy:
     if not isinstance(approvers, list):
         raise ValueError("approval.approvers is not a list")
     return ApprovalPolicy(need=_int(value.get("need"), "approval.need"), approvers=tuple(_str(a, "approver") for a in approvers))
+
+
+def _string_member(value: Any, key: str) -> str:
+    return "" if value is None else _str(value, key)
+
+
+def _bool_member(value: Any, key: str) -> bool:
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"{key} is not a boolean")
+    return bool(value)
+
+
+def _model_member(value: Any, key: str) -> ModelInfo | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"{key} is not an object")
+    return ModelInfo(*(_str(value.get(k) or "", k) for k in ("provider", "model", "response_format")))
+
+
+def _safety_member(value: Any, key: str) -> Safety | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"{key} is not an object")
+    return Safety(bool(value.get("read_only")), bool(value.get("idempotent")))
+
+
+def _approval_member(value: Any, key: str) -> ApprovalPolicy | None:
+    return None if value is None else _decode_approval(value)
+
+
+# How each record member is made from its parsed JSON value ("message", "result" and "evidence"
+# are read from the text instead: the first is walked, the others are kept as raw bytes).
+_RECORD_MEMBERS: dict[str, Callable[[Any, str], Any]] = {
+    **dict.fromkeys(
+        ("name", "kind", "finish", "raw_finish", "prompt_digest", "tools_digest", "tool_use_id", "approver", "approver_alg", "format", "claim"),
+        _string_member,
+    ),
+    **dict.fromkeys(("is_error", "approved", "reconciled", "outcome_unknown"), _bool_member),
+    "usage": _usage,
+    "discarded_usage": _usage,
+    "model": _model_member,
+    "signature": _bytes,
+    "salt": _bytes,
+    "attempted_at": _int,
+    "safety": _safety_member,
+    "approval": _approval_member,
+}
 
 
 _TOMBSTONE_PREFIX = b'{"redacted":'
@@ -433,44 +541,25 @@ def decode_record(data: bytes, row_name: str | None = None) -> Record:
     text = data.decode("utf-8", "surrogateescape")
     if data.lstrip().startswith(_TOMBSTONE_PREFIX) and (tombstone := _decode_tombstone(text)) is not None:
         return Record(row_name or "", "", tombstone=tombstone, raw=data)
+    fields: dict[str, Any] = {}
+
+    def read_value(key: str, start: int) -> int:
+        if key == "message":
+            fields[key], end = _decode_message(text, start)
+        elif key == "result" or key == "evidence":
+            _, end = _scan(text, start)
+            fields[key] = _raw(text, start, end)
+        else:
+            value, end = _scan(text, start)
+            if (decode := _RECORD_MEMBERS.get(key)) is not None:
+                fields[key] = decode(value, key)
+            # else: unknown members are ignored, as every Go decoder does
+        return end
+
     try:
-        members, end = _members(text, 0)
+        end = _walk_object(text, _skip(text, 0), read_value)
         if _skip(text, end) != len(text):
             raise ValueError("trailing bytes after the record")
-        fields: dict[str, Any] = {}
-        for key, start, stop, value in members:
-            match key:
-                case "name" | "kind" | "finish" | "raw_finish" | "prompt_digest" | "tools_digest" | "tool_use_id" | "approver" | "approver_alg" | "format" | "claim":
-                    fields[key] = "" if value is None else _str(value, key)
-                case "message":
-                    fields[key] = None if value is None else _decode_message(text, start)
-                case "usage" | "discarded_usage":
-                    fields[key] = _usage(value, key)
-                case "model":
-                    if value is not None:
-                        if not isinstance(value, dict):
-                            raise ValueError("model is not an object")
-                        fields[key] = ModelInfo(*(_str(value.get(k) or "", k) for k in ("provider", "model", "response_format")))
-                case "result" | "evidence":
-                    fields[key] = _raw(text, start, stop)
-                case "is_error" | "approved" | "reconciled" | "outcome_unknown":
-                    if value is not None and not isinstance(value, bool):
-                        raise ValueError(f"{key} is not a boolean")
-                    fields[key] = bool(value)
-                case "signature" | "salt":
-                    fields[key] = _bytes(value, key)
-                case "attempted_at":
-                    fields[key] = _int(value, key)
-                case "safety":
-                    if value is not None:
-                        if not isinstance(value, dict):
-                            raise ValueError("safety is not an object")
-                        fields[key] = Safety(bool(value.get("read_only")), bool(value.get("idempotent")))
-                case "approval":
-                    if value is not None:
-                        fields[key] = _decode_approval(value)
-                case _:
-                    pass  # unknown members are ignored, as every Go decoder does
     except (ValueError, IndexError, StopIteration, RecursionError) as exc:
         where = f" (step {row_name!r})" if row_name is not None else ""
         raise CorruptRecordError(f"not a journal record{where}: {exc}") from None
