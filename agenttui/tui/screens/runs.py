@@ -86,14 +86,17 @@ class RunsScreen(StoreScreen):
 
     @work(exclusive=True, group="runs-list", exit_on_error=False)
     async def load_runs(self) -> None:
-        """List every run id (pages of the store's size), then compute statuses behind them."""
+        """List every run id (pages of the store's size), then compute statuses behind them.
+
+        The first screenful is posted as soon as it is read, the rest in batches."""
         batch: list[str] = []
+        first_screen = max(self.size.height, 1)  # then 0: a batch is never empty
         last_post = time.monotonic()
         async for run_id in self.store.runs():
             batch.append(run_id)
-            if time.monotonic() - last_post > BATCH_SECONDS:
+            if len(batch) == first_screen or time.monotonic() - last_post > BATCH_SECONDS:
                 self.post_message(RunsListed(batch))
-                batch, last_post = [], time.monotonic()
+                batch, last_post, first_screen = [], time.monotonic(), 0
         self.post_message(RunsListed(batch, done=True))
 
     def compute_statuses(self, run_ids: list[str]) -> None:
