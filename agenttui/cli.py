@@ -56,7 +56,8 @@ def run_async(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
 
 
 async def _open(url: str, *, read_only: bool = True) -> Store:
-    return await open_store(url, read_only=read_only)
+    # A write acts on a journal that exists: a mistyped path must not become a new, empty store.
+    return await open_store(url, read_only=read_only, create=False)
 
 
 async def _with_store(url: str, body: Callable[[Store], Awaitable[T]], *, read_only: bool = True) -> T:

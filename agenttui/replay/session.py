@@ -111,6 +111,8 @@ class ReplaySession:
         self.store: MemStore = MemStore()
         self._events: AsyncIterator[AgentEvent] | None = None
         self._held: AgentEvent | None = None
+        self._replayed: list[Record] = []
+        self._replayed_seq = -1
 
     @classmethod
     async def open(cls, source: Store, run_id: str, setup: AgentSetup | None = None) -> ReplaySession:
@@ -131,6 +133,7 @@ class ReplaySession:
         if self._events is not None:
             await self._events.aclose()  # type: ignore[attr-defined]
         self.store = MemStore()
+        self._replayed, self._replayed_seq = [], -1
         journal = Journal(self.store)
         for record in self.recording:
             if record.name.startswith(_INPUT_PREFIXES):
@@ -213,7 +216,11 @@ class ReplaySession:
         return await self.jump(max(0, self.progress.turn - 1))
 
     async def replayed(self) -> list[Record]:
-        return await Journal(self.store).history(self.run_id)
+        """The replay's journal so far. Read incrementally: each step decodes only what it wrote."""
+        async for entry, record in Journal(self.store).entries(self.run_id, after=self._replayed_seq):
+            self._replayed.append(record)
+            self._replayed_seq = entry.seq
+        return list(self._replayed)
 
     async def diff(self) -> JournalDiff:
         """The recording against the replay so far."""

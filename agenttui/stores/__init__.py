@@ -14,12 +14,13 @@ __all__ = ["Entry", "Inserted", "LeaseInfo", "MemStore", "Store", "open_store", 
 _URL_FORMS = "a SQLite file path, sqlite:///abs/path.db, postgresql://user@host/db[?schema=s] or memory:"
 
 
-async def open_store(url: str, *, read_only: bool = False) -> Store:
+async def open_store(url: str, *, read_only: bool = False, create: bool = True) -> Store:
     """Open the store a URL names.
 
     ``path/to/file.db`` and ``sqlite:///abs/path.db`` open SQLite; ``postgresql://`` (or
     ``postgres://``) opens PostgreSQL, with ``?schema=`` to pin a schema; ``memory:`` a fresh
-    MemStore. ``read_only=True`` is for viewers: nothing is ever written. Raises
+    MemStore. ``read_only=True`` is for viewers: nothing is ever written. ``create=False`` is for
+    writes to a journal that must exist already (a SQLite file is never created). Raises
     ``StoreURLError`` for a URL of no known form, ``StoreConnectionError`` when the store
     cannot be opened.
     """
@@ -38,16 +39,16 @@ async def open_store(url: str, *, read_only: bool = False) -> Store:
         path = url[len("sqlite://") :]
         if not path.startswith("/"):
             raise StoreURLError(f"{url!r}: a sqlite:// URL needs an absolute path (sqlite:///abs/path.db)")
-        return await _open_sqlite(Path(path), read_only)
+        return await _open_sqlite(Path(path), read_only, create)
     if scheme:
         raise StoreURLError(f"unknown store scheme {scheme!r}: expected {_URL_FORMS}")
-    return await _open_sqlite(Path(url).expanduser(), read_only)
+    return await _open_sqlite(Path(url).expanduser(), read_only, create)
 
 
-async def _open_sqlite(path: Path, read_only: bool) -> Store:
+async def _open_sqlite(path: Path, read_only: bool, create: bool) -> Store:
     from agenttui.stores.sqlite import SQLiteStore
 
-    return await SQLiteStore.open(path, read_only=read_only)
+    return await SQLiteStore.open(path, read_only=read_only, create=create)
 
 
 def _split_schema(url: str) -> tuple[str, str | None]:

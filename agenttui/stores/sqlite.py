@@ -21,6 +21,7 @@ import asyncio
 import os
 import re
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Literal, cast
@@ -44,6 +45,8 @@ Layout = Literal["current", "legacy"]
 _PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_MS = 30_000
+#: Seconds to wait for aiosqlite's thread to end after a failed open (it has one close to run).
+_THREAD_STOP_TIMEOUT = 5.0
 _LEGACY_TABLE = "steps"
 _LEGACY_COLUMNS = frozenset({"run_id", "seq", "name", "data"})
 
@@ -98,12 +101,16 @@ class SQLiteStore(Store):
 
     @classmethod
     async def open(
-        cls, path: str | os.PathLike[str], *, read_only: bool = False, table_prefix: str = "bide_"
+        cls, path: str | os.PathLike[str], *, read_only: bool = False, create: bool = True, table_prefix: str = "bide_"
     ) -> SQLiteStore:
         """Open (and, for writing, create or initialise) the journal at ``path``.
 
+        ``create=False`` opens an existing file for writing, never a new one: a write meant for
+        the journal on screen must not land in a fresh, empty file.
+
         Raises ``ConfigError`` for a bad ``table_prefix``; ``StoreConnectionError`` when the file
-        cannot be opened (missing in read-only mode, not a SQLite database, no permission);
+        cannot be opened (missing in read-only mode or with ``create=False``, not a SQLite
+        database, no permission);
         ``SchemaVersionError`` for a schema newer than version 1, a legacy file opened for
         writing, or (read-only) a SQLite file that holds no journal.
         """
@@ -111,14 +118,14 @@ class SQLiteStore(Store):
             raise ConfigError(f"table prefix {table_prefix!r} must match {_PREFIX.pattern}")
         path = os.path.abspath(os.fspath(path))
         url = _url(path)
-        if read_only and not os.path.exists(path):
+        if (read_only or not create) and not os.path.exists(path):
             raise StoreConnectionError(f"{url}: no such file")
-        # A URI, so that read-only opens with SQLITE_OPEN_READONLY ("ro" never creates the file).
-        uri = f"file:{quote(path)}?mode={'ro' if read_only else 'rwc'}"
+        # A URI, so that read-only opens with SQLITE_OPEN_READONLY ("ro" and "rw" never create the file).
+        uri = f"file:{quote(path)}?mode={'ro' if read_only else 'rwc' if create else 'rw'}"
         try:
-            conn = await aiosqlite.connect(uri, uri=True, isolation_level=None)
+            conn = await _connect(uri)
         except sqlite3.Error as exc:
-            raise _translate(exc, url, "opening") from exc
+            raise _open_failed(exc, path, url, read_only=read_only) from exc
         try:
             layout = await _prepare(conn, url, read_only=read_only, table_prefix=table_prefix)
         except BaseException:
@@ -291,6 +298,39 @@ class SQLiteStore(Store):
             raise _translate(exc, self.display_url, doing) from exc
         except UnicodeEncodeError as exc:  # a lone surrogate cannot be stored as UTF-8 TEXT
             raise StoreError(f"{self.display_url}: {doing} failed: {exc.object!r} is not valid Unicode") from exc
+
+
+async def _connect(uri: str) -> aiosqlite.Connection:
+    """``aiosqlite.connect``; a failed open also waits for aiosqlite's worker thread to end.
+
+    aiosqlite 0.21 and later stop the thread of a connection that failed to open without waiting
+    for it; when the event loop closes first (the CLI exits on the error at once), the thread
+    dies printing a traceback under the CLI's one-line message.
+    """
+    connecting = aiosqlite.connect(uri, uri=True, isolation_level=None)
+    try:
+        return await connecting
+    except sqlite3.Error:
+        # No public handle on the thread: 0.21+ keep it in _thread; before, the connection is one.
+        worker = connecting if isinstance(connecting, threading.Thread) else getattr(connecting, "_thread", None)
+        if isinstance(worker, threading.Thread):
+            await asyncio.to_thread(worker.join, _THREAD_STOP_TIMEOUT)
+        raise
+
+
+def _open_failed(exc: sqlite3.Error, path: str, url: str, *, read_only: bool) -> StoreError:
+    """The error for a failed open, with the OS's reason where SQLite only says "unable to open"."""
+    if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_CANTOPEN:
+        # Open the file as SQLite would, never creating it, to learn why it refused: most often
+        # "permission denied", which SQLite's message does not say.
+        try:
+            os.close(os.open(path, os.O_RDONLY if read_only else os.O_RDWR))
+        except FileNotFoundError:
+            pass  # SQLite would have created it: the trouble lies elsewhere (its directory)
+        except OSError as refused:
+            if refused.strerror:
+                return StoreConnectionError(f"cannot open {url}: {refused.strerror.lower()}")
+    return _translate(exc, url, "opening")
 
 
 async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, table_prefix: str) -> Layout:

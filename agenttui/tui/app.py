@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 
 from agenttui.agent.factory import AgentFactory, load_factory
 from agenttui.errors import AgentTuiError, StoreConnectionError
+from agenttui.journal.describe import printable
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.tui.commands import AgentTuiCommands
@@ -83,6 +84,9 @@ class AgentTuiApp(App[int]):
         self._wanted_theme = theme or DEFAULT_THEME
         self.failure = ""
         """Why the app could not do its job (the store would not open); the CLI prints it."""
+        self._store_file_identity: tuple[int, int] | None = None
+        """The (device, inode) of the file the app's own store opened (SQLite), to tell a file
+        moved away or replaced from a connection that failed."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -108,6 +112,7 @@ class AgentTuiApp(App[int]):
             self.failure = f"{exc.title}: {exc.message}"
             self.exit(return_code=EXIT_CONNECTION)
             return
+        self._store_file_identity = self._identity_of_store_file()
         self.post_message(StoreOpened(self.store.display_url))
 
     def on_store_opened(self, message: StoreOpened) -> None:
@@ -196,12 +201,15 @@ class AgentTuiApp(App[int]):
             return
         self.post_message(ConnectionChanged("reconnecting", why))
         path = getattr(self.store, "path", None)
-        identity = file_identity(path) if isinstance(path, Path) and self._owns_store else None
+        owns_file = isinstance(path, Path) and self._owns_store
         delay = RECONNECT_FIRST_DELAY
         while True:
             await asyncio.sleep(delay)
             try:
-                if identity is not None and file_identity(path) != identity:  # type: ignore[arg-type]
+                # Against the file the store opened, not the one there when the outage began: a
+                # file already gone then must not pass for connected (the open connection still
+                # reads it, but no write can reach it); reopening it fails until one is back.
+                if owns_file and file_identity(path) != self._store_file_identity:  # type: ignore[arg-type]
                     await self._reopen()
                     return
                 await self.store.get("", "")
@@ -216,9 +224,14 @@ class AgentTuiApp(App[int]):
         """The store's file was replaced: open the new one, and read every view afresh from it."""
         fresh = await open_store(self.url, read_only=True)
         old, self.store = self.store, fresh
+        self._store_file_identity = self._identity_of_store_file()
         if old is not None:
             await old.close()
         self.post_message(StoreReopened())
+
+    def _identity_of_store_file(self) -> tuple[int, int] | None:
+        path = getattr(self.store, "path", None)
+        return file_identity(path) if isinstance(path, Path) else None
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -258,14 +271,17 @@ class AgentTuiApp(App[int]):
         finally:
             if opened:
                 await store.close()
-        self.notify(message, title=operation.title, timeout=6)
+        # Both name runs and calls, and a re-drive's message quotes the model: untrusted text.
+        self.notify(printable(message, multiline=True), title=printable(operation.title), timeout=6, markup=False)
         self.post_message(StoreChanged({run_id} if run_id else None))
 
     async def _writable_store(self) -> tuple[Store, bool]:
         """A store handle for one write: opened for it alone, unless the app was handed a store."""
         if not self._owns_store and self.store is not None and not self.store.read_only:
             return self.store, False
-        return await open_store(self.url, read_only=False), True
+        # Never create the file: with it moved or deleted since it was opened, the write would
+        # land in a new, empty journal instead of the one on screen. A file gone is an outage.
+        return await open_store(self.url, read_only=False, create=False), True
 
     def action_recover_all(self) -> None:
         self.recover_all()

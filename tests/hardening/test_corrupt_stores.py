@@ -122,3 +122,12 @@ async def test_the_tui_shows_bad_runs_and_writes_nothing(bad_runs: Path) -> None
             await pilot.press("G", "w", "c", "escape")
             await settle(pilot)
     assert snapshot(bad_runs) == before
+
+
+@pytest.mark.parametrize("command", [["approve", "run-1", "call-1"], ["cancel", "run-1"], ["recover", "--agent", "agenttui.demo.build:factory"]])
+def test_a_write_to_a_missing_file_fails_and_creates_none(tmp_path: Path, command: list[str]) -> None:
+    path = tmp_path / "mistyped.db"
+    result = CliRunner().invoke(main, [command[0], str(path), *command[1:]])
+    assert result.exit_code == 2, result.output
+    assert "no such file" in result.output and "Traceback" not in result.output
+    assert not path.exists()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual.widgets import TabbedContent
 
 from agenttui.journal import Journal
 from agenttui.render.diff import RowState
@@ -17,6 +18,7 @@ from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, PromptDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.run import RunScreen
+from agenttui.tui.widgets.diff_view import DiffView
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.journal_list import JournalList
@@ -100,6 +102,20 @@ async def test_a_changed_tool_diverges_at_the_right_step(demo_db: Path) -> None:
         console.print(detail)
         text = console.export_text()
         assert '+      "warehouse": "EU-2"' in text or '"warehouse": "EU-2"' in text
+
+
+async def test_pane_keys_switch_panes_while_a_pane_has_focus(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_replay(pilot, "refund-a1002")
+        tabs = screen.query_one(TabbedContent)
+        await pilot.press("2")
+        screen.query_one(DiffView).focus()
+        await pilot.pause()
+        for key, pane in (("1", "events"), ("2", "diff"), ("3", "flow"), ("1", "events")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert tabs.active == pane, (key, tabs.active)
 
 
 async def test_the_flowchart_cursor_follows_the_journal_and_back(demo_db: Path) -> None:

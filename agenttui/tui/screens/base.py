@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.screen import Screen
+from textual.widgets import TabbedContent
 from textual.worker import Worker, WorkerState
 
 from agenttui.stores.base import Store
@@ -23,3 +24,12 @@ class StoreScreen(Screen[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             self.app.worker_failed(event.worker)  # type: ignore[attr-defined]
+
+    def show_pane(self, pane: str) -> None:
+        """Switch the screen's tabbed panes to ``pane``. Focus inside the pane being hidden goes
+        to the journal first: left there, Textual would move it into a hidden pane's neighbour
+        and the tabs would follow it straight back."""
+        tabs = self.query_one(TabbedContent)
+        if self.focused is not None and tabs in self.focused.ancestors:
+            self.query_one("JournalList").focus()
+        tabs.active = pane

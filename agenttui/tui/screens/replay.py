@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -16,7 +18,7 @@ from agenttui.agent.events import AgentEvent
 from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable
 from agenttui.journal.record import Record
-from agenttui.render.diff import JournalDiff
+from agenttui.render.diff import JournalDiff, RowState
 from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
@@ -24,6 +26,9 @@ from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.status_bar import StatusBar
+
+#: Events of a replayed turn are posted at most this often (see ``EventBatches``).
+EVENTS_SECONDS = 0.05
 
 
 @dataclass
@@ -41,6 +46,28 @@ class ReplayAdvanced(Message):
     records: list[Record]
     diff: JournalDiff
     restarted: bool
+
+
+class EventBatches:
+    """Posts a replayed turn's events as they happen, at most every ``EVENTS_SECONDS``: a
+    recorded turn's events all come within a millisecond and make one message (one repaint of
+    the events pane, not one per event), while your code's slow tool still streams."""
+
+    def __init__(self, post: Callable[[Message], object]) -> None:
+        self._post = post
+        self._held: list[AgentEvent] = []
+        self._last_post = time.monotonic()
+
+    def __call__(self, event: AgentEvent) -> None:
+        self._held.append(event)
+        if time.monotonic() - self._last_post > EVENTS_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._held:
+            self._post(ReplayEvents(self._held))
+            self._held = []
+        self._last_post = time.monotonic()
 
 
 class ReplayScreen(StoreScreen):
@@ -65,6 +92,7 @@ class ReplayScreen(StoreScreen):
         self.session: ReplaySession | None = None
         self.records: list[Record] = []
         self.diff: JournalDiff | None = None
+        self._detail_shown: tuple[str, RowState, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="replay-title")
@@ -100,7 +128,9 @@ class ReplayScreen(StoreScreen):
         session = self.session
         restarted = what in ("back", "jump")
         if what == "next":
-            await session.step(lambda event: self.post_message(ReplayEvents([event])))
+            batches = EventBatches(self.post_message)
+            await session.step(batches)
+            batches.flush()
         elif what == "end":
             while not session.done:
                 events = await session.step()
@@ -126,6 +156,7 @@ class ReplayScreen(StoreScreen):
         flowchart = self.query_one(FlowchartView)
         journal.tool_names = {c.id: c.name for r in message.records if r.message for c in r.message.tool_uses}
         if message.restarted:
+            self._detail_shown = None
             self._restart_events(list(progress.events))
             journal.set_items(list(message.records))
             flowchart.load(message.records, self.run_id)
@@ -156,7 +187,7 @@ class ReplayScreen(StoreScreen):
                 first = self.diff.first_divergence
                 line.append("   ✓ matches the recording so far" if first is None else f"   ≠ diverges at {printable(first.name)}: {first.reason}",
                             style="" if first is None else "bold")  # fmt: skip
-        self.query_one("#replay-title", Static).update(line)
+        self.query_one("#replay-title", Static).update(line, layout=False)  # one line, always
 
     # -- panes follow each other -------------------------------------------------------------
 
@@ -173,11 +204,13 @@ class ReplayScreen(StoreScreen):
     @on(DiffView.CursorMoved, "#diff-view")
     def diff_moved(self, event: DiffView.CursorMoved) -> None:
         line = self.query_one(DiffView).current
-        detail = self.query_one("#diff-detail", Static)
-        if line is None or line.row is None:
-            detail.update("")
+        row = None if line is None else line.row
+        # The cursor reports after every step; the detail is rebuilt only when its row changed.
+        shown = None if row is None else (row.name, row.state, row.reason)
+        if shown == self._detail_shown:
             return
-        detail.update(diff_detail(line.row))
+        self._detail_shown = shown
+        self.query_one("#diff-detail", Static).update("" if row is None else diff_detail(row))
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -209,7 +242,7 @@ class ReplayScreen(StoreScreen):
             self.drive("jump", int(event.value))
 
     def action_show_pane(self, pane: str) -> None:
-        self.query_one(TabbedContent).active = pane
+        self.show_pane(pane)
 
     @property
     def finished(self) -> bool:

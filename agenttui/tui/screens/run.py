@@ -223,7 +223,7 @@ class RunScreen(StoreScreen):
             self.journal_list.cursor = len(self.records) - 1
 
     def action_show_pane(self, pane: str) -> None:
-        self.query_one(TabbedContent).active = pane
+        self.show_pane(pane)
 
     def action_operate(self, pick: str | None = None) -> None:
         if self.status is None:

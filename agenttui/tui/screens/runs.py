@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input, Static
 
+from agenttui.journal.describe import printable
 from agenttui.replay.status import RunState, RunStatus, StatusTracker
 from agenttui.tui.messages import RunsListed, StatusesComputed, StoreChanged
 from agenttui.tui.runs_model import RunsModel
@@ -291,7 +292,8 @@ class RunsScreen(StoreScreen):
             marks.append(row.run_id)
             del marks[:-2]  # two runs at most: the newest two marks
         self.table.refresh()
-        self.notify("marked: " + ", ".join(marks) if marks else "no runs marked", timeout=2)
+        # Run ids are untrusted: made inert, and never parsed as markup (a "[@click=...]" would act).
+        self.notify("marked: " + ", ".join(map(printable, marks)) if marks else "no runs marked", timeout=2, markup=False)
 
     def action_diff_marked(self) -> None:
         from agenttui.tui.screens.diff import DiffScreen

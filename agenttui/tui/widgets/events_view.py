@@ -48,4 +48,5 @@ class EventsView(VirtualList[tuple[str, str]]):
     def render_item(self, item: tuple[str, str], index: int, width: int) -> Text:
         kind, text = item
         style = self.error() if kind == "error" else self.muted() if kind == "delta" else ""
-        return Text(printable(text), style=style, no_wrap=True)
+        # Cut before escaping: a tool's 10 MB result made every key press here take half a second.
+        return Text(printable(text[: width * 2]), style=style, no_wrap=True)

@@ -18,16 +18,21 @@ from agenttui.journal.keys import RUN_START
 from agenttui.journal.record import ImagePart, Message, ReasoningPart, Record, StepKind, TextPart, ToolUsePart, UnknownPart
 from agenttui.replay.events import tool_names
 
-#: Characters of one value shown before it is cut; ``r`` in the inspector shows everything.
+#: Characters of one value shown before it is cut; ``r`` in the inspector shows more.
 VALUE_LIMIT = 4000
+#: Characters of one value ``r`` shows. The pane lays out everything it holds, about 0.2 s per
+#: 100,000 characters: a 10 MB value took minutes, the app frozen. The CLI prints every byte.
+FULL_LIMIT = 200_000
 
 
 def _value(text: str, *, full: bool) -> Text:
-    """Untrusted text, made inert and cut to a readable length unless ``full``."""
+    """Untrusted text, made inert and cut to a readable length (a longer one when ``full``)."""
     shown = printable(text, multiline=True)
-    if not full and len(shown) > VALUE_LIMIT:
-        cut = Text(shown[:VALUE_LIMIT])
-        cut.append(f"\n… {len(shown) - VALUE_LIMIT:,} more characters (r: show all)", style="italic")
+    limit = FULL_LIMIT if full else VALUE_LIMIT
+    if len(shown) > limit:
+        cut = Text(shown[:limit])
+        more = "all of them: agenttui show --json" if full else "r: show all"
+        cut.append(f"\n… {len(shown) - limit:,} more characters ({more})", style="italic")
         return cut
     return Text(shown)
 
