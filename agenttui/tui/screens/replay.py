@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,12 +41,18 @@ class ReplayEvents(Message):
 
 @dataclass
 class ReplayAdvanced(Message):
-    """The replay moved: where it is, the replayed journal, and its diff against the recording."""
+    """The replay moved: where it is, and the replayed journal."""
 
     progress: ReplayProgress
     records: list[Record]
-    diff: JournalDiff
     restarted: bool
+
+
+@dataclass
+class ReplayDiffed(Message):
+    """The replayed journal so far against the recording."""
+
+    diff: JournalDiff
 
 
 class EventBatches:
@@ -135,12 +142,26 @@ class ReplayScreen(StoreScreen):
             while not session.done:
                 events = await session.step()
                 self.post_message(ReplayEvents(events))
-                self.post_message(ReplayAdvanced(session.progress, await session.replayed(), await session.diff(), False))
+                self.post_message(ReplayAdvanced(session.progress, await session.replayed(), False))
         elif what == "back":
             await session.back()
         elif what == "jump":
             await session.jump(turn)
-        self.post_message(ReplayAdvanced(session.progress, await session.replayed(), await session.diff(), restarted))
+        self.post_message(ReplayAdvanced(session.progress, await session.replayed(), restarted))
+
+    @work(exclusive=True, group="replay-diff", exit_on_error=False)
+    async def diff_after_paint(self) -> None:
+        """Diff the replay against the recording once the step is on screen.
+
+        The diff walks the whole recording (tens of milliseconds for a long run): the step is
+        painted first, and while turns follow each other faster than that, only the newest is
+        diffed (a newer request cancels this one while it waits).
+        """
+        painted = asyncio.Event()
+        self.call_after_refresh(painted.set)
+        await painted.wait()
+        if self.session is not None:
+            self.post_message(ReplayDiffed(await self.session.diff()))
 
     def on_replay_events(self, message: ReplayEvents) -> None:
         self.query_one(EventsView).add(message.events)
@@ -154,23 +175,28 @@ class ReplayScreen(StoreScreen):
         progress = message.progress
         journal = self.query_one(JournalList)
         flowchart = self.query_one(FlowchartView)
-        journal.tool_names = {c.id: c.name for r in message.records if r.message for c in r.message.tool_uses}
+        new = message.records if message.restarted else message.records[len(self.records) :]
         if message.restarted:
             self._detail_shown = None
             self._restart_events(list(progress.events))
-            journal.set_items(list(message.records))
-            flowchart.load(message.records, self.run_id)
+            journal.tool_names = {}
+            journal.set_items(list(new))
+            flowchart.load(new, self.run_id)
         else:
-            new = message.records[len(self.records) :]
             journal.extend(new)
             flowchart.append(new)
-        self.records = list(message.records)
+        journal.tool_names.update((c.id, c.name) for r in new if r.message for c in r.message.tool_uses)
+        self.records = message.records
         if self.records:
             journal.cursor = len(self.records) - 1
-        self.diff = message.diff
-        self.query_one(DiffView).show(message.diff)
         bar = self.query_one(ProgressBar)
         bar.update(total=max(progress.recorded_turns, 1), progress=min(progress.turn, progress.recorded_turns))
+        self._title()
+        self.diff_after_paint()
+
+    def on_replay_diffed(self, message: ReplayDiffed) -> None:
+        self.diff = message.diff
+        self.query_one(DiffView).show(message.diff)
         self._title()
 
     def _title(self) -> None:

@@ -291,7 +291,7 @@ class RunsScreen(StoreScreen):
         else:
             marks.append(row.run_id)
             del marks[:-2]  # two runs at most: the newest two marks
-        self.table.refresh()
+        self.table.refresh_items()
         # Run ids are untrusted: made inert, and never parsed as markup (a "[@click=...]" would act).
         self.notify("marked: " + ", ".join(map(printable, marks)) if marks else "no runs marked", timeout=2, markup=False)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
 from rich.text import Text
@@ -21,7 +20,7 @@ class JournalList(VirtualList[Record]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.tool_names: Mapping[str, str] = {}
+        self.tool_names: dict[str, str] = {}
 
     def render_item(self, item: Record, index: int, width: int) -> Text:
         line = Text(f"{index:>6} ", style=self.muted(), no_wrap=True)

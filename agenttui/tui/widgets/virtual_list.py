@@ -8,6 +8,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -69,11 +70,16 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.items: list[T] = []
+        # Drawn lines by (index, width, under the cursor, focused). Any layout change (a list
+        # growing, a title updating) repaints the whole screen; without this every visible row
+        # of every list was rendered again each time: most of a replay step's cost.
+        self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
 
     # -- data --------------------------------------------------------------------------------
 
     def set_items(self, items: list[T]) -> None:
         self.items = items
+        self._lines.clear()
         self._resize()
         self.cursor = min(self.cursor, max(0, len(items) - 1))
         self.refresh()
@@ -86,10 +92,28 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
         self.refresh()
 
     def refresh_item(self, index: int) -> None:
+        self._lines.clear()
         self.refresh_lines(index, 1)
 
+    def refresh_items(self) -> None:
+        """Draw every item again: what they show changed in place (``set_items`` does this too)."""
+        self._lines.clear()
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        self._lines.clear()  # a theme switch recolours every line
+        super().notify_style_update()
+
     def _resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.items))
+        size = Size(self.size.width, len(self.items))
+        if size == self.virtual_size:
+            return
+        # Textual's own no-layout path (``Widget._size_updated(layout=False)``): a list growing
+        # changes its scrollbar, not the screen's layout. Setting ``virtual_size`` plainly lays
+        # out and repaints the whole screen, once per list per batch of new items.
+        self.set_reactive(VirtualList.virtual_size, size)
+        self._scroll_update(size)
+        self.refresh()
 
     @property
     def current(self) -> T | None:
@@ -105,6 +129,13 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
         width = self.scrollable_content_region.width
         if index >= len(self.items):
             return Strip.blank(width, self.rich_style)
+        key = (index, width, index == self.cursor, self.has_focus)
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = self._draw(index, width)
+        return line
+
+    def _draw(self, index: int, width: int) -> Strip:
         text = self.render_item(self.items[index], index, width)
         text.truncate(width, overflow="ellipsis", pad=True)
         base = self.rich_style
