@@ -108,6 +108,21 @@ async def test_a_run_opened_before_the_store_is_open_loads_once_it_opens(demo_db
         assert opened_early  # else this test did not test the early case
 
 
+async def test_the_inspector_shows_the_journal_cursor_record_whatever_other_lists_do(demo_db: Path) -> None:
+    # The events pane follows its newest event: its cursor moves must not move the inspector.
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_run("refund-a1002")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        inspector = screen.query_one(RecordInspector)
+        assert inspector._shown is not None and inspector._shown[1] == screen.journal_list.cursor == 0
+        await pilot.press("j")
+        await pilot.pause()
+        assert inspector._shown[1] == screen.journal_list.cursor == 1
+
+
 async def test_inspector_shows_raw_bytes_on_request(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:

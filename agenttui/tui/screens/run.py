@@ -184,7 +184,7 @@ class RunScreen(StoreScreen):
 
     # -- the panes follow the cursor -----------------------------------------------------------
 
-    @on(JournalList.CursorMoved)
+    @on(JournalList.CursorMoved, "#journal")  # events and other lists post CursorMoved too
     def cursor_moved(self, event: JournalList.CursorMoved) -> None:
         self._show(event.index)
 
