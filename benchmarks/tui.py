@@ -9,10 +9,10 @@
 (b) Run screen of one run of 50,000 records: from opening it to the first records painted (target
     0.5 s), to all loaded, then 20 page-downs (time per page, key to the new cursor row painted).
 (c) Live tail: another process commits 200 records at 20/s, each carrying its commit time; the
-    latency is the time until the open RunScreen has handled the record (p50/p95, target p95
-    0.25 s), on SQLite and PostgreSQL. The change-feed mechanism in effect is reported.
-(d) Replay stepping on a 1,000-turn run: key ``n`` to the ReplayAdvanced message handled (target
-    50 ms a step), at the start and around turn 500; then ``e`` (run to the end).
+    latency is the time until the open RunScreen has painted the record (the frame after its
+    handler; p50/p95, target p95 0.25 s), on SQLite and PostgreSQL. The change-feed mechanism in effect is reported.
+(d) Replay stepping on a 1,000-turn run: key ``n`` to the step painted (target 50 ms a step) and
+    to its diff shown, at the start and around turn 500; then ``e`` (run to the end).
 (e) ``diff_journals`` of two 10,000-record journals that differ in one step (target 0.5 s).
 (f) RecoverAll over 1,000 stalled runs with the demo's agent (desk tools, refund script) on
     PostgreSQL: runs/s.
@@ -373,11 +373,15 @@ async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
 
     def on_records_loaded(screen: RunScreen, message: Any) -> None:
         original(screen, message)
-        now = time.time()
         if message.tail:
             ticks = [r for _, r in message.entries if r.name.startswith("tick/") and r.name != "tick/setup"]
             batches.append(len(ticks))
-            latencies.extend(now - json.loads(r.result)["t"] for r in ticks)
+
+            def painted() -> None:  # the records are on screen: the frame after the handler
+                now = time.time()
+                latencies.extend(now - json.loads(r.result)["t"] for r in ticks)
+
+            screen.call_after_refresh(painted)
 
     RunScreen.on_records_loaded = on_records_loaded  # type: ignore[method-assign]
     app = AgentTuiApp(url)
@@ -693,7 +697,7 @@ def report(results: dict[str, Any]) -> str:
             if "error" in c:
                 add("(c)", f"live tail {key[2:]}", c["error"])
             else:
-                add("(c)", f"live tail, {c['store']} ({c['mechanism']}): commit -> handled, p50", ms(c["p50_s"]))
+                add("(c)", f"live tail, {c['store']} ({c['mechanism']}): commit -> painted, p50", ms(c["p50_s"]))
                 add("(c)", f"live tail, {c['store']} ({c['mechanism']}): p95 (max)", f"{ms(c['p95_s'])} ({ms(c['max_s'])})", "≤ 250 ms",
                     verdict(c["p95_s"], TARGETS["tail_p95"]))  # fmt: skip
     if d := results.get("d"):
