@@ -20,7 +20,8 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
     ``path/to/file.db`` and ``sqlite:///abs/path.db`` open SQLite; ``postgresql://`` (or
     ``postgres://``) opens PostgreSQL, with ``?schema=`` to pin a schema; ``memory:`` a fresh
     MemStore. ``read_only=True`` is for viewers: nothing is ever written. ``create=False`` is for
-    writes to a journal that must exist already (a SQLite file is never created). Raises
+    writes to a journal that must exist already (no SQLite file, PostgreSQL schema or table
+    is created). Raises
     ``StoreURLError`` for a URL of no known form, ``StoreConnectionError`` when the store
     cannot be opened.
     """
@@ -34,7 +35,7 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
         from agenttui.stores.postgres import PostgresStore
 
         dsn, schema = _split_schema(url)
-        return await PostgresStore.open(dsn, schema=schema, read_only=read_only)
+        return await PostgresStore.open(dsn, schema=schema, read_only=read_only, create=create)
     if scheme == "sqlite":
         path = url[len("sqlite://") :]
         if not path.startswith("/"):

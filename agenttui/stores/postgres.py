@@ -307,6 +307,7 @@ class PostgresStore(Store):
         *,
         schema: str | None = None,
         read_only: bool = False,
+        create: bool = True,
         table_prefix: str = "bide_",
         notify: bool = True,
     ) -> PostgresStore:
@@ -314,8 +315,9 @@ class PostgresStore(Store):
 
         ``schema``: the schema holding the tables (also accepted as ``?schema=`` in the URL); by
         default the first schema of the search path. A writable open creates the schema and any
-        missing table, index or function in one transaction, and never alters existing ones; a
-        read-only open changes nothing. ``notify=False`` skips the ``NOTIFY`` per insert (each
+        missing table, index or function in one transaction, and never alters existing ones
+        (``create=False``: only for a journal that is there already; no schema or journal table
+        is ever created); a read-only open changes nothing. ``notify=False`` skips the ``NOTIFY`` per insert (each
         notifying commit takes a database-wide lock, so heavy writers with no live viewers may
         prefer to).
 
@@ -344,7 +346,7 @@ class PostgresStore(Store):
         try:
             with _translated(target):
                 async with pool.acquire() as conn:
-                    found = await _prepare_schema(conn, schema, table_prefix, read_only=read_only)
+                    found = await _prepare_schema(conn, schema, table_prefix, read_only=read_only, create=create)
         except BaseException:
             pool.terminate()
             raise
@@ -646,7 +648,7 @@ def _translated(target: _Target) -> Iterator[None]:
 
 
 async def _prepare_schema(
-    conn: asyncpg.Connection, schema: str | None, table_prefix: str, *, read_only: bool
+    conn: asyncpg.Connection, schema: str | None, table_prefix: str, *, read_only: bool, create: bool = True
 ) -> tuple[str, Layout, bool]:
     """Find (and, writable, create) the journal tables; return the schema, layout, and leases flag."""
     if schema is None:
@@ -671,6 +673,8 @@ async def _prepare_schema(
             raise SchemaVersionError(
                 f"schema {schema} holds a legacy steps table (a pre-v0.7 journal); open it read-only"
             )
+        if not found.has(names.bare("steps")) and not create:
+            raise SchemaVersionError(f"schema {schema} holds no journal ({names.bare('steps')}): nothing was written")
         if not found.complete(names):
             # Only when something is missing: CREATE ... IF NOT EXISTS still needs the CREATE
             # privilege, which a deployed role that only writes rows may lack.

@@ -8,6 +8,7 @@ from contextlib import closing
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import asyncpg
 import pytest
 from click.testing import CliRunner
 
@@ -15,6 +16,7 @@ from agenttui.cli import main
 from agenttui.journal import Journal, Record, StepKind, encode_record
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
+from tests.pg import PostgresCluster
 from tests.tui.conftest import settle
 
 
@@ -131,3 +133,20 @@ def test_a_write_to_a_missing_file_fails_and_creates_none(tmp_path: Path, comman
     assert result.exit_code == 2, result.output
     assert "no such file" in result.output and "Traceback" not in result.output
     assert not path.exists()
+
+
+def test_a_write_to_a_postgres_schema_without_a_journal_fails_and_creates_none(postgres_cluster: PostgresCluster) -> None:
+    schema = "agenttui_mistyped_schema"
+    result = CliRunner().invoke(main, ["cancel", f"{postgres_cluster.dsn}?schema={schema}", "run-1"])
+    assert result.exit_code == 2, result.output
+    assert "holds no journal" in result.output and "Traceback" not in result.output
+
+    async def schema_exists() -> bool:
+        conn = await asyncpg.connect(postgres_cluster.dsn)
+        try:
+            return bool(await conn.fetchval("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = $1", schema))
+        finally:
+            await conn.close()
+
+    assert not asyncio.run(schema_exists())
+
