@@ -113,6 +113,60 @@ async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: Po
         assert len(app.screen.records) == 12  # type: ignore[attr-defined]
 
 
+@pytest.mark.postgres
+async def test_the_live_tail_resumes_after_postgres_comes_back(postgres_cluster: PostgresCluster) -> None:
+    schema = "outage_" + uuid.uuid4().hex[:10]
+    writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
+    await build_demo(writer, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=timezone.utc))
+    await writer.close()
+    separator = "&" if "?" in postgres_cluster.dsn else "?"
+    app = AgentTuiApp(f"{postgres_cluster.dsn}{separator}schema={schema}", tail=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        bar = app.screen.query_one(StatusBar)
+        await until(pilot, lambda: bar.tail == "listening", "the change feed to listen")
+        postgres_cluster.stop()
+        try:
+            await until(pilot, lambda: bar.connection == "reconnecting", "the status bar to say reconnecting")
+        finally:
+            postgres_cluster.start()
+        await until(pilot, lambda: bar.connection == "connected", "the app to reconnect by itself")
+        await until(pilot, lambda: bar.tail == "listening", "the change feed to listen again")
+        writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
+        try:
+            await Journal(writer).append("after-the-outage", Record("note", StepKind.VALUE, result=b'"back"'))
+        finally:
+            await writer.close()
+        await until(pilot, lambda: any(r.run_id == "after-the-outage" for r in app.screen.table.items),  # type: ignore[attr-defined]
+                    "a run written after the outage to show")  # fmt: skip
+
+
+async def test_the_live_tail_resumes_when_the_sqlite_file_comes_back(demo_db: Path, tmp_path: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        bar = app.screen.query_one(StatusBar)
+        await until(pilot, lambda: bar.tail == "watching", "the change feed to watch the file")
+        away = tmp_path / "away"
+        away.mkdir()
+        for file in sqlite_files(demo_db):
+            file.rename(away / file.name)
+        (demo_db.parent / (demo_db.name + "-wal")).touch()  # any event in the watched names wakes the feed
+        await until(pilot, lambda: bar.connection == "reconnecting", "the status bar to say reconnecting")
+        (demo_db.parent / (demo_db.name + "-wal")).unlink()
+        for file in away.iterdir():
+            file.rename(demo_db.parent / file.name)
+        await until(pilot, lambda: bar.connection == "connected", "the app to reconnect by itself")
+        await until(pilot, lambda: bar.tail == "watching", "the change feed to watch the file again")
+        writer = await SQLiteStore.open(demo_db)
+        try:
+            await Journal(writer).append("after-the-outage", Record("note", StepKind.VALUE, result=b'"back"'))
+        finally:
+            await writer.close()
+        await until(pilot, lambda: any(r.run_id == "after-the-outage" for r in app.screen.table.items),  # type: ignore[attr-defined]
+                    "a run written after the outage to show")  # fmt: skip
+
+
 async def test_the_sqlite_file_deleted_then_replaced_under_the_tui(demo_db, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import shutil
 
