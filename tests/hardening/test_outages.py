@@ -57,6 +57,18 @@ def sqlite_files(path: Path) -> list[Path]:
     return [f for f in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")) if f.exists()]
 
 
+async def demo_on_postgres(cluster: PostgresCluster) -> tuple[str, str]:
+    """A demo store in a fresh schema of ``cluster``: its URL for the app, and the schema."""
+    schema = "outage_" + uuid.uuid4().hex[:10]
+    writer = await PostgresStore.open(cluster.dsn, schema=schema)
+    try:
+        await build_demo(writer, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=timezone.utc))
+    finally:
+        await writer.close()
+    separator = "&" if "?" in cluster.dsn else "?"
+    return f"{cluster.dsn}{separator}schema={schema}", schema
+
+
 #: prctl(2) option and capability numbers from <linux/prctl.h> and <linux/capability.h>.
 _PR_CAPBSET_DROP = 24
 _CAP_DAC_OVERRIDE = 1
@@ -86,12 +98,8 @@ def bound_by_file_modes() -> Callable[[], None] | None:
 
 @pytest.mark.postgres
 async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: PostgresCluster) -> None:
-    schema = "outage_" + uuid.uuid4().hex[:10]
-    writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
-    await build_demo(writer, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=timezone.utc))
-    await writer.close()
-    separator = "&" if "?" in postgres_cluster.dsn else "?"
-    app = AgentTuiApp(f"{postgres_cluster.dsn}{separator}schema={schema}", tail=False)
+    url, _ = await demo_on_postgres(postgres_cluster)
+    app = AgentTuiApp(url, tail=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         shown = [(r.run_id, r.status.state) for r in app.screen.table.items]  # type: ignore[attr-defined, union-attr]
@@ -115,12 +123,8 @@ async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: Po
 
 @pytest.mark.postgres
 async def test_the_live_tail_resumes_after_postgres_comes_back(postgres_cluster: PostgresCluster) -> None:
-    schema = "outage_" + uuid.uuid4().hex[:10]
-    writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
-    await build_demo(writer, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=timezone.utc))
-    await writer.close()
-    separator = "&" if "?" in postgres_cluster.dsn else "?"
-    app = AgentTuiApp(f"{postgres_cluster.dsn}{separator}schema={schema}", tail=True)
+    url, schema = await demo_on_postgres(postgres_cluster)
+    app = AgentTuiApp(url, tail=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         bar = app.screen.query_one(StatusBar)
@@ -252,15 +256,13 @@ def test_an_unreadable_sqlite_file_is_one_clear_line_and_exit_code_2(demo_db: Pa
 
 @pytest.mark.postgres
 async def test_an_approval_confirmed_while_postgres_is_down_writes_nothing_and_says_so(postgres_cluster: PostgresCluster) -> None:
-    schema = "outage_" + uuid.uuid4().hex[:10]
+    url, schema = await demo_on_postgres(postgres_cluster)
     store = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
     try:
-        await build_demo(store, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=timezone.utc))
         before = await journal_of(store, AWAITING_APPROVAL)
     finally:
         await store.close()
-    separator = "&" if "?" in postgres_cluster.dsn else "?"
-    app = AgentTuiApp(f"{postgres_cluster.dsn}{separator}schema={schema}", tail=False)
+    app = AgentTuiApp(url, tail=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         bar = app.screen.query_one(StatusBar)
