@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import os
 import platform
 import shutil
@@ -28,15 +27,14 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
 
 from agenttui.agent import Agent, Call, Turn  # noqa: E402
 from agenttui.demo.desk import demo_model, desk_agent  # noqa: E402
@@ -46,7 +44,6 @@ from agenttui.stores.base import Store  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
 
-DSN_ENV = "AGENTTUI_BENCH_PG_DSN"
 ORDER_IDS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
 REPLAY_TARGET = 2000.0
 """Turns per second the headless replay should reach."""
@@ -161,56 +158,15 @@ async def bench_concurrent(name: str, store: Store, runs: int, latency: float) -
     return ConcurrencyFigures(name, runs, latency, wall, cpu, durations, runs * RECORDS_PER_SHORT_RUN)
 
 
-@asynccontextmanager
-async def throwaway_postgres() -> AsyncIterator[str]:
-    """A DSN: ``AGENTTUI_BENCH_PG_DSN``'s server, or the test suite's throwaway cluster made durable."""
-    if dsn := os.environ.get(DSN_ENV):
-        yield dsn
-        return
-    import asyncpg
-
-    from tests import pg
-
-    if shutil.which("initdb") is None or shutil.which("pg_ctl") is None:
-        raise SystemExit(f"no initdb/pg_ctl on PATH: set {DSN_ENV} or pass --no-postgres")
-    # The session fixture's own generator: it starts the cluster, and stops and removes it after.
-    session = inspect.unwrap(pg.postgres_cluster)()
-    cluster = next(session)
-    try:
-        if cluster.managed:
-            # The test cluster trades durability for speed; a benchmark must not. Both settings
-            # take effect on a reload, so every commit below is flushed to disk as SQLite's are.
-            conn = await asyncpg.connect(cluster.dsn)
-            try:
-                await conn.execute("ALTER SYSTEM SET fsync = on")
-                await conn.execute("ALTER SYSTEM SET full_page_writes = on")
-                await conn.execute("SELECT pg_reload_conf()")
-                await asyncio.sleep(0.5)
-                assert await conn.fetchval("SHOW fsync") == "on", "the server did not take fsync = on"
-            finally:
-                await conn.close()
-        yield cluster.dsn
-    finally:
-        next(session, None)
-
-
 async def bench_postgres(dsn: str, runs: int, latency: float) -> ConcurrencyFigures:
     from agenttui.stores.postgres import PostgresStore
 
-    schema = "bench_" + uuid.uuid4().hex[:12]
-    store = await PostgresStore.open(dsn, schema=schema)
-    try:
-        return await bench_concurrent("PostgreSQL", store, runs, latency)
-    finally:
-        await store.close()
-        if os.environ.get(DSN_ENV):  # someone else's server: leave nothing behind
-            import asyncpg
-
-            conn = await asyncpg.connect(dsn)
-            try:
-                await conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
-            finally:
-                await conn.close()
+    async with bench_schema(dsn) as schema:
+        store = await PostgresStore.open(dsn, schema=schema)
+        try:
+            return await bench_concurrent("PostgreSQL", store, runs, latency)
+        finally:
+            await store.close()
 
 
 async def bench_sqlite(workdir: Path, runs: int, latency: float) -> ConcurrencyFigures:

@@ -49,7 +49,6 @@ import asyncio
 import cProfile
 import dataclasses
 import gc
-import inspect
 import io
 import json
 import os
@@ -62,8 +61,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -71,6 +69,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
 
 import aiosqlite  # noqa: E402
 
@@ -95,7 +95,6 @@ from agenttui.stores.base import Store  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
 
-DSN_ENV = "AGENTTUI_BENCH_PG_DSN"
 DEFAULT_DB = Path(tempfile.gettempdir()) / "agenttui-bench-stores.db"
 HISTORY_RUN = "bench/history-long"
 """The long run of (1); one of the listed runs of (2)."""
@@ -671,59 +670,6 @@ async def bench_postgres_writes(dsn: str, schema: str, records: int, writers: in
     finally:
         await raw.close()
         await store.close()
-
-
-# -- PostgreSQL server -----------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def throwaway_postgres() -> AsyncIterator[str]:
-    """A DSN: ``AGENTTUI_BENCH_PG_DSN``'s server, or the test suite's throwaway cluster made durable."""
-    if dsn := os.environ.get(DSN_ENV):
-        yield dsn
-        return
-    import asyncpg
-
-    from tests import pg
-
-    if shutil.which("initdb") is None or shutil.which("pg_ctl") is None:
-        raise SystemExit(f"no initdb/pg_ctl on PATH: set {DSN_ENV} or pass --no-postgres")
-    # The session fixture's own generator: it starts the cluster, and stops and removes it after.
-    session = inspect.unwrap(pg.postgres_cluster)()
-    cluster = next(session)
-    try:
-        if cluster.managed:
-            # The test cluster trades durability for speed; a benchmark must not. Both settings
-            # take effect on a reload, so every commit below is flushed to disk as SQLite's are.
-            conn = await asyncpg.connect(cluster.dsn)
-            try:
-                await conn.execute("ALTER SYSTEM SET fsync = on")
-                await conn.execute("ALTER SYSTEM SET full_page_writes = on")
-                await conn.execute("SELECT pg_reload_conf()")
-                await asyncio.sleep(0.5)
-                assert await conn.fetchval("SHOW fsync") == "on", "the server did not take fsync = on"
-            finally:
-                await conn.close()
-        yield cluster.dsn
-    finally:
-        next(session, None)
-
-
-@asynccontextmanager
-async def bench_schema(dsn: str) -> AsyncIterator[str]:
-    """A fresh schema name; dropped afterwards on someone else's server."""
-    schema = "bench_" + uuid.uuid4().hex[:12]
-    try:
-        yield schema
-    finally:
-        if os.environ.get(DSN_ENV):
-            import asyncpg
-
-            conn = await asyncpg.connect(dsn)
-            try:
-                await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-            finally:
-                await conn.close()
 
 
 # -- report ----------------------------------------------------------------------------------------

@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import cProfile
 import dataclasses
-import inspect
 import io
 import json
 import os
@@ -48,8 +47,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -57,17 +55,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
+
 from agenttui.agent.factory import AgentSetup  # noqa: E402
 from agenttui.demo.build import SCRIPTS, CrashingModel, SimulatedCrash, bulk_script  # noqa: E402
 from agenttui.demo.build import factory as demo_factory  # noqa: E402
 from agenttui.demo.desk import demo_model, desk_agent  # noqa: E402
 from agenttui.journal import Journal, Message, Record, StepKind, TextPart, ToolUsePart, Usage  # noqa: E402
 from agenttui.journal.codec import decode_record, encode_header, encode_record  # noqa: E402
-from agenttui.stores.base import Store  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
 
-DSN_ENV = "AGENTTUI_BENCH_PG_DSN"
 SIZE = (120, 40)
 ORDERS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
 LONG_RUN_RECORDS = 50_000
@@ -545,44 +543,33 @@ async def part_f(args: argparse.Namespace, _: None) -> dict[str, Any]:
     except SimulatedCrash:
         pass
     entries = [(e.name, e.data) async for e in template.load("template")]
-    schema = "bench_recover_" + uuid.uuid4().hex[:8]
-    store = await PostgresStore.open(args.store_url, schema=schema)
-    try:
-        limit = asyncio.Semaphore(16)
+    async with bench_schema(args.store_url, "bench_recover_") as schema:
+        store = await PostgresStore.open(args.store_url, schema=schema)
+        try:
+            limit = asyncio.Semaphore(16)
 
-        async def copy(n: int) -> None:
-            async with limit:
-                for name, data in entries:
-                    await store.insert(f"stalled-{n:05d}", name, data)
+            async def copy(n: int) -> None:
+                async with limit:
+                    for name, data in entries:
+                        await store.insert(f"stalled-{n:05d}", name, data)
 
-        await asyncio.gather(*(copy(n) for n in range(args.recover_runs)))
-        sample = await run_status(store, "stalled-00000")
-        assert sample.state == RunState.STALLED, sample
-        done: list[int] = []
-        operation = RecoverAll("benchmarks.tui:stalled_factory", stalled_factory, on_progress=lambda n, _: done.append(n))
-        before_cpu, before = time.process_time(), time.perf_counter()
-        report = await operation.run(store)
-        wall, cpu = time.perf_counter() - before, time.process_time() - before_cpu
-        after = await run_status(store, "stalled-00000")
-    finally:
-        await store.close()
-        await drop_schema(args.store_url, schema)
+            await asyncio.gather(*(copy(n) for n in range(args.recover_runs)))
+            sample = await run_status(store, "stalled-00000")
+            assert sample.state == RunState.STALLED, sample
+            done: list[int] = []
+            operation = RecoverAll("benchmarks.tui:stalled_factory", stalled_factory, on_progress=lambda n, _: done.append(n))
+            before_cpu, before = time.process_time(), time.perf_counter()
+            report = await operation.run(store)
+            wall, cpu = time.perf_counter() - before, time.process_time() - before_cpu
+            after = await run_status(store, "stalled-00000")
+        finally:
+            await store.close()
     return {
         "runs": args.recover_runs, "records_each": len(entries), "wall_s": wall, "cpu_s": cpu,
         "re_driven": len(report.re_driven), "paused": len(report.paused), "skipped": len(report.skipped),
         "errors": len(report.errors), "first_error": repr(next(iter(report.errors.values()), None)),
         "state_after": after.state.value, "progress_calls": len(done),
     }  # fmt: skip
-
-
-async def drop_schema(dsn: str, schema: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(dsn)
-    try:
-        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await conn.close()
 
 
 #: Each part: what it needs built first (synchronously, outside the app's event loop), and the measurement.
@@ -596,34 +583,6 @@ PARTS: dict[str, tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.N
 }
 
 # -- the parent: PostgreSQL, children, the report ----------------------------------------------
-
-
-@asynccontextmanager
-async def throwaway_postgres() -> AsyncIterator[str]:
-    """A DSN: ``AGENTTUI_BENCH_PG_DSN``'s server, or the test suite's throwaway cluster made durable."""
-    if dsn := os.environ.get(DSN_ENV):
-        yield dsn
-        return
-    import asyncpg
-
-    from tests import pg
-
-    if shutil.which("initdb") is None or shutil.which("pg_ctl") is None:
-        raise SystemExit(f"no initdb/pg_ctl on PATH: set {DSN_ENV} or pass --no-postgres")
-    session = inspect.unwrap(pg.postgres_cluster)()  # the fixture's generator: start, then stop and remove
-    cluster = next(session)
-    try:
-        if cluster.managed:
-            conn = await asyncpg.connect(cluster.dsn)
-            try:
-                await conn.execute("ALTER SYSTEM SET fsync = on")
-                await conn.execute("ALTER SYSTEM SET full_page_writes = on")
-                await conn.execute("SELECT pg_reload_conf()")
-            finally:
-                await conn.close()
-        yield cluster.dsn
-    finally:
-        next(session, None)
 
 
 def run_child(part: str, args: argparse.Namespace, store_url: str = "") -> dict[str, Any]:
