@@ -367,12 +367,15 @@ def _usage(value: Any, key: str) -> Usage | None:
     return Usage(*(_int(value.get(k), k) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")))
 
 
-def _member_string(members: dict[str, tuple[int, int, Any]], key: str) -> str:
-    value = members.get(key, (0, 0, None))[2]
+def _string_member(value: Any, key: str) -> str:
     return "" if value is None else _str(value, key)
 
 
-def _member_raw(text: str, members: dict[str, tuple[int, int, Any]], key: str) -> bytes | None:
+def _part_string(members: dict[str, tuple[int, int, Any]], key: str) -> str:
+    return _string_member(members.get(key, (0, 0, None))[2], key)
+
+
+def _part_raw(text: str, members: dict[str, tuple[int, int, Any]], key: str) -> bytes | None:
     if key not in members:
         return None
     start, end, _ = members[key]
@@ -386,17 +389,17 @@ def _decode_part(text: str, start: int) -> tuple[Part, int]:
     part: Part
     match part_type:
         case "text":
-            part = TextPart(_member_string(members, "text"))
+            part = TextPart(_part_string(members, "text"))
         case "reasoning":
-            part = ReasoningPart(_member_string(members, "text"), _member_string(members, "signature"), _member_string(members, "redacted"))
+            part = ReasoningPart(_part_string(members, "text"), _part_string(members, "signature"), _part_string(members, "redacted"))
         case "tool_use":
-            part = ToolUsePart(_member_string(members, "id"), _member_string(members, "name"), _member_raw(text, members, "args"), _member_string(members, "signature"))
+            part = ToolUsePart(_part_string(members, "id"), _part_string(members, "name"), _part_raw(text, members, "args"), _part_string(members, "signature"))
         case "tool_result":
             is_error = members.get("is_error", (0, 0, False))[2]
-            part = ToolResultPart(_member_string(members, "tool_use_id"), _member_raw(text, members, "result"), bool(is_error))
+            part = ToolResultPart(_part_string(members, "tool_use_id"), _part_raw(text, members, "result"), bool(is_error))
         case "image":
             data = members.get("data", (0, 0, None))[2]
-            part = ImagePart(_member_string(members, "mime"), _bytes(data, "data"), _member_string(members, "url"))
+            part = ImagePart(_part_string(members, "mime"), _bytes(data, "data"), _part_string(members, "url"))
         case _:
             part = UnknownPart(str(part_type), _raw(text, start, end))
     return part, end
@@ -461,10 +464,6 @@ def _decode_approval(value: Any) -> ApprovalPolicy:
     if not isinstance(approvers, list):
         raise ValueError("approval.approvers is not a list")
     return ApprovalPolicy(need=_int(value.get("need"), "approval.need"), approvers=tuple(_str(a, "approver") for a in approvers))
-
-
-def _string_member(value: Any, key: str) -> str:
-    return "" if value is None else _str(value, key)
 
 
 def _bool_member(value: Any, key: str) -> bool:

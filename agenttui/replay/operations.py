@@ -121,7 +121,7 @@ class Resolve:
     def will_write(self) -> str:
         if self.fired:
             return f"{keys.tool_key(self.tool_use_id)}  tool_result  reconciled=true  {json.dumps(self.result, ensure_ascii=False)}"
-        return f"attempt:not-started:<claim>:<marker>  not_started  (voids the attempt; the next drive retries the call)"
+        return "attempt:not-started:<claim>:<marker>  not_started  (voids the attempt; the next drive retries the call)"
 
     def command(self, store_url: str) -> str:
         if self.fired:

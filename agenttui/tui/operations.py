@@ -52,7 +52,7 @@ def choices_for(
         out.append((f"Answer the question of {status.tool_name}", lambda ask: _answer(status, ask)))
     if status.state == RunState.HALTED:
         out += [(f"It did not fire: retry {status.tool_name}", ready(Resolve(run_id, call, False))),
-                (f"It fired: record its result", lambda ask: _fired(status, ask))]  # fmt: skip
+                ("It fired: record its result", lambda ask: _fired(status, ask))]  # fmt: skip
     if not status.state.finished and status.state != RunState.UNREADABLE:
         if factory is not None and factory_spec and status.state != RunState.IN_FLIGHT:
             out.append(("Re-drive with your agent", ready(Redrive(run_id, factory_spec, factory))))

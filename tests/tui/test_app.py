@@ -12,7 +12,7 @@ from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
-from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
+from agenttui.tui.widgets.inspector import RecordInspector
 from tests.tui.conftest import settle
 
 SIZE = (140, 40)

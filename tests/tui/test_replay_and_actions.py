@@ -11,13 +11,11 @@ import pytest
 from textual.widgets import TabbedContent
 
 from agenttui.journal import Journal
-from agenttui.render.diff import RowState
-from agenttui.replay.status import RunState, run_status
+from agenttui.replay.status import RunState
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, PromptDialog
 from agenttui.tui.screens.replay import ReplayScreen
-from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.widgets.diff_view import DiffView
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
