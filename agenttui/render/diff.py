@@ -109,8 +109,11 @@ def diff_journals(
     approval and not-started records absent on the right are runtime markers, not divergences.
     """
     right_by_name = {r.name: (i, r) for i, r in enumerate(right)}
-    left_names = {r.name for r in left}
-    last_reached = max((i for i, r in enumerate(left) if r.name in right_by_name), default=-1)
+    left_index = {r.name: i for i, r in enumerate(left)}
+    # How far the right side has got: where its newest recorded step stands on the left. (Not
+    # the furthest step it holds: a replay starts with the recording's inputs, approvals among
+    # them, which stand late on the left though nothing after them has been replayed yet.)
+    last_reached = next((left_index[r.name] for r in reversed(right) if r.name in left_index), -1)
     rows: list[DiffRow] = []
     right_cursor = 0
 
@@ -118,7 +121,7 @@ def diff_journals(
         nonlocal right_cursor
         while right_cursor < until:
             record = right[right_cursor]
-            if record.name not in left_names:
+            if record.name not in left_index:
                 rows.append(DiffRow(record.name, RowState.EXTRA, None, record, "step extra", right_index=right_cursor))
             right_cursor += 1
 
