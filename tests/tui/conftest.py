@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from textual import events
+from textual.app import App
 from textual.pilot import Pilot
 
 from agenttui.demo.build import build_demo
@@ -69,3 +71,10 @@ async def until(pilot: Pilot, condition, what: str, turns: int = 600) -> None:  
             return
         await pilot.pause(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def type_ahead(app: App, keys: str) -> None:
+    """Post ``keys`` at once, as a paste or a slow SSH link delivers them: no pause between."""
+    for char in keys:
+        key = {"/": "slash", "\r": "enter", "\x1b": "escape"}.get(char, char)
+        app.post_message(events.Key(key, char))

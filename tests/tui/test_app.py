@@ -13,7 +13,7 @@ from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.inspector import RecordInspector
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, type_ahead
 
 SIZE = (140, 40)
 
@@ -40,6 +40,24 @@ async def test_runs_screen_lists_every_run_with_its_status(demo_db: Path) -> Non
         assert rows["eligibility-a1004"].children == 1
         counts = screen.model.counts()
         assert counts[RunState.COMPLETE] == 5 and counts[RunState.SLEEPING] == 1 and sum(counts.values()) == 11
+
+
+async def test_keys_typed_ahead_of_the_filter_go_into_it(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        type_ahead(app, "/a1004\rj")
+        await pilot.pause()
+        field = screen.query_one("#runs-filter")
+        assert field.value == "a1004" and field.display  # still shown: it holds the filter
+        assert app.screen is screen and screen.table.has_focus  # enter closed the filter; no run opened
+        assert [r.run_id for r in screen.table.items] == ["eligibility-a1004", "refund-a1004-halted"]
+        assert screen.table.cursor == 1  # the j after it moved the cursor
+        type_ahead(app, "/zz/z")
+        await pilot.pause()
+        assert field.value == "zz/z"  # it replaced the selected text; "/" is text
+        assert screen.table.items == [] and "No run matches the filter" in screen.table.empty_text
 
 
 async def test_filter_and_status_cycle(demo_db: Path) -> None:
@@ -187,6 +205,17 @@ async def test_a_missing_store_exits_with_a_connection_error(tmp_path: Path) -> 
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
     assert app.return_code == 2 and "no such file" in app.failure
+
+
+async def test_an_empty_list_says_why_it_is_empty(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    await (await SQLiteStore.open(path)).close()
+    app = AgentTuiApp(str(path), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.table
+        assert table.items == [] and table.render_line(0).text.rstrip() == "No runs in this store yet."
+        assert table.render_line(1).text.strip() == ""
 
 
 async def test_live_tail_shows_a_record_another_writer_commits(demo_db: Path) -> None:

@@ -20,7 +20,7 @@ from agenttui.tui.widgets.diff_view import DiffView
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.journal_list import JournalList
-from tests.tui.conftest import settle, until, wait_for_screen
+from tests.tui.conftest import settle, type_ahead, until, wait_for_screen
 
 SIZE = (140, 40)
 DEMO_AGENT = "agenttui.demo.build:factory"
@@ -68,15 +68,21 @@ async def test_back_and_jump_replay_again_from_the_start(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_replay(pilot, "audit-bulk")
+        journal = screen.query_one("#replayed-journal")
+        assert journal.render_line(0).text.startswith("Nothing replayed yet: n replays the next turn")
         await pilot.press("n", "n", "n")
         await settle(pilot)
         assert screen.session.progress.turn == 3  # type: ignore[union-attr]
         await pilot.press("b")
         await settle(pilot)
         assert screen.session.progress.turn == 2  # type: ignore[union-attr]
-        await pilot.press("t", *"10", "enter")
+        type_ahead(app, "t10\r")  # typed quickly: every key after the t goes into the prompt
         await settle(pilot)
         assert screen.session.progress.turn == 10  # type: ignore[union-attr]
+        type_ahead(app, "t3\x1b")  # escape closes the prompt without jumping, and stays
+        await settle(pilot)
+        assert app.screen is screen and screen.session.progress.turn == 10  # type: ignore[union-attr]
+        assert not screen.query_one("#replay-jump").display
         assert sum(r.kind == "model" for r in screen.records) == 10
         await pilot.press("e")
         await settle(pilot)

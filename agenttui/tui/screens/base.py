@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import TabbedContent
 from textual.worker import Worker, WorkerState
 
@@ -24,6 +25,14 @@ class StoreScreen(Screen[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             self.app.worker_failed(event.worker)  # type: ignore[attr-defined]
+
+    def focus_now(self, widget: Widget) -> None:
+        """Focus ``widget`` before the next key is handled.
+
+        ``Widget.focus`` waits behind the messages already queued, so keys typed ahead (a paste,
+        or keys a slow SSH link delivers together) would go to the old widget: "/ref⏎" would
+        open the run under the cursor instead of filtering."""
+        self.set_focus(widget)
 
     def show_pane(self, pane: str) -> None:
         """Switch the screen's tabbed panes to ``pane``. Focus inside the pane being hidden goes

@@ -86,7 +86,10 @@ class ReplayScreen(StoreScreen):
         Binding("n,space", "next_turn", "Next turn", id="replay.next"),
         Binding("e", "run_to_end", "To end", id="replay.end"),
         Binding("b", "back_turn", "Back a turn", id="replay.previous"),
-        Binding("t", "jump_prompt", "Jump to turn", id="replay.jump"),
+        # The prompt's keys act as they arrive, as the runs screen's filter does ("t10⏎" typed quickly).
+        Binding("t", "jump_prompt", "Jump to turn", priority=True, id="replay.jump"),
+        Binding("enter", "jump_done", "Jump", show=False, priority=True, id="replay.jump-done"),
+        Binding("escape", "jump_cancel", "Cancel", show=False, priority=True, id="replay.jump-cancel"),
         Binding("1", "show_pane('events')", "Events", show=False, id="replay.events"),
         Binding("2", "show_pane('diff')", "Diff", show=False, id="replay.diff"),
         Binding("3", "show_pane('flow')", "Flowchart", show=False, id="replay.flowchart"),
@@ -122,6 +125,8 @@ class ReplayScreen(StoreScreen):
 
     def on_mount(self) -> None:
         self.query_one("#replay-jump").display = False
+        self.query_one(JournalList).empty_text = "Nothing replayed yet: n replays the next turn, e runs to the end."
+        self.query_one(EventsView).empty_text = "No events yet."
         self._title()
         self.drive("open")
 
@@ -255,17 +260,31 @@ class ReplayScreen(StoreScreen):
         if not self._busy() and self.session is not None:
             self.drive("back")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("jump_prompt", "jump_done", "jump_cancel"):
+            in_prompt = self.focused is self.query_one("#replay-jump")
+            return in_prompt == (action != "jump_prompt")
+        return True
+
     def action_jump_prompt(self) -> None:
         field = self.query_one("#replay-jump", Input)
+        field.value = ""
         field.display = True
-        field.focus()
+        self.focus_now(field)
 
-    @on(Input.Submitted, "#replay-jump")
-    def jump_submitted(self, event: Input.Submitted) -> None:
-        event.input.display = False
-        self.query_one(JournalList).focus()
-        if event.value.strip().isdigit():
-            self.drive("jump", int(event.value))
+    def action_jump_done(self) -> None:
+        field = self.query_one("#replay-jump", Input)
+        self.action_jump_cancel()
+        # Digits typed just before the enter may still wait in the field's queue: read it after them.
+        field.call_later(self._jump_to, field)
+
+    def _jump_to(self, field: Input) -> None:
+        if field.value.strip().isdigit():
+            self.drive("jump", int(field.value))
+
+    def action_jump_cancel(self) -> None:
+        self.query_one("#replay-jump").display = False
+        self.focus_now(self.query_one(JournalList))
 
     def action_show_pane(self, pane: str) -> None:
         self.show_pane(pane)

@@ -40,9 +40,12 @@ class RunsScreen(StoreScreen):
 
     AUTO_FOCUS = "#runs-table"
     BINDINGS = [
-        Binding("slash", "filter", "Filter", id="runs.filter"),
+        # The filter's keys are priority bindings: they act as the key arrives, before the keys
+        # typed after it are sent on, so "/a1004⏎j" typed quickly filters, then moves down.
+        Binding("slash", "filter", "Filter", priority=True, id="runs.filter"),
+        Binding("enter", "filter_done", "Done", show=False, priority=True, id="runs.filter-done"),
         Binding("s", "cycle_status", "Status filter", id="runs.status-filter"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="runs.clear-filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, priority=True, id="runs.clear-filter"),
         Binding("ctrl+r", "reload", "Reload", show=False, id="runs.reload"),
         Binding("o", "operate", "Act on run", id="runs.operate"),
         Binding("a", "operate('Approve')", "Approve", show=False, id="runs.approve"),
@@ -79,6 +82,7 @@ class RunsScreen(StoreScreen):
     def on_mount(self) -> None:
         self.query_one("#runs-filter").display = False
         self._show_counts()
+        self.table.empty_text = self._why_empty()
         self.set_interval(CLOCK_REFRESH_SECONDS, self._refresh_clocked)
         if self.app.store is not None:  # type: ignore[attr-defined]
             self.load_runs()
@@ -209,7 +213,16 @@ class RunsScreen(StoreScreen):
             index = next((i for i, row in enumerate(rows) if row.run_id == current.run_id), None)
             if index is not None and index != table.cursor:
                 table.cursor = index
+        table.empty_text = self._why_empty()
         self._show_counts()
+
+    def _why_empty(self) -> str:
+        """What an empty list means right now."""
+        if not self._listed:
+            return "Listing runs…"
+        if not self.model.roots:
+            return "No runs in this store yet."
+        return "No run matches the filter: esc clears the text, s cycles the status filter."
 
     def _show_counts(self) -> None:
         counts = self.model.counts()
@@ -230,27 +243,35 @@ class RunsScreen(StoreScreen):
 
     # -- actions -----------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("filter", "filter_done"):
+            # In the filter, "/" is text and enter closes it; elsewhere they open it and the run.
+            # (``focused`` is set at once; ``has_focus`` follows a message later.)
+            in_filter = self.focused is self.query_one("#runs-filter")
+            return in_filter == (action == "filter_done")
+        return True
+
     def action_filter(self) -> None:
         field = self.query_one("#runs-filter", Input)
         field.display = True
-        field.focus()
+        self.focus_now(field)
+
+    def action_filter_done(self) -> None:
+        field = self.query_one("#runs-filter", Input)
+        self.focus_now(self.table)
+        # Keys typed just before the enter may still wait in the field's queue: decide after them.
+        field.call_later(lambda: setattr(field, "display", bool(field.value)))
 
     def action_clear_filter(self) -> None:
         field = self.query_one("#runs-filter", Input)
         field.value = ""
         field.display = False
-        self.table.focus()
+        self.focus_now(self.table)
 
     @on(Input.Changed, "#runs-filter")
     def filter_changed(self, event: Input.Changed) -> None:
         self.model.text_filter = event.value.strip()
         self._refresh_rows()
-
-    @on(Input.Submitted, "#runs-filter")
-    def filter_submitted(self) -> None:
-        field = self.query_one("#runs-filter", Input)
-        field.display = bool(field.value)
-        self.table.focus()
 
     def action_cycle_status(self) -> None:
         name = self.model.cycle_status_filter()

@@ -39,6 +39,8 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True)
     """Index of the highlighted item."""
+    empty_text: reactive[str] = reactive("")
+    """Shown, muted, on the first line while there are no items: what the emptiness means."""
 
     class CursorMoved(Message, bubble=True):
         """The cursor moved to ``index``. Coalesces: only the newest position matters."""
@@ -128,6 +130,8 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
         index = round(self.scroll_offset.y) + y
         width = self.scrollable_content_region.width
         if index >= len(self.items):
+            if index == 0 and self.empty_text:
+                return self._draw_text(Text(self.empty_text, style=self.muted()), width, self.rich_style)
             return Strip.blank(width, self.rich_style)
         key = (index, width, index == self.cursor, self.has_focus)
         line = self._lines.get(key)
@@ -136,11 +140,13 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
         return line
 
     def _draw(self, index: int, width: int) -> Strip:
-        text = self.render_item(self.items[index], index, width)
-        text.truncate(width, overflow="ellipsis", pad=True)
         base = self.rich_style
         if index == self.cursor:
             base = base + self.get_component_rich_style("virtual-list--cursor")
+        return self._draw_text(self.render_item(self.items[index], index, width), width, base)
+
+    def _draw_text(self, text: Text, width: int, base: Style) -> Strip:
+        text.truncate(width, overflow="ellipsis", pad=True)
         segments = [Segment(s.text, base + s.style if s.style else base) for s in text.render(self.app.console)]
         return Strip(segments, width).crop_extend(0, width, base)
 
