@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from agenttui.errors import StoreURLError
 from agenttui.stores.base import Entry, Inserted, LeaseInfo, Store
 from agenttui.stores.memory import MemStore
 
 __all__ = ["Entry", "Inserted", "LeaseInfo", "MemStore", "Store", "open_store", "describe_url"]
+
+_PASSWORD_PARAMETER = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
 
 _URL_FORMS = "a SQLite file path, sqlite:///abs/path.db, postgresql://user@host/db[?schema=s] or memory:"
 
@@ -18,7 +21,8 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
     """Open the store a URL names.
 
     ``path/to/file.db`` and ``sqlite:///abs/path.db`` open SQLite; ``postgresql://`` (or
-    ``postgres://``) opens PostgreSQL, with ``?schema=`` to pin a schema; ``memory:`` a fresh
+    ``postgres://``) opens PostgreSQL, with ``?schema=`` to pin a schema and ``?notify=off`` for
+    a writer no live viewer follows (see ``PostgresStore.open``); ``memory:`` a fresh
     MemStore. ``read_only=True`` is for viewers: nothing is ever written. ``create=False`` is for
     writes to a journal that must exist already (no SQLite file, PostgreSQL schema or table
     is created). Raises
@@ -34,8 +38,7 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
     if scheme in ("postgresql", "postgres"):
         from agenttui.stores.postgres import PostgresStore
 
-        dsn, schema = _split_schema(url)
-        return await PostgresStore.open(dsn, schema=schema, read_only=read_only, create=create)
+        return await PostgresStore.open(url, read_only=read_only, create=create)
     if scheme == "sqlite":
         path = url[len("sqlite://") :]
         if not path.startswith("/"):
@@ -52,19 +55,12 @@ async def _open_sqlite(path: Path, read_only: bool, create: bool) -> Store:
     return await SQLiteStore.open(path, read_only=read_only, create=create)
 
 
-def _split_schema(url: str) -> tuple[str, str | None]:
-    """The DSN without agenttui's own ``schema`` query parameter, and that schema."""
-    parts = urlsplit(url)
-    query = parse_qs(parts.query, keep_blank_values=True)
-    schemas = query.pop("schema", [None])
-    rest = "&".join(f"{k}={v}" for k, values in query.items() for v in values)
-    return parts._replace(query=rest).geturl(), schemas[-1] or None
-
 
 def describe_url(url: str) -> str:
-    """A store URL safe to show: any password replaced by ``***``."""
+    """A store URL safe to show: any password (``user:pw@`` or ``?password=``) replaced by ``***``."""
     parts = urlsplit(url) if "://" in url else None
-    if parts is None or parts.password is None:
+    if parts is None:
         return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return parts._replace(netloc=netloc).geturl()
+    if parts.password is not None:
+        parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1))
+    return parts._replace(query=_PASSWORD_PARAMETER.sub(r"\1***", parts.query)).geturl()

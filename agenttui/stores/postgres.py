@@ -42,7 +42,7 @@ import random
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 import asyncpg
@@ -152,8 +152,22 @@ class _Target:
         return " ".join(text.split())
 
 
-def _parse_dsn(dsn: str) -> tuple[str, _Target, str | None]:
-    """Split a ``postgresql://`` URL into what asyncpg gets, what messages show, and ``?schema=``.
+#: Query parameters of a store URL that are agenttui's, never sent to the server.
+_OWN_PARAMETERS = ("schema", "notify")
+
+
+class _ParsedDSN(NamedTuple):
+    driver_dsn: str
+    """The URL asyncpg gets: agenttui's own parameters removed."""
+    target: _Target
+    schema: str | None
+    """``?schema=``."""
+    notify: bool | None
+    """``?notify=on|off``, or None when the URL does not say."""
+
+
+def _parse_dsn(dsn: str) -> _ParsedDSN:
+    """Split a ``postgresql://`` URL into what asyncpg gets, what messages show, and our options.
 
     Defaults follow libpq's environment variables so messages name the server asyncpg will reach.
     """
@@ -166,9 +180,12 @@ def _parse_dsn(dsn: str) -> tuple[str, _Target, str | None]:
         raise StoreURLError(f"not a PostgreSQL URL (expected postgresql://...): scheme {parts.scheme!r}")
     params = parse_qsl(parts.query, keep_blank_values=True)
     schema = next((value for key, value in params if key == "schema"), None)
+    notify = next((value for key, value in params if key == "notify"), None)
+    if notify is not None and notify.lower() not in ("on", "off"):
+        raise StoreURLError(f"?notify= takes on or off, not {notify!r}")
     password = unquote(parts.password) if parts.password is not None else None
     password = next((value for key, value in params if key == "password"), password)
-    query = tuple((key, value) for key, value in params if key not in ("schema", "password"))
+    query = tuple((key, value) for key, value in params if key not in (*_OWN_PARAMETERS, "password"))
     query_host = next((value for key, value in query if key == "host"), None)
     user = unquote(parts.username or "") or os.environ.get("PGUSER") or getpass.getuser()
     target = _Target(
@@ -179,9 +196,9 @@ def _parse_dsn(dsn: str) -> tuple[str, _Target, str | None]:
         database=unquote(parts.path.lstrip("/")) or os.environ.get("PGDATABASE") or user,
         query=query,
     )
-    # asyncpg would send an unknown ``schema`` parameter to the server as a setting; drop it.
-    driver_dsn = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in params if k != "schema"])))
-    return driver_dsn, target, schema
+    # asyncpg would send unknown parameters to the server as settings; drop ours.
+    driver_dsn = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in params if k not in _OWN_PARAMETERS])))
+    return _ParsedDSN(driver_dsn, target, schema, None if notify is None else notify.lower() == "on")
 
 
 def _env_port() -> int:
@@ -293,6 +310,7 @@ class PostgresStore(Store):
         self._target = target
         self._connect_kwargs = connect_kwargs
         self._schema_given = schema_given
+        self._notify = notify
         self._has_leases = has_leases
         self._tails: set[Notifications] = set()
         self._closed = False
@@ -309,7 +327,7 @@ class PostgresStore(Store):
         read_only: bool = False,
         create: bool = True,
         table_prefix: str = "bide_",
-        notify: bool = True,
+        notify: bool | None = None,
     ) -> PostgresStore:
         """Connect to ``dsn`` (a ``postgresql://`` URL) and make sure the journal tables are there.
 
@@ -317,9 +335,10 @@ class PostgresStore(Store):
         default the first schema of the search path. A writable open creates the schema and any
         missing table, index or function in one transaction, and never alters existing ones
         (``create=False``: only for a journal that is there already; no schema or journal table
-        is ever created); a read-only open changes nothing. ``notify=False`` skips the ``NOTIFY`` per insert (each
-        notifying commit takes a database-wide lock, so heavy writers with no live viewers may
-        prefer to).
+        is ever created); a read-only open changes nothing. ``notify=False`` (or ``?notify=off`` in
+        the URL) skips the ``NOTIFY`` per insert: each notifying commit takes a database-wide
+        lock, so heavy writers with no live viewers may prefer to; viewers then fall back to
+        polling, as for Go writers.
 
         Raises ``ConfigError`` for a bad schema or prefix name, ``StoreURLError`` for a URL that
         is not PostgreSQL's, ``StoreConnectionError`` when the server cannot be reached or
@@ -327,8 +346,9 @@ class PostgresStore(Store):
         holds only a legacy ``steps`` table and the open is writable, or (read-only) holds no
         journal at all.
         """
-        driver_dsn, target, url_schema = _parse_dsn(dsn)
+        driver_dsn, target, url_schema, url_notify = _parse_dsn(dsn)
         schema = schema if schema is not None else url_schema
+        notify = notify if notify is not None else url_notify is not False
         _check_names(schema, table_prefix)
         settings = {"application_name": "agenttui"}
         if read_only:
@@ -369,6 +389,7 @@ class PostgresStore(Store):
         t = self._target
         userinfo = quote(t.user, safe="") + (":***" if t.password else "")
         query = list(t.query) + ([("schema", self.schema)] if self._schema_given else [])
+        query += [("notify", "off")] if not (self._notify or self.read_only) else []
         return urlunsplit(
             ("postgresql", f"{userinfo}@{t.address}", "/" + quote(t.database, safe=""), urlencode(query), "")
         )

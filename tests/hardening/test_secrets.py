@@ -68,20 +68,26 @@ def test_the_cli_never_prints_a_password(postgres_cluster: PostgresCluster, capl
     assert wrong not in caplog.text
 
 
-def test_the_tui_shows_the_store_with_its_password_masked(postgres_cluster: PostgresCluster, schema: str) -> None:
+@pytest.mark.parametrize("where", ["user-info", "query"])
+def test_the_tui_shows_the_store_with_its_password_masked(postgres_cluster: PostgresCluster, schema: str, where: str) -> None:
     import asyncio
 
-    asyncio.run(_tui_masks(postgres_cluster, schema))
+    asyncio.run(_tui_masks(postgres_cluster, schema, where))
 
 
-async def _tui_masks(postgres_cluster: PostgresCluster, schema: str) -> None:
-    url = url_with(postgres_cluster, postgres_cluster.password) + f"?schema={schema}"
+async def _tui_masks(postgres_cluster: PostgresCluster, schema: str, where: str) -> None:
+    cluster = postgres_cluster
+    if where == "user-info":
+        url, masked = url_with(cluster, cluster.password) + f"?schema={schema}", ":***@"
+    else:
+        url = f"postgresql://{cluster.user}@{cluster.host}:{cluster.port}/{cluster.database}?schema={schema}&password={cluster.password}"
+        masked = "password=***"
     app = AgentTuiApp(url, tail=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         bar = app.screen.query_one(StatusBar)
         shown = str(bar.render())
-        assert ":***@" in shown and postgres_cluster.password not in shown
+        assert masked in shown and postgres_cluster.password not in shown
         assert postgres_cluster.password not in app.screen.query_one("#runs-counts").render().plain  # type: ignore[attr-defined]
     assert describe_url(url).count("***") == 1
 

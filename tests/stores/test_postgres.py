@@ -25,6 +25,7 @@ from agenttui.errors import (
     SchemaVersionError,
     StoreConnectionError,
     StoreError,
+    StoreURLError,
 )
 from agenttui.stores.postgres import NOTIFY_PAYLOAD_LIMIT, PostgresStore
 from tests.pg import PostgresCluster
@@ -424,6 +425,25 @@ async def test_a_store_opened_without_notify_stays_quiet(
         assert (await quiet.insert("run-1", "a", b"1")).won
         await loud.insert("run-2", "a", b"1")
         assert await asyncio.wait_for(anext(tail), 5) == "run-2"
+
+
+async def test_notify_off_in_the_url_stays_quiet_and_shows(
+    postgres_cluster: PostgresCluster, opened: list[PostgresStore], schema: str
+) -> None:
+    from agenttui.stores import open_store as open_url
+
+    quiet = await open_url(f"{postgres_cluster.dsn}?schema={schema}&notify=off")
+    opened.append(quiet)  # type: ignore[arg-type]
+    assert isinstance(quiet, PostgresStore) and quiet.schema == schema
+    assert quiet.display_url.endswith(f"?schema={schema}&notify=off")
+    loud = await open_store(opened, f"{postgres_cluster.dsn}?notify=ON", schema=schema)
+    assert "notify" not in loud.display_url
+    async with await loud.notifications() as tail:
+        assert (await quiet.insert("run-1", "a", b"1")).won
+        await loud.insert("run-2", "a", b"1")
+        assert await asyncio.wait_for(anext(tail), 5) == "run-2"
+    with pytest.raises(StoreURLError, match="notify= takes on or off, not 'maybe'"):
+        await open_store(opened, f"{postgres_cluster.dsn}?notify=maybe", schema=schema)
 
 
 async def test_a_long_run_id_is_cut_to_the_payload_limit(
