@@ -126,6 +126,20 @@ async def test_a_run_opened_before_the_store_is_open_loads_once_it_opens(demo_db
         assert opened_early  # else this test did not test the early case
 
 
+async def test_on_an_80_column_terminal_the_journal_keeps_room_for_summaries(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_run("refund-a1003-denied")
+        await settle(pilot)
+        journal = app.screen.journal_list
+        lines = [journal.render_line(y).text.rstrip() for y in range(9)]
+        assert lines[3].startswith("     3 ⚙ tool:call_0_0  lookup_order: {")  # 14 cells: most names fit
+        assert lines[5].startswith("     5 ⊘ approval:call… denied call_1_0")  # a long one is cut, not the summary
+        await pilot.press("p")  # without the side panes, every name is whole
+        await pilot.pause()
+        assert journal.render_line(5).text.startswith("     5 ⊘ approval:call_1_0 denied call_1_0 by ops@example.com")
+
+
 async def test_the_inspector_shows_the_journal_cursor_record_whatever_other_lists_do(demo_db: Path) -> None:
     # The events pane follows its newest event: its cursor moves must not move the inspector.
     app = AgentTuiApp(str(demo_db), tail=False)

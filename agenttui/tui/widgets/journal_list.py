@@ -6,11 +6,17 @@ from typing import ClassVar
 
 from rich.text import Text
 
-from agenttui.journal.describe import kind_icon, printable, summary
+from agenttui.journal.describe import clip, kind_icon, printable, summary
 from agenttui.journal.record import Record, StepKind
 from agenttui.tui.widgets.virtual_list import VirtualList
 
 _MUTED_KINDS = {StepKind.HEADER, StepKind.ATTEMPT, StepKind.NOT_STARTED}
+#: The step name column is as wide as the longest name listed, but within these bounds, and
+#: leaves the summary ``SUMMARY_MIN`` cells where it can: on an 80-column terminal it keeps room.
+NAME_COLUMN_MIN, NAME_COLUMN_MAX = 14, 30
+SUMMARY_MIN = 24
+_PREFIX = 9
+"""Index (6), a space, the kind icon and a space."""
 
 
 class JournalList(VirtualList[Record]):
@@ -21,6 +27,30 @@ class JournalList(VirtualList[Record]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.tool_names: dict[str, str] = {}
+        self._longest_name = 0
+
+    def set_items(self, items: list[Record]) -> None:
+        self._longest_name = 0
+        self._measure(items)
+        super().set_items(items)
+
+    def extend(self, items: list[Record]) -> None:
+        widened = self._measure(items)
+        super().extend(items)
+        if widened:
+            self.refresh_items()
+
+    def _measure(self, records: list[Record]) -> bool:
+        """Note the longest step name; whether it grew (every line is then drawn again)."""
+        longest = max((len(r.name) for r in records), default=0)
+        if longest <= self._longest_name:
+            return False
+        self._longest_name = longest
+        return True
+
+    def name_column(self, width: int) -> int:
+        room = max(NAME_COLUMN_MIN, min(NAME_COLUMN_MAX, width - _PREFIX - 1 - SUMMARY_MIN))
+        return min(self._longest_name, room)
 
     def render_item(self, item: Record, index: int, width: int) -> Text:
         line = Text(f"{index:>6} ", style=self.muted(), no_wrap=True)
@@ -30,6 +60,7 @@ class JournalList(VirtualList[Record]):
         line.append(f"{kind_icon(item)} ", style=icon_style)
         name = printable(item.name)
         name_style = self.muted() if item.kind in _MUTED_KINDS else self.get_component_rich_style("journal-list--name", partial=True)
-        line.append(f"{name[:30]:<31}", style=name_style)
+        column = self.name_column(width)
+        line.append(clip(name, column).ljust(column + 1), style=name_style)
         line.append(printable(summary(item, self.tool_names)[: width * 2]), style=self.error() if item.unreadable else "")
         return line
