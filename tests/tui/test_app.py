@@ -126,6 +126,22 @@ async def test_a_run_opened_before_the_store_is_open_loads_once_it_opens(demo_db
         assert opened_early  # else this test did not test the early case
 
 
+async def test_on_an_80_column_terminal_runs_show_what_they_wait_on(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        header = str(screen.query_one("#runs-header").render())
+        assert "STEPS" not in header and header.index("PENDING") == 50
+        row = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
+        line = screen.table.render_line(row).text
+        assert line.index("refund_payment (call_1_0) awa") == 50  # under its title
+        await pilot.resize_terminal(120, 24)
+        await pilot.pause()
+        assert "STEPS" in str(screen.query_one("#runs-header").render())
+        assert "awaits approval" in screen.table.render_line(row).text
+
+
 async def test_on_an_80_column_terminal_the_journal_keeps_room_for_summaries(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=(80, 24)) as pilot:

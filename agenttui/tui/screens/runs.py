@@ -17,7 +17,7 @@ from agenttui.replay.status import RunState, RunStatus, StatusTracker
 from agenttui.tui.messages import RunsListed, StatusesComputed, StoreChanged
 from agenttui.tui.runs_model import RunsModel
 from agenttui.tui.screens.base import StoreScreen
-from agenttui.tui.widgets.runs_table import RunsTable
+from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
 from agenttui.tui.widgets.status_bar import StatusBar
 
 #: Statuses are posted to the screen in batches at most this often, so 100,000 runs cost a
@@ -70,7 +70,7 @@ class RunsScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Static(id="runs-counts")
         yield Input(placeholder="filter by run id, status or pending item", id="runs-filter")
-        yield Static(RunsTable.header(RunsTable.id_width), id="runs-header")
+        yield RunsHeader(id="runs-header")
         yield RunsTable(id="runs-table")
         yield StatusBar(id="status-bar")
         yield Footer()

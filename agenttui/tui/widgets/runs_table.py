@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.widget import Widget
 
 from agenttui.journal.describe import clip, printable
 from agenttui.replay.status import RunState
@@ -24,6 +25,15 @@ _STATE_CLASSES = {
     RunState.ABORTED: "runs-table--danger",
     RunState.CANCELLED: "virtual-list--muted",
 }
+
+
+#: Narrower than this, the steps, turns and tokens columns give way to what a run waits on.
+COUNTS_FROM_WIDTH = 100
+
+
+def shows_counts(width: int) -> bool:
+    """Whether a table (or its header) this many cells wide has the counts columns."""
+    return width >= COUNTS_FROM_WIDTH
 
 
 class RunsTable(VirtualList[RunRow]):
@@ -56,8 +66,9 @@ class RunsTable(VirtualList[RunRow]):
         if status is None:
             line.append("  … computing", style=self.muted())
             return line
-        line.append(f"{status.state.icon} {status.state.value:<18}", style=self.get_component_rich_style(_STATE_CLASSES[status.state], partial=True))
-        line.append(f"{status.steps:>7} {status.turns:>6} {_tokens(status.tokens):>7}  ")
+        line.append(f"{status.state.icon} {status.state.value:<19}", style=self.get_component_rich_style(_STATE_CLASSES[status.state], partial=True))
+        if shows_counts(self.size.width):  # the header decides on the same outer width
+            line.append(f"{status.steps:>7} {status.turns:>6} {_tokens(status.tokens):>7}  ")
         if item.folded and item.children:
             line.append(f"+{item.children} sub-run{'s' * (item.children != 1)}  ", style=self.muted())
         if status.detail:
@@ -65,8 +76,9 @@ class RunsTable(VirtualList[RunRow]):
         return line
 
     @staticmethod
-    def header(id_width: int) -> str:
-        return f"{'RUN':<{id_width + 1}}{'STATUS':<21}{'STEPS':>7} {'TURNS':>6} {'TOKENS':>7}  PENDING / DETAIL"
+    def header(id_width: int, width: int) -> str:
+        counts = f"{'STEPS':>7} {'TURNS':>6} {'TOKENS':>7}  " if shows_counts(width) else ""
+        return f"{'RUN':<{id_width + 1}}{'STATUS':<21}{counts}PENDING / DETAIL"
 
     class FoldToggled(VirtualList.Chosen):
         """Fold (``unfold=False``) or unfold the run at ``index``."""
@@ -80,6 +92,13 @@ class RunsTable(VirtualList[RunRow]):
 
     def action_fold(self) -> None:
         self.post_message(self.FoldToggled(self, self.cursor, False))
+
+
+class RunsHeader(Widget):
+    """The column titles over a ``RunsTable`` as wide as this header."""
+
+    def render(self) -> str:
+        return RunsTable.header(RunsTable.id_width, self.size.width)
 
 
 def _tokens(count: int) -> str:
