@@ -319,6 +319,8 @@ async def test_recover_every_unfinished_run_with_progress(demo_db: Path) -> None
         await wait_for_screen(pilot, RecoverProgress)
         await settle(pilot)
         await until(pilot, lambda: app.screen._done, "recover to finish")  # type: ignore[attr-defined]
+        body = str(app.screen.query_one("#dialog-body").render())
+        assert "paused refund-a1001-stalled: " in body and "awaits approval" in body  # which run paused, and why
         await pilot.press("escape")
         await until(pilot, lambda: state_of(app, "refund-a1001-stalled") == RunState.AWAITING_APPROVAL, "the stalled run to move on")
     # The stalled run went on to its approval; the paused ones paused again; the halted one halted.

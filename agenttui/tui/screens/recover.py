@@ -37,6 +37,7 @@ class RecoverProgress(ModalScreen[None]):
         lines = [f"re-driven: {len(report.re_driven)} ({len(report.paused)} paused again)", f"skipped: {len(report.skipped)}",
                  f"errors: {len(report.errors)}"]  # fmt: skip
         lines += [f"  {printable(run_id)}: {printable(str(error))}" for run_id, error in list(report.errors.items())[:10]]
+        lines += [f"  paused {printable(run_id)}: {printable(str(pause))}" for run_id, pause in list(report.paused.items())[:10]]
         lines += [f"  skipped {printable(run_id)}: {printable(why)}" for run_id, why in list(report.skipped.items())[:10]]
         self.query_one("#dialog-body", Static).update(Text("\n".join(lines) + "\n\nesc closes"))
 
