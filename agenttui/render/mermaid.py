@@ -13,8 +13,10 @@ import re
 from collections.abc import Iterable, Sequence
 
 from agenttui.errors import AgentTuiError
+from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
 from agenttui.render.flow import DONE, FAIL_MARK, OK_MARK, START, FlowKind, FlowStep, flow_steps
+from agenttui.stores.base import Store
 
 HEADER = "flowchart TD"
 START_LINE = "  start([user])"
@@ -61,9 +63,14 @@ def for_terminal(mermaid: str) -> str:
     return _BIDI.sub(lambda m: f"#{ord(m.group())};", mermaid)
 
 
-def render_mermaid(records: Sequence[Record]) -> str:
-    """A run's history as the SDK's ``RenderMermaid`` renders it."""
+def mermaid_of(records: Sequence[Record]) -> str:
+    """A run's history as the SDK's ``RenderMermaid`` renders it. Pure."""
     return mermaid_text(flow_steps(records))
+
+
+async def render_mermaid(store: Store, run_id: str) -> str:
+    """The spec's ``RenderMermaid``: the flowchart of what the run's journal says ran."""
+    return mermaid_of(await Journal(store).history(run_id))
 
 
 # -- reading -----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.replay.lease import LeaseHeld, lease, new_holder
-from agenttui.replay.recover import RecoverReport, recover
+from agenttui.replay.recover import RecoverReport, recover_runs
 from agenttui.stores.base import Store
 
 
@@ -209,8 +209,7 @@ class RecoverAll:
             start = next(r for r in records if r.name == keys.RUN_START)
             await self.factory(run_id).agent(store).run(run_id, RunStart.decode(start.result).input)
 
-        _, _, report = await recover(store, resume, on_progress=self.on_progress)
-        return report
+        return await recover_runs(store, resume, on_progress=self.on_progress)
 
     async def apply(self, store: Store) -> str:
         report = await self.run(store)

@@ -27,14 +27,23 @@ class RecoverReport:
     """Genuine faults: model, storage or tool errors."""
 
 
-async def recover(
+async def recover(store: Store, resume: Resume, *, ttl: float = DEFAULT_TTL) -> tuple[int, list[BaseException]]:
+    """The spec's ``Recover``: (runs re-driven, genuine errors); a run back in a pause is no error.
+
+    ``recover_runs`` does the work and tells what happened to each run.
+    """
+    report = await recover_runs(store, resume, ttl=ttl)
+    return len(report.re_driven), list(report.errors.values())
+
+
+async def recover_runs(
     store: Store,
     resume: Resume,
     *,
     ttl: float = DEFAULT_TTL,
     on_progress: Callable[[int, str], None] | None = None,
-) -> tuple[int, list[BaseException], RecoverReport]:
-    """The spec's ``Recover``: returns (runs re-driven, genuine errors, the full report).
+) -> RecoverReport:
+    """Re-drive every unfinished run, each under its lease, and report on each.
 
     ``resume(run_id)`` is deployment policy: it knows the agent and input to re-drive with.
     Sub-runs and session runs are skipped (their parent drives them). Each run is driven under
@@ -52,7 +61,7 @@ async def recover(
         done += 1
         if on_progress is not None:
             on_progress(done, run_id)
-    return len(report.re_driven), list(report.errors.values()), report
+    return report
 
 
 async def _recover_one(store: Store, run_id: str, resume: Resume, ttl: float, report: RecoverReport) -> None:

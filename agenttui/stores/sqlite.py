@@ -301,18 +301,25 @@ class SQLiteStore(Store):
 
 
 async def _connect(uri: str) -> aiosqlite.Connection:
-    """``aiosqlite.connect``; a failed open also waits for aiosqlite's worker thread to end.
+    """``aiosqlite.connect`` with a daemon worker thread; a failed open waits for the thread to end.
+
+    aiosqlite 0.22 made its worker threads non-daemon: a program that ends without closing the
+    store (a script that raised before ``close``) then hangs at exit. Abandoning the connection
+    is safe: every call is one autocommit statement, and SQLite rolls back a transaction cut
+    short on the next open.
 
     aiosqlite 0.21 and later stop the thread of a connection that failed to open without waiting
     for it; when the event loop closes first (the CLI exits on the error at once), the thread
     dies printing a traceback under the CLI's one-line message.
     """
     connecting = aiosqlite.connect(uri, uri=True, isolation_level=None)
+    # No public handle on the thread: 0.21+ keep it in _thread; before, the connection is one.
+    worker = connecting if isinstance(connecting, threading.Thread) else getattr(connecting, "_thread", None)
+    if isinstance(worker, threading.Thread):
+        worker.daemon = True  # it starts when the connection is awaited
     try:
         return await connecting
     except sqlite3.Error:
-        # No public handle on the thread: 0.21+ keep it in _thread; before, the connection is one.
-        worker = connecting if isinstance(connecting, threading.Thread) else getattr(connecting, "_thread", None)
         if isinstance(worker, threading.Thread):
             await asyncio.to_thread(worker.join, _THREAD_STOP_TIMEOUT)
         raise

@@ -40,7 +40,7 @@ from agenttui.agent import (
 )
 from agenttui.demo.desk import SYSTEM_PROMPT, Refund, demo_model, desk_tools, turns
 from agenttui.journal import Journal
-from agenttui.replay import RunState, is_complete, lease, recover, run_status
+from agenttui.replay import RunState, is_complete, lease, recover_runs, run_status
 from agenttui.stores.base import Entry, Inserted, LeaseInfo, Store
 from agenttui.stores.sqlite import SQLiteStore
 
@@ -262,8 +262,9 @@ async def recover_to_completion(db: Path, effects: Path) -> Recovery:
         for _ in range(40):
             left = await store.get_lease(RUN_ID)
             open_run = not await is_complete(store, RUN_ID)
-            driven, errors, report = await recover(store, resume, ttl=RECOVER_TTL)
-            assert errors == [], errors
+            report = await recover_runs(store, resume, ttl=RECOVER_TTL)
+            driven = len(report.re_driven)
+            assert report.errors == {}, report.errors
             if open_run and left is not None and left.expires_in > CHILD_TTL / 2:
                 # A lease that was clearly live a moment ago: recover must have left the run alone.
                 assert driven == 0 and "is being driven by" in report.skipped[RUN_ID], report

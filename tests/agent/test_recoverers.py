@@ -26,7 +26,7 @@ from agenttui.agent import Agent, ScriptedModel, Tool, ToolContext, Turn, tool
 from agenttui.demo.build import CrashingModel, SimulatedCrash
 from agenttui.demo.desk import ORDERS, SYSTEM_PROMPT, Email, Refund, desk_tools, refund_story
 from agenttui.journal import keys
-from agenttui.replay import is_complete, recover
+from agenttui.replay import is_complete, recover_runs
 from agenttui.stores.base import Store
 from agenttui.stores.postgres import PostgresStore
 from tests.pg import PostgresCluster
@@ -106,7 +106,7 @@ async def recoverer(dsn: str, schema: str, effects: str, drives: str) -> None:
     try:
         deadline = time.monotonic() + DEADLINE
         while time.monotonic() < deadline:
-            _, errors, report = await recover(store, resume, ttl=TTL)
+            report = await recover_runs(store, resume, ttl=TTL)
             summary["passes"] += 1
             summary["driven"] += report.re_driven
             summary["held"] += sum("is being driven by" in why for why in report.skipped.values())

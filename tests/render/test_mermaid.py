@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agenttui.agent import Agent, Call, ScriptedModel, Turn, tool
 from agenttui.errors import AgentTuiError
-from agenttui.render import FlowKind, MermaidSyntaxError, flow_steps, mermaid_text, parse_mermaid, render_mermaid
+from agenttui.render import FlowKind, MermaidSyntaxError, flow_steps, mermaid_of, mermaid_text, parse_mermaid, render_mermaid
 from agenttui.render.mermaid import decode_label, encode_label
+from agenttui.stores.base import Store
 from tests.render import runs
 
 # Section 3 of the replay spec, verbatim; Go writes every line with "\n", the last one too.
@@ -27,13 +30,45 @@ flowchart TD
 """
 
 
+@dataclass
+class Charge:
+    amount: int
+
+
 def test_the_spec_example_byte_for_byte() -> None:
-    assert render_mermaid(runs.SPEC_EXAMPLE) == SPEC_EXAMPLE
+    assert mermaid_of(runs.SPEC_EXAMPLE) == SPEC_EXAMPLE
+
+
+async def test_render_mermaid_reads_a_real_run_from_its_store(store: Store) -> None:
+    # The spec's example run, driven by the runtime: one model call, one tool, the answer.
+    @tool()
+    async def charge(args: Charge) -> dict[str, str]:
+        """Charge a card (not retry-safe: it gets an attempt marker, which the chart skips)."""
+        return {"charge_id": "ch_1"}
+
+    model = ScriptedModel([Turn(calls=[Call("charge", {"amount": 5})]), Turn("Charged.")])
+    await Agent(model, store, charge).run("pay-1", "charge 5")
+    assert await render_mermaid(store, "pay-1") == (
+        "flowchart TD\n"
+        "  start([user])\n"
+        '  n0["step: run:start"]\n'
+        "  start --> n0\n"
+        '  n1["LLM"]\n'
+        "  n0 --> n1\n"
+        '  n2["tool: charge"]\n'
+        "  n1 --> n2\n"
+        '  n3["LLM"]\n'
+        "  n2 --> n3\n"
+        '  n4["step: run:complete"]\n'
+        "  n3 --> n4\n"
+        "  n4 --> done([done])\n"
+    )
+    assert await render_mermaid(store, "never-ran") == "flowchart TD\n  start([user])\n  start --> done([done])\n"
 
 
 def test_engine_markers_are_step_nodes() -> None:
     records = [runs.HEADER, runs.value("run:start"), *runs.SPEC_EXAMPLE[1:], runs.value("run:complete")]
-    assert render_mermaid(records) == (
+    assert mermaid_of(records) == (
         "flowchart TD\n"
         "  start([user])\n"
         '  n0["step: run:start"]\n'
@@ -51,11 +86,11 @@ def test_engine_markers_are_step_nodes() -> None:
 
 
 def test_a_run_with_no_nodes_goes_straight_to_done() -> None:
-    assert render_mermaid([runs.HEADER]) == "flowchart TD\n  start([user])\n  start --> done([done])\n"
+    assert mermaid_of([runs.HEADER]) == "flowchart TD\n  start([user])\n  start --> done([done])\n"
 
 
 def test_skipped_records_consume_no_node_number() -> None:
-    text = render_mermaid(runs.MARKS)
+    text = mermaid_of(runs.MARKS)
     assert '  n3["tool: refund"]\n  n2 --> n3\n' in text  # the attempt marker before it took no number
 
 

@@ -416,3 +416,22 @@ def test_two_processes_racing_on_every_name_agree_on_one_winner(tmp_path: Path) 
         wins[name] = wins.get(name, 0) + won
     assert wins == {name: 1 for name in stored}
     assert {data.split("/")[0] for data in stored.values()} <= {"p0", "p1"}
+
+
+def test_a_program_that_never_closes_its_store_still_exits(tmp_path: Path) -> None:
+    # aiosqlite's worker threads are not daemons: a script that raised before close() hung at exit.
+    script = textwrap.dedent(f"""
+        import asyncio
+        from agenttui.stores.sqlite import SQLiteStore
+
+        async def main():
+            store = await SQLiteStore.open({str(tmp_path / "left-open.db")!r})
+            await store.insert("run-1", "a", b"1")
+            raise RuntimeError("the caller's bug, before close()")
+
+        asyncio.run(main())
+    """)
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert child.returncode == 1 and "the caller's bug" in child.stderr
+    with closing(sqlite3.connect(tmp_path / "left-open.db")) as conn:  # the committed insert is there
+        assert conn.execute("SELECT name FROM bide_steps").fetchall() == [("a",)]
