@@ -257,10 +257,13 @@ class RunsScreen(StoreScreen):
         self.focus_now(field)
 
     def action_filter_done(self) -> None:
-        field = self.query_one("#runs-filter", Input)
         self.focus_now(self.table)
         # Keys typed just before the enter may still wait in the field's queue: decide after them.
-        field.call_later(lambda: setattr(field, "display", bool(field.value)))
+        self.query_one("#runs-filter").call_later(self._show_filter_while_set)
+
+    def _show_filter_while_set(self) -> None:
+        field = self.query_one("#runs-filter", Input)
+        field.display = bool(field.value)
 
     def action_clear_filter(self) -> None:
         field = self.query_one("#runs-filter", Input)
