@@ -322,7 +322,7 @@ async def replay_command(store: str, run_id: str, agent_spec: str | None, as_jso
 async def _apply(store: str, operation: Any) -> None:
     """Open the store for writing only for this operation, apply it, print what it did."""
     message = await _with_store(store, operation.apply, read_only=False)
-    click.echo(message)
+    click.echo(printable(message, multiline=True))  # it may quote the store: lease holders, run ids
 
 
 @main.command()

@@ -212,9 +212,18 @@ class RecoverAll:
         return await recover_runs(store, resume, on_progress=self.on_progress)
 
     async def apply(self, store: Store) -> str:
-        report = await self.run(store)
-        return (f"recovered {len(report.re_driven)} runs ({len(report.paused)} paused again), "
-                f"skipped {len(report.skipped)}, {len(report.errors)} errors")  # fmt: skip
+        return "\n".join(report_lines(await self.run(store)))
+
+
+def report_lines(report: RecoverReport, *, most: int | None = None) -> list[str]:
+    """What a recover pass did: a summary line, then a line per run that did not simply finish
+    (``most`` of each kind at the most). Run ids and messages are the store's: show them inert."""
+    lines = [f"recovered {len(report.re_driven)} runs ({len(report.paused)} paused again), "
+             f"skipped {len(report.skipped)}, {len(report.errors)} errors"]  # fmt: skip
+    lines += [f"  error {run_id}: {error}" for run_id, error in list(report.errors.items())[:most]]
+    lines += [f"  paused: {pause}" for pause in list(report.paused.values())[:most]]  # a pause names its run
+    lines += [f"  skipped {run_id}: {why}" for run_id, why in list(report.skipped.items())[:most]]
+    return lines
 
 
 @dataclass(frozen=True)

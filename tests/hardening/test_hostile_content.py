@@ -76,7 +76,8 @@ def test_the_cli_never_lets_an_escape_byte_through(tmp_path: Path) -> None:
     asyncio.run(_hostile_store(path))
     runner = CliRunner()
     run_ids = ["evil-\x1b[2J\u202e-run", "[bold]run[/bold]"]
-    invocations = [["runs", str(path)], ["runs", str(path), "--json"]]
+    # recover quotes every run it could not drive (the demo's factory knows none of these).
+    invocations = [["runs", str(path)], ["runs", str(path), "--json"], ["recover", str(path), "--agent", "agenttui.demo.build:factory"]]
     for run_id in run_ids:
         for view in (["show"], ["show", "--json"], ["events"], ["events", "--json"], ["mermaid"], ["mermaid", "--ascii"],
                      ["mermaid", "--ascii", "--plain"], ["replay"], ["replay", "--json"]):  # fmt: skip

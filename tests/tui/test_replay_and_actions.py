@@ -266,6 +266,14 @@ def test_cli_replay_exit_codes(demo_db: Path, agent: str | None, code: int) -> N
         assert "first divergence at tool:call_0_0: different tool result" in result.stdout
 
 
+def test_cli_recover_names_each_run_that_paused_again(demo_db: Path) -> None:
+    result = cli("recover", str(demo_db), "--agent", DEMO_AGENT)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "recovered 5 runs (5 paused again), skipped 0, 0 errors"
+    assert "  paused: run 'refund-a1001-stalled': refund_payment call 'call_1_0' awaits approval" in lines[1:], lines
+
+
 def test_cli_replay_json(demo_db: Path) -> None:
     import json
 
@@ -320,7 +328,7 @@ async def test_recover_every_unfinished_run_with_progress(demo_db: Path) -> None
         await settle(pilot)
         await until(pilot, lambda: app.screen._done, "recover to finish")  # type: ignore[attr-defined]
         body = str(app.screen.query_one("#dialog-body").render())
-        assert "paused refund-a1001-stalled: " in body and "awaits approval" in body  # which run paused, and why
+        assert "paused: run 'refund-a1001-stalled': refund_payment call 'call_1_0' awaits approval" in body  # which, and why
         await pilot.press("escape")
         await until(pilot, lambda: state_of(app, "refund-a1001-stalled") == RunState.AWAITING_APPROVAL, "the stalled run to move on")
     # The stalled run went on to its approval; the paused ones paused again; the halted one halted.

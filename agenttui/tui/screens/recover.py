@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
 from agenttui.journal.describe import printable
+from agenttui.replay.operations import report_lines
 from agenttui.replay.recover import RecoverReport
 
 
@@ -34,11 +35,7 @@ class RecoverProgress(ModalScreen[None]):
         bar = self.query_one(ProgressBar)
         total = len(report.re_driven) + len(report.skipped) + len(report.errors)
         bar.update(total=max(total, 1), progress=max(total, 1))
-        lines = [f"re-driven: {len(report.re_driven)} ({len(report.paused)} paused again)", f"skipped: {len(report.skipped)}",
-                 f"errors: {len(report.errors)}"]  # fmt: skip
-        lines += [f"  {printable(run_id)}: {printable(str(error))}" for run_id, error in list(report.errors.items())[:10]]
-        lines += [f"  paused {printable(run_id)}: {printable(str(pause))}" for run_id, pause in list(report.paused.items())[:10]]
-        lines += [f"  skipped {printable(run_id)}: {printable(why)}" for run_id, why in list(report.skipped.items())[:10]]
+        lines = [printable(line) for line in report_lines(report, most=10)]
         self.query_one("#dialog-body", Static).update(Text("\n".join(lines) + "\n\nesc closes"))
 
     def action_close(self) -> None:
