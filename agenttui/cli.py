@@ -105,13 +105,14 @@ theme_option = click.option("--theme", default=None, help="Theme name (see theme
 @click.argument("store")
 @theme_option
 @click.option("--agent", "agent_spec", metavar="MODULE:FACTORY", help="Your agent factory: replay with your code, re-drive runs.")
-def open_command(store: str, theme: str | None, agent_spec: str | None) -> None:
+@click.option("--run", "run_id", metavar="RUN_ID", help="Open this run's journal at once (esc goes back to every run).")
+def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: str | None) -> None:
     """Open the TUI on STORE (read-only: nothing is written unless you confirm an action)."""
     from agenttui.tui.app import launch
 
     if agent_spec:
         _check_factory(agent_spec)
-    sys.exit(launch(store, theme=theme, agent_spec=agent_spec))
+    sys.exit(launch(store, theme=theme, agent_spec=agent_spec, run_id=run_id))
 
 
 def _check_factory(spec: str) -> None:

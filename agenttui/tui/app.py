@@ -66,8 +66,11 @@ class AgentTuiApp(App[int]):
         tail: bool = True,
         theme_dir: Path | None = None,
         agent_spec: str | None = None,
+        run_id: str | None = None,
     ) -> None:
         super().__init__()
+        self.initial_run = run_id
+        """``--run``: the run whose journal opens at start, over the runs list."""
         self.agent_spec = agent_spec
         """``--agent module:factory``: the user's agent, for replays with their code and re-drives."""
         self.agent_factory: AgentFactory | None = load_factory(agent_spec) if agent_spec else None
@@ -99,6 +102,8 @@ class AgentTuiApp(App[int]):
         for problem in self._theme_problems:
             self.notify(f"theme not loaded: {problem}", severity="warning")
         self.push_screen(RunsScreen())
+        if self.initial_run is not None:
+            self.open_run(self.initial_run)  # it starts reading once the store is open
         if self.store is None:
             self.open_store()
         else:
@@ -316,7 +321,9 @@ class AgentTuiApp(App[int]):
         self.notify(f"theme: {self.theme}", timeout=2)
 
 
-def launch(url: str, *, theme: str | None = None, live_writer: bool = False, agent_spec: str | None = None) -> int:
+def launch(
+    url: str, *, theme: str | None = None, live_writer: bool = False, agent_spec: str | None = None, run_id: str | None = None
+) -> int:
     """Run the TUI on ``url``; returns the process exit code. ``live_writer`` (the demo) starts
     a separate process that keeps one run in flight, so there is something to tail."""
     writer = None
@@ -329,7 +336,7 @@ def launch(url: str, *, theme: str | None = None, live_writer: bool = False, age
     # asyncpg's pool logs each failed reconnect to stderr, which would scribble over the screen;
     # the status bar already says the app is reconnecting.
     logging.getLogger("asyncpg").propagate = False
-    app = AgentTuiApp(url, theme=theme, agent_spec=agent_spec)
+    app = AgentTuiApp(url, theme=theme, agent_spec=agent_spec, run_id=run_id)
     try:
         app.run()
     finally:

@@ -156,6 +156,25 @@ async def test_on_an_80_column_terminal_the_journal_keeps_room_for_summaries(dem
         assert journal.render_line(5).text.startswith("     5 ⊘ approval:call_1_0 denied call_1_0 by ops@example.com")
 
 
+async def test_run_given_at_start_opens_over_the_runs_list(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False, run_id="refund-a1005")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, RunScreen) and app.screen.run_id == "refund-a1005"
+        assert len(app.screen.records) == 5
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, RunsScreen) and len(app.screen.table.items) == 11
+
+
+async def test_a_run_that_does_not_exist_says_so(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False, run_id="refund-z9999")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        journal = app.screen.journal_list  # type: ignore[attr-defined]
+        assert journal.render_line(0).text.startswith("No records: the store has no run with this id (yet).")
+
+
 async def test_the_inspector_shows_the_journal_cursor_record_whatever_other_lists_do(demo_db: Path) -> None:
     # The events pane follows its newest event: its cursor moves must not move the inspector.
     app = AgentTuiApp(str(demo_db), tail=False)

@@ -110,6 +110,7 @@ class RunScreen(StoreScreen):
 
     def on_mount(self) -> None:
         self._title()
+        self.journal_list.empty_text = "Reading the journal…"
         self.journal_list.focus()
         if self.app.store is not None:  # type: ignore[attr-defined]
             self.load_records()
@@ -171,6 +172,7 @@ class RunScreen(StoreScreen):
         self._loaded = True
         if not self.records:
             self._status_text = "no records: this run does not exist (yet)"
+            journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
         self._title()
 
     def on_sub_runs_loaded(self, message: SubRunsLoaded) -> None:
