@@ -245,19 +245,30 @@ def peak_rss_mb() -> float:
 
 async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     from agenttui.tui.app import AgentTuiApp
-    from agenttui.tui.messages import StoreOpened
+    from agenttui.tui.messages import RunsListed, StatusesComputed, StoreOpened
     from agenttui.tui.screens.runs import RunsScreen
     from agenttui.tui.widgets.runs_table import RunsTable
 
     with sqlite3.connect(path) as conn:
         records = conn.execute("SELECT count(*) FROM bide_steps").fetchone()[0]
         store_runs = conn.execute("SELECT count(DISTINCT run_id) FROM bide_steps").fetchone()[0]
+        unfinished = [row[0] for row in conn.execute(
+            "SELECT run_id FROM bide_steps GROUP BY run_id HAVING sum(name = 'run:complete') = 0")]  # fmt: skip
     paints = Paints(RunsTable)
     marks: dict[str, float] = {}
 
+    waiting = set(unfinished)
+
     def hook(message: Any) -> None:
+        # Marked as the messages go by: the benchmark's own polling is held up by the key presses.
         if isinstance(message, StoreOpened):
             marks.setdefault("opened", time.perf_counter())
+        elif isinstance(message, RunsListed) and message.done:
+            marks.setdefault("listed", time.perf_counter())
+        elif isinstance(message, StatusesComputed) and waiting:
+            waiting.difference_update(s.run_id for s in message.statuses)
+            if not waiting:
+                marks["unfinished"] = time.perf_counter()
 
     rss_before = peak_rss_mb()
     started = time.perf_counter()
@@ -286,8 +297,6 @@ async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         last_pending = 0.0
         while time.perf_counter() < deadline:
             now = time.perf_counter()
-            if screen._listed and "listed" not in marks:
-                marks["listed"] = now
             if now - last_pending >= 0.25:
                 last_pending = now
                 pending, known = screen.model.pending, len(screen.model.statuses)
@@ -308,6 +317,8 @@ async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         "first_paint_from_start_s": marks["painted"] - started,
         "listed_s": marks["listed"] - opened if "listed" in marks else None,
         "statuses_s": marks["statuses"] - opened if "statuses" in marks else None,
+        "unfinished_runs": len(unfinished),
+        "unfinished_s": marks["unfinished"] - opened if "unfinished" in marks else None,
         "listed_runs": runs_shown, "computed": computed, "progress": progress, "timeout_s": args.a_timeout,
         "key_s": keys, "pending_at_keys": pending_at_keys, "counts": counts,
         "peak_rss_mb": peak_rss_mb(), "rss_before_app_mb": rss_before,
@@ -639,6 +650,8 @@ def report(results: dict[str, Any]) -> str:
             add("(a)", "StoreOpened -> first rows painted", ms(a["first_paint_s"]), "≤ 300 ms", verdict(a["first_paint_s"], TARGETS["first_rows"]))
             unfinished = f"not in {a['timeout_s']:,.0f} s: {a['listed_runs']:,} listed, {a['computed']:,} statuses"
             add("(a)", "StoreOpened -> every run listed", ms(a["listed_s"]) if a["listed_s"] is not None else unfinished)
+            add("(a)", f"StoreOpened -> every unfinished run's status ({a['unfinished_runs']:,} runs)",
+                ms(a["unfinished_s"]) if a["unfinished_s"] is not None else unfinished)  # fmt: skip
             add("(a)", "StoreOpened -> every status computed", ms(a["statuses_s"]) if a["statuses_s"] is not None else unfinished)
             add("(a)", f"key j -> cursor row painted, while statuses compute (median of {len(a['key_s'])})", ms(statistics.median(a["key_s"])))
             add("(a)", "peak resident memory", f"{a['peak_rss_mb']:,.0f} MB", "≤ 200 MB", verdict(a["peak_rss_mb"], TARGETS["rss_mb"]))

@@ -39,6 +39,13 @@ class RunsListed(Message):
 
 
 @dataclass
+class UnfinishedListed(Message):
+    """Every run with no end marker: their statuses are computed first."""
+
+    run_ids: set[str]
+
+
+@dataclass
 class StatusesComputed(Message):
     """Statuses of some runs, computed in the background."""
 

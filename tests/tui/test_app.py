@@ -60,6 +60,34 @@ async def test_keys_typed_ahead_of_the_filter_go_into_it(demo_db: Path) -> None:
         assert screen.table.items == [] and "No run matches the filter" in screen.table.empty_text
 
 
+async def test_unfinished_runs_get_their_status_first() -> None:
+    from agenttui.stores.memory import MemStore
+    from agenttui.tui.messages import StatusesComputed
+
+    store = MemStore()
+    journal = Journal(store)
+    started = Record("run:start", StepKind.VALUE, result=b'{"input":"x"}')
+    for n in range(2000):  # finished, and listed first (byte order)
+        await journal.append(f"a-{n:04d}", started)
+        await journal.append(f"a-{n:04d}", Record("run:complete", StepKind.VALUE))
+    for n in range(3):  # unfinished, listed last
+        await journal.append(f"z-{n}", started)
+    order: list[str] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, StatusesComputed):
+            order.extend(s.run_id for s in message.statuses)
+
+    app = AgentTuiApp(store=store, tail=False)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await settle(pilot)
+        assert app.screen.model.pending == 0  # type: ignore[attr-defined]
+    first_read = list(dict.fromkeys(order))
+    assert len(first_read) == 2003
+    # The first screenful is read before the unfinished runs are known; then they jump the queue.
+    assert max(first_read.index(f"z-{n}") for n in range(3)) < 500, [first_read.index(f"z-{n}") for n in range(3)]
+
+
 async def test_filter_and_status_cycle(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -12,9 +12,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input, Static
 
+from agenttui.journal import keys
 from agenttui.journal.describe import printable
 from agenttui.replay.status import RunState, RunStatus, StatusTracker
-from agenttui.tui.messages import RunsListed, StatusesComputed, StoreChanged
+from agenttui.tui.messages import RunsListed, StatusesComputed, StoreChanged, UnfinishedListed
 from agenttui.tui.runs_model import RunsModel
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
@@ -65,7 +66,13 @@ class RunsScreen(StoreScreen):
         self._refresh_pending = False
         self._rows_pending = False
         self._rebuild_seconds = 0.0
+        # Runs waiting for a status read: dicts are ordered, and hold each run once. Urgent ones
+        # are read first: a run's first read when it has no end marker (a run a person may act
+        # on), and runs the live feed says changed. Clock refreshes wait their turn: on a large
+        # store they would re-read every in-flight run every few seconds ahead of the rest.
         self._status_queue: dict[str, None] = {}
+        self._urgent_queue: dict[str, None] = {}
+        self._unfinished: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield Static(id="runs-counts")
@@ -97,6 +104,7 @@ class RunsScreen(StoreScreen):
         """List every run id (pages of the store's size), then compute statuses behind them.
 
         The first screenful is posted as soon as it is read, the rest in batches."""
+        self._list_unfinished()
         batch: list[str] = []
         first_screen = max(self.size.height, 1)  # then 0: a batch is never empty
         last_post = time.monotonic()
@@ -107,10 +115,29 @@ class RunsScreen(StoreScreen):
                 batch, last_post, first_screen = [], time.monotonic(), 0
         self.post_message(RunsListed(batch, done=True))
 
-    def compute_statuses(self, run_ids: list[str]) -> None:
-        """Queue ``run_ids`` for a status read; one worker reads them, oldest request first."""
+    @work(exclusive=True, group="runs-unfinished", exit_on_error=False)
+    async def _list_unfinished(self) -> None:
+        """List the runs with no end marker: one query, a small share of a large store."""
+        unfinished = {run_id async for run_id in self.store.runs(exclude_holding=keys.END_MARKERS)}
+        self.post_message(UnfinishedListed(unfinished))
+
+    def on_unfinished_listed(self, message: UnfinishedListed) -> None:
+        self._unfinished = message.run_ids
+        first_reads = [r for r in self._status_queue if r in self._unfinished and self.model.statuses.get(r) is None]
+        for run_id in first_reads:
+            del self._status_queue[run_id]
+        self.compute_statuses(first_reads)
+
+    def compute_statuses(self, run_ids: list[str], *, urgent: bool = False) -> None:
+        """Queue ``run_ids`` for a status read (``urgent``: ahead of other reads); one worker
+        reads them, urgent ones first, each queue in the order asked."""
+        statuses = self.model.statuses
         for run_id in run_ids:
-            self._status_queue[run_id] = None  # a dict: ordered, and each run queued once
+            if urgent or (run_id in self._unfinished and statuses.get(run_id) is None):
+                self._status_queue.pop(run_id, None)
+                self._urgent_queue[run_id] = None
+            elif run_id not in self._urgent_queue:
+                self._status_queue[run_id] = None
         if not any(w.group == "runs-status" and not w.is_finished for w in self.workers):
             self._read_statuses()
 
@@ -126,12 +153,13 @@ class RunsScreen(StoreScreen):
         tracker = self._tracker
         batch: list[RunStatus] = []
         last_post = time.monotonic()
-        while self._status_queue:
-            run_id = next(iter(self._status_queue))
-            del self._status_queue[run_id]
+        while self._urgent_queue or self._status_queue:
+            queue = self._urgent_queue or self._status_queue
+            run_id = next(iter(queue))
+            del queue[run_id]
             batch.append(await tracker.status(run_id))
             await asyncio.sleep(0)
-            if not self._status_queue or time.monotonic() - last_post > BATCH_SECONDS:
+            if not (self._urgent_queue or self._status_queue) or time.monotonic() - last_post > BATCH_SECONDS:
                 self.post_message(StatusesComputed(batch))
                 batch, last_post = [], time.monotonic()
         if batch:
@@ -189,7 +217,7 @@ class RunsScreen(StoreScreen):
             self.compute_statuses([r for r in self.model.statuses if self._may_move(r)])
         elif dirty:
             new = self.model.add_runs(sorted(dirty))
-            self.compute_statuses(sorted(dirty))
+            self.compute_statuses(sorted(dirty), urgent=True)
             if new:
                 self._refresh_rows()
 
