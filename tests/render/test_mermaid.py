@@ -29,6 +29,24 @@ flowchart TD
   n2 --> done([done])
 """
 
+# The same run as the runtime journals it: the engine's run:start and run:complete markers are
+# value steps, so they are nodes too.
+SPEC_EXAMPLE_WITH_MARKERS = """\
+flowchart TD
+  start([user])
+  n0["step: run:start"]
+  start --> n0
+  n1["LLM"]
+  n0 --> n1
+  n2["tool: charge"]
+  n1 --> n2
+  n3["LLM"]
+  n2 --> n3
+  n4["step: run:complete"]
+  n3 --> n4
+  n4 --> done([done])
+"""
+
 
 @dataclass
 class Charge:
@@ -48,41 +66,13 @@ async def test_render_mermaid_reads_a_real_run_from_its_store(store: Store) -> N
 
     model = ScriptedModel([Turn(calls=[Call("charge", {"amount": 5})]), Turn("Charged.")])
     await Agent(model, store, charge).run("pay-1", "charge 5")
-    assert await render_mermaid(store, "pay-1") == (
-        "flowchart TD\n"
-        "  start([user])\n"
-        '  n0["step: run:start"]\n'
-        "  start --> n0\n"
-        '  n1["LLM"]\n'
-        "  n0 --> n1\n"
-        '  n2["tool: charge"]\n'
-        "  n1 --> n2\n"
-        '  n3["LLM"]\n'
-        "  n2 --> n3\n"
-        '  n4["step: run:complete"]\n'
-        "  n3 --> n4\n"
-        "  n4 --> done([done])\n"
-    )
+    assert await render_mermaid(store, "pay-1") == SPEC_EXAMPLE_WITH_MARKERS
     assert await render_mermaid(store, "never-ran") == "flowchart TD\n  start([user])\n  start --> done([done])\n"
 
 
 def test_engine_markers_are_step_nodes() -> None:
     records = [runs.HEADER, runs.value("run:start"), *runs.SPEC_EXAMPLE[1:], runs.value("run:complete")]
-    assert mermaid_of(records) == (
-        "flowchart TD\n"
-        "  start([user])\n"
-        '  n0["step: run:start"]\n'
-        "  start --> n0\n"
-        '  n1["LLM"]\n'
-        "  n0 --> n1\n"
-        '  n2["tool: charge"]\n'
-        "  n1 --> n2\n"
-        '  n3["LLM"]\n'
-        "  n2 --> n3\n"
-        '  n4["step: run:complete"]\n'
-        "  n3 --> n4\n"
-        "  n4 --> done([done])\n"
-    )
+    assert mermaid_of(records) == SPEC_EXAMPLE_WITH_MARKERS
 
 
 def test_a_run_with_no_nodes_goes_straight_to_done() -> None:
