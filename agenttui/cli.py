@@ -108,10 +108,17 @@ theme_option = click.option("--theme", default=None, help="Theme name (see theme
 @click.option("--run", "run_id", metavar="RUN_ID", help="Open this run's journal at once (esc goes back to every run).")
 def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: str | None) -> None:
     """Open the TUI on STORE (read-only: nothing is written unless you confirm an action)."""
+    from agenttui.stores import sqlite_path
+    from agenttui.stores.sqlite import require_file
     from agenttui.tui.app import launch
 
     if agent_spec:
         _check_factory(agent_spec)
+    try:
+        if (path := sqlite_path(store)) is not None:
+            require_file(path)  # said here, before the terminal switches to the app's screen
+    except AgentTuiError as exc:
+        fail(f"{exc.title}: {exc.message}")
     sys.exit(launch(store, theme=theme, agent_spec=agent_spec, run_id=run_id))
 
 

@@ -10,7 +10,7 @@ from agenttui.errors import StoreURLError
 from agenttui.stores.base import Entry, Inserted, LeaseInfo, Store
 from agenttui.stores.memory import MemStore
 
-__all__ = ["Entry", "Inserted", "LeaseInfo", "MemStore", "Store", "open_store", "describe_url"]
+__all__ = ["Entry", "Inserted", "LeaseInfo", "MemStore", "Store", "open_store", "describe_url", "sqlite_path"]
 
 _PASSWORD_PARAMETER = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
 
@@ -39,14 +39,23 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
         from agenttui.stores.postgres import PostgresStore
 
         return await PostgresStore.open(url, read_only=read_only, create=create)
+    path = sqlite_path(url)
+    if path is None:
+        raise StoreURLError(f"unknown store scheme {scheme!r}: expected {_URL_FORMS}")
+    return await _open_sqlite(path, read_only, create)
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file a SQLite store URL (a path or ``sqlite:///abs/path.db``) names; None for a URL of
+    another scheme. Raises ``StoreURLError`` for a ``sqlite://`` URL without an absolute path."""
+    url = url.strip()
+    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
     if scheme == "sqlite":
         path = url[len("sqlite://") :]
         if not path.startswith("/"):
             raise StoreURLError(f"{url!r}: a sqlite:// URL needs an absolute path (sqlite:///abs/path.db)")
-        return await _open_sqlite(Path(path), read_only, create)
-    if scheme:
-        raise StoreURLError(f"unknown store scheme {scheme!r}: expected {_URL_FORMS}")
-    return await _open_sqlite(Path(url).expanduser(), read_only, create)
+        return Path(path)
+    return None if scheme or url == "memory:" else Path(url).expanduser()
 
 
 async def _open_sqlite(path: Path, read_only: bool, create: bool) -> Store:

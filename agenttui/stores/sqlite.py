@@ -118,8 +118,8 @@ class SQLiteStore(Store):
             raise ConfigError(f"table prefix {table_prefix!r} must match {_PREFIX.pattern}")
         path = os.path.abspath(os.fspath(path))
         url = _url(path)
-        if (read_only or not create) and not os.path.exists(path):
-            raise StoreConnectionError(f"{url}: no such file")
+        if read_only or not create:
+            require_file(path)
         # A URI, so that read-only opens with SQLITE_OPEN_READONLY ("ro" and "rw" never create the file).
         uri = f"file:{quote(path)}?mode={'ro' if read_only else 'rwc' if create else 'rw'}"
         try:
@@ -298,6 +298,14 @@ class SQLiteStore(Store):
             raise _translate(exc, self.display_url, doing) from exc
         except UnicodeEncodeError as exc:  # a lone surrogate cannot be stored as UTF-8 TEXT
             raise StoreError(f"{self.display_url}: {doing} failed: {exc.object!r} is not valid Unicode") from exc
+
+
+def require_file(path: str | os.PathLike[str]) -> None:
+    """``StoreConnectionError`` unless the file is there: a reader, or a writer that must not create
+    a journal, opens only a file that exists."""
+    path = os.path.abspath(os.fspath(path))
+    if not os.path.exists(path):
+        raise StoreConnectionError(f"{_url(path)}: no such file")
 
 
 async def _connect(uri: str) -> aiosqlite.Connection:

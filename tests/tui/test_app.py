@@ -295,6 +295,17 @@ async def test_an_empty_list_says_why_it_is_empty(tmp_path: Path) -> None:
         assert table.render_line(1).text.strip() == ""
 
 
+def test_the_command_line_names_a_missing_store_before_the_screen_switches(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    missing = tmp_path / "missing.db"
+    child = subprocess.run([sys.executable, "-m", "agenttui", str(missing)], capture_output=True, text=True, timeout=60)
+    assert child.returncode == 2
+    assert child.stderr == f"agenttui: Connection error: sqlite://{missing}: no such file\n"
+    assert "\x1b" not in child.stdout + child.stderr and not missing.exists()
+
+
 async def test_live_tail_shows_a_record_another_writer_commits(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db))
     async with app.run_test(size=SIZE) as pilot:
