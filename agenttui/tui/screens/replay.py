@@ -273,8 +273,7 @@ class ReplayScreen(StoreScreen):
         self.focus_now(field)
 
     def action_jump_done(self) -> None:
-        field = self.query_one("#replay-jump", Input)
-        self.action_jump_cancel()
+        field = self._close_jump_prompt()
         # Digits typed just before the enter may still wait in the field's queue: read it after them.
         field.call_later(self._jump_to, field)
 
@@ -283,8 +282,13 @@ class ReplayScreen(StoreScreen):
             self.drive("jump", int(field.value))
 
     def action_jump_cancel(self) -> None:
-        self.query_one("#replay-jump").display = False
+        self._close_jump_prompt()
+
+    def _close_jump_prompt(self) -> Input:
+        field = self.query_one("#replay-jump", Input)
+        field.display = False
         self.focus_now(self.query_one(JournalList))
+        return field
 
     def action_show_pane(self, pane: str) -> None:
         self.show_pane(pane)

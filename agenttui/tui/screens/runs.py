@@ -123,10 +123,7 @@ class RunsScreen(StoreScreen):
 
     def on_unfinished_listed(self, message: UnfinishedListed) -> None:
         self._unfinished = message.run_ids
-        first_reads = [r for r in self._status_queue if r in self._unfinished and self.model.statuses.get(r) is None]
-        for run_id in first_reads:
-            del self._status_queue[run_id]
-        self.compute_statuses(first_reads)
+        self.compute_statuses([r for r in self._status_queue if r in self._unfinished])  # first reads move up
 
     def compute_statuses(self, run_ids: list[str], *, urgent: bool = False) -> None:
         """Queue ``run_ids`` for a status read (``urgent``: ahead of other reads); one worker
@@ -153,8 +150,7 @@ class RunsScreen(StoreScreen):
         tracker = self._tracker
         batch: list[RunStatus] = []
         last_post = time.monotonic()
-        while self._urgent_queue or self._status_queue:
-            queue = self._urgent_queue or self._status_queue
+        while queue := self._urgent_queue or self._status_queue:
             run_id = next(iter(queue))
             del queue[run_id]
             batch.append(await tracker.status(run_id))
