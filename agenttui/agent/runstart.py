@@ -1,8 +1,11 @@
-"""The ``run:start`` payload: a run's input, settings and the tool policy readers need.
+"""The ``run:start`` payload: a run's input, settings, tool filter, and the tool policy readers need.
 
-agenttui writes the newest SDK's ``RunStart`` shape (format section 2.4), and in ``tools`` one
-entry per tool: ``{"name", "safety"?, "approval"?, "interrupts"?}``. The SDK leaves the shape
-of ``tools`` open; agenttui's choice lets a reader tell the pauses apart from the journal alone.
+agenttui writes the newest SDK's ``RunStart`` (format section 2.4). Its ``tools`` is the SDK's
+tool filter, a list of tool names, which a Go service can read. What agenttui's readers need to
+tell the pauses apart from the journal alone (each tool's safety, gate and questions) goes in the
+extension member: ``"ext":{"agenttui":{"tools":[{"name", "safety"?, "approval"?,
+"interrupts"?}]}}``. Earlier agenttui builds wrote those objects in ``tools`` itself; they still
+read. Runs of Go services carry no policy: ``policy`` says None for their tools.
 """
 
 from __future__ import annotations
@@ -12,12 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenttui.agent.tools import ToolSafety
+from agenttui.errors import CorruptRecordError
 from agenttui.journal.codec import decode_json, decode_record, encode_message, go_json
 from agenttui.journal.record import Message, TextPart
 
+#: agenttui's member of ``ext``, where it keeps its tool policies.
+EXT_NAMESPACE = "agenttui"
+
 
 def policy_json(name: str, safety: ToolSafety) -> dict[str, Any]:
-    """A tool's entry in ``run:start``'s ``tools``: its name and what a reader must know of it."""
+    """A tool's entry in ``ext.agenttui.tools``: its name and what a reader must know of it."""
     out: dict[str, Any] = {"name": name}
     flags = {k: True for k in ("read_only", "idempotent", "idempotency_key") if getattr(safety, k)}
     if flags:
@@ -30,51 +37,132 @@ def policy_json(name: str, safety: ToolSafety) -> dict[str, Any]:
 
 
 def policy_from_json(value: dict[str, Any]) -> tuple[str, ToolSafety]:
-    flags = value.get("safety") or {}
+    """A tool's name and policy from its entry (a ``tools`` object of an earlier agenttui build
+    reads the same); members of the wrong type read as unset."""
+    flags = value.get("safety")
+    if not isinstance(flags, dict):
+        flags = {}
     safety = ToolSafety(
-        bool(flags.get("read_only")), bool(flags.get("idempotent")), bool(flags.get("idempotency_key")),
-        bool(value.get("approval")), bool(value.get("interrupts")),
-    )  # fmt: skip
+        read_only=flags.get("read_only") is True,
+        idempotent=flags.get("idempotent") is True,
+        idempotency_key=flags.get("idempotency_key") is True,
+        needs_approval=bool(value.get("approval")),
+        interrupts=value.get("interrupts") is True,
+    )
     return str(value.get("name", "")), safety
+
+
+def _object(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) and value else None
 
 
 @dataclass(frozen=True, slots=True)
 class RunStart:
+    """A run's ``run:start``: every member the SDK writes, and agenttui's tool policies."""
+
     input: Message
     kind: str = "agent"
     settings: dict[str, Any] = field(default_factory=dict)
-    tools: tuple[tuple[str, ToolSafety], ...] = ()
-    """Each tool's name and safety, in the agent's order."""
+    """``max_turns``, ``token_budget``, ``system_prompt``... as recorded."""
+    tools: tuple[str, ...] = ()
+    """The SDK's tool filter: the names of the run's tools, in the agent's order. The agent loop
+    passes (name, ToolSafety) pairs; they are split into ``tools`` and ``policies``."""
+    policies: dict[str, ToolSafety] = field(default_factory=dict)
+    """agenttui's policy of each tool by name; empty for a run a Go service wrote."""
+    saga: bool = False
+    session: dict[str, Any] | None = None
+    """``{"id", "turn"?, "key"?}`` of a session turn."""
+    flow: dict[str, Any] | None = None
+    """``{"name"}`` of a flow run."""
+    typed: dict[str, Any] | None = None
+    principal: dict[str, Any] | None = None
+    ext: dict[str, Any] = field(default_factory=dict)
+    """Extensions, as recorded, but for agenttui's tool policies (they are ``policies``)."""
+    raw: bytes = field(default=b"", compare=False, repr=False)
+    """The payload as recorded, authoritative (empty for one not yet written)."""
+
+    def __post_init__(self) -> None:
+        pairs = [entry for entry in self.tools if not isinstance(entry, str)]
+        if pairs:
+            object.__setattr__(self, "policies", {**self.policies, **dict(pairs)})
+        object.__setattr__(self, "tools", tuple(entry if isinstance(entry, str) else entry[0] for entry in self.tools))
 
     def encode(self) -> bytes:
-        """The payload bytes; ``input`` is a JSON string when it is one user text part."""
+        """The payload bytes, members in the SDK's order, empty ones omitted; ``input`` is a JSON
+        string when it is one user text part."""
         parts = self.input.parts
         if self.input.role == "user" and len(parts) == 1 and isinstance(parts[0], TextPart):
             input_json = go_json(parts[0].text)
         else:
             input_json = encode_message(self.input)
-        payload = b'{"input":' + input_json + b',"kind":' + go_json(self.kind)
-        if self.settings:
-            payload += b',"settings":' + go_json(self.settings)
-        if self.tools:
-            payload += b',"tools":' + go_json([policy_json(name, safety) for name, safety in self.tools])
-        return payload + b"}"
+        ext = dict(self.ext)
+        if self.policies:
+            namespace = ext.get(EXT_NAMESPACE)
+            tools = [policy_json(name, safety) for name, safety in self.policies.items()]
+            ext[EXT_NAMESPACE] = {**(namespace if isinstance(namespace, dict) else {}), "tools": tools}
+        members: list[tuple[str, Any]] = [
+            ("saga", self.saga), ("kind", self.kind), ("session", self.session), ("flow", self.flow),
+            ("typed", self.typed), ("settings", self.settings), ("principal", self.principal),
+            ("tools", list(self.tools)), ("ext", ext),
+        ]  # fmt: skip
+        return b'{"input":' + input_json + b"".join(b',"%s":%s' % (key.encode(), go_json(value)) for key, value in members if value) + b"}"
 
     @classmethod
     def decode(cls, raw: bytes | None) -> RunStart:
-        """Read any RunStart shape (v0.8's ``{"input","saga"}`` included); unknown members ignored."""
-        value = decode_json(raw) if raw else {}
+        """Read any RunStart shape: the SDK's (v0.8's ``{"input","saga"}`` included), this
+        build's, and earlier agenttui builds' policies in ``tools``. Unknown members are
+        ignored, and members of the wrong type read as absent: a status never fails on them."""
+        try:
+            value = decode_json(raw) if raw else {}
+        except ValueError:
+            value = {}
         if not isinstance(value, dict):
             value = {}
-        given = value.get("input", "")
-        if isinstance(given, dict):
-            wrapped = b'{"name":"x","kind":"x","message":' + json.dumps(given).encode() + b"}"
-            message = decode_record(wrapped).message or Message.user("")
-        else:
-            message = Message.user(str(given))
-        tools = tuple(policy_from_json(t) for t in value.get("tools") or () if isinstance(t, dict))
-        return cls(message, str(value.get("kind") or "agent"), dict(value.get("settings") or {}), tools)
+        names: list[str] = []
+        policies: dict[str, ToolSafety] = {}
+        tools = value.get("tools")
+        for entry in tools if isinstance(tools, list) else ():
+            if isinstance(entry, str):
+                names.append(entry)
+            elif isinstance(entry, dict):  # an earlier agenttui build: the policy in the filter's place
+                name, safety = policy_from_json(entry)
+                names.append(name)
+                policies[name] = safety
+        ext = dict(value["ext"]) if isinstance(value.get("ext"), dict) else {}
+        namespace = ext.get(EXT_NAMESPACE)
+        if isinstance(namespace, dict) and isinstance(namespace.get("tools"), list):
+            policies.update(policy_from_json(entry) for entry in namespace["tools"] if isinstance(entry, dict))
+            rest = {k: v for k, v in namespace.items() if k != "tools"}
+            if rest:
+                ext[EXT_NAMESPACE] = rest
+            else:
+                del ext[EXT_NAMESPACE]
+        return cls(
+            _input_message(value.get("input", "")),
+            str(value.get("kind") or "agent"),
+            _object(value.get("settings")) or {},
+            tuple(names),
+            policies,
+            saga=value.get("saga") is True,
+            session=_object(value.get("session")),
+            flow=_object(value.get("flow")),
+            typed=_object(value.get("typed")),
+            principal=_object(value.get("principal")),
+            ext=ext,
+            raw=raw or b"",
+        )
 
     def policy(self, tool_name: str) -> ToolSafety | None:
-        """The recorded safety of ``tool_name``, or None when ``run:start`` does not say."""
-        return next((safety for name, safety in self.tools if name == tool_name), None)
+        """The recorded policy of ``tool_name``, or None when ``run:start`` does not say."""
+        return self.policies.get(tool_name)
+
+
+def _input_message(given: Any) -> Message:
+    """``input``: a JSON string for one user text part, else a Message object."""
+    if not isinstance(given, dict):
+        return Message.user(given if isinstance(given, str) else json.dumps(given, ensure_ascii=False))
+    wrapped = b'{"name":"x","kind":"x","message":' + go_json(given) + b"}"
+    try:
+        return decode_record(wrapped).message or Message.user("")
+    except CorruptRecordError:  # not a Message: show what was recorded rather than fail
+        return Message.user(json.dumps(given, ensure_ascii=False))

@@ -195,9 +195,14 @@ def _true(_: bool) -> bytes:
     return b"true"
 
 
-# (member name, attribute, encoder) in the SDK's member order; a zero value is omitted.
-_MEMBERS: tuple[tuple[bytes, str, Callable[[Any], bytes]], ...] = tuple(
-    (b',"' + key.encode() + b'":', key, encoder)
+# The members that are pointers to structs in Go: omitempty drops only a nil one, so a zero
+# struct that is present is written as {} (a Go model reporting no usage, a side-effect tool's
+# safety). None is their absence.
+_STRUCT_MEMBERS = frozenset({"usage", "discarded_usage", "model", "safety", "approval"})
+
+# (member name, attribute, encoder, whether a zero value is written) in the SDK's member order.
+_MEMBERS: tuple[tuple[bytes, str, Callable[[Any], bytes], bool], ...] = tuple(
+    (b',"' + key.encode() + b'":', key, encoder, key in _STRUCT_MEMBERS)
     for key, encoder in (
         ("message", encode_message),
         ("usage", _encode_usage),
@@ -233,10 +238,11 @@ def encode_record(record: Record) -> bytes:
         t = record.tombstone
         return b'{"redacted":{"leaf_hash":%s,"at_ms":%d}}' % (encode_string(t.leaf_hash), t.at_ms)
     out = [b'{"name":', encode_string(record.name), b',"kind":', encode_string(record.kind)]
-    for prefix, attribute, encoder in _MEMBERS:
+    for prefix, attribute, encoder, zero_written in _MEMBERS:
         value = getattr(record, attribute)
-        # Zero values are omitted; a raw b"null" is non-empty and kept, as Go keeps RawMessage("null").
-        if not value:
+        # Zero values are omitted, but for a struct member only None; a raw b"null" is non-empty
+        # and kept, as Go keeps RawMessage("null").
+        if not value and (not zero_written or value is None):
             continue
         out.append(prefix)
         out.append(encoder(value))

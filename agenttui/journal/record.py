@@ -173,10 +173,12 @@ class Tombstone:
 class Record:
     """One journal record, every member of section 1.2 in encoding order.
 
-    Members at their zero value are omitted when encoded. ``result`` and ``evidence`` are raw JSON
-    bytes, kept as stored. The last three attributes are not encoded: ``tombstone`` marks a
-    redacted row, ``unreadable`` says why stored bytes could not be decoded, and ``raw`` holds the
-    stored bytes a record was decoded from (authoritative for audit).
+    Members at their zero value are omitted when encoded, except ``usage``, ``discarded_usage``,
+    ``model``, ``safety`` and ``approval``: pointers in Go, they are omitted only when None, and a
+    zero one is written as ``{}``. ``result`` and ``evidence`` are raw JSON bytes, kept as
+    stored. The last three attributes are not encoded: ``tombstone`` marks a redacted row,
+    ``unreadable`` says why stored bytes could not be decoded, and ``raw`` holds the stored bytes
+    a record was decoded from (authoritative for audit).
     """
 
     name: str

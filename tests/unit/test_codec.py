@@ -152,6 +152,41 @@ def test_approval_reads_leniently() -> None:
     assert encode_record(Record("x", "k", approval=ApprovalPolicy(single=True))).endswith(b'"approval":{"single":true}}')
 
 
+# Go writes a pointer to a zero struct as {}: a model that reports no usage, every side-effect
+# tool's result (its safety has no flag set), a hedge that cost nothing.
+GO_EMPTY_MEMBERS = [
+    (
+        b'{"name":"@llm/0","kind":"model","message":{"role":"assistant","parts":[{"text":"hi","type":"text"}]},'
+        b'"usage":{},"discarded_usage":{},"finish":"stop","model":{},"salt":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}'
+    ),
+    (
+        b'{"name":"tool:c1","kind":"tool_result","tool_use_id":"c1","result":"sent","safety":{},'
+        b'"salt":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}'
+    ),
+    b'{"name":"tool:c2","kind":"tool_result","usage":{},"tool_use_id":"c2","result":1,"safety":{},"approval":{}}',
+    b'{"name":"@spend/s1","kind":"value","discarded_usage":{}}',
+]
+
+
+@pytest.mark.parametrize("data", GO_EMPTY_MEMBERS, ids=["model", "side-effect result", "tool result", "spend"])
+def test_empty_struct_members_are_a_fixed_point(data: bytes) -> None:
+    assert encode_record(decode_record(data)) == data
+
+
+def test_an_empty_struct_member_decodes_as_a_zero_instance() -> None:
+    model = decode_record(GO_EMPTY_MEMBERS[0])
+    assert (model.usage, model.discarded_usage, model.model) == (Usage(), Usage(), ModelInfo())
+    result = decode_record(GO_EMPTY_MEMBERS[2])
+    assert (result.safety, result.approval) == (Safety(), ApprovalPolicy())
+    assert not result.usage and result.usage is not None  # a zero usage still adds nothing to a sum
+
+
+def test_a_struct_member_is_omitted_only_when_none() -> None:
+    assert encode_record(Record("x", "k")) == b'{"name":"x","kind":"k"}'
+    assert encode_record(Record("x", "k", usage=Usage(), safety=Safety())) == b'{"name":"x","kind":"k","usage":{},"safety":{}}'
+    assert decode_record(b'{"name":"x","kind":"k","usage":null,"safety":null}') == Record("x", "k")
+
+
 def test_tombstone_decodes_with_the_row_name() -> None:
     record = decode_record(b'{"redacted":{"leaf_hash":"ab12","at_ms":5}}', "tool:c1")
     assert record.name == "tool:c1" and record.tombstone is not None and record.tombstone.leaf_hash == "ab12"
@@ -233,3 +268,39 @@ records = st.builds(
 def test_encode_decode_encode_is_identical(record: Record) -> None:
     once = encode_record(record)
     assert encode_record(decode_record(once)) == once
+
+
+# -- property: Go's bytes with struct members absent, empty or set are a fixed point -------------
+
+struct_members = {
+    "usage": [b'{}', b'{"input_tokens":7}', b'{"output_tokens":1,"cache_write_tokens":2}'],
+    "discarded_usage": [b'{}', b'{"cache_read_tokens":3}'],
+    "model": [b'{}', b'{"provider":"p"}', b'{"model":"m","response_format":"json"}'],
+    "safety": [b'{}', b'{"read_only":true}', b'{"idempotent":true}', b'{"read_only":true,"idempotent":true}'],
+    "approval": [b'{}', b'{"single":true}', b'{"need":2,"approvers":["a","b"]}'],
+}
+
+
+@st.composite
+def go_records_with_struct_members(draw: st.DrawFn) -> bytes:
+    member = {key: draw(st.one_of(st.none(), st.sampled_from(forms))) for key, forms in struct_members.items()}
+    out = b'{"name":"n","kind":"tool_result"'
+    for key in ("usage", "discarded_usage"):
+        if member[key] is not None:
+            out += b',"' + key.encode() + b'":' + member[key]
+    out += b',"finish":"stop"' if draw(st.booleans()) else b""
+    if member["model"] is not None:
+        out += b',"model":' + member["model"]
+    out += b',"tool_use_id":"c1","result":"r"'
+    for key in ("safety", "approval"):
+        if member[key] is not None:
+            out += b',"' + key.encode() + b'":' + member[key]
+    return out + b"}"
+
+
+@given(go_records_with_struct_members())
+def test_go_struct_members_survive_decode_encode(data: bytes) -> None:
+    record = decode_record(data)
+    assert encode_record(record) == data
+    for key in struct_members:
+        assert (getattr(record, key) is None) == (b'"' + key.encode() + b'":' not in data)
