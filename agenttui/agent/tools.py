@@ -15,7 +15,7 @@ import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
 
 from agenttui.agent.model import ToolSpec
@@ -24,6 +24,7 @@ from agenttui.agent.waker import current_waker
 from agenttui.journal.codec import decode_json, go_json
 from agenttui.journal.keys import interrupt_key, timer_key
 from agenttui.journal.record import ApprovalPolicy, Record, Safety, StepKind, Usage
+from agenttui.journal.timefmt import format_go_time, parse_go_time
 
 if TYPE_CHECKING:
     from agenttui.agent.loop import Agent
@@ -240,25 +241,3 @@ def json_schema(args_type: type | None) -> dict[str, Any]:
         "properties": {f.name: _schema_of(hints[f.name]) for f in fields},
         "required": required,
     }
-
-
-# -- Go time.Time in JSON (RFC 3339 with nanoseconds) -----------------------------------------------
-
-
-def format_go_time(moment: datetime) -> str:
-    """``moment`` as Go's ``time.Time`` marshals it: RFC 3339, fraction trimmed of trailing zeros."""
-    moment = moment.astimezone(timezone.utc)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if moment.microsecond:
-        text += ("." + f"{moment.microsecond:06d}").rstrip("0")
-    return text + "Z"
-
-
-def parse_go_time(text: str) -> datetime:
-    """Parse Go's RFC 3339 (up to nanoseconds; Python keeps microseconds)."""
-    head, dot, rest = text.partition(".")
-    if dot:
-        digits = "".join(c for c in rest if c.isdigit())
-        zone = rest[len(digits) :]
-        text = f"{head}.{digits[:6].ljust(6, '0')}{zone}"
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from agenttui.agent.runstart import RunStart
-from agenttui.agent.tools import parse_go_time
 from agenttui.journal import keys
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.codec import decode_json
 from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
+from agenttui.journal.timefmt import parse_go_time
 from agenttui.stores.base import LeaseInfo, Store
 
 
@@ -168,9 +168,11 @@ def _open_attempt(call_id: str, by_name: dict[str, Record]) -> bool:
 
 
 def _wake_time(timer: Record) -> datetime | None:
+    """The timer's wake time, or None when its result is not one (any host may have written it;
+    the result is always aware, so comparing it with ``now`` cannot raise)."""
     try:
         return parse_go_time(decode_json(timer.result))
-    except (TypeError, ValueError):
+    except ValueError:
         return None
 
 
