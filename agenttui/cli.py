@@ -20,8 +20,10 @@ import click
 from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal.describe import clip, json_value, kind_icon, printable, record_json, safe_json, summary
 from agenttui.journal.journal import Journal
+from agenttui.render.diff import payload_diff
 from agenttui.replay.events import events_of, tool_names
 from agenttui.replay.status import RunState, RunStatus, list_statuses
+from agenttui.replay.verdict import Verdict
 from agenttui.stores import open_store
 from agenttui.stores.base import Store
 
@@ -160,8 +162,11 @@ def _status_json(status: RunStatus) -> dict[str, Any]:
         "detail": status.detail,
         "pending_call": status.tool_use_id or None,
         "pending_tool": status.tool_name or None,
+        "interrupt_name": status.interrupt_name or None,
         "wake_at": status.wake_at.isoformat() if status.wake_at else None,
         "lease_holder": status.lease_holder or None,
+        "lease_lapsed": status.lease_lapsed,
+        "legacy": status.legacy,
     }
 
 
@@ -186,7 +191,8 @@ async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
     width = max((len(s.run_id) for s in statuses), default=6)
     for s in statuses:
         state = f"{s.state.icon} {s.state.value}"
-        click.echo(f"{printable(s.run_id):<{width}}  {state:<19} {s.steps:>6} steps {s.turns:>5} turns {s.tokens:>9} tok  {printable(s.detail)}")
+        detail = ("[legacy] " if s.legacy else "") + printable(s.detail)
+        click.echo(f"{printable(s.run_id):<{width}}  {state:<19} {s.steps:>6} steps {s.turns:>5} turns {s.tokens:>9} tok  {detail}".rstrip())
 
 
 @main.command()
@@ -282,7 +288,6 @@ def draw(mermaid_file: Any, plain: bool, width: int | None) -> None:
     click.echo(render_text(steps, width=width or shutil.get_terminal_size().columns, ascii=plain), nl=False)
 
 
-EXIT_DIVERGED = 3
 agent_option = click.option("--agent", "agent_spec", metavar="MODULE:FACTORY", help="Your agent factory: builds the tools (and model) for a run.")
 
 
@@ -290,41 +295,49 @@ agent_option = click.option("--agent", "agent_spec", metavar="MODULE:FACTORY", h
 @click.argument("store")
 @click.argument("run_id")
 @agent_option
-@click.option("--json", "as_json", is_flag=True, help="The outcome and the first divergence as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="The verdict, and the divergence with both records, as JSON.")
 @run_async
 async def replay_command(store: str, run_id: str, agent_spec: str | None, as_json: bool) -> None:
-    """Replay a run offline against its recording: exit 0 if it matches, 3 if it diverges."""
+    """Replay a run offline against its recording and judge it.
+
+    \b
+    exit 0: it matches the recording, to its end or up to where the recording stops
+    exit 3: it diverged (the first divergence is shown, both sides in full)
+    exit 2: refused (not a run the agent loop re-drives: a flow, a session journal, ...)
+    """
     from agenttui.agent.factory import load_factory
-    from agenttui.render.diff import payload_diff
-    from agenttui.replay.session import ReplaySession, ReplayState
+    from agenttui.replay.session import replay_verdict
 
     setup = load_factory(agent_spec)(run_id) if agent_spec else None
-
-    async def body(opened: Store) -> tuple[Any, Any, Any]:
-        session = await ReplaySession.open(opened, run_id, setup)
-        progress = await session.run_to_end()
-        return session, progress, await session.diff()
-
-    session, progress, diff = await _with_store(store, body)
-    first = diff.first_divergence
-    diverged = progress.state in (ReplayState.DIVERGED, ReplayState.FAILED) or first is not None
+    session, verdict = await _with_store(store, lambda opened: replay_verdict(opened, run_id, setup))
+    progress = session.progress
     if as_json:
-        click.echo(safe_json({
-            "run_id": run_id, "tools": session.mode, "matches": not diverged, "state": progress.state.value,
-            "turns": progress.turn, "recorded_turns": progress.recorded_turns, "reason": progress.reason,
-            "first_divergence": None if first is None else {"step": first.name, "state": first.state.value, "reason": first.reason},
-        }))  # fmt: skip
+        click.echo(safe_json(verdict_json(run_id, session.mode, progress.turn, progress.recorded_turns, verdict)))
     else:
-        click.echo(f"replayed {progress.turn} of {progress.recorded_turns} turns with {session.mode}: {progress.state.value}"
-                   + (f" ({printable(progress.reason)})" if progress.reason else ""))  # fmt: skip
-        if first is not None:
-            click.echo(f"first divergence at {printable(first.name)}: {first.reason}")
-            for line in payload_diff(first):
+        click.echo(f"replayed {progress.turn} of {progress.recorded_turns} turns with {session.mode}")
+        click.echo(printable(verdict.summary()))
+        if verdict.not_compared:
+            click.echo(f"not compared: {', '.join(verdict.not_compared)} (the SDK's digests of its tool registry and prompt)")
+        if verdict.divergence is not None:
+            for line in payload_diff(verdict.divergence.recorded, verdict.divergence.replayed, context=1_000):
                 click.echo("  " + printable(line))
-        elif not diverged:
-            click.echo("the replay matches the recording")
-    if diverged:
-        sys.exit(EXIT_DIVERGED)
+    sys.exit(verdict.exit_code)
+
+
+def verdict_json(run_id: str, tools: str, turns: int, recorded_turns: int, verdict: Verdict) -> dict[str, Any]:
+    """A replay's verdict for scripts: the same words the text output and the TUI use."""
+    divergence = verdict.divergence
+    return {
+        "run_id": run_id, "tools": tools, "verdict": verdict.kind.value, "exit_code": verdict.exit_code,
+        "matches": verdict.matches, "summary": verdict.summary(), "reason": verdict.reason,
+        "stopped": verdict.stopped or None, "turns": turns, "recorded_turns": recorded_turns,
+        "not_compared": list(verdict.not_compared),
+        "divergence": None if divergence is None else {
+            "index": divergence.index, "step": divergence.name, "state": divergence.state.value, "reason": divergence.reason,
+            "recorded": None if divergence.recorded is None else record_json(divergence.recorded),
+            "replayed": None if divergence.replayed is None else record_json(divergence.replayed),
+        },
+    }  # fmt: skip
 
 
 async def _apply(store: str, operation: Any) -> None:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from agenttui.agent.loop import DENIED, attempt_voided, latest_attempt
+from agenttui.agent.loop import attempt_voided, latest_attempt
 from agenttui.agent.pauses import NothingPending, RunEnded, RunNotStarted
 from agenttui.agent.tools import encode_result
 from agenttui.journal import keys
@@ -44,19 +44,15 @@ async def _require_open(journal: Journal, run_id: str) -> list[Record]:
 
 
 async def decide_approval(store: Store, run_id: str, tool_use_id: str, *, approved: bool, approver: str = "") -> ActionOutcome:
-    """Record a human's decision on a gated call; a denial also records the denial result."""
+    """Record a human's decision on a gated call, as the SDK's ``Approve`` does: the decision
+    alone. The next drive runs the call, or records its denial (with the tool's policy)."""
     journal = Journal(store)
     history = await _require_open(journal, run_id)
     if not any(tool_use_id in (p.id for p in r.message.tool_uses) for r in history if r.message):
         raise NothingPending(f"run {run_id!r} made no call {tool_use_id!r}")
     decision = Record(keys.approval_key(tool_use_id), StepKind.APPROVAL, tool_use_id=tool_use_id, approved=approved, approver=approver)
     standing, won = await journal.insert(run_id, decision)
-    written = [standing] if won else []
-    if won and not approved:
-        denial = Record(keys.tool_key(tool_use_id), StepKind.TOOL_RESULT, tool_use_id=tool_use_id, result=DENIED, is_error=True)
-        result, result_won = await journal.insert(run_id, denial)
-        written += [result] if result_won else []
-    return ActionOutcome(tuple(written), standing)
+    return ActionOutcome((standing,) if won else (), standing)
 
 
 async def approve(store: Store, run_id: str, tool_use_id: str, approver: str = "") -> ActionOutcome:

@@ -9,6 +9,7 @@ journal, never executed twice.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import AsyncIterator, Callable
@@ -25,9 +26,9 @@ from agenttui.agent.events import (
     TurnStarted,
 )
 from agenttui.agent.model import Model, ModelRequest, TurnAssembler
-from agenttui.agent.pauses import PendingApproval, ResumeHalt, RunEnded
+from agenttui.agent.pauses import PendingApproval, ResumeHalt, RollbackRequested, RunEnded
 from agenttui.agent.runstart import RunStart
-from agenttui.agent.tools import Tool, ToolContext, ToolOutput
+from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
 from agenttui.errors import AgentTuiError
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_json
@@ -35,7 +36,6 @@ from agenttui.journal.journal import Journal
 from agenttui.journal.record import Message, Record, StepKind, ToolResultPart, ToolUsePart, Usage
 from agenttui.stores.base import Store
 
-DENIED = b'"tool call denied by human"'
 
 
 class TurnLimitExceeded(AgentTuiError):
@@ -130,6 +130,8 @@ class Agent:
         if end is not None and end != keys.RUN_COMPLETE:
             reason = decode_json(drive.recorded[end].result) if drive.recorded[end].result else ""
             raise RunEnded(run_id, end, reason.get("reason", "") if isinstance(reason, dict) else str(reason))
+        if keys.RUN_CANCEL_REQUESTED in drive.recorded:
+            raise RollbackRequested(run_id)
         start = await self._start(drive, input)
         messages: list[Message] = [start.input]
         for turn in range(self.max_turns + 1):
@@ -190,6 +192,7 @@ class Agent:
             finish=finish.finish if finish else ("tool_use" if message.tool_uses else "stop"),
             raw_finish=finish.raw_finish if finish else "",
             model=finish.model if finish else None,
+            discarded_usage=finish.discarded_usage if finish else None,
         )
         winner = await self.journal.append(drive.run_id, record)
         drive.recorded[key] = winner
@@ -201,39 +204,40 @@ class Agent:
         if (recorded := drive.recorded.get(key)) is not None:
             yield self._completed(run_id, call, recorded, replayed=True)
             return
+        # A run cancelled since the model asked for this call must not fire it.
+        if await self.journal.get(run_id, keys.RUN_CANCELLED) is not None:
+            raise RunEnded(run_id, keys.RUN_CANCELLED)
         tool = self.tools.get(call.name)
-        if tool is not None and tool.safety.needs_approval:
-            decision = await self.journal.get(run_id, keys.approval_key(call.id))
-            if decision is None:
+        safety = tool.safety_for(call.id) if tool is not None else None
+        if tool is not None and safety is not None and safety.needs_approval:
+            approved = await self._decision(run_id, call.id, safety)
+            if approved is None:
                 raise PendingApproval(run_id, call.id, call.name, call.args or b"{}")
-            if not decision.approved:
-                denial = Record(key, StepKind.TOOL_RESULT, tool_use_id=call.id, result=DENIED, is_error=True,
-                                safety=tool.safety.recorded(), approval=tool.safety.approval_policy())  # fmt: skip
+            if not approved:
+                denial = _result_record(key, call.id, tool.denied(call.id), safety)
                 recorded = drive.recorded[key] = await self.journal.append(run_id, denial)
                 yield self._completed(run_id, call, recorded, replayed=False)
                 return
-        if tool is not None and not tool.safety.retry_safe:
+        if safety is not None and not safety.retry_safe:
             await self._mark_attempt(drive, call)
         yield ToolStarted(run_id, call.id, call.name, call.args or b"{}")
 
         async def execute() -> Record:
             if tool is None:
-                output = ToolOutput(f"unknown tool: {call.name}", is_error=True)
-            else:
-                output = await tool.run(ToolContext(run_id, call.id, call.name, call.args or b"{}", self))
-            return Record(
-                key,
-                StepKind.TOOL_RESULT,
-                usage=output.usage,
-                tool_use_id=call.id,
-                result=output.result_json(),
-                is_error=output.is_error,
-                safety=tool.safety.recorded() if tool else None,
-                approval=tool.safety.approval_policy() if tool else None,
-            )
+                return _result_record(key, call.id, ToolOutput(f"unknown tool: {call.name}", is_error=True), None)
+            output = await tool.run(ToolContext(run_id, call.id, call.name, call.args or b"{}", self))
+            return _result_record(key, call.id, output, safety)
 
         recorded = drive.recorded[key] = await self.journal.do(run_id, key, execute)
         yield self._completed(run_id, call, recorded, replayed=False)
+
+    async def _decision(self, run_id: str, tool_use_id: str, safety: ToolSafety) -> bool | None:
+        """The human decision on a gated call: approved, denied, or None while there is none."""
+        if safety.approval_tally:
+            tally = await self.journal.get(run_id, keys.approval_tally_key(tool_use_id))
+            return None if tally is None else tally_approved(tally)
+        decision = await self.journal.get(run_id, keys.approval_key(tool_use_id))
+        return None if decision is None else decision.approved
 
     async def _mark_attempt(self, drive: _Drive, call: ToolUsePart) -> None:
         """Journal an attempt marker, or halt if an earlier attempt's outcome is unknown."""
@@ -251,6 +255,38 @@ class Agent:
     @staticmethod
     def _completed(run_id: str, call: ToolUsePart, record: Record, *, replayed: bool) -> ToolCompleted:
         return ToolCompleted(run_id, call.id, call.name, record.result or b"null", record.is_error, replayed)
+
+
+def _result_record(key: str, tool_use_id: str, output: ToolOutput, safety: ToolSafety | None) -> Record:
+    """The ``tool:<c>`` record of a call's output, with the policy it ran under."""
+    if output.recorded is not None:
+        return dataclasses.replace(output.recorded, name=key, salt=b"")
+    return Record(
+        key,
+        StepKind.TOOL_RESULT,
+        usage=output.usage,
+        tool_use_id=tool_use_id,
+        result=output.result_json(),
+        is_error=output.is_error,
+        safety=safety.recorded() if safety is not None else None,
+        approval=safety.approval_policy() if safety is not None else None,
+    )
+
+
+def tally_approved(tally: Record) -> bool:
+    """Whether a terminal m-of-n tally (``approval-tally:<c>``) approved the call."""
+    try:
+        value = decode_json(tally.result)
+    except ValueError:
+        return False
+    if not isinstance(value, dict):
+        return False
+    approved, need = value.get("approved"), value.get("need")
+    if isinstance(approved, bool):
+        return approved
+    if isinstance(approved, list):
+        approved = len(approved)
+    return isinstance(approved, int) and isinstance(need, int) and approved >= need > 0
 
 
 async def latest_attempt(journal: Journal, run_id: str, tool_use_id: str) -> tuple[int, Record | None]:

@@ -57,9 +57,15 @@ class Finish:
     """The end of a turn: why it stopped, and what it cost."""
 
     finish: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage | None = None
+    """None when the model reports no usage (then the turn's record carries none)."""
     raw_finish: str = ""
     model: ModelInfo | None = None
+    discarded_usage: Usage | None = None
+    """What retried or hedged requests of this turn cost, though their output was dropped."""
+    message: Message | None = None
+    """The turn's whole message when the model already has it exactly (a replay re-emitting a
+    recording): it is journaled as it stands, byte for byte, instead of being re-assembled."""
 
 
 ModelDelta: TypeAlias = TextDelta | ReasoningDelta | ToolCallDelta | Finish
@@ -103,6 +109,8 @@ class TurnAssembler:
                 self.finish = delta
 
     def message(self) -> Message:
+        if self.finish is not None and self.finish.message is not None:
+            return self.finish.message
         parts: list[Part] = []
         for kind, *rest in self._parts:
             if kind == "text":

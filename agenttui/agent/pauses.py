@@ -95,3 +95,14 @@ class NothingPending(AgentTuiError):
     """A human action on a call or question that is not waiting for one."""
 
     title = "Nothing to do"
+
+
+class RollbackRequested(AgentTuiError):
+    """A saga whose rollback was requested (``run:cancel-requested``): only a saga driver, which
+    runs its compensations, may drive it on; agenttui's loop does not roll back."""
+
+    title = "Rollback requested"
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id!r} is a saga whose rollback was requested: a saga driver must end it, not a re-drive")
+        self.run_id = run_id

@@ -42,14 +42,17 @@ class ToolSafety:
     needs_approval: bool = False
     interrupts: bool = False
     """The tool may ask a human a question (``ToolContext.interrupt``); it must be retry-safe."""
+    approval_tally: bool = False
+    """The gate is m-of-n: its decision is the terminal ``approval-tally:<c>``, not ``approval:<c>``."""
 
     @property
     def retry_safe(self) -> bool:
         return self.read_only or self.idempotent or self.idempotency_key
 
-    def recorded(self) -> Safety | None:
-        """The ``safety`` member written on this tool's results."""
-        return Safety(self.read_only, self.idempotent) or None
+    def recorded(self) -> Safety:
+        """The ``safety`` member written on this tool's results: always present, as the SDK writes
+        it (``{}`` for a tool with side effects)."""
+        return Safety(self.read_only, self.idempotent)
 
     def approval_policy(self) -> ApprovalPolicy | None:
         return ApprovalPolicy(single=True) if self.needs_approval else None
@@ -100,14 +103,26 @@ class ToolContext:
             raise Sleeping(self.run_id, name, wake_at)
 
     async def interrupt(self, name: str, question: str) -> Any:
-        """Ask a human; returns the recorded answer, or raises ``Interrupted`` until there is one."""
+        """Ask a human; returns the recorded answer, or raises ``Interrupted`` until there is one.
+
+        A tool declared with ``interrupts=True`` asks under ``interrupt_name(ctx.tool_use_id)``,
+        so a reader of the journal alone knows which name the answer goes under.
+        """
         answer = await self.journal.get(self.run_id, interrupt_key(name))
         if answer is None:
             raise Interrupted(self.run_id, name, question)
         return decode_json(answer.result)
 
 
+def interrupt_name(tool_use_id: str) -> str:
+    """The interrupt a call of a tool declared ``interrupts=True`` asks under (agenttui's convention)."""
+    return f"ask-{tool_use_id}"
+
+
 ToolFunction = Callable[..., Awaitable[Any]]
+
+#: The result of a call a human denied, as the SDK writes it (a JSON string, ``is_error``).
+DENIED_TEXT = "tool call denied by human"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +133,9 @@ class ToolOutput:
     is_error: bool = False
     usage: Usage | None = None
     raw: bytes | None = None
-    """The result's raw JSON, when it must be recorded byte for byte (replayed results)."""
+    """The result's raw JSON, when it must be recorded byte for byte."""
+    recorded: Record | None = None
+    """A whole recorded outcome, journaled as it stands (a replay's stand-in serves these)."""
 
     def result_json(self) -> bytes:
         return self.raw if self.raw is not None else encode_result(self.value)
@@ -152,6 +169,14 @@ class Tool:
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", ToolSpec(self.name, self.description, json_schema(self.args_type)))
         object.__setattr__(self, "wants_context", len(inspect.signature(self.fn).parameters) >= 2)
+
+    def safety_for(self, tool_use_id: str) -> ToolSafety:
+        """The safety one call runs under (a replay's stand-in takes each call's from the recording)."""
+        return self.safety
+
+    def denied(self, tool_use_id: str) -> ToolOutput:
+        """What a call a human denied records as its result."""
+        return ToolOutput(DENIED_TEXT, is_error=True)
 
     def parse_args(self, raw: bytes) -> Any:
         value = json.loads(raw or b"{}")

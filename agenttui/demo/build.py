@@ -14,8 +14,11 @@ from agenttui.agent.model import ModelDelta, ModelRequest
 from agenttui.agent.pauses import RunPaused
 from agenttui.agent.scripted import Call, Turn
 from agenttui.demo.desk import SYSTEM_PROMPT, Effects, demo_model, desk_agent, desk_tools, refund_story, turns
+from agenttui.journal import keys
+from agenttui.journal.codec import go_json
+from agenttui.journal.journal import Journal
 from agenttui.journal.keys import root_run_id
-from agenttui.journal.record import Usage
+from agenttui.journal.record import Message, Record, Safety, StepKind, TextPart, ToolUsePart, Usage
 from agenttui.replay.lease import new_holder
 from agenttui.replay.status import RunState
 from agenttui.stores.base import Store
@@ -84,6 +87,11 @@ SCRIPTS: dict[str, list[Turn]] = {
     ),  # fmt: skip
     "refund-a1001-stalled": refund_story("A-1001", 42.5),
     "refund-a1001-cancelled": refund_story("A-1001", 42.5),
+    "refund-a1005-approved": refund_story("A-1005", 64.10),
+    "lookup-a1001-damaged": turns(
+        ("Let me find order A-1001.", [Call("lookup_order", {"order_id": "A-1001"})]),
+        ("Order A-1001, the walnut desk lamp, was delivered.", []),
+    ),
     "eligibility-a1004": turns(
         ("Let me ask the refunds specialist.", [Call("refunds_specialist", {"task": "Is order A-1004 eligible for a full refund?"})]),
         ("Good news: order A-1004 is eligible for a full refund.", []),
@@ -103,6 +111,37 @@ def factory(run_id: str) -> AgentSetup:
         script, max_turns = live_script(LIVE_TURNS), LIVE_TURNS + 1
     return AgentSetup(desk_tools(), demo_model(script) if script else None, name="refund_desk",
                       system_prompt=SYSTEM_PROMPT, max_turns=max_turns)  # fmt: skip
+
+
+#: Runs the refund desk's Python loop cannot write (a saga's rollback, a signal sent ahead, a
+#: damaged row): written record by record, as a Go service writes them.
+SAGA_ORDER = "A-1003"
+
+
+async def write_saga(store: Store, run_id: str, *, rolled_back: bool) -> None:
+    """A Go saga that refunded, then either failed to email and rolled back (``run:aborted``),
+    or was asked to roll back before it emailed (``run:cancel-requested``, no end yet)."""
+    journal = Journal(store)
+    error = go_json("smtp: 550 mailbox unavailable")
+    refund = {"order_id": SAGA_ORDER, "amount": 18.75, "reason": "lost"}
+    records = [
+        Record(keys.RUN_START, StepKind.VALUE, result=b'{"input":"Refund the lost cable kit (A-1003) and tell the customer.","saga":true,"kind":"agent"}'),
+        Record(keys.llm_key(0), StepKind.MODEL, message=Message.assistant(TextPart("Refunding A-1003."), ToolUsePart("call_0_0", "refund_payment", go_json(refund))),
+               usage=Usage(380, 30), finish="tool_use"),
+        Record(keys.attempt_key("call_0_0"), StepKind.ATTEMPT, tool_use_id="call_0_0", attempted_at=1_767_225_600_000, claim="5608d3daa98f802ac851ca33910d95c3"),
+        Record(keys.tool_key("call_0_0"), StepKind.TOOL_RESULT, tool_use_id="call_0_0", result=b'{"refund_id":"rf_A-1003","amount":18.75}', safety=Safety()),
+    ]  # fmt: skip
+    if not rolled_back:
+        records.append(Record(keys.RUN_CANCEL_REQUESTED, StepKind.VALUE, result=go_json({"reason": "customer called: hold the refund"})))
+    else:
+        records += [
+            Record(keys.llm_key(1), StepKind.MODEL, message=Message.assistant(TextPart("Emailing alan."), ToolUsePart("call_1_0", "send_email", go_json({"to": "alan@example.com", "subject": "Refunded"}))),
+                   usage=Usage(420, 30), finish="tool_use"),
+            Record(keys.tool_key("call_1_0"), StepKind.SAGA_FAIL, tool_use_id="call_1_0", result=error, safety=Safety()),
+            Record(keys.RUN_ABORTED, StepKind.VALUE, result=error),
+        ]  # fmt: skip
+    for record in records:
+        await journal.append(run_id, record)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +190,19 @@ async def build_demo(
         await drive("refund-a1001-cancelled", "Refund order A-1001.")
         await cancel(store, "refund-a1001-cancelled", "customer withdrew the request")
 
+    async def ready() -> None:
+        await drive("refund-a1005-approved", "Refund my keyboard, order A-1005.")
+        await approve(store, "refund-a1005-approved", "call_1_0", approver="ops@example.com")
+
+    async def not_started() -> None:
+        # A reply sent to a run that was never started: the SDK's Signal writes it all the same.
+        await Journal(store).append("reply-a1006", Record(keys.signal_key("customer-reply"), StepKind.SIGNAL, result=go_json("yes, card please")))
+
+    async def unreadable() -> None:
+        # Its process died before turn 1, and a bad disk or a buggy writer left turn 1 cut short.
+        await drive("lookup-a1001-damaged", "Where is order A-1001?", crash_at=1)
+        await store.insert("lookup-a1001-damaged", "@llm/1", b'{"name":"@llm/1","kind":"model","message":{"role":"assis')
+
     async def bulk() -> None:
         agent = desk_agent(demo_model(bulk_script(bulk_turns)), store, max_turns=bulk_turns + 1, clock=clock)
         await agent.run("audit-bulk", "Audit every open order, one lookup per turn.")
@@ -170,6 +222,11 @@ async def build_demo(
          lambda: drive("refund-a1001-stalled", "Refund the lamp, order A-1001.", crash_at=1)),
         ("refund-a1001-cancelled", RunState.CANCELLED, "cancelled by a human", cancelled),
         ("eligibility-a1004", RunState.COMPLETE, "asked a sub-agent", lambda: drive("eligibility-a1004", "Can I get a full refund on A-1004?")),
+        ("refund-a1005-approved", RunState.READY, "approved, not re-driven yet", ready),
+        ("saga-a1003-rolled-back", RunState.ABORTED, "a Go saga that rolled back", lambda: write_saga(store, "saga-a1003-rolled-back", rolled_back=True)),
+        ("saga-a1003-cancelling", RunState.CANCELLING, "a Go saga asked to roll back", lambda: write_saga(store, "saga-a1003-cancelling", rolled_back=False)),
+        ("reply-a1006", RunState.NOT_STARTED, "a signal sent ahead of its run", not_started),
+        ("lookup-a1001-damaged", RunState.UNREADABLE, "a damaged record", unreadable),
         ("audit-bulk", RunState.COMPLETE, f"{bulk_turns} turns", bulk),
     ]  # fmt: skip
     runs = []

@@ -16,7 +16,7 @@ from agenttui.agent.loop import Agent
 from agenttui.agent.model import Model
 from agenttui.agent.scripted import Call, ScriptedModel, Turn
 from agenttui.agent.subagent import subagent_tool
-from agenttui.agent.tools import Tool, ToolContext, tool
+from agenttui.agent.tools import Tool, ToolContext, interrupt_name, tool
 from agenttui.journal.record import Usage
 from agenttui.stores.base import Store
 
@@ -104,7 +104,7 @@ def desk_tools(effects: Effects | None = None) -> list[Tool]:
     @tool(read_only=True, interrupts=True)
     async def ask_customer(ctx: ToolContext, args: Question) -> Any:
         """Ask the customer a question and wait for the answer."""
-        return await ctx.interrupt(f"ask-{ctx.tool_use_id}", args.question)
+        return await ctx.interrupt(interrupt_name(ctx.tool_use_id), args.question)
 
     specialist = subagent_tool(
         "refunds_specialist",

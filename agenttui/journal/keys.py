@@ -44,8 +44,12 @@ def llm_key(turn: int) -> str:
     return f"@llm/{turn}"
 
 
+TOOL_PREFIX = "tool:"
+_RETRY_ATTEMPT = re.compile(r"attempt:retry:[0-9]+:tool:")
+
+
 def tool_key(tool_use_id: str) -> str:
-    return "tool:" + encode_id(tool_use_id)
+    return TOOL_PREFIX + encode_id(tool_use_id)
 
 
 def attempt_key(tool_use_id: str) -> str:
@@ -55,6 +59,11 @@ def attempt_key(tool_use_id: str) -> str:
 
 def retry_attempt_key(generation: int, tool_use_id: str) -> str:
     return f"attempt:retry:{generation}:tool:{encode_id(tool_use_id)}"
+
+
+def is_tool_attempt_key(name: str) -> bool:
+    """Whether ``name`` is a tool call's attempt marker, first (``attempt:tool:``) or a retry."""
+    return name.startswith("attempt:tool:") or _RETRY_ATTEMPT.match(name) is not None
 
 
 def step_attempt_key(step_name: str, generation: int = 0) -> str:
@@ -157,6 +166,11 @@ def is_sub_run(run_id: str) -> bool:
 
 def is_session_run(run_id: str) -> bool:
     return ">" in run_id and not is_sub_run(run_id)
+
+
+def is_session_journal(run_id: str) -> bool:
+    """A session's own journal (``<id>>@session``), which holds its turns' links, not a loop."""
+    return run_id.endswith(">@session")
 
 
 def parent_run_id(run_id: str) -> str | None:

@@ -155,6 +155,9 @@ def _pretty(record: Record | None) -> list[str]:
     return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False).split("\n")
 
 
-def payload_diff(row: DiffRow, *, left_label: str = "recorded", right_label: str = "replayed") -> list[str]:
-    """A unified diff of the row's two payloads as pretty JSON (salts, claims and times aside)."""
-    return list(difflib.unified_diff(_pretty(row.left), _pretty(row.right), left_label, right_label, lineterm="", n=3))
+def payload_diff(
+    left: Record | None, right: Record | None, *, left_label: str = "recorded", right_label: str = "replayed", context: int = 3
+) -> list[str]:
+    """A unified diff of two records as pretty JSON (salts, claims and times aside); a large
+    ``context`` shows both sides in full."""
+    return list(difflib.unified_diff(_pretty(left), _pretty(right), left_label, right_label, lineterm="", n=context))

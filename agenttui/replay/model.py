@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from agenttui.agent.model import Finish, ModelDelta, ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta
 from agenttui.errors import AgentTuiError, JournalVersionError, RunNotFoundError
 from agenttui.journal.journal import Journal, decode_entry, journal_format
-from agenttui.journal.record import SUPPORTED_FORMATS, ReasoningPart, Record, StepKind, TextPart, ToolUsePart, Usage
+from agenttui.journal.record import SUPPORTED_FORMATS, Message, ReasoningPart, Record, StepKind, TextPart, ToolUsePart
 from agenttui.stores.base import Store
 
 
@@ -46,7 +46,9 @@ class ReplayModel:
 
 
 def recorded_deltas(record: Record) -> list[ModelDelta]:
-    """A model record as the stream that produced it: one delta per part, then the finish."""
+    """A model record as the stream that produced it: one delta per part, then the finish, which
+    carries the recorded message itself (parts a stream cannot express, such as images, a
+    reasoning part's ``redacted`` or a call's ``signature``, survive the replay)."""
     deltas: list[ModelDelta] = []
     message = record.message
     calls = 0
@@ -59,8 +61,9 @@ def recorded_deltas(record: Record) -> list[ModelDelta]:
             case ToolUsePart(id=call_id, name=name, args=args):
                 deltas.append(ToolCallDelta(calls, call_id, name, (args or b"{}").decode("utf-8", "replace")))
                 calls += 1
-    finish = record.finish or ("tool_use" if calls else "stop")
-    deltas.append(Finish(finish, record.usage or Usage(), record.raw_finish, record.model))
+    # The recorded finish as it stands, even empty (a pre-v0.9 record has none): the replay's
+    # record must carry what the recording does, not the reason the SDK's Replay would derive.
+    deltas.append(Finish(record.finish, record.usage, record.raw_finish, record.model, record.discarded_usage, message or Message("assistant")))
     return deltas
 
 
@@ -77,17 +80,20 @@ async def replay(store: Store, run_id: str) -> ReplayModel:
 async def model_turns(journal: Journal, run_id: str) -> list[Record]:
     """The run's model records, in order; only they are decoded (a long run is mostly tool results).
 
-    Raises ``RunNotFoundError`` for a run with no records, ``JournalVersionError`` for one in a
-    format agenttui does not read.
+    Raises ``RunNotFoundError`` for a run with no records, ``JournalVersionError`` for one whose
+    header names a format agenttui does not read.
     """
     turns: list[Record] = []
     first = True
     async for entry in journal.store.load(run_id):
         if first:
-            found = journal_format(decode_entry(entry))
-            if found not in SUPPORTED_FORMATS:
+            # A headerless journal (before v0.9) replays too; a header naming another format does not.
+            found = journal_format(record := decode_entry(entry))
+            if found not in SUPPORTED_FORMATS and record.is_header:
                 raise JournalVersionError(run_id, found)
             first = False
+            if not record.is_header and record.kind == StepKind.MODEL and entry.name.startswith("@llm/"):
+                turns.append(record)
         elif entry.name.startswith("@llm/"):
             record = decode_entry(entry)
             if record.kind == StepKind.MODEL:

@@ -67,11 +67,11 @@ class Decide:
         return f"{'Approve' if self.approved else 'Deny'} call {self.tool_use_id} of run {self.run_id}"
 
     def will_write(self) -> str:
-        lines = [f"{keys.approval_key(self.tool_use_id)}  approval  approved={str(self.approved).lower()}"
-                 + (f" approver={self.approver}" if self.approver else "")]  # fmt: skip
+        line = f"{keys.approval_key(self.tool_use_id)}  approval  approved={str(self.approved).lower()}"
+        line += f" approver={self.approver}" if self.approver else ""
         if not self.approved:
-            lines.append(f'{keys.tool_key(self.tool_use_id)}  tool_result  is_error=true  "tool call denied by human"')
-        return "\n".join(lines)
+            line += "\n(the next drive records the denial as the call's result)"
+        return line
 
     def command(self, store_url: str) -> str:
         extra = ["--approver", self.approver] if self.approver else []

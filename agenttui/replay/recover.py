@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from agenttui.agent.pauses import RunPaused, RunNotStarted
+from agenttui.agent.pauses import RollbackRequested, RunNotStarted, RunPaused
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.replay.lease import DEFAULT_TTL, LeaseHeld, lease
@@ -73,6 +73,8 @@ async def _recover_one(store: Store, run_id: str, resume: Resume, ttl: float, re
             return
         if keys.RUN_START not in names:
             raise RunNotStarted(run_id)
+        if keys.RUN_CANCEL_REQUESTED in names:
+            raise RollbackRequested(run_id)
         await resume(run_id)
         report.re_driven.append(run_id)
 
@@ -83,7 +85,7 @@ async def _recover_one(store: Store, run_id: str, resume: Resume, ttl: float, re
         report.paused[run_id] = pause
     except LeaseHeld as held:
         report.skipped[run_id] = held.message
-    except RunNotStarted as not_started:
-        report.skipped[run_id] = not_started.message
+    except (RunNotStarted, RollbackRequested) as not_ours:
+        report.skipped[run_id] = not_ours.message
     except (AgentTuiError, Exception) as exc:  # a genuine fault of this run; the others still go on
         report.errors[run_id] = exc

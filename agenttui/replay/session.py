@@ -1,23 +1,24 @@
 """A replay session: re-drive a recorded run offline, one model turn at a time.
 
-The agent loop runs against ``replay(store, run_id)`` into a fresh in-memory store, with the
-run's recorded input. Tools come from the recording (each call returns the result the journal
-holds; a call it never saw is a divergence) or from the user's code (an ``AgentSetup``). Human
-decisions (approvals, answers) and journaled wake times are inputs, not outputs: they are copied
-into the fresh store first, so the replay goes where the original went. Nothing is ever written
-to the store the recording is read from.
+The agent loop runs against ``replay(store, run_id)`` into a ``ReplayStore``, with the run's
+recorded input. Tools come from the recording (each call returns the outcome the journal holds)
+or from the user's code (an ``AgentSetup``). People's decisions, answers, wake times and the
+other inputs are fed from the recording as the replayed loop reaches them (``replay.feed``), so
+the replay goes where the original went and its journal lists records in the recording's order.
+Nothing is ever written to the store the recording is read from.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from agenttui.agent.events import AgentEvent, AssistantTurn, Finished, TurnStarted
 from agenttui.agent.factory import AgentSetup
-from agenttui.agent.loop import Agent
-from agenttui.agent.pauses import RunPaused
+from agenttui.agent.loop import Agent, latest_attempt
+from agenttui.agent.pauses import ResumeHalt, RunEnded, RunPaused
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
 from agenttui.errors import AgentTuiError, RunNotFoundError
@@ -25,13 +26,15 @@ from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
 from agenttui.render.diff import JournalDiff, diff_journals
+from agenttui.replay.feed import ReplayStore
 from agenttui.replay.model import NoRecordedOutput, replay
+from agenttui.replay.status import RunState, RunStatus, status_of
+from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, refusal_reason
 from agenttui.stores.base import Store
-from agenttui.stores.memory import MemStore
 
-#: Records a replay copies from the recording before it starts: decisions made by people, and
-#: wake times, which a replay must see as the original did.
-_INPUT_PREFIXES = ("approval:", "approval-tally:", "interrupt:", "timer:", "signal:")
+#: Model-record members the SDK derives from its own tool registry and prompt: a replay with
+#: recorded tools has neither, so it cannot reproduce them and does not compare them.
+FOREIGN_DIGESTS = ("prompt_digest", "tools_digest")
 
 
 class ReplayDiverged(RunPaused):
@@ -50,7 +53,9 @@ class ReplayState(enum.StrEnum):
     FINISHED = "finished"
     DIVERGED = "diverged"
     PAUSED = "paused"
+    """The replay stopped where the recording stops: a pause, a halt, a cancellation, a crash."""
     FAILED = "failed"
+    REFUSED = "refused"
 
 
 class RecordingEnded(RunPaused):
@@ -59,32 +64,102 @@ class RecordingEnded(RunPaused):
     title = "End of recording"
 
 
+class DriveEnded(RunPaused):
+    """The original drive stopped here (its process died after an attempt marker a person later
+    voided); the replay ends this drive too and drives the run again, as the original was."""
+
+    title = "Drive ended"
+
+
+@dataclass(frozen=True)
+class RecordedCalls:
+    """What a recording shows of each tool call: its outcome, its attempt markers, its gate."""
+
+    names: dict[str, str]
+    """Call id to tool name, from the model turns."""
+    outcomes: dict[str, Record]
+    attempts: dict[str, int]
+    """How many attempt markers (first and retries) each call has."""
+    gates: dict[str, str]
+    """``single`` or ``tally`` for each call a person had to approve."""
+
+    @classmethod
+    def of(cls, records: Sequence[Record]) -> RecordedCalls:
+        names = {call.id: call.name for r in records if r.kind == StepKind.MODEL and r.message for call in r.message.tool_uses}
+        outcomes = {r.tool_use_id: r for r in records if r.kind == StepKind.TOOL_RESULT and r.name.startswith(keys.TOOL_PREFIX)}
+        attempts: dict[str, int] = {}
+        gates: dict[str, str] = {}
+        for r in records:
+            if r.kind == StepKind.ATTEMPT and keys.is_tool_attempt_key(r.name):
+                attempts[r.tool_use_id] = attempts.get(r.tool_use_id, 0) + 1
+            elif r.name.startswith("approval-tally:") or (r.kind == StepKind.APPROVAL and r.approver_alg):
+                gates[r.tool_use_id or _tally_call(r, names)] = "tally"
+            elif r.kind == StepKind.APPROVAL:
+                gates.setdefault(r.tool_use_id, "single")
+        for call_id, outcome in outcomes.items():
+            if outcome.approval:
+                gates.setdefault(call_id, "tally" if outcome.approval.need else "single")
+        return cls(names, outcomes, attempts, gates)
+
+    def safety(self, call_id: str, declared: ToolSafety | None) -> ToolSafety:
+        """The policy a call ran under, as the recording shows it: an attempt marker means it
+        was not retry-safe, a decision or an ``approval`` member that it was gated. A call the
+        recording stops at keeps what agenttui's own ``run:start`` declared, if anything."""
+        known = call_id in self.outcomes or call_id in self.attempts or call_id in self.gates
+        if not known and declared is not None:
+            return declared
+        gate = self.gates.get(call_id, "")
+        return ToolSafety(read_only=call_id not in self.attempts, needs_approval=bool(gate), approval_tally=gate == "tally")
+
+
+def _tally_call(record: Record, names: dict[str, str]) -> str:
+    """The call an ``approval-tally:<enc id>`` record decides (its key holds the encoded id)."""
+    encoded = record.name.partition(":")[2]
+    return next((call_id for call_id in names if keys.encode_id(call_id) == encoded), encoded)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedTool(Tool):
+    """A stand-in for a recorded tool: each call is served its recorded outcome, verbatim, under
+    the policy the recording shows for it; it never runs anything."""
+
+    calls: RecordedCalls | None = None
+    declared: ToolSafety | None = None
+
+    def safety_for(self, tool_use_id: str) -> ToolSafety:
+        assert self.calls is not None
+        return self.calls.safety(tool_use_id, self.declared)
+
+    def denied(self, tool_use_id: str) -> ToolOutput:
+        assert self.calls is not None
+        recorded = self.calls.outcomes.get(tool_use_id)
+        return ToolOutput(None, recorded=recorded) if recorded is not None else Tool.denied(self, tool_use_id)
+
+    async def run(self, ctx: ToolContext) -> ToolOutput:
+        assert self.calls is not None
+        call_id = ctx.tool_use_id
+        if call_id not in self.calls.names:
+            raise ReplayDiverged(ctx.run_id, f"call {call_id} ({self.name}) was never made in the recording")
+        outcome = self.calls.outcomes.get(call_id)
+        if outcome is None:
+            raise RecordingEnded(ctx.run_id, f"the recording ends here: call {call_id} ({self.name}) has no result")
+        if call_id in self.calls.attempts:
+            generation, _ = await latest_attempt(ctx.journal, ctx.run_id, call_id)
+            if generation + 1 < self.calls.attempts[call_id]:
+                raise DriveEnded(ctx.run_id, f"the original drive of call {call_id} ({self.name}) stopped after attempt {generation}")
+        return ToolOutput(None, recorded=outcome)
+
+
 def recorded_tools(records: Sequence[Record], start: RunStart) -> list[Tool]:
-    """Stand-ins for the recording's tools: each call returns the recorded result, verbatim.
+    """Stand-ins for the recording's tools: those ``run:start`` names, then any other tool called."""
+    calls = RecordedCalls.of(records)
+    declared = list(dict.fromkeys([*start.policies, *start.tools]))
+    names = declared + sorted(set(calls.names.values()) - set(declared))
 
-    Each stand-in keeps its tool's recorded policy (gates, retry safety), so the replay writes the
-    same approvals checks and attempt markers the original did. The tools come in ``run:start``'s
-    order, then any other tool the recording called.
-    """
-    results = {r.tool_use_id: r for r in records if r.kind == StepKind.TOOL_RESULT}
-    calls = {call.id: call.name for r in records if r.kind == StepKind.MODEL and r.message for call in r.message.tool_uses}
-    recorded_names = [name for name, _ in start.tools]
-    names = recorded_names + sorted(set(calls.values()) - set(recorded_names))
+    async def never_called(args: dict) -> None:  # RecordedTool.run serves every call
+        raise AssertionError("a recorded tool is never run")
 
-    def stand_in(name: str) -> Tool:
-        async def recorded(ctx: ToolContext, args: dict) -> ToolOutput:
-            record = results.get(ctx.tool_use_id)
-            if record is not None:
-                return ToolOutput(None, is_error=record.is_error, usage=record.usage, raw=record.result or b"null")
-            if ctx.tool_use_id in calls:
-                raise RecordingEnded(ctx.run_id, f"the recording ends here: call {ctx.tool_use_id} ({name}) has no result")
-            raise ReplayDiverged(ctx.run_id, f"call {ctx.tool_use_id} ({name}) was never made in the recording")
-
-        # A tool run:start does not describe has no effect a stand-in could guard: read-only.
-        safety = start.policy(name) or ToolSafety(read_only=True)
-        return Tool(name, recorded, f"recorded results of {name}", None, safety)
-
-    return [stand_in(name) for name in names]
+    return [RecordedTool(name, never_called, f"recorded results of {name}", calls=calls, declared=start.policy(name)) for name in names]
 
 
 @dataclass
@@ -101,14 +176,24 @@ class ReplayProgress:
 class ReplaySession:
     """Steps a recorded run through the agent loop again. Create with ``await ReplaySession.open``."""
 
-    def __init__(self, source: Store, run_id: str, recording: list[Record], start: RunStart, setup: AgentSetup | None) -> None:
+    def __init__(
+        self, source: Store, run_id: str, recording: list[Record], start: RunStart, setup: AgentSetup | None, *,
+        recorded_status: RunStatus, refusal: str = "",
+    ) -> None:  # fmt: skip
         self.source = source
         self.run_id = run_id
         self.recording = recording
         self.start = start
         self.setup = setup
+        self.recorded_status = recorded_status
+        """The recording's own status: where it stops, when it is unfinished."""
+        self.refusal = refusal
+        """Why the run cannot be replayed ("" when it can); a refused session never drives."""
         self.progress = ReplayProgress(recorded_turns=sum(r.kind == StepKind.MODEL for r in recording))
-        self.store: MemStore = MemStore()
+        if refusal:
+            self.progress.state, self.progress.reason = ReplayState.REFUSED, refusal
+        self.store = ReplayStore(run_id, recording)
+        self._agent: Agent | None = None
         self._events: AsyncIterator[AgentEvent] | None = None
         self._held: AgentEvent | None = None
         self._replayed: list[Record] = []
@@ -116,14 +201,22 @@ class ReplaySession:
 
     @classmethod
     async def open(cls, source: Store, run_id: str, setup: AgentSetup | None = None) -> ReplaySession:
-        """Read the recording; ``setup`` None replays with the recorded tool results."""
-        recording = await Journal(source).history(run_id)
+        """Read the recording; ``setup`` None replays with the recorded tool results.
+
+        Raises ``RunNotFoundError`` for a run with no records. A run the loop cannot re-drive
+        opens as a refused session (``refusal`` says why).
+        """
+        recording = (await Journal(source).read(run_id)).records
         if not recording:
             raise RunNotFoundError(run_id)
+        lease = await source.get_lease(keys.root_run_id(run_id)) if source.IMPLEMENTS_LEASES else None
+        status = status_of(run_id, recording, lease)
+        refusal = refusal_reason(run_id, recording)
+        if not refusal and status.state == RunState.UNREADABLE:
+            refusal = f"the run is unreadable: {status.detail}"
         start_record = next((r for r in recording if r.name == keys.RUN_START), None)
-        if start_record is None:
-            raise AgentTuiError(f"run {run_id!r} has no run:start record: there is no input to replay with")
-        return cls(source, run_id, recording, RunStart.decode(start_record.result), setup)
+        start = RunStart.decode(start_record.result if start_record else None)
+        return cls(source, run_id, recording, start, setup, recorded_status=status, refusal=refusal)
 
     @property
     def mode(self) -> str:
@@ -132,19 +225,19 @@ class ReplaySession:
     async def _reset(self) -> None:
         if self._events is not None:
             await self._events.aclose()  # type: ignore[attr-defined]
-        self.store = MemStore()
+        self.store = ReplayStore(self.run_id, self.recording)
         self._replayed, self._replayed_seq = [], -1
-        journal = Journal(self.store)
-        for record in self.recording:
-            if record.name.startswith(_INPUT_PREFIXES):
-                await journal.append(self.run_id, record)
-        model = await replay(self.source, self.run_id)
-        agent = self._agent(model)
-        self._events = agent.stream(self.run_id, self.start.input).__aiter__()
+        await self.store.feed_due()
+        self._agent = self._build_agent(await replay(self.source, self.run_id))
+        self._events = self._drive()
         self._held = None
         self.progress = ReplayProgress(recorded_turns=self.progress.recorded_turns, state=ReplayState.RUNNING)
 
-    def _agent(self, model: object) -> Agent:
+    def _drive(self) -> AsyncIterator[AgentEvent]:
+        assert self._agent is not None
+        return self._agent.stream(self.run_id, self.start.input).__aiter__()
+
+    def _build_agent(self, model: object) -> Agent:
         settings = self.start.settings
         if self.setup is not None:
             return self.setup.agent(self.store, model)  # type: ignore[arg-type]
@@ -162,39 +255,61 @@ class ReplaySession:
         if self.done or self._events is None:
             return []
         events: list[AgentEvent] = []
-        if self._held is not None:
-            events.append(self._held)
+
+        def emit(event: AgentEvent) -> None:
+            events.append(event)
             if on_event:
-                on_event(self._held)
+                on_event(event)
+
+        if self._held is not None:
+            emit(self._held)
             self._held = None
-        try:
-            async for event in self._events:
-                if isinstance(event, TurnStarted) and any(isinstance(e, TurnStarted) for e in events):
-                    self._held = event  # the next turn begins: stop before it
-                    break
-                events.append(event)
-                if on_event:
-                    on_event(event)
-                if isinstance(event, Finished):
-                    self.progress.state = ReplayState.FINISHED
-            else:
-                if self.progress.state == ReplayState.RUNNING:
-                    self.progress.state = ReplayState.FINISHED
-        except NoRecordedOutput as exc:
-            self.progress.state, self.progress.reason = ReplayState.DIVERGED, f"no recorded output: {exc.message}"
-        except ReplayDiverged as exc:
-            self.progress.state, self.progress.reason = ReplayState.DIVERGED, exc.reason
-        except RecordingEnded as exc:
-            self.progress.state, self.progress.reason = ReplayState.PAUSED, exc.message
-        except RunPaused as exc:
-            self.progress.state, self.progress.reason = ReplayState.PAUSED, exc.message
-        except AgentTuiError as exc:
-            self.progress.state, self.progress.reason = ReplayState.FAILED, exc.message
+        # A recording of several drives (a crash, a person's resolution, a re-drive) is replayed
+        # as several drives: where the original drive stopped after an attempt, or halted on one
+        # a person then resolved, the replay drives again (a bounded number of times).
+        drives_left = len(self.recording)
+        while True:
+            try:
+                async for event in self._events:
+                    if isinstance(event, TurnStarted) and any(isinstance(e, TurnStarted) for e in events):
+                        self._held = event  # the next turn begins: stop before it
+                        break
+                    emit(event)
+                    if isinstance(event, Finished):
+                        self.progress.state = ReplayState.FINISHED
+                else:
+                    if self.progress.state == ReplayState.RUNNING:
+                        self.progress.state = ReplayState.FINISHED
+            except (DriveEnded, ResumeHalt) as exc:
+                drives_left -= 1
+                resolved = isinstance(exc, DriveEnded) or await self.store.adopt_resolution(exc.tool_use_id)
+                if resolved and drives_left > 0:
+                    self._events = self._drive()
+                    continue
+                self.progress.state, self.progress.reason = ReplayState.PAUSED, exc.message
+            except NoRecordedOutput as exc:
+                self._no_recorded_output(exc)
+            except ReplayDiverged as exc:
+                self.progress.state, self.progress.reason = ReplayState.DIVERGED, exc.reason
+            except (RunPaused, RunEnded) as exc:
+                self.progress.state, self.progress.reason = ReplayState.PAUSED, exc.message
+            except AgentTuiError as exc:
+                self.progress.state, self.progress.reason = ReplayState.FAILED, exc.message
+            break
         # A turn counts once the model's message is in: a turn the recording lacks is no turn.
         if any(isinstance(e, AssistantTurn) for e in events):
             self.progress.turn += 1
         self.progress.events.extend(events)
         return events
+
+    def _no_recorded_output(self, exc: NoRecordedOutput) -> None:
+        """Asking for the turn after the last recorded one is where an unfinished recording stops
+        (its run crashed or stalled before that turn); past a finished one, it is a divergence."""
+        if exc.run_id == self.run_id and exc.turn == exc.recorded and not self.recorded_status.state.finished:
+            self.progress.state = ReplayState.PAUSED
+            self.progress.reason = f"the recording ends here: it has no model turn {exc.turn}"
+        else:
+            self.progress.state, self.progress.reason = ReplayState.DIVERGED, f"no recorded output: {exc.message}"
 
     async def run_to_end(self, on_turn: Callable[[int], None] | None = None) -> ReplayProgress:
         """Replay until the run finishes, pauses or diverges."""
@@ -206,6 +321,8 @@ class ReplaySession:
 
     async def jump(self, turn: int) -> ReplayProgress:
         """Replay from the start up to ``turn`` turns (replay is deterministic: back is forward again)."""
+        if self.refusal:
+            return self.progress
         self.progress = ReplayProgress(recorded_turns=self.progress.recorded_turns)
         await self._reset()
         while self.progress.turn < turn and not self.done:
@@ -218,14 +335,59 @@ class ReplaySession:
     async def replayed(self) -> list[Record]:
         """The replay's journal so far. Read incrementally: each step decodes only what it wrote."""
         async for entry, record in Journal(self.store).entries(self.run_id, after=self._replayed_seq):
-            self._replayed.append(record)
+            if not (self.store.legacy and record.is_header):  # the header a legacy replay runs under
+                self._replayed.append(record)
             self._replayed_seq = entry.seq
         return list(self._replayed)
 
+    @property
+    def not_compared(self) -> tuple[str, ...]:
+        """Members of the recording this replay cannot reproduce: the SDK's digests, with recorded
+        tools (a foreign agent's registry and prompt are not here). With your agent, all count."""
+        if self.setup is not None:
+            return ()
+        return tuple(m for m in FOREIGN_DIGESTS if any(getattr(r, m) for r in self.recording if r.kind == StepKind.MODEL))
+
+    def _comparable(self, records: Sequence[Record]) -> list[Record]:
+        blank = dict.fromkeys(self.not_compared, "")
+        if not blank:
+            return list(records)
+        return [dataclasses.replace(r, **blank) if r.kind == StepKind.MODEL else r for r in records]
+
     async def diff(self) -> JournalDiff:
         """The recording against the replay so far."""
-        return diff_journals(self.recording, await self.replayed(), right_partial=not self.done)
+        replayed = await self.replayed()
+        return diff_journals(self._comparable(self.recording), self._comparable(replayed), right_partial=not self.done)
+
+    async def verdict(self, diff: JournalDiff | None = None) -> Verdict:
+        """What the replay found, once it is done (``run_to_end``); ``diff`` is ``self.diff()``
+        when the caller already has it."""
+        if self.refusal:
+            return Verdict(VerdictKind.REFUSED, self.refusal)
+        not_compared = self.not_compared
+        first = (diff or await self.diff()).first_divergence
+        state, reason = self.progress.state, self.progress.reason
+        if first is not None:
+            loop_reason = state in (ReplayState.DIVERGED, ReplayState.FAILED) and first.left is not None and first.right is None
+            why = reason if loop_reason and reason else first.reason
+            return Verdict(VerdictKind.DIVERGED, why, divergence=Divergence.of(first, why), not_compared=not_compared)
+        if state in (ReplayState.DIVERGED, ReplayState.FAILED):
+            return Verdict(VerdictKind.DIVERGED, reason, not_compared=not_compared)
+        status = self.recorded_status
+        if state == ReplayState.FINISHED and status.state.finished:
+            return Verdict(VerdictKind.MATCHES, not_compared=not_compared)
+        return Verdict(VerdictKind.MATCHES_SO_FAR, status.detail or reason, stopped=status.state.value, not_compared=not_compared)
 
     async def aclose(self) -> None:
         if self._events is not None:
             await self._events.aclose()  # type: ignore[attr-defined]
+
+
+async def replay_verdict(source: Store, run_id: str, setup: AgentSetup | None = None) -> tuple[ReplaySession, Verdict]:
+    """Replay ``run_id`` to its end and judge it: the CLI's ``replay`` and a CI check."""
+    session = await ReplaySession.open(source, run_id, setup)
+    try:
+        await session.run_to_end()
+        return session, await session.verdict()
+    finally:
+        await session.aclose()

@@ -12,7 +12,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from agenttui.agent.loop import tally_approved
 from agenttui.agent.runstart import RunStart
+from agenttui.agent.tools import interrupt_name
 from agenttui.journal import keys
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.codec import decode_json
@@ -26,12 +28,18 @@ class RunState(enum.StrEnum):
     COMPLETE = "complete"
     ABORTED = "aborted"
     CANCELLED = "cancelled"
+    CANCELLING = "cancelling"
+    """A saga whose rollback was requested (``run:cancel-requested``) and has not ended yet."""
     HALTED = "halted"
     AWAITING_APPROVAL = "awaiting-approval"
     AWAITING_INPUT = "awaiting-input"
     SLEEPING = "sleeping"
+    READY = "ready"
+    """What the run waited on has come (a decision, an answer, its wake time): re-drive it."""
     IN_FLIGHT = "in-flight"
     STALLED = "stalled"
+    NOT_STARTED = "not-started"
+    """No ``run:start``: the run never started (a session's journal, a signal sent ahead)."""
     UNREADABLE = "unreadable"
 
     @property
@@ -52,12 +60,15 @@ _ICONS = {
     RunState.COMPLETE: "✓",
     RunState.ABORTED: "✗",
     RunState.CANCELLED: "⊘",
+    RunState.CANCELLING: "⊖",
     RunState.HALTED: "‼",
     RunState.AWAITING_APPROVAL: "?",
     RunState.AWAITING_INPUT: "…",
     RunState.SLEEPING: "◷",
+    RunState.READY: "▷",
     RunState.IN_FLIGHT: "▶",
     RunState.STALLED: "■",
+    RunState.NOT_STARTED: "○",
     RunState.UNREADABLE: "!",
 }
 
@@ -67,7 +78,8 @@ class RunStatus:
     """A run's state and what it waits on.
 
     ``detail`` names the pending item: the call awaiting approval or whose outcome is unknown,
-    the wake time, the reason a run ended or is unreadable. ``tool_use_id`` is the open call.
+    the wake time, the reason a run ended or is unreadable. ``tool_use_id`` is the open call;
+    ``interrupt_name`` the name ``answer`` records under, for a run awaiting input.
     """
 
     run_id: str
@@ -75,10 +87,13 @@ class RunStatus:
     detail: str = ""
     tool_use_id: str = ""
     tool_name: str = ""
+    interrupt_name: str = ""
     wake_at: datetime | None = None
     lease_holder: str = ""
     lease_lapsed: bool = False
     """The run holds a lease row that has lapsed (its driver died or stalled)."""
+    legacy: bool = False
+    """A headerless journal of an SDK before v0.9: shown and replayed, never written to."""
     steps: int = 0
     turns: int = 0
     tokens: int = 0
@@ -89,69 +104,104 @@ def status_of(
 ) -> RunStatus:
     """The status of a run whose records (header first) and lease row are given. Pure.
 
-    The rules, first match wins:
+    The rules, first match wins (where the SDK's ``Status`` decides, they agree with it; the
+    rest are agenttui's finer reading of what the SDK calls ``started``):
 
-    1. No records, an unsupported format, or an unreadable record: ``unreadable``.
+    1. No records, a format agenttui does not read, or an unreadable record: ``unreadable``.
+       A headerless journal (before v0.9) is read as ``legacy``. A session's own journal
+       (``<id>>@session``) is ``not-started``, as the SDK says.
     2. The first end marker: ``complete``, ``aborted`` or ``cancelled``.
-    3. A live lease: ``in-flight``. It outranks every pause below: a live driver may be about to
-       record the very result a pause waits for, so acting on it would race the driver.
-    4. For the calls the last model turn made that have no result yet, in call order:
+    3. A live lease: ``in-flight``. It outranks every rule below: a live driver may be about to
+       record ``run:start``, or the very result a pause waits for, so acting on it would race it.
+    4. No ``run:start`` (a run holding only a signal): ``not-started``. Journals from before
+       v0.8 never had one; theirs is read from their model turns.
+    5. ``run:cancel-requested``: ``cancelling`` (a saga rolling back; only its driver ends it).
+    6. For the calls the last model turn made that have no result yet, in call order:
        an attempt marker not voided by ``not_started`` → ``halted`` (outcome unknown; safer than
-       re-firing); a gated tool (by ``run:start``'s tool policy) without a decision →
-       ``awaiting-approval``; a durable sleep journaled after that turn → ``sleeping`` while its
-       wake time is ahead; a tool that asks humans, with no answer → ``awaiting-input``.
-    5. Otherwise ``stalled``: unfinished, nobody driving, nothing pending: safe to re-drive.
+       re-firing); a gated tool (by ``run:start``'s tool policy, or a decision on record) →
+       ``awaiting-approval`` without a decision, ``ready`` with one; a durable sleep journaled
+       after that turn → ``sleeping`` while its wake time is ahead, ``ready`` after; a tool that
+       asks people → ``awaiting-input`` until answered, ``ready`` after.
+    7. Otherwise ``stalled``: unfinished, nobody driving, nothing pending: safe to re-drive.
     """
     now = now or datetime.now(timezone.utc)
     steps = len(records)
     model_records = [r for r in records if r.kind == StepKind.MODEL]
     turns = len(model_records)
     tokens = sum(r.usage.total for r in records if r.usage)
+    legacy = bool(records) and not records[0].is_header
 
     def status(state: RunState, detail: str = "", **extra: object) -> RunStatus:
         holder = lease.holder if lease is not None and lease.live else ""
         lapsed = lease is not None and not lease.live
-        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, steps=steps, turns=turns, tokens=tokens, **extra)  # type: ignore[arg-type]
+        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, legacy=legacy,  # type: ignore[arg-type]
+                         steps=steps, turns=turns, tokens=tokens, **extra)  # fmt: skip
 
     if not records:
         return status(RunState.UNREADABLE, "no records")
-    if (found := journal_format(records[0])) not in SUPPORTED_FORMATS:
-        return status(RunState.UNREADABLE, f"journal format {found!r}" if found else "no @journal header (pre-v0.9 journal)")
+    if not legacy and (found := journal_format(records[0])) not in SUPPORTED_FORMATS:
+        return status(RunState.UNREADABLE, f"journal format {found!r}")
     if bad := next((r for r in records if r.unreadable), None):
         return status(RunState.UNREADABLE, f"{bad.name}: {bad.unreadable}")
 
     by_name = {r.name: r for r in records}
+    started = keys.RUN_START in by_name and by_name[keys.RUN_START].kind == StepKind.VALUE
+    if keys.is_session_journal(run_id):
+        return status(RunState.NOT_STARTED, "a session's journal: its turns are runs of their own")
     end = keys.first_end_marker(r.name for r in records)
     if end is not None:
         state = {keys.RUN_COMPLETE: RunState.COMPLETE, keys.RUN_ABORTED: RunState.ABORTED}.get(end, RunState.CANCELLED)
         return status(state, _reason(by_name[end]))
     if lease is not None and lease.live:
         return status(RunState.IN_FLIGHT, f"leased by {lease.holder}")
-    if keys.RUN_START not in by_name:
-        return status(RunState.STALLED, "not started: no run:start record (recover skips it)")
+    if not started and not (legacy and model_records):
+        return status(RunState.NOT_STARTED, "no run:start record: the run never started (recover skips it)")
+    if keys.RUN_CANCEL_REQUESTED in by_name:
+        reason = _reason(by_name[keys.RUN_CANCEL_REQUESTED])
+        return status(RunState.CANCELLING, "rollback requested" + (f": {reason}" if reason else ""))
     if not model_records:
         return status(RunState.STALLED, "no model turn recorded")
 
-    start = RunStart.decode(by_name[keys.RUN_START].result) if keys.RUN_START in by_name else None
+    start = RunStart.decode(by_name[keys.RUN_START].result) if started else None
     last_turn = model_records[-1]
     after_last_turn = records[records.index(last_turn) + 1 :]
     for call in last_turn.message.tool_uses if last_turn.message else ():
-        if keys.tool_key(call.id) in by_name:
+        if keys.tool_key(call.id) in by_name or (legacy and call.id in by_name):
             continue
         info = {"tool_use_id": call.id, "tool_name": call.name}
-        if _open_attempt(call.id, by_name):
-            return status(RunState.HALTED, f"{call.name} ({call.id}): outcome unknown", **info)
+        what = f"{call.name} ({call.id})"
+        if _open_attempt(call.id, by_name) or (legacy and f"attempt:{call.id}" in by_name):
+            return status(RunState.HALTED, f"{what}: outcome unknown", **info)
         policy = start.policy(call.name) if start else None
-        if policy and policy.needs_approval and keys.approval_key(call.id) not in by_name:
-            return status(RunState.AWAITING_APPROVAL, f"{call.name} ({call.id}) awaits approval", **info)
+        decision = by_name.get(keys.approval_key(call.id)) or by_name.get(keys.approval_tally_key(call.id))
+        if decision is not None:
+            verb = "approved" if _decided_yes(decision) else "denied"
+            return status(RunState.READY, f"{what} {verb}: re-drive to go on", **info)
+        votes = sum(r.kind == StepKind.APPROVAL and r.tool_use_id == call.id for r in after_last_turn)
+        if votes:  # m-of-n decisions, and no terminal tally yet
+            return status(RunState.AWAITING_APPROVAL, f"{what} awaits approvals ({votes} decided so far)", **info)
+        if policy and policy.needs_approval:
+            return status(RunState.AWAITING_APPROVAL, f"{what} awaits approval", **info)
         timers = [r for r in after_last_turn if r.name.startswith("timer:") and r.kind == StepKind.VALUE]
         if timers:
             wake_at = _wake_time(timers[-1])
             if wake_at is not None and wake_at > now:
                 return status(RunState.SLEEPING, f"until {wake_at.isoformat(timespec='seconds')}", wake_at=wake_at, **info)
+            if wake_at is not None:
+                return status(RunState.READY, f"{what} woke at {wake_at.isoformat(timespec='seconds')}: re-drive to go on", wake_at=wake_at, **info)
+        # An answer or a signal that came after the turn (a Go tool declares no policy, but an
+        # answer in the journal says a person answered what it asked).
+        if answer := next((r for r in after_last_turn if r.name.startswith(("interrupt:", "signal:"))), None):
+            return status(RunState.READY, f"{what}: {answer.name} arrived: re-drive to go on",
+                          interrupt_name=answer.name.partition(":")[2] if answer.name.startswith("interrupt:") else "", **info)  # fmt: skip
         if policy and policy.interrupts:
-            return status(RunState.AWAITING_INPUT, f"{call.name} ({call.id}) awaits an answer", **info)
+            name = interrupt_name(call.id)
+            return status(RunState.AWAITING_INPUT, f"{what} awaits an answer ({name})", interrupt_name=name, **info)
     return status(RunState.STALLED)
+
+
+def _decided_yes(decision: Record) -> bool:
+    return decision.approved if decision.kind == StepKind.APPROVAL else tally_approved(decision)
 
 
 def _open_attempt(call_id: str, by_name: dict[str, Record]) -> bool:

@@ -22,7 +22,7 @@ def _json_or_text(value: str) -> Any:
 
 
 async def _answer(status: RunStatus, ask: Ask) -> Operation | None:
-    name = f"ask-{status.tool_use_id}"
+    name = status.interrupt_name
     value = await ask(f"Answer {status.run_id}", f"{status.detail}\nThe answer is recorded as interrupt:{name} (JSON, or plain text).", "your answer")
     return None if value is None else Answer(status.run_id, name, _json_or_text(value))
 
@@ -53,7 +53,9 @@ def choices_for(
     if status.state == RunState.HALTED:
         out += [(f"It did not fire: retry {status.tool_name}", ready(Resolve(run_id, call, False))),
                 ("It fired: record its result", lambda ask: _fired(status, ask))]  # fmt: skip
-    if not status.state.finished and status.state != RunState.UNREADABLE:
+    # A run not started has no input to drive or cancel; a saga rolling back is its driver's.
+    drivable = not status.state.finished and status.state not in (RunState.UNREADABLE, RunState.NOT_STARTED, RunState.CANCELLING)
+    if drivable:
         if factory is not None and factory_spec and status.state != RunState.IN_FLIGHT:
             out.append(("Re-drive with your agent", ready(Redrive(run_id, factory_spec, factory))))
         out.append(("Cancel the run", ready(Cancel(run_id, "cancelled from agenttui"))))

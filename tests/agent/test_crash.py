@@ -273,12 +273,13 @@ async def recover_to_completion(db: Path, effects: Path) -> Recovery:
                 assert (await agent.run(RUN_ID, PROMPT)).text == ANSWER
                 break
             if RUN_ID in report.skipped and "is being driven by" in report.skipped[RUN_ID]:
-                # (It may lapse between the pass and this read: then the run shows as stalled.)
-                assert status.state in (RunState.IN_FLIGHT, RunState.STALLED)
+                # (It may lapse between the pass and this read: then the run shows as stalled, or not
+                # started when it was killed before run:start.)
+                assert status.state in (RunState.IN_FLIGHT, RunState.STALLED, RunState.NOT_STARTED)
                 await asyncio.sleep(CHILD_TTL / 5)
             elif RUN_ID in report.skipped:
                 # Killed before run:start: recover cannot know the input, so the primary starts it again.
-                assert "no run:start" in report.skipped[RUN_ID] and status.state == RunState.STALLED
+                assert "no run:start" in report.skipped[RUN_ID] and status.state == RunState.NOT_STARTED
                 try:
                     await lease(store, RUN_ID, lambda: agent.run(RUN_ID, PROMPT), ttl=RECOVER_TTL)
                 except RunPaused:

@@ -10,7 +10,7 @@ from agenttui.demo.build import build_demo, factory
 from agenttui.errors import ConfigError
 from agenttui.journal import Journal, keys
 from agenttui.agent.runstart import RunStart
-from agenttui.replay import is_complete, recover
+from agenttui.replay import is_complete, recover, recover_runs
 from agenttui.stores.base import Entry, Inserted, Store
 from agenttui.stores.memory import MemStore
 
@@ -32,20 +32,29 @@ async def unfinished_roots(store: Store) -> list[str]:
     return [run_id async for run_id in store.runs() if ">" not in run_id and not await is_complete(store, run_id)]
 
 
+#: Demo runs recover leaves alone or cannot drive: ended without completing (cancelled, rolled
+#: back), never started, a saga asked to roll back, and the damaged run (a genuine error).
+NOT_RE_DRIVEN = {"refund-a1001-cancelled", "saga-a1003-rolled-back", "reply-a1006", "saga-a1003-cancelling", "lookup-a1001-damaged"}
+
+
 async def test_pauses_are_recoveries_and_finished_runs_are_skipped(store: Store) -> None:
     await build_demo(store, bulk_turns=2)
     unfinished = await unfinished_roots(store)
-    cancelled = [r for r in unfinished if r.endswith("-cancelled")]
-    # Every unfinished run but the cancelled one (ended, not complete) goes back into a pause.
-    re_driven, errors = await recover(store, resume_with_the_demo_agent(store))
-    assert (re_driven, errors) == (len(unfinished) - len(cancelled), [])
+    report = await recover_runs(store, resume_with_the_demo_agent(store))
+    # Every other unfinished run is driven on, to its end or back into a pause.
+    assert sorted(report.re_driven) == sorted(set(unfinished) - NOT_RE_DRIVEN)
+    assert set(report.skipped) == {"reply-a1006", "saga-a1003-cancelling"}
+    assert "rollback was requested" in report.skipped["saga-a1003-cancelling"]
+    assert list(report.errors) == ["lookup-a1001-damaged"]
 
 
 async def test_only_genuine_faults_are_errors(store: Store) -> None:
     await build_demo(store, bulk_turns=2)
+    unfinished = await unfinished_roots(store)
     re_driven, errors = await recover(store, resume_with_the_demo_agent(store, failing="refund-a1001-stalled"))
-    assert [str(e) for e in errors] == ["the model provider is down for refund-a1001-stalled"]
-    assert re_driven == len(await unfinished_roots(store)) - 2  # neither the failing run nor the cancelled one
+    assert sorted(str(e).split(" (")[0] for e in errors) == [
+        "run 'lookup-a1001-damaged' holds an unreadable or redacted record", "the model provider is down for refund-a1001-stalled"]
+    assert re_driven == len(set(unfinished) - NOT_RE_DRIVEN) - 1  # not the failing run
 
 
 class UnlistedStore(Store):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timedelta, timezone
 
@@ -32,7 +33,7 @@ from agenttui.agent import (
 )
 from agenttui.agent.pauses import NothingPending
 from agenttui.demo.desk import Effects, OrderRef, demo_model, desk_agent, refund_story, turns
-from agenttui.journal import Journal, StepKind, decode_json
+from agenttui.journal import Journal, StepKind, decode_json, encode_record
 from agenttui.stores.base import Store
 
 
@@ -64,7 +65,8 @@ async def test_a_run_journals_every_step_in_order(store: Store) -> None:
     assert result.usage == sum((r.usage for r in history if r.usage), start=type(result.usage)())
     start = decode_json(history[1].result)
     assert start["input"] == "My standing mat arrived damaged, order A-1002."
-    refund_policy = next(t for t in start["tools"] if t["name"] == "refund_payment")
+    assert "refund_payment" in start["tools"]  # the SDK's tool filter: names only
+    refund_policy = next(t for t in start["ext"]["agenttui"]["tools"] if t["name"] == "refund_payment")
     assert refund_policy == {"name": "refund_payment", "approval": {"single": True}}
     assert effects.refunds == [("A-1002", 129.0)]
 
@@ -95,15 +97,22 @@ async def test_a_failing_tool_is_recorded_as_an_error_result(store: Store) -> No
     assert record is not None and record.is_error and decode_json(record.result) == "no order Z-9"
 
 
-async def test_a_denial_records_the_denial_result(store: Store) -> None:
+async def test_a_denial_is_recorded_as_the_sdk_records_it(store: Store) -> None:
     effects = Effects()
     paused = await drive_to_approval(store, "r1", effects)
     outcome = await deny(store, "r1", paused.tool_use_id)
-    assert [r.name for r in outcome.written] == ["approval:call_1_0", "tool:call_1_0"]
-    assert outcome.written[1].result == b'"tool call denied by human"' and outcome.written[1].is_error
+    assert [r.name for r in outcome.written] == ["approval:call_1_0"]  # the decision alone, as the SDK's Approve
     agent = desk_agent(demo_model(refund_story("A-1002", 129.0)), store, effects)
     await agent.run("r1", "")
     assert effects.refunds == []
+    denial = await Journal(store).get("r1", "tool:call_1_0")
+    assert denial is not None
+    # The next drive records the denial with the tool's policy: safety always present (`{}` for a
+    # side effect), and the gate, as a Go driver writes it.
+    assert encode_record(dataclasses.replace(denial, salt=b"")) == (
+        b'{"name":"tool:call_1_0","kind":"tool_result","tool_use_id":"call_1_0","result":"tool call denied by human",'
+        b'"is_error":true,"safety":{},"approval":{"single":true}}'
+    )
 
 
 async def test_deciding_twice_writes_once(store: Store) -> None:

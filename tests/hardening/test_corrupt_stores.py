@@ -54,8 +54,9 @@ def test_bad_runs_show_as_unreadable_and_the_rest_still_shows(bad_runs: Path) ->
     assert listing.exit_code == 0, listing.output
     lines = {line.split()[0]: line for line in listing.output.splitlines()}
     assert "stalled" in lines["good"]
-    for run_id, reason in [("not-json", "not a journal record"), ("wrong-name", "stored as"),
-                           ("headerless", "no @journal header"), ("future", "bide.journal.v2")]:  # fmt: skip
+    # A headerless journal is one an SDK before v0.9 wrote: read, and marked legacy.
+    assert "stalled" in lines["headerless"] and "[legacy]" in lines["headerless"]
+    for run_id, reason in [("not-json", "not a journal record"), ("wrong-name", "stored as"), ("future", "bide.journal.v2")]:
         assert "unreadable" in lines[run_id] and reason in lines[run_id], lines[run_id]
     shown = runner.invoke(main, ["show", str(bad_runs), "not-json"])
     assert shown.exit_code == 0 and "unreadable" in shown.output and "still shown" in shown.output
@@ -117,7 +118,8 @@ async def test_the_tui_shows_bad_runs_and_writes_nothing(bad_runs: Path) -> None
         await settle(pilot)
         rows = {r.run_id: r.status for r in app.screen.table.items}  # type: ignore[attr-defined]
         assert rows["good"].state == RunState.STALLED  # type: ignore[union-attr]
-        assert all(rows[r].state == RunState.UNREADABLE for r in ("not-json", "wrong-name", "headerless", "future"))  # type: ignore[union-attr]
+        assert all(rows[r].state == RunState.UNREADABLE for r in ("not-json", "wrong-name", "future"))  # type: ignore[union-attr]
+        assert rows["headerless"].state == RunState.STALLED and rows["headerless"].legacy  # type: ignore[union-attr]
         for run_id in rows:
             app.open_run(run_id)
             await settle(pilot)

@@ -167,17 +167,18 @@ async def test_approve_writes_once_and_the_status_changes_on_screen(demo_db: Pat
         before = await names(demo_db, "refund-a1005")
         await act(pilot, "refund-a1005", "a")
         assert await names(demo_db, "refund-a1005") == [*before, "approval:call_1_0"]
-        await until(pilot, lambda: state_of(app, "refund-a1005") == RunState.STALLED, "the status to change on screen")
+        await until(pilot, lambda: state_of(app, "refund-a1005") == RunState.READY, "the status to change on screen")
         await act(pilot, "refund-a1005", "o", choose=0)  # the only way on: re-drive? no agent: cancel is first
         assert (await names(demo_db, "refund-a1005"))[-1] == "run:cancelled"
 
 
-async def test_deny_writes_the_decision_and_the_denial(demo_db: Path) -> None:
+async def test_deny_writes_the_decision(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await act(pilot, "refund-a1005", "x")
-    assert (await names(demo_db, "refund-a1005"))[-2:] == ["approval:call_1_0", "tool:call_1_0"]
+    # The decision alone, as the SDK's Approve writes it: the next drive records the denial.
+    assert (await names(demo_db, "refund-a1005"))[-2:] == ["@llm/1", "approval:call_1_0"]
 
 
 async def test_cancelling_the_confirmation_writes_nothing(demo_db: Path) -> None:
@@ -213,7 +214,8 @@ async def test_answer_resolve_and_redrive(demo_db: Path) -> None:
         # resolve the halt as "did not fire", then re-drive it to completion with the demo agent
         await act(pilot, "refund-a1004-halted", "o", choose=0)
         assert (await names(demo_db, "refund-a1004-halted"))[-1].startswith("attempt:not-started:")
-        await until(pilot, lambda: state_of(app, "refund-a1004-halted") == RunState.STALLED, "the halt to read as resolved")
+        # Resolved: its approval stands, and nothing is open but the call to try again.
+        await until(pilot, lambda: state_of(app, "refund-a1004-halted") == RunState.READY, "the halt to read as resolved")
         await act(pilot, "refund-a1004-halted", "o", choose=0)  # re-drive
         await until(pilot, lambda: state_of(app, "refund-a1004-halted") == RunState.COMPLETE, "the run to show complete")
 
@@ -263,15 +265,19 @@ def test_cli_replay_exit_codes(demo_db: Path, agent: str | None, code: int) -> N
     result = cli("replay", str(demo_db), "refund-a1002", *(["--agent", agent] if agent else []))
     assert result.returncode == code, result.stdout + result.stderr
     if code == 3:
-        assert "first divergence at tool:call_0_0: different tool result" in result.stdout
+        assert "diverged at record 3 (tool:call_0_0): different tool result" in result.stdout
 
 
 def test_cli_recover_names_each_run_that_paused_again(demo_db: Path) -> None:
     result = cli("recover", str(demo_db), "--agent", DEMO_AGENT)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "recovered 5 runs (5 paused again), skipped 0, 0 errors"
+    # The approved run goes on to its end; the saga asked to roll back and the run never started
+    # are left alone; the damaged run is an error.
+    assert lines[0] == "recovered 6 runs (5 paused again), skipped 2, 1 errors"
     assert "  paused: run 'refund-a1001-stalled': refund_payment call 'call_1_0' awaits approval" in lines[1:], lines
+    assert any(line.startswith("  error lookup-a1001-damaged: run 'lookup-a1001-damaged' holds an unreadable") for line in lines), lines
+    assert any(line.startswith("  skipped saga-a1003-cancelling: ") for line in lines), lines
 
 
 def test_cli_replay_json(demo_db: Path) -> None:
@@ -279,7 +285,14 @@ def test_cli_replay_json(demo_db: Path) -> None:
 
     result = cli("replay", str(demo_db), "refund-a1002", "--agent", CHANGED_AGENT, "--json")
     assert result.returncode == 3
-    assert json.loads(result.stdout)["first_divergence"] == {"step": "tool:call_0_0", "state": "changed", "reason": "different tool result"}
+    verdict = json.loads(result.stdout)
+    assert (verdict["verdict"], verdict["exit_code"]) == ("diverged", 3)
+    divergence = verdict["divergence"]
+    assert {k: divergence[k] for k in ("index", "step", "state", "reason")} == {
+        "index": 3, "step": "tool:call_0_0", "state": "changed", "reason": "different tool result"}
+    # both sides in full
+    assert divergence["recorded"]["name"] == divergence["replayed"]["name"] == "tool:call_0_0"
+    assert divergence["recorded"]["result"] != divergence["replayed"]["result"]
 
 
 async def test_pressing_approve_twice_writes_once(demo_db: Path) -> None:

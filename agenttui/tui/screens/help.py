@@ -10,6 +10,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from agenttui.replay.status import RunState
+
 
 def binding_table(screen: Screen) -> Table:
     """The bindings active on ``screen`` (focused widget, screen, app): one row per action, all its keys."""
@@ -29,6 +31,11 @@ def binding_table(screen: Screen) -> Table:
     return table
 
 
+def status_legend() -> Text:
+    """Each run status's icon and word, as the runs list shows them (icons alone when narrow)."""
+    return Text("Statuses  ", style="bold") + Text("  ".join(f"{state.icon} {state.value}" for state in RunState))
+
+
 class HelpScreen(ModalScreen[None]):
     """``?``: what every key does here. Any of esc, q or ? closes it."""
 
@@ -42,6 +49,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-panel"):
             yield Static(Text("Keys", style="bold"), id="help-title")
             yield Static(binding_table(self._under), id="help-bindings")
+            yield Static(status_legend(), id="help-statuses")
             yield Static(
                 Text("ctrl+p opens the command palette: every action, by name.\n"
                      "Nothing is written to the store unless you confirm an action."),  # fmt: skip

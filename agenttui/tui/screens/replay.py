@@ -21,6 +21,7 @@ from agenttui.journal.describe import printable
 from agenttui.journal.record import Record
 from agenttui.render.diff import JournalDiff, RowState
 from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
+from agenttui.replay.verdict import Verdict, VerdictKind
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
@@ -50,9 +51,10 @@ class ReplayAdvanced(Message):
 
 @dataclass
 class ReplayDiffed(Message):
-    """The replayed journal so far against the recording."""
+    """The replayed journal so far against the recording, and the verdict once the replay is done."""
 
     diff: JournalDiff
+    verdict: Verdict | None
 
 
 class EventBatches:
@@ -102,11 +104,14 @@ class ReplayScreen(StoreScreen):
         self.session: ReplaySession | None = None
         self.records: list[Record] = []
         self.diff: JournalDiff | None = None
+        self.verdict: Verdict | None = None
+        """What the replay found, once it is done."""
         self._detail_shown: tuple[str, RowState, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="replay-title")
         yield ProgressBar(id="replay-progress", show_eta=False)
+        yield Static(id="replay-verdict")
         yield Input(placeholder="jump to turn (0 = the start)", id="replay-jump", type="integer")
         with Horizontal(id="run-body"):
             yield JournalList(id="replayed-journal")
@@ -165,8 +170,9 @@ class ReplayScreen(StoreScreen):
         painted = asyncio.Event()
         self.call_after_refresh(painted.set)
         await painted.wait()
-        if self.session is not None:
-            self.post_message(ReplayDiffed(await self.session.diff()))
+        if (session := self.session) is not None:
+            diff = await session.diff()
+            self.post_message(ReplayDiffed(diff, await session.verdict(diff) if session.done else None))
 
     def on_replay_events(self, message: ReplayEvents) -> None:
         self.query_one(EventsView).add(message.events)
@@ -201,8 +207,28 @@ class ReplayScreen(StoreScreen):
 
     def on_replay_diffed(self, message: ReplayDiffed) -> None:
         self.diff = message.diff
+        self.verdict = message.verdict
+        self._show_verdict()
         self.query_one(DiffView).show(message.diff)
         self._title()
+
+    def _show_verdict(self) -> None:
+        """The verdict on a line of its own under the title (it wraps on a narrow terminal)."""
+        shown = self.query_one("#replay-verdict", Static)
+        verdict = self.verdict
+        shown.display = verdict is not None
+        if verdict is None:
+            return
+        mark = {VerdictKind.DIVERGED: "≠", VerdictKind.REFUSED: "⊘"}.get(verdict.kind, "✓")
+        text = f"{mark} {verdict.summary()}"
+        if verdict.not_compared:
+            text += f" · not compared: {', '.join(verdict.not_compared)}"
+        shown.update(Text(printable(text)))
+        shown.set_class(verdict.matches, "-matches")
+        shown.set_class(verdict.kind == VerdictKind.DIVERGED, "-diverged")
+        shown.set_class(verdict.kind == VerdictKind.REFUSED, "-refused")
+        if verdict.kind == VerdictKind.REFUSED:
+            self.query_one(JournalList).empty_text = "Not replayed: the line above says why."
 
     def _title(self) -> None:
         line = Text(f" replay {printable(self.run_id)}", style="bold")
@@ -211,10 +237,12 @@ class ReplayScreen(StoreScreen):
             line.append("   reading the recording…")
         else:
             progress = session.progress
-            line.append(f"   turn {progress.turn} of {progress.recorded_turns} · {session.mode} · {progress.state.value}")
-            if progress.reason:
-                line.append(f" · {printable(progress.reason)}")
-            if self.diff is not None:
+            line.append(f"   turn {progress.turn} of {progress.recorded_turns} · {session.mode}")
+            if self.verdict is None:
+                line.append(f" · {progress.state.value}")
+                if progress.reason:
+                    line.append(f" · {printable(progress.reason)}")
+            if self.verdict is None and self.diff is not None:
                 first = self.diff.first_divergence
                 line.append("   ✓ matches the recording so far" if first is None else f"   ≠ diverges at {printable(first.name)}: {first.reason}",
                             style="" if first is None else "bold")  # fmt: skip

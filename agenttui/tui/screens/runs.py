@@ -248,6 +248,9 @@ class RunsScreen(StoreScreen):
             return "No runs in this store yet."
         return "No run matches the filter: esc clears the text, s cycles the status filter."
 
+    def on_resize(self) -> None:
+        self._show_counts()
+
     def _show_counts(self) -> None:
         counts = self.model.counts()
         line = Text()
@@ -257,9 +260,12 @@ class RunsScreen(StoreScreen):
             line.append(" (listing…)")
         elif self.model.pending:
             line.append(f" ({self.model.pending:,} statuses to compute)")
-        for state in RunState:
-            if counts[state]:
-                line.append(f"   {state.icon} {counts[state]:,} {state.value}")
+        present = [state for state in RunState if counts[state]]
+        named = sum(len(f"   {s.icon} {counts[s]:,} {s.value}") for s in present)
+        # Every state named while they fit the line; past that, icon and count alone (? lists them).
+        compact = line.cell_len + named + len(f"    filter: {self.model.filter_name}") > self.size.width
+        for state in present:
+            line.append(f"  {state.icon}{counts[state]:,}" if compact else f"   {state.icon} {counts[state]:,} {state.value}")
         line.append(f"    filter: {self.model.filter_name}")
         if self.model.text_filter:
             line.append(f" · /{self.model.text_filter}")

@@ -73,7 +73,7 @@ def diff_detail(row: DiffRow, *, left_label: str = "recorded", right_label: str 
     header = Text(f"{printable(row.name)}: {row.reason or row.state.value}", style="bold")
     if row.state == RowState.PENDING:
         return Group(header, Text("not replayed yet", style="italic"))
-    lines = payload_diff(row, left_label=left_label, right_label=right_label)
+    lines = payload_diff(row.left, row.right, left_label=left_label, right_label=right_label)
     if not lines:
         return Group(header, Text("payloads identical (salts, claims and times aside)", style="italic"))
     body = []

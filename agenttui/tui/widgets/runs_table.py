@@ -24,6 +24,9 @@ _STATE_CLASSES = {
     RunState.UNREADABLE: "runs-table--danger",
     RunState.ABORTED: "runs-table--danger",
     RunState.CANCELLED: "virtual-list--muted",
+    RunState.CANCELLING: "runs-table--paused",
+    RunState.READY: "runs-table--attention",
+    RunState.NOT_STARTED: "virtual-list--muted",
 }
 
 
@@ -71,6 +74,8 @@ class RunsTable(VirtualList[RunRow]):
             line.append(f"{status.steps:>7} {status.turns:>6} {_tokens(status.tokens):>7}  ")
         if item.folded and item.children:
             line.append(f"+{item.children} sub-run{'s' * (item.children != 1)}  ", style=self.muted())
+        if status.legacy:
+            line.append("legacy ", style="reverse")  # a pre-v0.9 journal: shown and replayed, never written to
         if status.detail:
             line.append(printable(status.detail), style=self.muted() if status.state.finished else "")
         return line

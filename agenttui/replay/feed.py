@@ -1,0 +1,115 @@
+"""The store a replay drives into: the replayed loop's outputs land here, and the recording's
+inputs are fed in as the loop reaches them.
+
+A replay re-runs the agent loop; it must not re-decide what the loop never decided. People's
+decisions, answers, signals, wake times, cancellations, limit amendments and spend are *inputs*:
+each is taken from the recording and fed in once every output the recording holds before it has
+been replayed, so a matching replay's journal lists its records in the recording's order.
+``docs/decisions.md`` ("Replay") lists which records are which.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+
+from agenttui.journal import keys
+from agenttui.journal.codec import decode_record, encode_header, encode_record
+from agenttui.journal.record import HEADER_NAME, Record, StepKind
+from agenttui.stores.base import Inserted
+from agenttui.stores.memory import MemStore
+
+
+def is_replayed_output(record: Record) -> bool:
+    """Whether the replayed loop writes this record itself (and so it is compared), rather than
+    taking it from the recording as an input.
+
+    The loop writes model turns, tool outcomes (except a result a person reconciled), attempt
+    markers and the completion marker. Everything else a run holds was decided outside the loop.
+    """
+    name = record.name
+    if name.startswith("@llm/"):
+        return record.kind == StepKind.MODEL
+    if name.startswith(keys.TOOL_PREFIX):
+        return record.kind == StepKind.TOOL_RESULT and not record.reconciled
+    if keys.is_tool_attempt_key(name):
+        return record.kind == StepKind.ATTEMPT
+    return name == keys.RUN_COMPLETE
+
+
+class ReplayStore(MemStore):
+    """A MemStore for one replay of ``run_id``, fed with ``recording``'s inputs as it goes.
+
+    Attempt markers the loop writes take their claim and time from the recording (the replay's
+    randomness and clock are pinned, as a deterministic replayer pins them), so a recorded
+    ``not_started`` record, whose name holds the original claim, voids the replayed marker too.
+    """
+
+    def __init__(self, run_id: str, recording: Sequence[Record]) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self._recording = list(recording)
+        self._by_name = {r.name: r for r in recording}
+        self._outputs = [is_replayed_output(r) for r in recording]
+        self._cursor = 0
+        self.fed: list[Record] = []
+        """The inputs fed so far, in order."""
+        self.legacy = bool(recording) and not recording[0].is_header
+        """The recording is headerless (before v0.9): the replay runs under a header of its own,
+        which the loop needs and ``replayed_records`` leaves out again."""
+
+    async def feed_due(self) -> list[Record]:
+        """Feed every input not yet in the store that no unreplayed output precedes; return them."""
+        fed: list[Record] = []
+        run = self._runs.get(self.run_id)
+        if self.legacy and run is None:
+            await super().insert(self.run_id, HEADER_NAME, encode_header(os.urandom(32)))
+            run = self._runs[self.run_id]
+        index = self._cursor
+        while index < len(self._recording):
+            record = self._recording[index]
+            present = run is not None and record.name in run.by_name
+            if not present:
+                if self._outputs[index]:
+                    break
+                await super().insert(self.run_id, record.name, record.raw)
+                run = self._runs[self.run_id]
+                fed.append(record)
+            index += 1
+        self._cursor = index
+        self.fed += fed
+        return fed
+
+    async def adopt_resolution(self, tool_use_id: str) -> bool:
+        """Take the recording's remaining records of a halted call as inputs, and feed them.
+
+        When the replayed loop halts on a call (an attempt with no outcome) that the recording
+        goes on from, a person resolved it there (the SDK's ``ResolveHalt`` writes a new attempt
+        marker and the result): those records were not the loop's. Returns whether any were fed.
+        """
+        run = self._runs.get(self.run_id)
+        adopted = False
+        for index, record in enumerate(self._recording):
+            mine = record.tool_use_id == tool_use_id and (record.kind == StepKind.TOOL_RESULT or keys.is_tool_attempt_key(record.name))
+            if mine and self._outputs[index] and (run is None or record.name not in run.by_name):
+                self._outputs[index] = False
+                adopted = True
+        return adopted and bool(await self.feed_due())
+
+    async def insert(self, run_id: str, name: str, data: bytes) -> Inserted:
+        if run_id != self.run_id:
+            return await super().insert(run_id, name, data)
+        recorded = self._by_name.get(name)
+        if recorded is not None and recorded.kind == StepKind.ATTEMPT and keys.is_tool_attempt_key(name):
+            data = _pinned_attempt(data, recorded)
+        inserted = await super().insert(run_id, name, data)
+        if inserted.won:
+            await self.feed_due()
+        return inserted
+
+
+def _pinned_attempt(data: bytes, recorded: Record) -> bytes:
+    """An attempt marker's bytes with the recorded claim and time (the salt stays the replay's)."""
+    mine = decode_record(data, recorded.name)
+    return encode_record(dataclasses.replace(mine, claim=recorded.claim, attempted_at=recorded.attempted_at))

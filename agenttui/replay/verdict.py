@@ -1,0 +1,117 @@
+"""Replay verdicts: one vocabulary for the CLI, the TUI and ``--json``.
+
+A replay of a run either matches its recording to the end, matches up to where the recording
+stops (the run paused, halted, stalled, was cancelled or is still in flight), diverged at one
+record, or was refused before it started (the run is not something the agent loop re-drives).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agenttui.agent.runstart import RunStart
+from agenttui.journal import keys
+from agenttui.journal.record import Record, StepKind
+from agenttui.render.diff import DiffRow, RowState
+
+
+class VerdictKind(enum.StrEnum):
+    MATCHES = "matches"
+    """The replay reproduced the whole recording, to its end."""
+    MATCHES_SO_FAR = "matches-so-far"
+    """The replay reproduced the recording up to where the recording stops: the run is unfinished."""
+    DIVERGED = "diverged"
+    REFUSED = "refused"
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI's exit code: 0 for either match, 3 for a divergence, 2 for a refusal."""
+        return {VerdictKind.DIVERGED: 3, VerdictKind.REFUSED: 2}.get(self, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """The first record where the replay left the recording, with both sides."""
+
+    index: int
+    """The record's position: in the recording (as ``agenttui show`` numbers it), or, for a
+    record only the replay wrote, in the replay's journal."""
+    name: str
+    state: RowState
+    reason: str
+    recorded: Record | None
+    replayed: Record | None
+
+    @classmethod
+    def of(cls, row: DiffRow, reason: str = "") -> Divergence:
+        index = row.left_index if row.left_index is not None else (row.right_index or 0)
+        return cls(index, row.name, row.state, reason or row.reason, row.left, row.right)
+
+    @property
+    def where(self) -> str:
+        side = "record" if self.recorded is not None else "replayed record"
+        return f"{side} {self.index} ({self.name})"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    kind: VerdictKind
+    reason: str = ""
+    """Why it was refused, why it diverged, or what the unfinished recording waits on."""
+    stopped: str = ""
+    """For ``matches-so-far``: the recording's status where it stops (``awaiting-approval``,
+    ``halted``, ``stalled``, ``cancelled``, ``in-flight`` ...)."""
+    divergence: Divergence | None = None
+    not_compared: tuple[str, ...] = ()
+    """Members the replay cannot reproduce and so did not compare (named, never counted)."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.kind.exit_code
+
+    @property
+    def matches(self) -> bool:
+        return self.kind in (VerdictKind.MATCHES, VerdictKind.MATCHES_SO_FAR)
+
+    def summary(self) -> str:
+        """One line saying what the replay found."""
+        match self.kind:
+            case VerdictKind.MATCHES:
+                return "matches the recording to its end"
+            case VerdictKind.MATCHES_SO_FAR:
+                return f"matches the recording up to where it stops ({self.stopped}" + (f": {self.reason})" if self.reason else ")")
+            case VerdictKind.DIVERGED:
+                where = self.divergence.where if self.divergence else "the end"
+                return f"diverged at {where}: {self.reason}"
+        return f"refused: {self.reason}"
+
+
+def refusal_reason(run_id: str, recording: Sequence[Record]) -> str:
+    """Why this run is not one the agent loop can re-drive, or "" when it is.
+
+    Refused: a session journal, a run holding an unreadable or redacted record, a run with no
+    ``run:start``, a flow run, and a saga being (or already) rolled back.
+    """
+    if keys.is_session_journal(run_id):
+        return "a session journal: it records a conversation's turns, not an agent loop to re-drive"
+    for index, record in enumerate(recording):
+        if record.unreadable:
+            return f"record {index} ({record.name}) is unreadable: {record.unreadable}"
+        if record.tombstone is not None:
+            return f"record {index} ({record.name}) was redacted: the run cannot be re-driven"
+    start = next((r for r in recording if r.name == keys.RUN_START), None)
+    if start is None:
+        return "no run:start record: the run never started (or was written before v0.8), so there is no input to re-drive"
+    payload = RunStart.decode(start.result)
+    if payload.kind == "flow":
+        return "a flow run: its steps are a plan's nodes, not an agent loop's turns"
+    names = {r.name for r in recording}
+    if keys.RUN_ABORTED in names:
+        return "a saga that rolled back (run:aborted): replay does not run compensations"
+    if keys.RUN_CANCEL_REQUESTED in names:
+        return "a saga being rolled back (run:cancel-requested): replay does not run compensations"
+    if any(r.kind == StepKind.SAGA_FAIL for r in recording):
+        return "a saga whose step failed (saga_fail), which rolls it back: replay does not run compensations"
+    return ""

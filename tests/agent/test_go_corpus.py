@@ -1,0 +1,152 @@
+"""Verdicts on runs a Go service wrote: status, Mermaid, replay and bytes, on every store.
+
+The corpus (``tests/gocorpus.py``) is the SDK's own bytes. What agenttui reads in them is the
+product: a wrong status or a replay that cries wolf on a healthy Go run is a bug.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agenttui.demo.build import build_demo
+from agenttui.journal import Journal, decode_record, encode_record
+from agenttui.render import mermaid_of
+from agenttui.replay.session import replay_verdict
+from agenttui.replay.status import run_status
+from agenttui.replay.verdict import VerdictKind
+from agenttui.stores.base import Store
+from tests.conftest import StoreFactory
+from tests.gocorpus import CASES, mermaid, write_corpus
+
+IDS = [case.run_id for case in CASES]
+
+
+@pytest.fixture
+async def corpus(make_store: StoreFactory) -> Store:
+    store = await make_store()
+    await write_corpus(store)
+    return await make_store(read_only=True)
+
+
+async def test_every_case_reads_with_the_sdks_status(corpus: Store) -> None:
+    statuses = {case.run_id: await run_status(corpus, case.run_id) for case in CASES}
+    assert {run_id: s.state for run_id, s in statuses.items()} == {case.run_id: case.status for case in CASES}
+    assert statuses["go-v08"].legacy and not statuses["go-weather"].legacy
+    assert statuses["go-sleeping"].wake_at is not None and statuses["go-sleeping"].wake_at.utcoffset() is not None
+    assert statuses["go-halted"].tool_use_id == "toolu_05" and statuses["go-halted"].tool_name == "charge"
+    assert statuses["go-cancelled"].detail == "user asked"
+    assert statuses["go-saga-aborted"].detail == "hotel full"
+
+
+async def test_every_case_draws_the_sdks_mermaid(corpus: Store) -> None:
+    for case in CASES:
+        records = (await Journal(corpus).read(case.run_id)).records
+        assert mermaid_of(records) == mermaid(case.labels), case.run_id
+
+
+async def test_every_record_is_a_fixed_point_of_decode_and_encode(corpus: Store) -> None:
+    for case in CASES:
+        async for entry in corpus.load(case.run_id):
+            assert encode_record(decode_record(entry.data, entry.name)) == entry.data, (case.run_id, entry.name)
+
+
+async def test_every_case_replays_with_its_verdict(corpus: Store) -> None:
+    verdicts = {}
+    for case in CASES:
+        _, verdict = await replay_verdict(corpus, case.run_id)
+        verdicts[case.run_id] = verdict
+    assert {run_id: v.kind for run_id, v in verdicts.items()} == {case.run_id: case.verdict for case in CASES}, {
+        run_id: v.summary() for run_id, v in verdicts.items()}
+    # The SDK's digests cannot be reproduced without its tool registry: named, never counted.
+    assert verdicts["go-weather"].not_compared == ("prompt_digest", "tools_digest")
+    assert verdicts["go-sleeping"].stopped == "sleeping" and verdicts["go-halted"].stopped == "halted"
+    assert "flow" in verdicts["go-flow"].reason and "session" in verdicts["s1>@session"].reason
+    assert "rolled back" in verdicts["go-saga-aborted"].reason and "rolled back" in verdicts["go-saga-cancelling"].reason
+    assert all(v.exit_code == {VerdictKind.DIVERGED: 3, VerdictKind.REFUSED: 2}.get(v.kind, 0) for v in verdicts.values())
+
+
+async def test_a_replay_lists_records_in_the_recordings_order(corpus: Store) -> None:
+    from agenttui.replay.session import ReplaySession
+
+    for run_id in ("go-approved", "go-quorum", "go-asked", "go-limits-spend", "go-voided-retried", "go-resolved"):
+        session = await ReplaySession.open(corpus, run_id)
+        await session.run_to_end()
+        recorded = [r.name for r in session.recording]
+        assert [r.name for r in await session.replayed()] == recorded, run_id
+
+
+# -- what agenttui writes, a Go service can decode ---------------------------------------------------
+
+_STRING_MEMBERS = {"name", "kind", "finish", "raw_finish", "prompt_digest", "tools_digest", "tool_use_id", "approver",
+                   "approver_alg", "signature", "format", "claim", "salt"}  # fmt: skip
+_BOOL_MEMBERS = {"is_error", "approved", "reconciled", "outcome_unknown"}
+_USAGE_MEMBERS = {"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"}
+
+
+def go_decode_errors(data: bytes) -> list[str]:
+    """What Go's ``json.Unmarshal`` into the SDK's ``Record`` (and, for ``run:start``, its
+    ``RunStart``) would reject in these bytes: a member of the wrong JSON type."""
+    record = json.loads(data)
+    errors = []
+    for key, value in record.items():
+        if key in _STRING_MEMBERS and not isinstance(value, str):
+            errors.append(f"{key} is not a string")
+        elif key in _BOOL_MEMBERS and not isinstance(value, bool):
+            errors.append(f"{key} is not a bool")
+        elif key in ("usage", "discarded_usage") and not (isinstance(value, dict) and set(value) <= _USAGE_MEMBERS
+                                                          and all(isinstance(v, int) for v in value.values())):  # fmt: skip
+            errors.append(f"{key} is not a Usage")
+        elif key == "attempted_at" and not isinstance(value, int):
+            errors.append("attempted_at is not an int64")
+        elif key == "message" and not (isinstance(value, dict) and isinstance(value.get("role"), str)
+                                       and all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in value.get("parts", []))):  # fmt: skip
+            errors.append("message is not a Message")
+    if record.get("name") == "run:start":
+        errors += run_start_errors(record.get("result"))
+    return errors
+
+
+def run_start_errors(start: Any) -> list[str]:
+    if not isinstance(start, dict):
+        return ["run:start is not an object"]
+    expected: dict[str, type | tuple[type, ...]] = {"input": (str, dict), "saga": bool, "kind": str, "session": dict, "flow": dict,
+                                                    "typed": dict, "settings": dict, "principal": dict, "tools": list, "ext": dict}  # fmt: skip
+    errors = [f"run:start {key} is a {type(value).__name__}" for key, value in start.items() if key in expected and not isinstance(value, expected[key])]
+    if not all(isinstance(name, str) for name in start.get("tools") or []):
+        errors.append("run:start tools is not a []string (the SDK's tool filter)")
+    settings = start.get("settings") or {}
+    for key in ("max_turns", "token_budget"):
+        if key in settings and not isinstance(settings[key], int):
+            errors.append(f"settings.{key} is not an int")
+    if "system_prompt" in settings and not isinstance(settings["system_prompt"], str):
+        errors.append("settings.system_prompt is not a string")
+    return errors
+
+
+async def test_a_store_agenttui_wrote_decodes_under_the_sdks_types(store: Store) -> None:
+    await build_demo(store, bulk_turns=3)
+    checked = 0
+    async for run_id in store.runs():
+        async for entry in store.load(run_id):
+            if entry.name == "@llm/1" and run_id == "lookup-a1001-damaged":
+                continue  # the demo's damaged row, on purpose
+            assert go_decode_errors(entry.data) == [], (run_id, entry.name, entry.data[:200])
+            checked += 1
+    assert checked > 50
+
+
+def test_the_checker_catches_what_earlier_builds_wrote() -> None:
+    earlier = b'{"name":"run:start","kind":"value","result":{"input":"x","kind":"agent","tools":[{"name":"refund_payment","approval":{"single":true}}]}}'
+    assert go_decode_errors(earlier) == ["run:start tools is not a []string (the SDK's tool filter)"]
+
+
+@pytest.mark.parametrize("run_id", IDS)
+def test_each_case_is_valid_json_with_its_name_first(run_id: str) -> None:
+    case = next(c for c in CASES if c.run_id == run_id)
+    for name, data in case.entries():
+        if name in case.tombstones:
+            continue
+        assert data.startswith(b'{"name":' + json.dumps(name).encode()) and json.loads(data)["name"] == name
