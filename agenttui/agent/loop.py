@@ -164,7 +164,7 @@ class Agent:
         start = RunStart(
             Message.user(input) if isinstance(input, str) else input,
             settings={"max_turns": self.max_turns, **({"system_prompt": self.system_prompt} if self.system_prompt else {})},
-            tools=tuple((t.name, t.safety) for t in self.tools.values()),
+            policies={t.name: t.safety for t in self.tools.values()},
         )
         record = await self.journal.append(drive.run_id, Record(keys.RUN_START, StepKind.VALUE, result=start.encode()))
         return RunStart.decode(record.result)

@@ -1,9 +1,9 @@
 """The ``run:start`` payload: a run's input, settings, tool filter, and the tool policy readers need.
 
-agenttui writes the newest SDK's ``RunStart`` (format section 2.4). Its ``tools`` is the SDK's
-tool filter, a list of tool names, which a Go service can read. What agenttui's readers need to
-tell the pauses apart from the journal alone (each tool's safety, gate and questions) goes in the
-extension member: ``"ext":{"agenttui":{"tools":[{"name", "safety"?, "approval"?,
+agenttui writes the newest SDK's ``RunStart`` (format section 2.4), whose ``tools`` is a tool
+filter (a list of names) that agenttui's loop, like a Go loop without one, leaves out. What
+agenttui's readers need to tell the pauses apart from the journal alone (each tool's safety,
+gate and questions) goes in the extension member: ``"ext":{"agenttui":{"tools":[{"name", "safety"?, "approval"?,
 "interrupts"?}]}}``. Earlier agenttui builds wrote those objects in ``tools`` itself; they still
 read. Runs of Go services carry no policy: ``policy`` says None for their tools.
 """
@@ -65,10 +65,10 @@ class RunStart:
     settings: dict[str, Any] = field(default_factory=dict)
     """``max_turns``, ``token_budget``, ``system_prompt``... as recorded."""
     tools: tuple[str, ...] = ()
-    """The SDK's tool filter: the names of the run's tools, in the agent's order. The agent loop
-    passes (name, ToolSafety) pairs; they are split into ``tools`` and ``policies``."""
+    """The SDK's tool filter: the only tools the run may use (none: every tool of the agent).
+    agenttui's loop writes none, as a Go loop without ``WithToolFilter`` does."""
     policies: dict[str, ToolSafety] = field(default_factory=dict)
-    """agenttui's policy of each tool by name; empty for a run a Go service wrote."""
+    """agenttui's policy of each tool by name, in the agent's order; empty for a Go service's run."""
     saga: bool = False
     session: dict[str, Any] | None = None
     """``{"id", "turn"?, "key"?}`` of a session turn."""
@@ -80,12 +80,6 @@ class RunStart:
     """Extensions, as recorded, but for agenttui's tool policies (they are ``policies``)."""
     raw: bytes = field(default=b"", compare=False, repr=False)
     """The payload as recorded, authoritative (empty for one not yet written)."""
-
-    def __post_init__(self) -> None:
-        pairs = [entry for entry in self.tools if not isinstance(entry, str)]
-        if pairs:
-            object.__setattr__(self, "policies", {**self.policies, **dict(pairs)})
-        object.__setattr__(self, "tools", tuple(entry if isinstance(entry, str) else entry[0] for entry in self.tools))
 
     def encode(self) -> bytes:
         """The payload bytes, members in the SDK's order, empty ones omitted; ``input`` is a JSON

@@ -26,12 +26,12 @@ EARLIER_AGENTTUI_RUN_START = (
     b'{"name":"ask_customer","safety":{"idempotent":true,"idempotency_key":true},"interrupts":true}]}'
 )
 
-DESK_TOOLS = (
-    ("lookup_order", ToolSafety(read_only=True)),
-    ("refund_payment", ToolSafety(needs_approval=True)),
-    ("ask_customer", ToolSafety(idempotent=True, interrupts=True)),
-    ("send_email", ToolSafety()),
-)
+DESK_TOOLS = {
+    "lookup_order": ToolSafety(read_only=True),
+    "refund_payment": ToolSafety(needs_approval=True),
+    "ask_customer": ToolSafety(idempotent=True, interrupts=True),
+    "send_email": ToolSafety(),
+}
 
 
 def test_go_bytes_decode_whole() -> None:
@@ -72,12 +72,11 @@ def test_earlier_agenttui_bytes_read_with_their_policies() -> None:
     assert start.policy("ask_customer") == ToolSafety(idempotent=True, idempotency_key=True, interrupts=True)
 
 
-def test_the_loop_s_pairs_encode_as_a_filter_and_policies_under_ext() -> None:
-    start = RunStart(Message.user("refund A-1001"), settings={"max_turns": 8, "system_prompt": "Be brief."}, tools=DESK_TOOLS)
-    assert start.tools == ("lookup_order", "refund_payment", "ask_customer", "send_email")
+def test_policies_encode_under_ext_and_no_filter_is_written() -> None:
+    start = RunStart(Message.user("refund A-1001"), settings={"max_turns": 8, "system_prompt": "Be brief."}, policies=DESK_TOOLS)
+    assert start.tools == ()  # no tool filter, as a Go loop without WithToolFilter writes
     assert start.encode() == (
         b'{"input":"refund A-1001","kind":"agent","settings":{"max_turns":8,"system_prompt":"Be brief."},'
-        b'"tools":["lookup_order","refund_payment","ask_customer","send_email"],'
         b'"ext":{"agenttui":{"tools":[{"name":"lookup_order","safety":{"read_only":true}},'
         b'{"name":"refund_payment","approval":{"single":true}},'
         b'{"name":"ask_customer","safety":{"idempotent":true},"interrupts":true},'
@@ -86,7 +85,7 @@ def test_the_loop_s_pairs_encode_as_a_filter_and_policies_under_ext() -> None:
 
 
 def test_new_bytes_read_back_equal() -> None:
-    start = RunStart(Message.user("refund A-1001"), settings={"max_turns": 8}, tools=DESK_TOOLS)
+    start = RunStart(Message.user("refund A-1001"), settings={"max_turns": 8}, policies=DESK_TOOLS)
     data = start.encode()
     again = RunStart.decode(data)
     assert again == start and again.encode() == data
