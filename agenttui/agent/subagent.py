@@ -28,6 +28,7 @@ def subagent_tool(name: str, *tools: Tool, system_prompt: str = "", description:
         child = Agent(parent.model, parent.store, *tools, name=name, system_prompt=system_prompt, clock=parent.clock)
         child_run = sub_run_id(ctx.run_id, ctx.tool_use_id)
         answer = await child.run(child_run, args.task)
-        return ToolOutput(answer.text, usage=await run_usage(child.journal, child_run))
+        # The SDK carries a sub-run's usage onto the call's result only when there is some.
+        return ToolOutput(answer.text, usage=await run_usage(child.journal, child_run) or None)
 
     return Tool(name, delegate, description or f"Delegate a task to the {name} agent.", Task, ToolSafety(idempotent=True))

@@ -155,7 +155,7 @@ def status_of(
     if lease is not None and lease.live:
         return status(RunState.IN_FLIGHT, f"leased by {lease.holder}")
     if not started and not (legacy and model_records):
-        return status(RunState.NOT_STARTED, "no run:start record: the run never started (recover skips it)")
+        return status(RunState.NOT_STARTED, "never started: no run:start record")
     if keys.RUN_CANCEL_REQUESTED in by_name:
         reason = _reason(by_name[keys.RUN_CANCEL_REQUESTED])
         return status(RunState.CANCELLING, "rollback requested" + (f": {reason}" if reason else ""))
@@ -196,7 +196,7 @@ def status_of(
                           interrupt_name=answer.name.partition(":")[2] if answer.name.startswith("interrupt:") else "", **info)  # fmt: skip
         if policy and policy.interrupts:
             name = interrupt_name(call.id)
-            return status(RunState.AWAITING_INPUT, f"{what} awaits an answer ({name})", interrupt_name=name, **info)
+            return status(RunState.AWAITING_INPUT, f"{what} awaits an answer to {name}", interrupt_name=name, **info)
     return status(RunState.STALLED)
 
 
