@@ -221,6 +221,7 @@ _MEMBERS: tuple[tuple[bytes, str, Callable[[Any], bytes], bool], ...] = tuple(
         ("signature", _b64),
         ("attempted_at", lambda ms: str(ms).encode()),
         ("reconciled", _true),
+        ("read_only", _true),  # v0.8 wrote it here; later SDKs never do, so either order holds
         ("outcome_unknown", _true),
         ("safety", _encode_safety),
         ("approval", _encode_approval),
@@ -505,7 +506,7 @@ _RECORD_MEMBERS: dict[str, Callable[[Any, str], Any]] = {
         ("name", "kind", "finish", "raw_finish", "prompt_digest", "tools_digest", "tool_use_id", "approver", "approver_alg", "format", "claim"),
         _string_member,
     ),
-    **dict.fromkeys(("is_error", "approved", "reconciled", "outcome_unknown"), _bool_member),
+    **dict.fromkeys(("is_error", "approved", "reconciled", "read_only", "outcome_unknown"), _bool_member),
     "usage": _usage,
     "discarded_usage": _usage,
     "model": _model_member,

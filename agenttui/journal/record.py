@@ -201,6 +201,8 @@ class Record:
     attempted_at: int = 0
     """Unix milliseconds."""
     reconciled: bool = False
+    read_only: bool = False
+    """v0.8 only (``safety`` replaced it): the tool result's call ran read-only."""
     outcome_unknown: bool = False
     safety: Safety | None = None
     approval: ApprovalPolicy | None = None

@@ -137,7 +137,7 @@ def test_header_has_the_exact_prefix() -> None:
 
 
 def test_unknown_members_and_kinds_survive() -> None:
-    record = decode_record(b'{"name":"x","kind":"future_kind","read_only":true,"new":{"a":[1]},"result":2}')
+    record = decode_record(b'{"name":"x","kind":"future_kind","gone_member":true,"new":{"a":[1]},"result":2}')
     assert record.kind == "future_kind" and record.result == b"2"
     assert encode_record(record) == b'{"name":"x","kind":"future_kind","result":2}'
 
