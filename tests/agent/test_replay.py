@@ -68,3 +68,31 @@ async def test_replay_events_match_what_a_resume_re_emits(store: Store) -> None:
                                                   "ToolCompleted", "AssistantTurn", "ToolCompleted", "AssistantTurn"]  # fmt: skip
     assert events[1].name == "lookup_order" and not events[1].is_error
     assert events == events_of("r1", await Journal(store).history("r1"))
+
+
+#: What a replay of each demo run finds: complete runs match to the end, unfinished ones up to
+#: where they stop, and runs the loop cannot re-drive are refused.
+DEMO_VERDICTS = {
+    "audit-bulk": "matches", "eligibility-a1004": "matches", "lookup-z0042": "matches", "refund-a1002": "matches",
+    "refund-a1003-denied": "matches",
+    "question-a1001": "matches-so-far", "refund-a1001-cancelled": "matches-so-far", "refund-a1001-stalled": "matches-so-far",
+    "refund-a1004-halted": "matches-so-far", "refund-a1005": "matches-so-far", "refund-a1005-approved": "matches-so-far",
+    "settlement-a1002": "matches-so-far",
+    "lookup-a1001-damaged": "refused", "reply-a1006": "refused", "saga-a1003-cancelling": "refused", "saga-a1003-rolled-back": "refused",
+}  # fmt: skip
+
+
+async def test_every_demo_run_replays_with_its_verdict(store: Store) -> None:
+    from agenttui.demo.build import build_demo, factory
+    from agenttui.replay.session import replay_verdict
+
+    await build_demo(store, bulk_turns=4)
+    found = {}
+    for run_id in DEMO_VERDICTS:
+        _, verdict = await replay_verdict(store, run_id)
+        found[run_id] = verdict.kind.value
+    assert found == DEMO_VERDICTS
+    # With the demo's own code as the agent, the finished runs match too: everything it writes counts.
+    for run_id in ("refund-a1002", "refund-a1003-denied", "lookup-z0042", "eligibility-a1004"):
+        _, verdict = await replay_verdict(store, run_id, factory(run_id))
+        assert verdict.kind.value == "matches", (run_id, verdict.summary())
