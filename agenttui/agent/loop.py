@@ -37,7 +37,6 @@ from agenttui.journal.record import Message, Record, StepKind, ToolResultPart, T
 from agenttui.stores.base import Store
 
 
-
 class TurnLimitExceeded(AgentTuiError):
     title = "Turn limit"
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_record, encode_header, encode_record
+from agenttui.journal.journal import SALT_BYTES
 from agenttui.journal.record import HEADER_NAME, Record, StepKind
 from agenttui.stores.base import Inserted
 from agenttui.stores.memory import MemStore
@@ -53,32 +54,24 @@ class ReplayStore(MemStore):
         self._by_name = {r.name: r for r in recording}
         self._outputs = [is_replayed_output(r) for r in recording]
         self._cursor = 0
-        self.fed: list[Record] = []
-        """The inputs fed so far, in order."""
+        """Every record before this index is in the store (fed, or written by the loop)."""
         self.legacy = bool(recording) and not recording[0].is_header
         """The recording is headerless (before v0.9): the replay runs under a header of its own,
-        which the loop needs and ``replayed_records`` leaves out again."""
+        which the loop needs and ``ReplaySession.replayed`` leaves out again."""
 
     async def feed_due(self) -> list[Record]:
         """Feed every input not yet in the store that no unreplayed output precedes; return them."""
+        if self.legacy and self.run_id not in self._runs:
+            await super().insert(self.run_id, HEADER_NAME, encode_header(os.urandom(SALT_BYTES)))
         fed: list[Record] = []
-        run = self._runs.get(self.run_id)
-        if self.legacy and run is None:
-            await super().insert(self.run_id, HEADER_NAME, encode_header(os.urandom(32)))
-            run = self._runs[self.run_id]
-        index = self._cursor
-        while index < len(self._recording):
-            record = self._recording[index]
-            present = run is not None and record.name in run.by_name
-            if not present:
-                if self._outputs[index]:
+        while self._cursor < len(self._recording):
+            record = self._recording[self._cursor]
+            if await self.get(self.run_id, record.name) is None:
+                if self._outputs[self._cursor]:
                     break
                 await super().insert(self.run_id, record.name, record.raw)
-                run = self._runs[self.run_id]
                 fed.append(record)
-            index += 1
-        self._cursor = index
-        self.fed += fed
+            self._cursor += 1
         return fed
 
     async def adopt_resolution(self, tool_use_id: str) -> bool:
@@ -88,11 +81,10 @@ class ReplayStore(MemStore):
         goes on from, a person resolved it there (the SDK's ``ResolveHalt`` writes a new attempt
         marker and the result): those records were not the loop's. Returns whether any were fed.
         """
-        run = self._runs.get(self.run_id)
         adopted = False
         for index, record in enumerate(self._recording):
             mine = record.tool_use_id == tool_use_id and (record.kind == StepKind.TOOL_RESULT or keys.is_tool_attempt_key(record.name))
-            if mine and self._outputs[index] and (run is None or record.name not in run.by_name):
+            if mine and self._outputs[index] and await self.get(self.run_id, record.name) is None:
                 self._outputs[index] = False
                 adopted = True
         return adopted and bool(await self.feed_due())

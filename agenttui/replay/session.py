@@ -192,6 +192,11 @@ class ReplaySession:
         self.progress = ReplayProgress(recorded_turns=sum(r.kind == StepKind.MODEL for r in recording))
         if refusal:
             self.progress.state, self.progress.reason = ReplayState.REFUSED, refusal
+        self.not_compared: tuple[str, ...] = () if setup is not None else tuple(
+            m for m in FOREIGN_DIGESTS if any(getattr(r, m) for r in recording if r.kind == StepKind.MODEL))
+        """Members of the recording this replay cannot reproduce, and so does not compare: the
+        SDK's digests, with recorded tools (a foreign agent's registry and prompt are not here).
+        With your agent, everything it writes counts."""
         self.store = ReplayStore(run_id, recording)
         self._agent: Agent | None = None
         self._events: AsyncIterator[AgentEvent] | None = None
@@ -339,14 +344,6 @@ class ReplaySession:
                 self._replayed.append(record)
             self._replayed_seq = entry.seq
         return list(self._replayed)
-
-    @property
-    def not_compared(self) -> tuple[str, ...]:
-        """Members of the recording this replay cannot reproduce: the SDK's digests, with recorded
-        tools (a foreign agent's registry and prompt are not here). With your agent, all count."""
-        if self.setup is not None:
-            return ()
-        return tuple(m for m in FOREIGN_DIGESTS if any(getattr(r, m) for r in self.recording if r.kind == StepKind.MODEL))
 
     def _comparable(self, records: Sequence[Record]) -> list[Record]:
         blank = dict.fromkeys(self.not_compared, "")
