@@ -88,6 +88,7 @@ SCRIPTS: dict[str, list[Turn]] = {
     "refund-a1001-stalled": refund_story("A-1001", 42.5),
     "refund-a1001-cancelled": refund_story("A-1001", 42.5),
     "refund-a1005-approved": refund_story("A-1005", 64.10),
+    "refund-a1006-in-flight": refund_story("A-1002", 129.0),
     "lookup-a1001-damaged": turns(
         ("Let me find order A-1001.", [Call("lookup_order", {"order_id": "A-1001"})]),
         ("Order A-1001, the walnut desk lamp, was delivered.", []),
@@ -116,6 +117,7 @@ def factory(run_id: str) -> AgentSetup:
 #: Runs the refund desk's Python loop cannot write (a saga's rollback, a signal sent ahead, a
 #: damaged row): written record by record, as a Go service writes them.
 SAGA_ORDER = "A-1003"
+IN_FLIGHT_HOLDER = "refund-worker-2-4242#8c1d5e7f9a0b3c2d"
 
 
 async def write_saga(store: Store, run_id: str, *, rolled_back: bool) -> None:
@@ -203,6 +205,12 @@ async def build_demo(
         await drive("lookup-a1001-damaged", "Where is order A-1001?", crash_at=1)
         await store.insert("lookup-a1001-damaged", "@llm/1", b'{"name":"@llm/1","kind":"model","message":{"role":"assis')
 
+    async def in_flight() -> None:
+        # Another worker is driving it: its lease is live (for a day, so the demo store shows it
+        # whether or not the TUI's own live writer runs).
+        await drive("refund-a1006-in-flight", "Refund the desk mat, order A-1002.", crash_at=1)
+        await store.acquire_lease("refund-a1006-in-flight", IN_FLIGHT_HOLDER, ttl=24 * 3600)
+
     async def bulk() -> None:
         agent = desk_agent(demo_model(bulk_script(bulk_turns)), store, max_turns=bulk_turns + 1, clock=clock)
         await agent.run("audit-bulk", "Audit every open order, one lookup per turn.")
@@ -227,6 +235,7 @@ async def build_demo(
         ("saga-a1003-cancelling", RunState.CANCELLING, "a Go saga asked to roll back", lambda: write_saga(store, "saga-a1003-cancelling", rolled_back=False)),
         ("reply-a1006", RunState.NOT_STARTED, "a signal sent ahead of its run", not_started),
         ("lookup-a1001-damaged", RunState.UNREADABLE, "a damaged record", unreadable),
+        ("refund-a1006-in-flight", RunState.IN_FLIGHT, "driven by another worker", in_flight),
         ("audit-bulk", RunState.COMPLETE, f"{bulk_turns} turns", bulk),
     ]  # fmt: skip
     runs = []

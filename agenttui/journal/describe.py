@@ -165,11 +165,12 @@ def record_json(record: Record) -> dict[str, Any]:
         return out | {"redacted": {"leaf_hash": record.tombstone.leaf_hash, "at_ms": record.tombstone.at_ms}}
     if record.message is not None:
         out["message"] = {"role": record.message.role, "parts": [part_json(p) for p in record.message.parts]}
+    # Present-but-empty members show as {}: "safety":{} says the call ran as a side effect.
     for key in ("usage", "discarded_usage", "model", "safety", "approval"):
-        if value := getattr(record, key):
+        if (value := getattr(record, key)) is not None:
             out[key] = {k: v for k, v in _fields(value).items() if v}
     for key in ("finish", "raw_finish", "prompt_digest", "tools_digest", "tool_use_id", "is_error", "approved",
-                "approver", "approver_alg", "attempted_at", "reconciled", "outcome_unknown", "format", "claim"):  # fmt: skip
+                "approver", "approver_alg", "attempted_at", "reconciled", "read_only", "outcome_unknown", "format", "claim"):  # fmt: skip
         if value := getattr(record, key):
             out[key] = value
     for key in ("result", "evidence"):

@@ -150,3 +150,12 @@ def test_each_case_is_valid_json_with_its_name_first(run_id: str) -> None:
         if name in case.tombstones:
             continue
         assert data.startswith(b'{"name":' + json.dumps(name).encode()) and json.loads(data)["name"] == name
+
+
+async def test_show_json_keeps_what_the_record_holds(corpus: Store) -> None:
+    from agenttui.journal.describe import record_json
+
+    result = await Journal(corpus).get("go-charge", "tool:toolu_02")
+    assert result is not None and record_json(result)["safety"] == {}  # the call ran as a side effect
+    turn = await Journal(corpus).get("go-weather", "@llm/1")
+    assert turn is not None and record_json(turn)["usage"] == {}

@@ -77,7 +77,7 @@ DEMO_VERDICTS = {
     "refund-a1003-denied": "matches",
     "question-a1001": "matches-so-far", "refund-a1001-cancelled": "matches-so-far", "refund-a1001-stalled": "matches-so-far",
     "refund-a1004-halted": "matches-so-far", "refund-a1005": "matches-so-far", "refund-a1005-approved": "matches-so-far",
-    "settlement-a1002": "matches-so-far",
+    "settlement-a1002": "matches-so-far", "refund-a1006-in-flight": "matches-so-far",
     "lookup-a1001-damaged": "refused", "reply-a1006": "refused", "saga-a1003-cancelling": "refused", "saga-a1003-rolled-back": "refused",
 }  # fmt: skip
 

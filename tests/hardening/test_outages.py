@@ -103,7 +103,7 @@ async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: Po
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         shown = [(r.run_id, r.status.state) for r in app.screen.table.items]  # type: ignore[attr-defined, union-attr]
-        assert len(shown) == 16
+        assert len(shown) == 17
         bar = app.screen.query_one(StatusBar)
         postgres_cluster.stop()
         try:

@@ -41,7 +41,7 @@ async def test_runs_statuses_and_a_run(demo_schema: tuple[str, str]) -> None:
         await settle(pilot)
         rows = {r.run_id: r.status for r in app.screen.table.items}  # type: ignore[attr-defined]
         assert rows["refund-a1005"].state == RunState.AWAITING_APPROVAL and rows["settlement-a1002"].state == RunState.SLEEPING  # type: ignore[union-attr]
-        assert len(rows) == 16
+        assert len(rows) == 17
         app.open_run("refund-a1002")
         await settle(pilot)
         assert isinstance(app.screen, RunScreen) and len(app.screen.records) == 12

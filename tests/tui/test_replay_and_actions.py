@@ -272,9 +272,9 @@ def test_cli_recover_names_each_run_that_paused_again(demo_db: Path) -> None:
     result = cli("recover", str(demo_db), "--agent", DEMO_AGENT)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    # The approved run goes on to its end; the saga asked to roll back and the run never started
-    # are left alone; the damaged run is an error.
-    assert lines[0] == "recovered 6 runs (5 paused again), skipped 2, 1 errors"
+    # The approved run goes on to its end; the saga asked to roll back, the run never started and
+    # the one another worker drives are left alone; the damaged run is an error.
+    assert lines[0] == "recovered 6 runs (5 paused again), skipped 3, 1 errors"
     assert "  paused: run 'refund-a1001-stalled': refund_payment call 'call_1_0' awaits approval" in lines[1:], lines
     assert any(line.startswith("  error lookup-a1001-damaged: run 'lookup-a1001-damaged' holds an unreadable") for line in lines), lines
     assert any(line.startswith("  skipped saga-a1003-cancelling: ") for line in lines), lines
