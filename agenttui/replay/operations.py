@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -41,6 +41,11 @@ class Operation(Protocol):
 
 def _cli(*words: str) -> str:
     return "agenttui " + " ".join(shlex.quote(w) for w in words)
+
+
+def replay_command(store_url: str, run_id: str, agent_spec: str, live_tools: Sequence[str]) -> str:
+    """The CLI command that replays ``run_id`` with your agent, these tools' side effects live."""
+    return _cli("replay", store_url, run_id, "--agent", agent_spec, *[word for name in live_tools for word in ("--live-tool", name)])
 
 
 async def _leased(store: Store, run_id: str, body: Callable[[], Any]) -> Any:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import AsyncIterator, Callable, Sequence
+from functools import partial
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from agenttui.agent.events import AgentEvent, AssistantTurn, Finished, TurnStarted
@@ -150,6 +151,30 @@ class RecordedTool(Tool):
         return ToolOutput(None, recorded=outcome)
 
 
+@dataclass(frozen=True, slots=True)
+class ServedTool(RecordedTool):
+    """One of your tools that is not read-only, served from the recording as a durable-execution
+    replayer serves an activity: it runs under the policy your code declares (its attempt markers
+    and gates are written, and count), and each call gets its recorded outcome instead of running."""
+
+    def safety_for(self, tool_use_id: str) -> ToolSafety:
+        return self.safety
+
+
+def serve_side_effects(setup: AgentSetup, records: Sequence[Record], live: Collection[str] = ()) -> tuple[AgentSetup, tuple[str, ...]]:
+    """``setup`` with every tool that is not read-only (and not named in ``live``) served from the
+    recording; and the names of the tools served. A replay never fires a side effect unasked."""
+    calls = RecordedCalls.of(records)
+    tools: list[Tool] = []
+    for tool in setup.tools:
+        if tool.safety.read_only or tool.name in live:
+            tools.append(tool)
+        else:
+            tools.append(ServedTool(tool.name, tool.fn, tool.description, tool.args_type, tool.safety, calls=calls))
+    served = tuple(t.name for t in tools if isinstance(t, ServedTool))
+    return dataclasses.replace(setup, tools=tools), served
+
+
 def recorded_tools(records: Sequence[Record], start: RunStart) -> list[Tool]:
     """Stand-ins for the recording's tools: those ``run:start`` names, then any other tool called."""
     calls = RecordedCalls.of(records)
@@ -178,12 +203,19 @@ class ReplaySession:
 
     def __init__(
         self, source: Store, run_id: str, recording: list[Record], start: RunStart, setup: AgentSetup | None, *,
-        recorded_status: RunStatus, refusal: str = "",
+        recorded_status: RunStatus, refusal: str = "", live_tools: Collection[str] = (),
     ) -> None:  # fmt: skip
         self.source = source
         self.run_id = run_id
         self.recording = recording
         self.start = start
+        self.served: tuple[str, ...] = ()
+        """Your tools that are not read-only, served from the recording instead of running."""
+        self.live: tuple[str, ...] = ()
+        """Your tools that are not read-only and run for real, as asked (``live_tools``)."""
+        if setup is not None:
+            setup, self.served = serve_side_effects(setup, recording, live_tools)
+            self.live = tuple(t.name for t in setup.tools if not t.safety.read_only and t.name in live_tools)
         self.setup = setup
         self.recorded_status = recorded_status
         """The recording's own status: where it stops, when it is unfinished."""
@@ -205,9 +237,14 @@ class ReplaySession:
         self._replayed_seq = -1
 
     @classmethod
-    async def open(cls, source: Store, run_id: str, setup: AgentSetup | None = None) -> ReplaySession:
+    async def open(
+        cls, source: Store, run_id: str, setup: AgentSetup | None = None, *, live_tools: Collection[str] = ()
+    ) -> ReplaySession:
         """Read the recording; ``setup`` None replays with the recorded tool results.
 
+        With ``setup``, your tools run, except those not declared read-only: they are served from
+        the recording, unless named in ``live_tools`` (then they run for real: the caller has asked
+        a person first). The replay writes only into its own store, never the source.
         Raises ``RunNotFoundError`` for a run with no records. A run the loop cannot re-drive
         opens as a refused session (``refusal`` says why).
         """
@@ -221,11 +258,14 @@ class ReplaySession:
             refusal = f"the run is unreadable: {status.detail}"
         start_record = next((r for r in recording if r.name == keys.RUN_START), None)
         start = RunStart.decode(start_record.result if start_record else None)
-        return cls(source, run_id, recording, start, setup, recorded_status=status, refusal=refusal)
+        return cls(source, run_id, recording, start, setup, recorded_status=status, refusal=refusal, live_tools=live_tools)
 
     @property
     def mode(self) -> str:
-        return "recorded tools" if self.setup is None else f"{self.setup.name} tools (your code)"
+        if self.setup is None:
+            return "recorded tools"
+        # Which tools are live or served, the verdict and the status bar name; this stays short.
+        return f"{self.setup.name} tools (your code, side effects {'LIVE' if self.live else 'served'})"
 
     async def _reset(self) -> None:
         if self._events is not None:
@@ -359,30 +399,32 @@ class ReplaySession:
     async def verdict(self, diff: JournalDiff | None = None) -> Verdict:
         """What the replay found, once it is done (``run_to_end``); ``diff`` is ``self.diff()``
         when the caller already has it."""
+        found = partial(Verdict, not_compared=self.not_compared, served=self.served, live=self.live)
         if self.refusal:
-            return Verdict(VerdictKind.REFUSED, self.refusal)
-        not_compared = self.not_compared
+            return found(VerdictKind.REFUSED, self.refusal)
         first = (diff or await self.diff()).first_divergence
         state, reason = self.progress.state, self.progress.reason
         if first is not None:
             loop_reason = state in (ReplayState.DIVERGED, ReplayState.FAILED) and first.left is not None and first.right is None
             why = reason if loop_reason and reason else first.reason
-            return Verdict(VerdictKind.DIVERGED, why, divergence=Divergence.of(first, why), not_compared=not_compared)
+            return found(VerdictKind.DIVERGED, why, divergence=Divergence.of(first, why))
         if state in (ReplayState.DIVERGED, ReplayState.FAILED):
-            return Verdict(VerdictKind.DIVERGED, reason, not_compared=not_compared)
+            return found(VerdictKind.DIVERGED, reason)
         status = self.recorded_status
         if state == ReplayState.FINISHED and status.state.finished:
-            return Verdict(VerdictKind.MATCHES, not_compared=not_compared)
-        return Verdict(VerdictKind.MATCHES_SO_FAR, status.detail or reason, stopped=status.state.value, not_compared=not_compared)
+            return found(VerdictKind.MATCHES)
+        return found(VerdictKind.MATCHES_SO_FAR, status.detail or reason, stopped=status.state.value)
 
     async def aclose(self) -> None:
         if self._events is not None:
             await self._events.aclose()  # type: ignore[attr-defined]
 
 
-async def replay_verdict(source: Store, run_id: str, setup: AgentSetup | None = None) -> tuple[ReplaySession, Verdict]:
+async def replay_verdict(
+    source: Store, run_id: str, setup: AgentSetup | None = None, *, live_tools: Collection[str] = ()
+) -> tuple[ReplaySession, Verdict]:
     """Replay ``run_id`` to its end and judge it: the CLI's ``replay`` and a CI check."""
-    session = await ReplaySession.open(source, run_id, setup)
+    session = await ReplaySession.open(source, run_id, setup, live_tools=live_tools)
     try:
         await session.run_to_end()
         return session, await session.verdict()

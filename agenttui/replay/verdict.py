@@ -66,6 +66,10 @@ class Verdict:
     divergence: Divergence | None = None
     not_compared: tuple[str, ...] = ()
     """Members the replay cannot reproduce and so did not compare (named, never counted)."""
+    served: tuple[str, ...] = ()
+    """Your tools that are not read-only, served from the recording instead of running."""
+    live: tuple[str, ...] = ()
+    """Your tools that are not read-only and ran for real, as a person asked."""
 
     @property
     def exit_code(self) -> int:

@@ -174,11 +174,15 @@ def test_confirm_approval(snap_compare: Snap, app: AgentTuiApp) -> None:
 
 
 def test_divergence_with_your_agent(snap_compare: Snap, app: AgentTuiApp) -> None:
-    """The halted run replayed with the demo's agent: its refund really runs now, so it diverges."""
+    """The halted run replayed with the demo's agent, its side effects live as a person confirmed:
+    its refund runs for real (into the replay's own store), so it diverges, and the status bar says
+    the replay is live."""
 
     async def run_before(pilot: Pilot) -> None:
         await open_run(pilot, "refund-a1004-halted")
-        await pilot.press("Y")
+        await pilot.press("L")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("y")
         await wait_for_screen(pilot, ReplayScreen)
         await settle(pilot)
         await pilot.press("e")

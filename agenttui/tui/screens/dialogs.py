@@ -41,17 +41,18 @@ class ConfirmDialog(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
     ]
 
-    def __init__(self, title: str, will_write: str, command: str) -> None:
+    def __init__(self, title: str, will_write: str, command: str, *, heading: str = "Will write:", yes: str = "Write it (y)") -> None:
         super().__init__()
         self._title, self._will_write, self._command = title, will_write, command
+        self._heading, self._yes = heading, yes
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
-            yield Static(Text("Will write:\n" + printable(self._will_write, multiline=True)), id="dialog-body")
+            yield Static(Text(self._heading + "\n" + printable(self._will_write, multiline=True)), id="dialog-body")
             yield Static(Text("Same from the command line:\n  " + printable(self._command)), id="dialog-command")
             with Horizontal(id="dialog-buttons"):
-                yield Button("Write it (y)", id="yes", variant="warning")
+                yield Button(self._yes, id="yes", variant="warning")
                 yield Button("Cancel (n)", id="no", variant="primary")
 
     def on_mount(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -97,10 +97,12 @@ class ReplayScreen(StoreScreen):
         Binding("3", "show_pane('flow')", "Flowchart", show=False, id="replay.flowchart"),
     ]
 
-    def __init__(self, run_id: str, setup: AgentSetup | None = None) -> None:
+    def __init__(self, run_id: str, setup: AgentSetup | None = None, *, live_tools: Sequence[str] = ()) -> None:
         super().__init__()
         self.run_id = run_id
         self.setup = setup
+        self.live_tools = tuple(live_tools)
+        """Your tools that run for real in this replay, as a person confirmed (none by default)."""
         self.session: ReplaySession | None = None
         self.records: list[Record] = []
         self.diff: JournalDiff | None = None
@@ -131,6 +133,8 @@ class ReplayScreen(StoreScreen):
     def on_mount(self) -> None:
         self.query_one("#replay-jump").display = False
         self.query_one(JournalList).empty_text = "Nothing replayed yet: n replays the next turn, e runs to the end."
+        if self.live_tools:  # the status bar says what this replay does to the world
+            self.query_one(StatusBar).writes = f"LIVE side effects: {', '.join(self.live_tools)}"
         self.query_one(EventsView).empty_text = "No events yet."
         self._title()
         self.drive("open")
@@ -141,7 +145,7 @@ class ReplayScreen(StoreScreen):
     async def drive(self, what: str, turn: int = 0) -> None:
         """Move the replay; report events and the new position as messages."""
         if self.session is None:
-            self.session = await ReplaySession.open(self.store, self.run_id, self.setup)
+            self.session = await ReplaySession.open(self.store, self.run_id, self.setup, live_tools=self.live_tools)
         session = self.session
         restarted = what in ("back", "jump")
         if what == "next":

@@ -17,13 +17,17 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from agenttui.journal.describe import printable
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
+from agenttui.agent.factory import AgentSetup
+from agenttui.replay.operations import replay_command
 from agenttui.replay.status import RunStatus, run_status
+from agenttui.stores import describe_url
 from agenttui.tui.messages import StoreChanged
 from agenttui.render.flow import FlowStep
 from agenttui.replay.events import events_of
 from agenttui.replay.tree import sub_run_steps
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.base import StoreScreen
+from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
@@ -69,6 +73,7 @@ class RunScreen(StoreScreen):
         Binding("p", "toggle_panes", "Panes", show=False, id="run.toggle-panes"),
         Binding("R", "replay", "Replay", id="run.replay"),
         Binding("Y", "replay_with_agent", "Replay with your agent", show=False, id="run.replay-agent"),
+        Binding("L", "replay_live", "Replay with your agent, side effects live", show=False, id="run.replay-live"),
         Binding("o", "operate", "Act on run", id="run.operate"),
         Binding("a", "operate('Approve')", "Approve", show=False, id="run.approve"),
         Binding("x", "operate('Deny')", "Deny", show=False, id="run.deny"),
@@ -236,12 +241,35 @@ class RunScreen(StoreScreen):
     def action_replay(self) -> None:
         self.app.push_screen(ReplayScreen(self.run_id))
 
-    def action_replay_with_agent(self) -> None:
+    def _agent_setup(self) -> AgentSetup | None:
         factory = self.app.agent_factory  # type: ignore[attr-defined]
         if factory is None:
             self.notify("start agenttui with --agent module:factory to replay with your code", severity="warning")
+            return None
+        return factory(self.run_id)  # type: ignore[no-any-return]
+
+    def action_replay_with_agent(self) -> None:
+        """Your tools run; those not read-only are served from the recording: nothing fires."""
+        if (setup := self._agent_setup()) is not None:
+            self.app.push_screen(ReplayScreen(self.run_id, setup))
+
+    def action_replay_live(self) -> None:
+        """Your tools run, side effects and all, once a person has confirmed each one by name."""
+        if (setup := self._agent_setup()) is None:
             return
-        self.app.push_screen(ReplayScreen(self.run_id, factory(self.run_id)))
+        live = [t.name for t in setup.tools if not t.safety.read_only]
+        if not live:
+            self.app.push_screen(ReplayScreen(self.run_id, setup))
+            return
+        command = replay_command(describe_url(self.app.url), self.run_id, self.app.agent_spec, live)  # type: ignore[attr-defined]
+
+        def chosen(go: bool | None) -> None:
+            if go:
+                self.app.push_screen(ReplayScreen(self.run_id, setup, live_tools=live))
+
+        dialog = ConfirmDialog(f"Replay {self.run_id} with your tools' side effects live", "\n".join(f"  {n}" for n in live), command,
+                               heading="Will run for real, side effects and all (into a replay store, never this one):", yes="Run them (y)")  # fmt: skip
+        self.app.push_screen(dialog, chosen)
 
     def action_toggle_panes(self) -> None:
         panes = self.query_one("#run-panes")

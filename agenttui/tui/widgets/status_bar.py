@@ -13,9 +13,14 @@ class StatusBar(Static):
     store_url: reactive[str] = reactive("")
     connection: reactive[str] = reactive("connecting")
     tail: reactive[str] = reactive("off")
+    writes: reactive[str] = reactive("read-only")
+    """What the screen does to the world: "read-only", or a replay's live side effects."""
 
     def render(self) -> Text:
-        return Text(f" {printable(self.store_url)}  ·  {self.connection}  ·  tail: {self.tail}  ·  read-only")
+        return Text(f" {printable(self.store_url)}  ·  {self.connection}  ·  tail: {self.tail}  ·  {printable(self.writes)}")
+
+    def watch_writes(self, value: str) -> None:
+        self.set_class(value != "read-only", "-live")
 
     def on_mount(self) -> None:
         self.show(*self.app.status_fields())  # type: ignore[attr-defined]
