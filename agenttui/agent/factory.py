@@ -7,6 +7,8 @@ model for the recording; a re-drive uses the setup's own model.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -46,6 +48,10 @@ def load_factory(spec: str) -> AgentFactory:
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise ConfigError(f"--agent takes module:factory, not {spec!r}")
+    # Your module usually sits where you run agenttui; an installed console script does not put
+    # that directory on the path (``python -m`` does), so look there too, as uvicorn does.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
