@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from agenttui.errors import AgentTuiError, RunNotFoundError
-from agenttui.journal.describe import clip, json_value, kind_icon, printable, record_json, safe_json, summary
+from agenttui.journal.describe import clip, json_value, kind_icon, printable, printable_id, record_json, safe_json, summary
 from agenttui.journal.journal import Journal
 from agenttui.render.diff import payload_diff
 from agenttui.replay.events import events_of, tool_names
@@ -39,7 +39,9 @@ DEMO_FACTORY = "agenttui.demo.build:factory"
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    click.echo(f"agenttui: {message}", err=True)
+    """One line on stderr and an exit code. Messages quote the store (lease holders, reasons,
+    record names, run ids): they go through the same inert-text path as every view."""
+    click.echo(f"agenttui: {printable(message)}", err=True)
     sys.exit(code)
 
 
@@ -195,7 +197,7 @@ async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
     for s in statuses:
         state = f"{s.state.icon} {s.state.value}"
         detail = ("[legacy] " if s.legacy else "") + printable(s.detail)
-        click.echo(f"{printable(s.run_id):<{width}}  {state:<19} {s.steps:>6} steps {s.turns:>5} turns {s.tokens:>9} tok  {detail}".rstrip())
+        click.echo(f"{printable_id(s.run_id):<{width}}  {state:<19} {s.steps:>6} steps {s.turns:>5} turns {s.tokens:>9} tok  {detail}".rstrip())
 
 
 @main.command()
@@ -211,7 +213,7 @@ async def show(store: str, run_id: str, as_json: bool) -> None:
         return
     names = tool_names(records)
     for index, record in enumerate(records):
-        click.echo(f"{index:>5} {kind_icon(record)} {printable(clip(record.name, 40)):<40} {printable(clip(summary(record, names), 120))}")
+        click.echo(f"{index:>5} {kind_icon(record)} {printable_id(clip(record.name, 40)):<40} {printable(clip(summary(record, names), 120))}")
 
 
 @main.command()

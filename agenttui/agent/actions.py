@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from agenttui.agent.loop import attempt_voided, latest_attempt
+from agenttui.agent.loop import UnreadableJournal, attempt_voided, latest_attempt
 from agenttui.agent.pauses import NothingPending, RunEnded, RunNotStarted
 from agenttui.agent.tools import encode_result
 from agenttui.journal import keys
@@ -34,7 +34,11 @@ class ActionOutcome:
 
 
 async def _require_open(journal: Journal, run_id: str) -> list[Record]:
+    """The run's history, if a person may act on it: started, not ended, and wholly readable (a
+    decision taken on a run whose state cannot be read in full could be the wrong one)."""
     history = await journal.history(run_id)
+    if bad := next((r for r in history if r.unreadable or r.tombstone), None):
+        raise UnreadableJournal(f"run {run_id!r} holds an unreadable or redacted record ({bad.name}): nothing is written to it")
     names = [r.name for r in history]
     if keys.RUN_START not in names:
         raise RunNotStarted(run_id)

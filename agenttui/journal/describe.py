@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,9 +26,14 @@ from agenttui.journal.record import (
     UnknownPart,
 )
 
-# C0 and C1 controls (tab and newline are handled by the caller's choice), DEL, and the bidi
-# embeddings, overrides and isolates that can reorder what a terminal shows.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+# C0 and C1 controls (tab and newline are handled by the caller's choice), DEL, the bidi
+# embeddings, overrides and isolates that can reorder what a terminal shows, and the invisible
+# characters (zero-width spaces and joiners, word joiner, soft hyphen, BOM) that make two
+# different strings print alike.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ud800-\udfff]"
+)
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -50,6 +56,21 @@ def printable(text: str, *, multiline: bool = False) -> str:
 
 # JSON escapes what JSON must; these are what a terminal could still act on, escaped as JSON allows.
 _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def printable_id(text: str) -> str:
+    """An id (a run id, a step name, a call id) made unambiguous: ``printable``, and letters of
+    another script mixed into Latin ones (a Cyrillic ``а`` in ``refund-а1002``) shown as escapes,
+    so two ids that differ are never shown alike."""
+    text = printable(text)
+    scripts = {_script(c) for c in text if c.isalpha()}
+    if "LATIN" not in scripts or len(scripts) == 1:
+        return text
+    return "".join(c if not c.isalpha() or _script(c) == "LATIN" else f"\\u{ord(c):04x}" for c in text)
+
+
+def _script(char: str) -> str:
+    return unicodedata.name(char, "UNKNOWN").split(" ", 1)[0]
 
 
 def safe_json(value: Any, *, indent: int | None = 2) -> str:

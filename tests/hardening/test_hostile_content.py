@@ -101,3 +101,49 @@ def test_huge_and_deep_values_do_not_break_a_reader() -> None:
     huge = "x" * 10_000_000
     line = printable(summary(Record("tool:c", StepKind.TOOL_RESULT, tool_use_id="c", result=json.dumps(huge).encode())))
     assert len(line) > 1_000  # the caller clips; nothing hangs or fails
+
+
+# An OSC 52 sequence: a terminal that obeys it puts "rm -rf ~ #" into the clipboard.
+CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4gIw==\x07"
+
+
+async def _store_whose_errors_quote_it(path: Path) -> None:
+    from agenttui.demo.build import build_demo
+
+    store = await SQLiteStore.open(path)
+    try:
+        await build_demo(store, bulk_turns=2)
+        await store.acquire_lease("refund-a1005", f"worker{CLIPBOARD}\u202e#1", ttl=3600)
+        journal = Journal(store)
+        await journal.append("refund-a1001-stalled", Record("run:cancelled", StepKind.VALUE,
+                                                            result=json.dumps({"reason": f"bye{CLIPBOARD}\x9b2J\u202e"}).encode()))  # fmt: skip
+        await store.insert("refund-a1004-halted", f"@llm/9{CLIPBOARD}", b"\x00not a record")
+    finally:
+        await store.close()
+
+
+def test_no_error_message_lets_an_escape_byte_through(tmp_path: Path) -> None:
+    """Lease holders ("run is leased"), cancel reasons ("run ended") and record names ("unreadable
+    journal") are the store's text: every command that can quote one shows it inert."""
+    import asyncio
+    import subprocess
+    import sys
+
+    path = tmp_path / "evil.db"
+    asyncio.run(_store_whose_errors_quote_it(path))
+    agent = ["--agent", "agenttui.demo.build:factory"]
+    invocations = [
+        ["approve", "refund-a1005", "call_1_0"], ["deny", "refund-a1005", "call_1_0"], ["cancel", "refund-a1005"],
+        ["answer", "refund-a1005", "ask-call_1_0", "yes"], ["resolve", "refund-a1005", "call_1_0", "--not-fired"],
+        ["release", "refund-a1005"], ["redrive", "refund-a1005", *agent],
+        ["approve", "refund-a1001-stalled", "call_1_0"], ["cancel", "refund-a1001-stalled"], ["redrive", "refund-a1001-stalled", *agent],
+        ["redrive", "refund-a1004-halted", *agent], ["resolve", "refund-a1004-halted", "call_1_0", "--not-fired"],
+    ]  # fmt: skip
+    quoted = 0
+    for command, run_id, *rest in invocations:
+        result = subprocess.run([sys.executable, "-m", "agenttui", command, str(path), run_id, *rest], capture_output=True, timeout=60)
+        output = (result.stdout + result.stderr).decode("utf-8", "replace")
+        assert result.returncode != 0, (command, run_id, output)
+        assert not TERMINAL_ACTIVE.search(output), (command, run_id, output)
+        quoted += "\\x1b]52" in output
+    assert quoted >= 5  # the hostile text was there, shown as escapes

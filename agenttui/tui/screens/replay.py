@@ -17,7 +17,7 @@ from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, T
 
 from agenttui.agent.events import AgentEvent
 from agenttui.agent.factory import AgentSetup
-from agenttui.journal.describe import printable
+from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.record import Record
 from agenttui.render.diff import JournalDiff, RowState
 from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
@@ -235,7 +235,7 @@ class ReplayScreen(StoreScreen):
             self.query_one(JournalList).empty_text = "Not replayed: the line above says why."
 
     def _title(self) -> None:
-        line = Text(f" replay {printable(self.run_id)}", style="bold")
+        line = Text(f" replay {printable_id(self.run_id)}", style="bold")
         session = self.session
         if session is None:
             line.append("   reading the recording…")

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from agenttui.journal.describe import printable
+from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
 from agenttui.agent.factory import AgentSetup
@@ -215,7 +215,7 @@ class RunScreen(StoreScreen):
         self._show(self.journal_list.cursor)
 
     def _title(self) -> None:
-        line = Text(f" run {printable(self.run_id)}", style="bold")
+        line = Text(f" run {printable_id(self.run_id)}", style="bold")
         line.append(f"   {len(self.records):,} records   {printable(self._status_text)}")
         line.append("   · following" if self.follow else "")
         self.query_one("#run-title", Static).update(line)

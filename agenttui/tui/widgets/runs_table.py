@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widget import Widget
 
-from agenttui.journal.describe import clip, printable
+from agenttui.journal.describe import clip, printable, printable_id
 from agenttui.replay.status import RunState
 from agenttui.tui.runs_model import RunRow
 from agenttui.tui.widgets.virtual_list import VirtualList
@@ -63,7 +63,7 @@ class RunsTable(VirtualList[RunRow]):
         marker = ("▸ " if item.folded else "▾ ") if item.children else "  "
         if item.run_id in self.marks:
             marker = f"{self.marks.index(item.run_id) + 1} "
-        run_label = "  " * item.depth + marker + printable(item.run_id if item.depth == 0 else "›" + item.run_id.rpartition(">")[2])
+        run_label = "  " * item.depth + marker + printable_id(item.run_id if item.depth == 0 else "›" + item.run_id.rpartition(">")[2])
         line = Text(clip(run_label, self.id_width).ljust(self.id_width + 1), no_wrap=True)
         status = item.status
         if status is None:
