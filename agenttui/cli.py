@@ -1,7 +1,7 @@
 """The command line: ``agenttui STORE`` opens the TUI; every view also runs non-interactively.
 
-Exit codes: 0 done, 1 run not found, 2 usage or connection error (3 is the replay command's
-"diverged"). Errors are one line on stderr; a password in a store URL is never printed.
+One exit-code table for every command (``EXIT_CODES``, shown in ``--help`` and README). Errors
+are one line on stderr, the store's text in them shown inert; a password is never printed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal.describe import clip, json_value, kind_icon, printable, printable_id, record_json, safe_json, summary
 from agenttui.journal.journal import Journal
@@ -34,6 +35,20 @@ T = TypeVar("T")
 
 EXIT_NOT_FOUND = 1
 EXIT_USAGE = 2
+EXIT_DIVERGED = 3
+EXIT_ALREADY_DECIDED = 4
+EXIT_RUNS_FAILED = 5
+
+#: Every command's exit codes, as ``--help`` and README show them.
+EXIT_CODES = {
+    0: "done (a replay: it matches the recording, to its end or up to where it stops)",
+    EXIT_NOT_FOUND: "no such run",
+    EXIT_USAGE: "usage, store or connection error, nothing written (a replay: refused)",
+    EXIT_DIVERGED: "a replay diverged from the recording",
+    EXIT_ALREADY_DECIDED: "nothing written: the step was already decided (the standing decision is named)",
+    EXIT_RUNS_FAILED: "`recover`: some runs failed (the report names them)",
+    130: "interrupted",
+}
 DEFAULT_DEMO_PATH = "agenttui-demo.db"
 DEMO_FACTORY = "agenttui.demo.build:factory"
 
@@ -54,6 +69,8 @@ def run_async(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
             return asyncio.run(fn(*args, **kwargs))
         except RunNotFoundError as exc:
             fail(exc.message, EXIT_NOT_FOUND)
+        except AlreadyDecided as exc:
+            fail(exc.message, EXIT_ALREADY_DECIDED)
         except AgentTuiError as exc:
             fail(f"{exc.title}: {exc.message}")
         except KeyboardInterrupt:
@@ -93,7 +110,8 @@ class DefaultCommandGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="\b\nExit codes, every command:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items()))  # fmt: skip
 @click.version_option(package_name="agenttui")
 def main() -> None:
     """Debug durable AI-agent runs from a terminal.
@@ -142,13 +160,14 @@ def _check_factory(spec: str) -> None:
 @click.option("--path", "path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DEMO_PATH, show_default=True,
               help="Where to write the demo SQLite store.")  # fmt: skip
 @click.option("--no-tui", is_flag=True, help="Build the store and exit.")
+@click.option("--force", is_flag=True, help="Replace the file at --path even if it is not a demo store agenttui made.")
 @click.option("--bulk-turns", type=int, default=2000, show_default=True, help="Turns in the long run.")
 @theme_option
-def demo(path: Path, no_tui: bool, bulk_turns: int, theme: str | None) -> None:
+def demo(path: Path, no_tui: bool, force: bool, bulk_turns: int, theme: str | None) -> None:
     """Build a demo store with the runtime (a run in every status) and open the TUI on it."""
     from agenttui.demo.command import build_demo_store
 
-    run_async(build_demo_store)(path, bulk_turns=bulk_turns, echo=lambda m: click.echo(m, err=True))
+    run_async(build_demo_store)(path, bulk_turns=bulk_turns, echo=lambda m: click.echo(m, err=True), force=force)
     if no_tui:
         click.echo(str(path))
         return
@@ -415,24 +434,33 @@ async def deny(store: str, run_id: str, call: str, approver: str) -> None:
 @click.argument("value")
 @run_async
 async def answer(store: str, run_id: str, name: str, value: str) -> None:
-    """Answer interrupt NAME of a run; VALUE is JSON (a bare word is taken as a string)."""
-    from agenttui.replay.operations import Answer
+    """Answer interrupt NAME, the one the run waits on; VALUE is JSON, or plain text (a string)."""
+    from agenttui.replay.operations import Answer, parse_value
 
-    await _apply(store, Answer(run_id, name, _json_or_text(value)))
+    await _apply(store, Answer(run_id, name, parse_value(value, json_only=False)))
 
 
 @main.command()
 @click.argument("store")
 @click.argument("run_id")
 @click.argument("call")
-@click.option("--fired/--not-fired", required=True, help="Whether the call's effect happened.")
-@click.option("--result", default="null", help="With --fired: the call's result as JSON.")
+@click.option("--fired", is_flag=True, help="The call's effect happened (give its --result).")
+@click.option("--not-fired", is_flag=True, help="The call's effect did not happen: the next drive retries it.")
+@click.option("--result", metavar="JSON", help="With --fired: the call's result, as JSON.")
+@click.option("--result-text", metavar="TEXT", help="With --fired: the call's result, recorded as a JSON string.")
 @run_async
-async def resolve(store: str, run_id: str, call: str, fired: bool, result: str) -> None:
-    """Resolve a halted call whose outcome was unknown."""
-    from agenttui.replay.operations import Resolve
+async def resolve(store: str, run_id: str, call: str, fired: bool, not_fired: bool, result: str | None, result_text: str | None) -> None:
+    """Resolve a halted call whose outcome was unknown: it fired (with its result), or it did not."""
+    from agenttui.replay.operations import Resolve, parse_value
 
-    await _apply(store, Resolve(run_id, call, fired, _json_or_text(result) if fired else None))
+    if fired == not_fired:
+        fail("say what happened: --fired or --not-fired, one of them")
+    if not_fired and (result is not None or result_text is not None):
+        fail("--result and --result-text go with --fired: a call that did not fire has no result")
+    if result is not None and result_text is not None:
+        fail("--result or --result-text, not both")
+    value = result_text if result_text is not None else parse_value(result, json_only=True) if result is not None else None
+    await _apply(store, Resolve(run_id, call, fired, value))
 
 
 @main.command()
@@ -465,11 +493,17 @@ async def redrive(store: str, run_id: str, agent_spec: str) -> None:
 @click.option("--agent", "agent_spec", required=True, metavar="MODULE:FACTORY", help="Your agent factory.")
 @run_async
 async def recover_command(store: str, agent_spec: str) -> None:
-    """Re-drive every unfinished run, each under its lease (pauses count as recovered)."""
-    from agenttui.agent.factory import load_factory
-    from agenttui.replay.operations import RecoverAll
+    """Re-drive every unfinished run, each under its lease (pauses count as recovered).
 
-    await _apply(store, RecoverAll(agent_spec, load_factory(agent_spec)))
+    Exits 5 when any run failed; the report names each.
+    """
+    from agenttui.agent.factory import load_factory
+    from agenttui.replay.operations import RecoverAll, report_lines
+
+    report = await _with_store(store, RecoverAll(agent_spec, load_factory(agent_spec)).run, read_only=False)
+    click.echo(printable("\n".join(report_lines(report)), multiline=True))  # run ids and errors quote the store
+    if report.errors:
+        sys.exit(EXIT_RUNS_FAILED)
 
 
 @main.command()
@@ -481,13 +515,6 @@ async def release(store: str, run_id: str) -> None:
     from agenttui.replay.operations import ReleaseLease
 
     await _apply(store, ReleaseLease(run_id))
-
-
-def _json_or_text(value: str) -> Any:
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
 
 
 if __name__ == "__main__":  # pragma: no cover

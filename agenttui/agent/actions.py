@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agenttui.agent.loop import UnreadableJournal, attempt_voided, latest_attempt
-from agenttui.agent.pauses import NothingPending, RunEnded, RunNotStarted
+from agenttui.agent.pauses import AlreadyDecided, NothingPending, RunEnded, RunNotStarted
+from agenttui.errors import RunNotFoundError
 from agenttui.agent.tools import encode_result
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
@@ -32,11 +33,29 @@ class ActionOutcome:
         """False when an earlier decision already held the step and nothing was written."""
         return bool(self.written)
 
+    def already(self) -> str:
+        """What the standing record had decided, in words (for an outcome not ``applied``)."""
+        record = self.standing
+        if record.kind == StepKind.APPROVAL:
+            by = f" by {record.approver}" if record.approver else ""
+            return f"call {record.tool_use_id} was already {'approved' if record.approved else 'denied'}{by}"
+        if record.name.startswith("interrupt:"):
+            return f"{record.name.partition(':')[2]} was already answered: {_shown(record.result)}"
+        if record.kind == StepKind.NOT_STARTED:
+            return f"call {record.tool_use_id} was already resolved: it did not fire"
+        if record.kind == StepKind.TOOL_RESULT:
+            return f"call {record.tool_use_id} already has its result: {_shown(record.result)}"
+        if record.name == keys.RUN_CANCELLED:
+            return "the run was already cancelled"
+        return f"{record.name} was already recorded"
+
 
 async def _require_open(journal: Journal, run_id: str) -> list[Record]:
     """The run's history, if a person may act on it: started, not ended, and wholly readable (a
     decision taken on a run whose state cannot be read in full could be the wrong one)."""
     history = await journal.history(run_id)
+    if not history:
+        raise RunNotFoundError(run_id)
     if bad := next((r for r in history if r.unreadable or r.tombstone), None):
         raise UnreadableJournal(f"run {run_id!r} holds an unreadable or redacted record ({bad.name}): nothing is written to it")
     names = [r.name for r in history]
@@ -68,12 +87,30 @@ async def deny(store: Store, run_id: str, tool_use_id: str, approver: str = "") 
 
 
 async def answer(store: Store, run_id: str, name: str, value: Any) -> ActionOutcome:
-    """Record the answer to the interrupt ``name``."""
+    """Record the answer to the interrupt ``name``, which must be the one the run waits on.
+
+    Where the journal names the question (an agenttui tool declared ``interrupts=True``), any
+    other name is refused: an answer under it would be recorded for ever while the run still
+    waits. Where it cannot (a Go tool's question), the run must at least have a call open.
+    """
     journal = Journal(store)
-    await _require_open(journal, run_id)
+    history = await _require_open(journal, run_id)
+    if (existing := next((r for r in history if r.name == keys.interrupt_key(name)), None)) is not None:
+        raise AlreadyDecided(f"{name} of run {run_id!r} was already answered: {_shown(existing.result)}", existing)
+    from agenttui.replay.status import RunState, status_of  # status reads the loop: imported here, not at the top
+
+    waiting = status_of(run_id, history)
+    if waiting.interrupt_name and waiting.interrupt_name != name:
+        raise NothingPending(f"run {run_id!r} waits on {waiting.interrupt_name!r}, not {name!r}: answer that one")
+    if not waiting.interrupt_name and waiting.state != RunState.STALLED:
+        raise NothingPending(f"run {run_id!r} is {waiting.state.value}: it waits on no question")
     record = Record(keys.interrupt_key(name), StepKind.VALUE, result=encode_result(value))
     standing, won = await journal.insert(run_id, record)
     return ActionOutcome((standing,) if won else (), standing)
+
+
+def _shown(raw: bytes | None) -> str:
+    return (raw or b"null").decode("utf-8", "replace")[:200]
 
 
 async def resolve_halt(

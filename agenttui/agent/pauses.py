@@ -106,3 +106,14 @@ class RollbackRequested(AgentTuiError):
     def __init__(self, run_id: str) -> None:
         super().__init__(f"run {run_id!r} is a saga whose rollback was requested: a saga driver must end it, not a re-drive")
         self.run_id = run_id
+
+
+class AlreadyDecided(AgentTuiError):
+    """An action on a step that is already decided: nothing was written, and ``standing`` is the
+    record that decides it (pressed twice, or two people at once)."""
+
+    title = "Already decided"
+
+    def __init__(self, message: str, standing: object) -> None:
+        super().__init__(message)
+        self.standing = standing

@@ -146,6 +146,14 @@ async def write_saga(store: Store, run_id: str, *, rolled_back: bool) -> None:
         await journal.append(run_id, record)
 
 
+#: Every root run ``build_demo`` writes (the live writer's runs are ``live-tail-<pid>``).
+DEMO_RUN_IDS = frozenset({*SCRIPTS, "audit-bulk", "saga-a1003-rolled-back", "saga-a1003-cancelling", "reply-a1006"})
+
+
+def is_demo_run(run_id: str) -> bool:
+    return run_id in DEMO_RUN_IDS or run_id.startswith(LIVE_RUN)
+
+
 @dataclass(frozen=True, slots=True)
 class DemoRun:
     run_id: str

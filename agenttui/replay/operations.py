@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from agenttui.agent import actions
 from agenttui.agent.factory import AgentSetup
-from agenttui.agent.pauses import RunPaused
+from agenttui.agent.pauses import AlreadyDecided, RunPaused
 from agenttui.agent.runstart import RunStart
 from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
@@ -43,6 +43,29 @@ def _cli(*words: str) -> str:
     return "agenttui " + " ".join(shlex.quote(w) for w in words)
 
 
+class BadValue(AgentTuiError):
+    """A value typed for a write that is not what it must be (nothing is written)."""
+
+    title = "Bad value"
+
+
+def parse_value(text: str, *, json_only: bool) -> Any:
+    """A value a person typed for a write: JSON, as it is recorded for good.
+
+    ``json_only`` (a call's result): anything but valid JSON is refused; text is recorded as a
+    string only when given as one explicitly (the CLI's ``--result-text``). Otherwise (an
+    answer) plain text is taken as a string, but text that starts like JSON and is not (``{bad``)
+    is refused rather than recorded as a string nobody meant.
+    """
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        looks_like_json = text.lstrip()[:1] in ('{', '[', '"') or json_only
+        if looks_like_json:
+            raise BadValue(f"not valid JSON ({exc.msg} at character {exc.pos}): {text[:80]!r}; give text as a JSON string") from None
+        return text
+
+
 def replay_command(store_url: str, run_id: str, agent_spec: str, live_tools: Sequence[str]) -> str:
     """The CLI command that replays ``run_id`` with your agent, these tools' side effects live."""
     return _cli("replay", store_url, run_id, "--agent", agent_spec, *[word for name in live_tools for word in ("--live-tool", name)])
@@ -53,9 +76,11 @@ async def _leased(store: Store, run_id: str, body: Callable[[], Any]) -> Any:
 
 
 def _outcome(outcome: actions.ActionOutcome, what: str) -> str:
-    if outcome.applied:
-        return f"{what}: wrote " + ", ".join(r.name for r in outcome.written)
-    return f"nothing written: {outcome.standing.name} was already recorded"
+    """What an action wrote; an action whose step was already decided raises ``AlreadyDecided``
+    naming the standing decision (the CLI exits 4, the TUI says so)."""
+    if not outcome.applied:
+        raise AlreadyDecided(f"nothing written: {outcome.already()}", outcome.standing)
+    return f"{what}: wrote " + ", ".join(r.name for r in outcome.written)
 
 
 @dataclass(frozen=True)

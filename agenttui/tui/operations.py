@@ -2,34 +2,26 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from agenttui.agent.factory import AgentFactory
-from agenttui.replay.operations import Answer, Cancel, Decide, Operation, Redrive, ReleaseLease, Resolve
+from agenttui.replay.operations import Answer, Cancel, Decide, Operation, Redrive, ReleaseLease, Resolve, parse_value
 from agenttui.replay.status import RunState, RunStatus
 
 Ask = Callable[[str, str, str], Awaitable[str | None]]
 """Asks a person for a value: (title, prompt, placeholder) -> the value, or None if cancelled."""
 
 
-def _json_or_text(value: str) -> Any:
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
-
-
 async def _answer(status: RunStatus, ask: Ask) -> Operation | None:
     name = status.interrupt_name
     value = await ask(f"Answer {status.run_id}", f"{status.detail}\nThe answer is recorded as interrupt:{name} (JSON, or plain text).", "your answer")
-    return None if value is None else Answer(status.run_id, name, _json_or_text(value))
+    return None if value is None else Answer(status.run_id, name, parse_value(value, json_only=False))
 
 
 async def _fired(status: RunStatus, ask: Ask) -> Operation | None:
-    value = await ask(f"It fired: {status.tool_name} ({status.tool_use_id})", "The call's result, as you confirmed it (JSON):", '{"refund_id": "..."}')
-    return None if value is None else Resolve(status.run_id, status.tool_use_id, True, _json_or_text(value))
+    value = await ask(f"It fired: {status.tool_name} ({status.tool_use_id})",
+                      'The call\'s result, as you confirmed it, in JSON (text in quotes: "sent"):', '{"refund_id": "..."}')  # fmt: skip
+    return None if value is None else Resolve(status.run_id, status.tool_use_id, True, parse_value(value, json_only=True))
 
 
 def choices_for(

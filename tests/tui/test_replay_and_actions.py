@@ -270,7 +270,7 @@ def test_cli_replay_exit_codes(demo_db: Path, agent: str | None, code: int) -> N
 
 def test_cli_recover_names_each_run_that_paused_again(demo_db: Path) -> None:
     result = cli("recover", str(demo_db), "--agent", DEMO_AGENT)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 5, result.stderr  # the damaged run failed
     lines = result.stdout.splitlines()
     # The approved run goes on to its end; the saga asked to roll back, the run never started and
     # the one another worker drives are left alone; the damaged run is an error.

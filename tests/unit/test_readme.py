@@ -16,3 +16,10 @@ def test_the_library_example_runs(tmp_path: Path) -> None:
         assert child.returncode == 0, child.stderr
         assert child.stdout.startswith("A-1 was delivered. complete\nflowchart TD\n")
         assert '  n2["tool: lookup_order"]\n' in child.stdout
+
+
+def test_readme_lists_every_exit_code_the_cli_uses() -> None:
+    from agenttui.cli import EXIT_CODES
+
+    rows = {int(line.split("|")[1]): line.split("|")[2].strip() for line in README.read_text().splitlines() if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    assert rows == EXIT_CODES

@@ -1,0 +1,95 @@
+"""Every write is permanent (the journal is append-only), so each is checked before it is made:
+the right question, valid JSON, one of two exclusive options, a decision not already taken, a
+file the demo made. Each refusal writes nothing and says why, with the exit code of its kind."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agenttui.demo.build import build_demo
+from agenttui.stores.sqlite import SQLiteStore
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    async def build() -> None:
+        store = await SQLiteStore.open(tmp_path / "demo.db")
+        try:
+            await build_demo(store, bulk_turns=2)
+        finally:
+            await store.close()
+
+    asyncio.run(build())
+    return tmp_path / "demo.db"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agenttui", *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def journal(path: Path) -> list[tuple[str, str, bytes]]:
+    """Every entry the file holds (a write-mode open may touch the file's bytes, never these)."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return conn.execute("SELECT run_id, name, data FROM bide_steps ORDER BY seq").fetchall()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["answer", "question-a1001", "ask-call_9_9", "card"], 2, "waits on 'ask-call_1_0', not 'ask-call_9_9'"),
+        (["answer", "refund-a1005", "ask-call_1_0", "card"], 2, "awaiting-approval: it waits on no question"),
+        (["answer", "question-a1001", "ask-call_1_0", "{card"], 2, "not valid JSON"),
+        (["resolve", "refund-a1004-halted", "call_1_0", "--fired", "--result", "{bad"], 2, "not valid JSON"),
+        (["resolve", "refund-a1004-halted", "call_1_0", "--fired", "--result", "sent"], 2, "not valid JSON"),
+        (["resolve", "refund-a1004-halted", "call_1_0", "--fired", "--not-fired"], 2, "--fired or --not-fired, one of them"),
+        (["resolve", "refund-a1004-halted", "call_1_0"], 2, "--fired or --not-fired, one of them"),
+        (["resolve", "refund-a1004-halted", "call_1_0", "--not-fired", "--result", "1"], 2, "a call that did not fire has no result"),
+        (["deny", "refund-a1002", "call_1_0"], 2, "ended with run:complete"),
+        (["deny", "refund-a1005-approved", "call_1_0"], 4, "call call_1_0 was already approved by ops@example.com"),
+        (["approve", "no-such-run", "call_1_0"], 1, "no run 'no-such-run'"),
+        (["cancel", "no-such-run"], 1, "no run 'no-such-run'"),
+        (["answer", "no-such-run", "x", "1"], 1, "no run 'no-such-run'"),
+        (["show", "no-such-run"], 1, "no run 'no-such-run'"),
+        (["replay", "no-such-run"], 1, "no run 'no-such-run'"),
+    ],
+)
+def test_a_bad_write_is_refused_and_nothing_is_written(demo: Path, args: list[str], code: int, says: str) -> None:
+    before = journal(demo)
+    command, run_id, *rest = args
+    result = cli(command, str(demo), run_id, *rest)
+    assert result.returncode == code and says in result.stderr, (result.returncode, result.stdout, result.stderr)
+    assert journal(demo) == before
+
+
+def test_a_result_given_as_text_is_recorded_as_a_string(demo: Path) -> None:
+    result = cli("resolve", str(demo), "refund-a1004-halted", "call_1_0", "--fired", "--result-text", "{bad")
+    assert result.returncode == 0, result.stderr
+    shown = cli("show", str(demo), "refund-a1004-halted", "--json").stdout
+    assert '"result": "{bad"' in shown and '"reconciled": true' in shown
+
+
+def test_deciding_twice_exits_4_naming_the_decision(demo: Path) -> None:
+    assert cli("approve", str(demo), "refund-a1005", "call_1_0", "--approver", "ana").returncode == 0
+    again = cli("deny", str(demo), "refund-a1005", "call_1_0")
+    assert again.returncode == 4 and "call call_1_0 was already approved by ana" in again.stderr
+
+
+def test_recover_exits_5_when_a_run_failed(demo: Path) -> None:
+    result = cli("recover", str(demo), "--agent", "agenttui.demo.build:factory")
+    assert result.returncode == 5 and "error lookup-a1001-damaged" in result.stdout, result.stdout + result.stderr
+
+
+def test_demo_never_replaces_a_file_it_did_not_make(tmp_path: Path, demo: Path) -> None:
+    precious = tmp_path / "orders.db"
+    precious.write_bytes(b"a journal of real runs")
+    refused = cli("demo", "--path", str(precious), "--no-tui", "--bulk-turns", "2")
+    assert refused.returncode == 2 and "is not a demo store agenttui made" in refused.stderr
+    assert precious.read_bytes() == b"a journal of real runs"
+    assert cli("demo", "--path", str(demo), "--no-tui", "--bulk-turns", "2").returncode == 0  # its own demo: replaced
+    assert cli("demo", "--path", str(precious), "--no-tui", "--bulk-turns", "2", "--force").returncode == 0
