@@ -1,5 +1,5 @@
 """``python -m agenttui``: the same as the ``agenttui`` command."""
 
-from agenttui.cli import main
+from agenttui.cli import entry
 
-main()
+entry()

@@ -7,8 +7,10 @@ are one line on stderr, the store's text in them shown inert; a password is neve
 from __future__ import annotations
 
 import asyncio
-import shutil
+import io
 import json
+import os
+import shutil
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import wraps
@@ -202,21 +204,32 @@ def _status_json(status: RunStatus) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="One JSON array of objects.")
 @run_async
 async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
-    """List every run with its status."""
+    """List every run with its status, each line as soon as its status is read."""
+    wanted = {RunState(s) for s in states}
 
-    async def body(opened: Store) -> list[RunStatus]:
-        wanted = {RunState(s) for s in states}
-        return [s async for s in list_statuses(opened) if not wanted or s.state in wanted]
+    async def body(opened: Store) -> None:
+        # Streamed: a million runs print from the first one on, not after all are read. The
+        # JSON array is written piece by piece; each element is what safe_json would write.
+        first = True
+        async for status in list_statuses(opened):
+            if wanted and status.state not in wanted:
+                continue
+            if as_json:
+                click.echo(("[" if first else ",") + safe_json(_status_json(status), indent=None))
+            else:
+                click.echo(_status_line(status))
+            first = False
+        if as_json:
+            click.echo("[]" if first else "]")
 
-    statuses = await _with_store(store, body)
-    if as_json:
-        click.echo(safe_json([_status_json(s) for s in statuses]))
-        return
-    width = max((len(s.run_id) for s in statuses), default=6)
-    for s in statuses:
-        state = f"{s.state.icon} {s.state.value}"
-        detail = ("[legacy] " if s.legacy else "") + printable(s.detail)
-        click.echo(f"{printable_id(s.run_id):<{width}}  {state:<19} {s.steps:>6} steps {s.turns:>5} turns {s.tokens:>9} tok  {detail}".rstrip())
+    await _with_store(store, body)
+
+
+def _status_line(s: RunStatus) -> str:
+    state = f"{s.state.icon} {s.state.value}"
+    detail = ("[legacy] " if s.legacy else "") + printable(s.detail)
+    # The id column is as wide as the TUI's; a longer id pushes its own line's columns only.
+    return f"{printable_id(s.run_id):<28}  {state:<19} {s.steps:>6} steps {s.turns:>5} turns {s.tokens:>9} tok  {detail}".rstrip()
 
 
 @main.command()
@@ -517,5 +530,24 @@ async def release(store: str, run_id: str) -> None:
     await _apply(store, ReleaseLease(run_id))
 
 
+def entry() -> None:
+    """The console script: ``main``, safe on any terminal and into any output.
+
+    A terminal whose encoding cannot show a character gets an escape for it, not a traceback;
+    output that cannot be written (a full disk, a closed pipe) is one line on stderr and exit 2.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        main()
+    except OSError as exc:  # the store's errors are StoreErrors: this is the output failing
+        # Python would try the output again at exit and complain: point it at nothing first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if not isinstance(exc, BrokenPipeError):  # a reader that stopped reading is no error
+            click.echo(f"agenttui: cannot write the output: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_USAGE)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    entry()

@@ -34,7 +34,7 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
         raise StoreURLError(f"no store given: expected {_URL_FORMS}")
     if url == "memory:":
         return MemStore(read_only=read_only)
-    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+    scheme = _scheme(url)
     if scheme in ("postgresql", "postgres"):
         from agenttui.stores.postgres import PostgresStore
 
@@ -45,11 +45,17 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
     return await _open_sqlite(path, read_only, create)
 
 
+def _scheme(url: str) -> str:
+    """The URL's scheme, read without parsing the rest (a malformed host must not raise here:
+    the store's own parser says what is wrong with it)."""
+    return url.partition("://")[0].lower() if "://" in url else ""
+
+
 def sqlite_path(url: str) -> Path | None:
     """The file a SQLite store URL (a path or ``sqlite:///abs/path.db``) names; None for a URL of
     another scheme. Raises ``StoreURLError`` for a ``sqlite://`` URL without an absolute path."""
     url = url.strip()
-    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+    scheme = _scheme(url)
     if scheme == "sqlite":
         path = url[len("sqlite://") :]
         if not path.startswith("/"):
@@ -65,11 +71,18 @@ async def _open_sqlite(path: Path, read_only: bool, create: bool) -> Store:
 
 
 
+_USERINFO = re.compile(r"://[^/]*@")
+
+
 def describe_url(url: str) -> str:
     """A store URL safe to show: any password (``user:pw@`` or ``?password=``) replaced by ``***``."""
-    parts = urlsplit(url) if "://" in url else None
-    if parts is None:
+    if "://" not in url:
         return url
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (a malformed URL raises here or above)
+    except ValueError:
+        return _USERINFO.sub("://***@", url)  # too broken to parse: mask all that could be a password
     if parts.password is not None:
         parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1))
     return parts._replace(query=_PASSWORD_PARAMETER.sub(r"\1***", parts.query)).geturl()

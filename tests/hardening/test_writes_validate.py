@@ -93,3 +93,27 @@ def test_demo_never_replaces_a_file_it_did_not_make(tmp_path: Path, demo: Path) 
     assert precious.read_bytes() == b"a journal of real runs"
     assert cli("demo", "--path", str(demo), "--no-tui", "--bulk-turns", "2").returncode == 0  # its own demo: replaced
     assert cli("demo", "--path", str(precious), "--no-tui", "--bulk-turns", "2", "--force").returncode == 0
+
+
+def test_no_traceback_from_a_bad_url_a_full_disk_or_a_narrow_encoding(demo: Path) -> None:
+    import os
+
+    broken_url = cli("runs", "postgresql://u:secret@[::1/db")
+    assert broken_url.returncode == 2 and "Traceback" not in broken_url.stderr and "secret" not in broken_url.stderr
+    with open("/dev/full", "w") as full:
+        no_room = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert no_room.returncode == 2 and no_room.stderr == "agenttui: cannot write the output: No space left on device\n", no_room.stderr
+    latin = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], capture_output=True, timeout=60,
+                           env=os.environ | {"PYTHONIOENCODING": "latin-1"})  # fmt: skip
+    assert latin.returncode == 0 and b"\\u2713 complete" in latin.stdout, latin.stderr
+
+
+def test_runs_streams_its_lines_and_its_json(demo: Path) -> None:
+    import json
+
+    lines = cli("runs", str(demo)).stdout.splitlines()
+    assert len(lines) == 18 and lines[0].startswith("audit-bulk") and "✓ complete" in lines[0]
+    listed = json.loads(cli("runs", str(demo), "--json").stdout)
+    assert len(listed) == 18 and listed[0]["run_id"] == "audit-bulk"
+    assert json.loads(cli("runs", str(demo), "--json", "--status", "aborted").stdout)[0]["run_id"] == "saga-a1003-rolled-back"
+    assert json.loads(cli("runs", str(demo), "--json", "--status", "in-flight", "--status", "cancelled").stdout) != []
