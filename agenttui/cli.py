@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import wraps
@@ -40,6 +41,7 @@ EXIT_USAGE = 2
 EXIT_DIVERGED = 3
 EXIT_ALREADY_DECIDED = 4
 EXIT_RUNS_FAILED = 5
+EXIT_TERMINATED = 143
 
 #: Every command's exit codes, as ``--help`` and README show them.
 EXIT_CODES = {
@@ -49,7 +51,8 @@ EXIT_CODES = {
     EXIT_DIVERGED: "a replay diverged from the recording",
     EXIT_ALREADY_DECIDED: "nothing written: the step was already decided (the standing decision is named)",
     EXIT_RUNS_FAILED: "`recover`: some runs failed (the report names them)",
-    130: "interrupted",
+    130: "interrupted (ctrl+c)",
+    EXIT_TERMINATED: "terminated (SIGTERM, SIGHUP); as on ctrl+c, leases are released",
 }
 DEFAULT_DEMO_PATH = "agenttui-demo.db"
 DEMO_FACTORY = "agenttui.demo.build:factory"
@@ -68,7 +71,9 @@ def run_async(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> T:
         try:
-            return asyncio.run(fn(*args, **kwargs))
+            return asyncio.run(_stoppable(fn(*args, **kwargs)))
+        except asyncio.CancelledError:
+            fail("terminated: leases released, nothing half-written", EXIT_TERMINATED)
         except RunNotFoundError as exc:
             fail(exc.message, EXIT_NOT_FOUND)
         except AlreadyDecided as exc:
@@ -79,6 +84,17 @@ def run_async(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
             fail("interrupted", 130)
 
     return wrapper
+
+
+async def _stoppable(command: Coroutine[Any, Any, T]) -> T:
+    """``command``, stopped on SIGTERM or SIGHUP as on SIGINT: cancelled, so every lease it holds
+    is released on the way out (a killed process's lease would block its runs for a whole TTL)."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(stop, task.cancel)
+    return await command
 
 
 async def _open(url: str, *, read_only: bool = True) -> Store:

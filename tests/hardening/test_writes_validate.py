@@ -117,3 +117,24 @@ def test_runs_streams_its_lines_and_its_json(demo: Path) -> None:
     assert len(listed) == 18 and listed[0]["run_id"] == "audit-bulk"
     assert json.loads(cli("runs", str(demo), "--json", "--status", "aborted").stdout)[0]["run_id"] == "saga-a1003-rolled-back"
     assert json.loads(cli("runs", str(demo), "--json", "--status", "in-flight", "--status", "cancelled").stdout) != []
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_stopped_command_releases_its_lease(demo: Path, stop: str) -> None:
+    import signal
+    import time
+
+    def leases() -> list[tuple[str, str]]:
+        with sqlite3.connect(f"file:{demo}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT run_id, holder FROM bide_leases WHERE run_id = 'refund-a1001-stalled'").fetchall()
+
+    driving = subprocess.Popen([sys.executable, "-m", "agenttui", "redrive", str(demo), "refund-a1001-stalled", "--agent", "tests.agent.slow_agent:factory"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not leases():  # the drive has its lease, and waits on its slow model
+        assert driving.poll() is None and time.monotonic() < deadline, driving.communicate()
+        time.sleep(0.05)
+    driving.send_signal(getattr(signal, stop))
+    _, stderr = driving.communicate(timeout=30)
+    assert driving.returncode == (130 if stop == "SIGINT" else 143), stderr
+    assert leases() == []  # released on the way out, not left to lapse
