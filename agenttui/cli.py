@@ -538,12 +538,28 @@ async def recover_command(store: str, agent_spec: str) -> None:
 @main.command()
 @click.argument("store")
 @click.argument("run_id")
+@click.option("--force", is_flag=True, help="Break a live lease (its driver is gone); shows holder and expiry and asks first.")
+@click.option("--yes", is_flag=True, help="With --force: do not ask.")
 @run_async
-async def release(store: str, run_id: str) -> None:
-    """Release a run's lapsed lease (refused while the lease is live)."""
+async def release(store: str, run_id: str, force: bool, yes: bool) -> None:
+    """Release a run's lapsed lease (refused while the lease is live, unless --force)."""
+    from agenttui.journal.keys import root_run_id
     from agenttui.replay.operations import ReleaseLease
 
-    await _apply(store, ReleaseLease(run_id))
+    operation = ReleaseLease(run_id)
+    if force:
+        current = await _with_store(store, lambda opened: opened.get_lease(root_run_id(run_id)) if opened.IMPLEMENTS_LEASES else _none())
+        operation = ReleaseLease(run_id, force=True, current=current)
+        if current is not None and not yes:
+            if not sys.stdin.isatty():
+                fail("--force breaks a lease: confirm at a terminal, or add --yes")
+            if not click.confirm(printable(operation.will_write(), multiline=True) + "\nBreak it?", default=False, err=True):
+                fail("nothing written")
+    await _apply(store, operation)
+
+
+async def _none() -> None:
+    return None
 
 
 def entry() -> None:

@@ -23,7 +23,7 @@ from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.replay.lease import LeaseHeld, lease, new_holder
 from agenttui.replay.recover import RecoverReport, recover_runs
-from agenttui.stores.base import Store
+from agenttui.stores.base import LeaseInfo, Store
 
 
 class Operation(Protocol):
@@ -258,28 +258,51 @@ def report_lines(report: RecoverReport, *, most: int | None = None) -> list[str]
 
 @dataclass(frozen=True)
 class ReleaseLease:
-    """Drop a lapsed lease, so the run reads as stalled and can be recovered."""
+    """Drop a lapsed lease, so the run reads as stalled and can be recovered; or, ``force``d,
+    break a live one (a host with a fast clock stamped it a year ahead; its driver is gone).
+
+    ``current`` is the lease row as read before asking, so the confirmation names its holder and
+    expiry; a forced release breaks only that very lease, not one taken since.
+    """
 
     run_id: str
+    force: bool = False
+    current: LeaseInfo | None = None
 
     @property
     def title(self) -> str:
-        return f"Release the lapsed lease of run {self.run_id}"
+        return f"{'Break the lease' if self.force else 'Release the lapsed lease'} of run {self.run_id}"
 
     def will_write(self) -> str:
-        return f"deletes the lease row of {keys.root_run_id(self.run_id)} (only if it has lapsed; the journal is untouched)"
+        root = keys.root_run_id(self.run_id)
+        if not self.force:
+            return f"deletes the lease row of {root} (only if it has lapsed; the journal is untouched)"
+        held = "" if self.current is None else f": held by {self.current.holder}, {_expiry(self.current)}"
+        return (f"deletes the lease row of {root}{held}\n"
+                "a driver still running would go on without a lease: break it only if that driver is gone")  # fmt: skip
 
     def command(self, store_url: str) -> str:
-        return _cli("release", store_url, self.run_id)
+        return _cli("release", store_url, self.run_id, *(["--force"] if self.force else []))
 
     async def apply(self, store: Store) -> str:
         root = keys.root_run_id(self.run_id)
         current = await store.get_lease(root)
         if current is None:
             return "nothing to release: the run holds no lease"
+        if self.force:
+            if self.current is not None and current.holder != self.current.holder:
+                raise LeaseHeld(self.run_id, current.holder, current.expires_in)  # taken since it was shown: ask again
+            await store.release_lease(root, current.holder)  # as its holder would: the row goes
+            return f"broke the lease of {current.holder} ({_expiry(current)})"
         holder = new_holder()
         # Acquiring succeeds only if the lease has lapsed, atomically; then release our own.
         if not await store.acquire_lease(root, holder, ttl=5):
             raise LeaseHeld(self.run_id, current.holder, current.expires_in)
         await store.release_lease(root, holder)
         return f"released the lapsed lease of {current.holder}"
+
+
+def _expiry(lease: LeaseInfo) -> str:
+    seconds = abs(lease.expires_in)
+    span = f"{seconds / 86400:.0f} days" if seconds >= 2 * 86400 else f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds:.0f} s"
+    return f"expires in {span}" if lease.live else f"lapsed {span} ago"

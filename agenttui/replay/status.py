@@ -92,6 +92,8 @@ class RunStatus:
     lease_holder: str = ""
     lease_lapsed: bool = False
     """The run holds a lease row that has lapsed (its driver died or stalled)."""
+    lease: LeaseInfo | None = None
+    """The lease row as read with the status, live or lapsed (holder and expiry)."""
     legacy: bool = False
     """A headerless journal of an SDK before v0.9: shown and replayed, never written to."""
     steps: int = 0
@@ -134,7 +136,7 @@ def status_of(
     def status(state: RunState, detail: str = "", **extra: object) -> RunStatus:
         holder = lease.holder if lease is not None and lease.live else ""
         lapsed = lease is not None and not lease.live
-        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, legacy=legacy,  # type: ignore[arg-type]
+        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, lease=lease, legacy=legacy,  # type: ignore[arg-type]
                          steps=steps, turns=turns, tokens=tokens, **extra)  # fmt: skip
 
     if not records:

@@ -53,4 +53,6 @@ def choices_for(
         out.append(("Cancel the run", ready(Cancel(run_id, "cancelled from agenttui"))))
     if status.lease_lapsed:
         out.append(("Release a lapsed lease", ready(ReleaseLease(run_id))))
+    elif status.state == RunState.IN_FLIGHT and status.lease is not None:
+        out.append((f"Break the lease of {status.lease.holder} (its driver is gone)", ready(ReleaseLease(run_id, force=True, current=status.lease))))
     return out

@@ -138,3 +138,22 @@ def test_a_stopped_command_releases_its_lease(demo: Path, stop: str) -> None:
     _, stderr = driving.communicate(timeout=30)
     assert driving.returncode == (130 if stop == "SIGINT" else 143), stderr
     assert leases() == []  # released on the way out, not left to lapse
+
+
+def test_a_lease_stamped_a_year_ahead_can_be_broken_by_force(demo: Path) -> None:
+    async def stamp() -> None:
+        store = await SQLiteStore.open(demo)
+        try:
+            assert await store.acquire_lease("refund-a1005", "fast-clock-host#1", ttl=365 * 86400)
+        finally:
+            await store.close()
+
+    asyncio.run(stamp())
+    held = cli("approve", str(demo), "refund-a1005", "call_1_0")
+    assert held.returncode == 2 and "fast-clock-host#1 (lease for 365 days more; if that driver is gone, release --force breaks it)" in held.stderr
+    assert cli("release", str(demo), "refund-a1005").returncode == 2  # not lapsed: a plain release refuses
+    unasked = cli("release", str(demo), "refund-a1005", "--force")
+    assert unasked.returncode == 2 and "confirm at a terminal, or add --yes" in unasked.stderr
+    broken = cli("release", str(demo), "refund-a1005", "--force", "--yes")
+    assert broken.returncode == 0 and "broke the lease of fast-clock-host#1 (expires in 365 days)" in broken.stdout
+    assert cli("approve", str(demo), "refund-a1005", "call_1_0").returncode == 0
