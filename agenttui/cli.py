@@ -208,6 +208,7 @@ def _status_json(status: RunStatus) -> dict[str, Any]:
         "wake_at": status.wake_at.isoformat() if status.wake_at else None,
         "lease_holder": status.lease_holder or None,
         "lease_lapsed": status.lease_lapsed,
+        "lease_unknown": status.lease_unknown,
         "legacy": status.legacy,
     }
 
@@ -243,7 +244,7 @@ async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
 
 def _status_line(s: RunStatus) -> str:
     state = f"{s.state.icon} {s.state.value}"
-    detail = ("[legacy] " if s.legacy else "") + printable(s.detail)
+    detail = ("[legacy] " if s.legacy else "") + ("[lease unknown] " if s.lease_unknown else "") + printable(s.detail)
     # The id column is as wide as the TUI's; a longer id pushes its own line's columns only.
     return f"{printable_id(s.run_id):<28}  {state:<19} {s.steps:>6} steps {s.turns:>5} turns {s.tokens:>9} tok  {detail}".rstrip()
 

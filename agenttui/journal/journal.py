@@ -18,6 +18,8 @@ SALT_BYTES = 32
 
 def decode_entry(entry: Entry) -> Record:
     """The record an entry holds, or an unreadable stand-in saying why it does not decode."""
+    if entry.damage:
+        return unreadable_record(entry.name, entry.data, CorruptRecordError(f"the row is damaged: {entry.damage}"))
     try:
         return decode_record(entry.data, entry.name)
     except CorruptRecordError as exc:

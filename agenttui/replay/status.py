@@ -7,8 +7,9 @@ the rule picks the one that is safer to act on, and says so below.
 
 from __future__ import annotations
 
+import asyncio
 import enum
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -21,6 +22,7 @@ from agenttui.journal.codec import decode_json
 from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
+from agenttui.errors import StoreConnectionError, StoreError
 from agenttui.stores.base import LeaseInfo, Store
 
 
@@ -94,6 +96,8 @@ class RunStatus:
     """The run holds a lease row that has lapsed (its driver died or stalled)."""
     lease: LeaseInfo | None = None
     """The lease row as read with the status, live or lapsed (holder and expiry)."""
+    lease_unknown: bool = False
+    """The lease table could not be read (missing or broken): no lease is assumed."""
     legacy: bool = False
     """A headerless journal of an SDK before v0.9: shown and replayed, never written to."""
     steps: int = 0
@@ -131,20 +135,23 @@ def status_of(
     model_records = [r for r in records if r.kind == StepKind.MODEL]
     turns = len(model_records)
     tokens = sum(r.usage.total for r in records if r.usage)
-    legacy = bool(records) and not records[0].is_header
+    legacy = bool(records) and not records[0].is_header and not records[0].unreadable
+    lease_unknown = lease is UNKNOWN_LEASE
+    if lease_unknown:
+        lease = None
 
     def status(state: RunState, detail: str = "", **extra: object) -> RunStatus:
         holder = lease.holder if lease is not None and lease.live else ""
         lapsed = lease is not None and not lease.live
-        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, lease=lease, legacy=legacy,  # type: ignore[arg-type]
+        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, lease=lease, lease_unknown=lease_unknown, legacy=legacy,  # type: ignore[arg-type]
                          steps=steps, turns=turns, tokens=tokens, **extra)  # fmt: skip
 
     if not records:
         return status(RunState.UNREADABLE, "no records")
-    if not legacy and (found := journal_format(records[0])) not in SUPPORTED_FORMATS:
-        return status(RunState.UNREADABLE, f"journal format {found!r}")
     if bad := next((r for r in records if r.unreadable), None):
         return status(RunState.UNREADABLE, f"{bad.name}: {bad.unreadable}")
+    if not legacy and (found := journal_format(records[0])) not in SUPPORTED_FORMATS:
+        return status(RunState.UNREADABLE, f"journal format {found!r}")
 
     by_name = {r.name: r for r in records}
     started = keys.RUN_START in by_name and by_name[keys.RUN_START].kind == StepKind.VALUE
@@ -238,11 +245,53 @@ def _reason(marker: Record) -> str:
     return str(value.get("reason", "")) if isinstance(value, dict) else str(value)
 
 
+#: How often a run whose read fails is read again before it is shown as unreadable.
+READ_ATTEMPTS = 3
+
+
 async def run_status(store: Store, run_id: str) -> RunStatus:
-    """Read a run's journal and lease row, and derive its status."""
-    records = (await Journal(store).read(run_id)).records  # a store failure propagates: it is no status
-    lease = await store.get_lease(root_run_id(run_id)) if store.IMPLEMENTS_LEASES else None
-    return status_of(run_id, records, lease)
+    """Read a run's journal and lease row, and derive its status.
+
+    A read that fails for this run alone (a damaged page, a row of the wrong type) is tried
+    again, then the run reads as ``unreadable`` saying why: one bad run never hides the others.
+    A lost connection (``StoreConnectionError``) is no status of any run, and propagates.
+    """
+    return await _resilient(run_id, lambda: _read_status(store, run_id))
+
+
+async def _read_status(store: Store, run_id: str) -> RunStatus:
+    records = (await Journal(store).read(run_id)).records
+    return status_of(run_id, records, await _lease(store, run_id))
+
+
+async def _lease(store: Store, run_id: str) -> LeaseInfo | None:
+    """The run's lease row; a lease table that is missing or broken reads as ``UNKNOWN_LEASE``
+    (the journal alone still says most of a status; the status says the lease is unknown)."""
+    if not store.IMPLEMENTS_LEASES:
+        return None
+    try:
+        return await store.get_lease(root_run_id(run_id))
+    except StoreConnectionError:
+        raise
+    except StoreError:
+        return UNKNOWN_LEASE
+
+
+#: A lease row that could not be read: ``status_of`` reads on as if there were none, and says so.
+UNKNOWN_LEASE = LeaseInfo("", "", 0.0)
+
+
+async def _resilient(run_id: str, read: Callable[[], Awaitable[RunStatus]]) -> RunStatus:
+    for attempt in range(READ_ATTEMPTS):
+        try:
+            return await read()
+        except StoreConnectionError:
+            raise
+        except StoreError as exc:
+            if attempt + 1 == READ_ATTEMPTS:
+                return RunStatus(run_id, RunState.UNREADABLE, f"could not be read ({READ_ATTEMPTS} tries): {exc.message}")
+            await asyncio.sleep(0.05 * 4**attempt)
+    raise AssertionError("unreachable")
 
 
 async def is_complete(store: Store, run_id: str) -> bool:
@@ -268,6 +317,10 @@ class StatusTracker:
         self._runs: dict[str, tuple[int, list[Record]]] = {}
 
     async def status(self, run_id: str) -> RunStatus:
+        """The run's status now (read again after a failure, as ``run_status`` does)."""
+        return await _resilient(run_id, lambda: self._read(run_id))
+
+    async def _read(self, run_id: str) -> RunStatus:
         last_seq, records = self._runs.pop(run_id, (-1, []))
         async for entry in self.store.load(run_id, last_seq):
             records.append(decode_entry(entry))
@@ -275,5 +328,4 @@ class StatusTracker:
         self._runs[run_id] = (last_seq, records)  # re-inserted: the newest read is kept longest
         if len(self._runs) > self.capacity:
             del self._runs[next(iter(self._runs))]
-        lease = await self.store.get_lease(root_run_id(run_id)) if self.store.IMPLEMENTS_LEASES else None
-        return status_of(run_id, records, lease)
+        return status_of(run_id, records, await _lease(self.store, run_id))

@@ -33,6 +33,33 @@ class Entry:
     """Opaque, strictly increasing in commit order within a run; gaps allowed (A2)."""
     name: str
     data: bytes
+    damage: str = ""
+    """Why the row is not what the format stores (a name stored as a blob, no data): the entry
+    then reads as an unreadable record saying so, and the rest of its run still shows."""
+
+
+def stored_entry(seq: int, name: object, data: object) -> Entry:
+    """The entry of a row as a database hands it back, whatever a writer bound into its columns
+    (SQLite keeps any type in any column): a name that is not text, or data that is not bytes,
+    is shown as well as it can be and marked as damage, never raised."""
+    if type(name) is str and type(data) is bytes:  # every row a well-behaved writer stored
+        return Entry(seq, name, data)
+    damage = []
+    if not isinstance(name, str):
+        damage.append(f"its name is stored as {_sql_type(name)}")
+        name = name.decode("utf-8", "replace") if isinstance(name, bytes | bytearray | memoryview) else str(name)
+    if isinstance(data, str):  # text where bytes belong: the same bytes, as the SDK would read them
+        data = data.encode("utf-8", "surrogateescape")
+    elif isinstance(data, bytearray | memoryview):
+        data = bytes(data)
+    elif not isinstance(data, bytes):
+        damage.append(f"its data is {_sql_type(data)}")
+        data = b""
+    return Entry(seq, name, data, "; ".join(damage))
+
+
+def _sql_type(value: object) -> str:
+    return {type(None): "NULL", bytes: "a blob", int: "an integer", float: "a real"}.get(type(value), type(value).__name__)
 
 
 @dataclass(frozen=True, slots=True)

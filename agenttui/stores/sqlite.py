@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from dataclasses import replace
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -38,6 +39,7 @@ from agenttui.stores.base import (
     LeaseInfo,
     Store,
     prefix_end,
+    stored_entry,
 )
 
 Layout = Literal["current", "legacy"]
@@ -86,6 +88,8 @@ class SQLiteStore(Store):
         steps = _LEGACY_TABLE if layout == "legacy" else f"{table_prefix}steps"
         self._steps = steps
         self._leases = None if layout == "legacy" else f"{table_prefix}leases"
+        self._odd_ids: dict[str, object] = {}
+        """Shown ids of runs whose id is stored as a blob or a number, to their stored value."""
         # CAST keeps ``data`` bytes even where another writer stored it as TEXT.
         self._sql_insert = (
             f"INSERT INTO {steps} (run_id, name, data) VALUES (?, ?, ?)"
@@ -162,16 +166,19 @@ class SQLiteStore(Store):
         return Inserted(winner, won=False)
 
     async def get(self, run_id: str, name: str) -> Entry | None:
-        rows = await self._fetch(self._sql_get, (run_id, name), "reading a step")
-        return Entry(rows[0][0], name, rows[0][1]) if rows else None
+        rows = await self._fetch(self._sql_get, (self._odd_ids.get(run_id, run_id), name), "reading a step")
+        return stored_entry(rows[0][0], name, rows[0][1]) if rows else None
 
     async def load(self, run_id: str, after: int = -1) -> AsyncIterator[Entry]:
         # Each page is fetched whole before anything is yielded, and each fetch is its own
         # autocommit read, so no cursor, transaction or lock outlives a yield (A8).
         while True:
-            rows = await self._fetch(self._sql_load, (run_id, after, LOAD_PAGE_SIZE), "loading a run")
+            rows = await self._fetch(self._sql_load, (self._odd_ids.get(run_id, run_id), after, LOAD_PAGE_SIZE), "loading a run")
             for seq, name, data in rows:
-                yield Entry(seq, name, data)
+                entry = stored_entry(seq, name, data)
+                if run_id in self._odd_ids:
+                    entry = replace(entry, damage="the run's id is not stored as text" + (f"; {entry.damage}" if entry.damage else ""))
+                yield entry
             if len(rows) < LOAD_PAGE_SIZE:
                 return
             after = rows[-1][0]
@@ -217,6 +224,9 @@ class SQLiteStore(Store):
                 f" WHERE x.run_id = s.run_id AND x.name IN ({marks}))"
             )
             values += exclude_holding
+        # Text ids only: SQLite keeps any type in any column, and a writer that bound bytes (or
+        # a number) left an id the pages below cannot step past; those are listed after.
+        filters.append("typeof(run_id) = 'text'")
         sql = (
             f"SELECT run_id FROM {table} AS s WHERE run_id >= ?{''.join(f' AND {f}' for f in filters)}"
             f" GROUP BY run_id{having} ORDER BY run_id LIMIT ?"
@@ -230,8 +240,21 @@ class SQLiteStore(Store):
             for (run_id,) in rows:
                 yield run_id
             if len(rows) < LIST_PAGE_SIZE:
-                return
+                break
             after = rows[-1][0]
+        if not prefix and not lease_lapsed:
+            async for shown in self._ids_not_text():
+                if shown > after:
+                    yield shown
+
+    async def _ids_not_text(self) -> AsyncIterator[str]:
+        """Runs whose id a writer stored as a blob or a number: each is listed under a shown id
+        that says so, and reads (through that id) as an unreadable run, not as an error."""
+        rows = await self._fetch(f"SELECT run_id FROM {self._steps} WHERE typeof(run_id) != 'text' GROUP BY run_id", (), "listing runs")
+        for (raw,) in rows:
+            shown = stored_entry(0, raw, b"").name + f" (id stored as {'a blob' if isinstance(raw, bytes) else 'a number'})"
+            self._odd_ids[shown] = raw
+            yield shown
 
     # -- Leaser -------------------------------------------------------------------------------
     # Every expiry is judged on the database's clock, so processes on hosts with skewed clocks
@@ -284,7 +307,12 @@ class SQLiteStore(Store):
         rows = await self._fetch(
             f"SELECT holder, expiry - {_NOW} FROM {self._leases} WHERE run_id = ?", (run_id,), "reading a lease"
         )
-        return LeaseInfo(run_id, rows[0][0], rows[0][1]) if rows else None
+        if not rows:
+            return None
+        holder, expires_in = rows[0]
+        if not isinstance(holder, str) or not isinstance(expires_in, int | float):
+            raise StoreError(f"{self.display_url}: the lease row of run {run_id!r} is malformed")
+        return LeaseInfo(run_id, holder, float(expires_in))
 
     # -- helpers ------------------------------------------------------------------------------
 

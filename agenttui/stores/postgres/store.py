@@ -25,6 +25,7 @@ from agenttui.stores.base import (
     LeaseInfo,
     Store,
     prefix_end,
+    stored_entry,
 )
 from agenttui.stores.postgres.connection import CLOSE_TIMEOUT, CONNECT_TIMEOUT, Target, parse_dsn, translated
 from agenttui.stores.postgres.notifications import Notifications, channel_name, notify_payload
@@ -226,7 +227,7 @@ class PostgresStore(Store):
 
     async def get(self, run_id: str, name: str) -> Entry | None:
         row = await self._retrying(lambda: self._pool.fetchrow(self._sql.get, run_id, name))
-        return None if row is None else Entry(row["seq"], name, _as_bytes(row["data"]))
+        return None if row is None else stored_entry(row["seq"], name, _as_bytes(row["data"]))
 
     async def load(self, run_id: str, after: int = -1) -> AsyncIterator[Entry]:
         """Entries with ``seq > after`` in ``seq`` order, a page of ``LOAD_PAGE_SIZE`` per query.
@@ -237,7 +238,7 @@ class PostgresStore(Store):
         while True:
             page = await self._retrying(lambda: self._pool.fetch(self._sql.load, run_id, after, LOAD_PAGE_SIZE))
             for row in page:
-                yield Entry(row["seq"], row["name"], _as_bytes(row["data"]))
+                yield stored_entry(row["seq"], row["name"], _as_bytes(row["data"]))
             if len(page) < LOAD_PAGE_SIZE:
                 return
             after = page[-1]["seq"]
@@ -339,8 +340,9 @@ async def _no_reset(_conn: asyncpg.Connection) -> None:
     """Pool connections need no reset between uses (see ``PostgresStore.open``)."""
 
 
-def _as_bytes(data: bytes | str) -> bytes:
-    """Entry bytes: bytea as stored, or (legacy jsonb, read as text) the normalised JSON encoded."""
+def _as_bytes(data: bytes | str | None) -> bytes | None:
+    """Entry bytes: bytea as stored, or (legacy jsonb, read as text) the normalised JSON encoded
+    (a NULL stays None: ``stored_entry`` marks it)."""
     return data.encode() if isinstance(data, str) else data
 
 

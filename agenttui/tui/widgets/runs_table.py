@@ -76,6 +76,8 @@ class RunsTable(VirtualList[RunRow]):
             line.append(f"+{item.children} sub-run{'s' * (item.children != 1)}  ", style=self.muted())
         if status.legacy:
             line.append("legacy ", style="reverse")  # a pre-v0.9 journal: shown and replayed, never written to
+        if status.lease_unknown:
+            line.append("lease unknown ", style="reverse")  # the lease table could not be read
         if status.detail:
             line.append(printable(status.detail), style=self.muted() if status.state.finished else "")
         return line
