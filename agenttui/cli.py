@@ -563,6 +563,18 @@ async def _none() -> None:
     return None
 
 
+def mask_process_title() -> None:
+    """Show the process in ``ps`` with any password in its arguments masked (``PGPASSWORD`` or
+    ``~/.pgpass`` keep it out of the command line altogether)."""
+    from agenttui.stores import describe_url
+
+    masked = [describe_url(arg) if "://" in arg else arg for arg in sys.argv]
+    if masked != sys.argv:
+        import setproctitle  # deferred: most commands carry no password
+
+        setproctitle.setproctitle(" ".join(["agenttui", *masked[1:]]))
+
+
 def entry() -> None:
     """The console script: ``main``, safe on any terminal and into any output.
 
@@ -572,6 +584,7 @@ def entry() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
+    mask_process_title()
     try:
         main()
     except OSError as exc:  # the store's errors are StoreErrors: this is the output failing

@@ -127,14 +127,14 @@ class SQLiteStore(Store):
         # A URI, so that read-only opens with SQLITE_OPEN_READONLY ("ro" and "rw" never create the file).
         uri = f"file:{quote(path)}?mode={'ro' if read_only else 'rwc' if create else 'rw'}"
         try:
-            conn = await _connect(uri)
-        except sqlite3.Error as exc:
-            raise _open_failed(exc, path, url, read_only=read_only) from exc
-        try:
-            layout = await _prepare(conn, url, read_only=read_only, table_prefix=table_prefix)
-        except BaseException:
-            await _disconnect(conn, path, read_only=read_only)
-            raise
+            conn, layout = await _connect_and_prepare(uri, path, url, read_only=read_only, table_prefix=table_prefix)
+        except StoreConnectionError:
+            # A WAL journal on media that cannot be written (a read-only mount, a snapshot) does
+            # not open even read-only: SQLite must make its -shm file beside it. Nothing can
+            # change such a file, so it opens as immutable, with no -shm at all.
+            if not read_only or os.access(os.path.dirname(path), os.W_OK):
+                raise
+            conn, layout = await _connect_and_prepare(uri + "&immutable=1", path, url, read_only=True, table_prefix=table_prefix)
         return cls(conn, path, read_only=read_only, layout=layout, table_prefix=table_prefix)
 
     @property
@@ -334,6 +334,18 @@ def require_file(path: str | os.PathLike[str]) -> None:
     path = os.path.abspath(os.fspath(path))
     if not os.path.exists(path):
         raise StoreConnectionError(f"{_url(path)}: no such file")
+
+
+async def _connect_and_prepare(uri: str, path: str, url: str, *, read_only: bool, table_prefix: str) -> tuple[aiosqlite.Connection, Layout]:
+    try:
+        conn = await _connect(uri)
+    except sqlite3.Error as exc:
+        raise _open_failed(exc, path, url, read_only=read_only) from exc
+    try:
+        return conn, await _prepare(conn, url, read_only=read_only, table_prefix=table_prefix)
+    except BaseException:
+        await _disconnect(conn, path, read_only=read_only)
+        raise
 
 
 async def _connect(uri: str) -> aiosqlite.Connection:

@@ -85,3 +85,31 @@ async def test_postgres_no_statement_changes_a_row(postgres_cluster: PostgresClu
         assert len(await conn.fetch(f"SELECT * FROM {schema}.audit")) == 1
     finally:
         await conn.close()
+
+
+def test_a_wal_journal_on_read_only_media_opens(tmp_path: Path) -> None:
+    """A read-only mount (in a mount namespace of its own: nothing changes outside the test)."""
+    import asyncio
+    import subprocess
+    import sys
+
+    from agenttui.demo.build import build_demo
+    from agenttui.stores.sqlite import SQLiteStore
+
+    source, mount = tmp_path / "media", tmp_path / "mnt"
+    source.mkdir()
+    mount.mkdir()
+
+    async def build() -> None:
+        store = await SQLiteStore.open(source / "journal.db")  # WAL, as the SDK writes its files
+        try:
+            await build_demo(store, bulk_turns=2)
+        finally:
+            await store.close()
+
+    asyncio.run(build())
+    script = (f"mount --bind {source} {mount} && mount -o remount,bind,ro {mount} && "
+              f"exec {sys.executable} -m agenttui runs {mount / 'journal.db'} --json")  # fmt: skip
+    result = subprocess.run(["unshare", "--mount", "sh", "-c", script], capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[2])
+    assert result.returncode == 0, result.stderr
+    assert '"run_id": "refund-a1002"' in result.stdout or '"run_id":"refund-a1002"' in result.stdout
