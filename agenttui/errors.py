@@ -39,6 +39,12 @@ class StoreError(AgentTuiError):
     title = "Store error"
 
 
+class StoreLockedError(StoreError):
+    """Another process holds a lock on the store for longer than a reader waits (SQLite's busy)."""
+
+    title = "Store locked"
+
+
 class StoreConnectionError(StoreError):
     """The store could not be reached or opened (missing file, refused login, server down)."""
 

@@ -22,7 +22,7 @@ from agenttui.journal.codec import decode_json
 from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
-from agenttui.errors import StoreConnectionError, StoreError
+from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.stores.base import LeaseInfo, Store
 
 
@@ -285,7 +285,7 @@ async def _resilient(run_id: str, read: Callable[[], Awaitable[RunStatus]]) -> R
     for attempt in range(READ_ATTEMPTS):
         try:
             return await read()
-        except StoreConnectionError:
+        except (StoreConnectionError, StoreLockedError):  # the store's state, not this run's
             raise
         except StoreError as exc:
             if attempt + 1 == READ_ATTEMPTS:

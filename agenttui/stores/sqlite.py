@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 import aiosqlite
 
-from agenttui.errors import ConfigError, SchemaVersionError, StoreConnectionError, StoreError
+from agenttui.errors import ConfigError, SchemaVersionError, StoreConnectionError, StoreError, StoreLockedError
 from agenttui.stores.base import (
     LIST_PAGE_SIZE,
     LOAD_PAGE_SIZE,
@@ -47,6 +47,7 @@ Layout = Literal["current", "legacy"]
 _PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_MS = 30_000
+_READER_BUSY_TIMEOUT_MS = 5_000
 #: Seconds to wait for aiosqlite's thread to end after a failed open (it has one close to run).
 _THREAD_STOP_TIMEOUT = 5.0
 _LEGACY_TABLE = "steps"
@@ -396,7 +397,9 @@ async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, tab
     """
     steps, leases, version = f"{table_prefix}steps", f"{table_prefix}leases", f"{table_prefix}schema_version"
     try:
-        await conn.execute_fetchall(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        # A viewer waits for a lock a second at a time, so it can say it is waiting (and quit at
+        # once); a writer waits as long as the SDK's writers do.
+        await conn.execute_fetchall(f"PRAGMA busy_timeout = {_READER_BUSY_TIMEOUT_MS if read_only else _BUSY_TIMEOUT_MS}")
         if read_only:
             await conn.execute_fetchall("PRAGMA query_only = 1")
         await conn.execute_fetchall("BEGIN" if read_only else "BEGIN IMMEDIATE")
@@ -521,5 +524,5 @@ def _translate(exc: sqlite3.Error, url: str, doing: str) -> StoreError:
     if code == sqlite3.SQLITE_CORRUPT:
         return StoreError(f"{url} is damaged: {exc} (while {doing})")
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-        return StoreError(f"{url} is locked by another connection (while {doing}): {exc}")
+        return StoreLockedError(f"{url} is locked by another process (while {doing}): {exc}")
     return StoreError(f"{url}: {doing} failed: {exc}")

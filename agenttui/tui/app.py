@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import subprocess
@@ -15,12 +16,20 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from agenttui.agent.factory import AgentFactory, load_factory
-from agenttui.errors import AgentTuiError, StoreConnectionError
+from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
 from agenttui.journal.describe import printable
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.tui.commands import AgentTuiCommands
-from agenttui.tui.messages import ConnectionChanged, StoreChanged, StoreOpened, StoreReopened, TailStateChanged
+from agenttui.tui.messages import (
+    LOCK_RETRY_SECONDS,
+    WAITING_FOR_LOCK,
+    ConnectionChanged,
+    StoreChanged,
+    StoreOpened,
+    StoreReopened,
+    TailStateChanged,
+)
 from agenttui.replay.operations import Operation, RecoverAll
 from agenttui.replay.status import RunStatus
 from agenttui.tui.operations import choices_for
@@ -34,6 +43,8 @@ from agenttui.tui.tail import file_identity, follow_changes
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
 from agenttui.tui.widgets.status_bar import StatusBar
 
+CLOSE_SECONDS = 1.0
+"""The longest quitting waits for the store to close."""
 RECONNECT_FIRST_DELAY = 0.25
 RECONNECT_MAX_DELAY = 5.0
 EXIT_OK = 0
@@ -111,12 +122,17 @@ class AgentTuiApp(App[int]):
 
     @work(exclusive=True, group="store", exit_on_error=False)
     async def open_store(self) -> None:
-        try:
-            self.store = await open_store(self.url, read_only=True)
-        except AgentTuiError as exc:
-            self.failure = f"{exc.title}: {exc.message}"
-            self.exit(return_code=EXIT_CONNECTION)
-            return
+        while True:
+            try:
+                self.store = await open_store(self.url, read_only=True)
+                break
+            except StoreLockedError:
+                self.post_message(ConnectionChanged(WAITING_FOR_LOCK))
+                await asyncio.sleep(LOCK_RETRY_SECONDS)
+            except AgentTuiError as exc:
+                self.failure = f"{exc.title}: {exc.message}"
+                self.exit(return_code=EXIT_CONNECTION)
+                return
         self._store_file_identity = self._identity_of_store_file()
         self.post_message(StoreOpened(self.store.display_url))
 
@@ -140,7 +156,10 @@ class AgentTuiApp(App[int]):
 
     async def on_unmount(self) -> None:
         if self.store is not None and self._owns_store:
-            await self.store.close()
+            # Bounded: a read blocked behind another process's lock must not hold up quitting
+            # (the connection's thread is a daemon, and a reader leaves nothing half-done).
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.store.close(), timeout=CLOSE_SECONDS)
 
     # -- live changes ------------------------------------------------------------------------
 

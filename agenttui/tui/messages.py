@@ -21,12 +21,18 @@ class StoreReopened(Message):
     """The store was opened afresh (its file was replaced): every view must read it again."""
 
 
+#: The connection state while another process holds a lock on the store; views try again every
+#: ``LOCK_RETRY_SECONDS`` (a reader's own wait is short, so quitting never waits behind it).
+WAITING_FOR_LOCK = "waiting for a lock held by another process"
+LOCK_RETRY_SECONDS = 1.0
+
+
 @dataclass
 class ConnectionChanged(Message):
     """The store connection went up, down, or is being re-established."""
 
     state: str
-    """"connected", "reconnecting" or "failed"."""
+    """"connected", "reconnecting", "failed", or ``WAITING_FOR_LOCK``."""
     detail: str = ""
 
 

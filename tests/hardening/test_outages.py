@@ -349,3 +349,37 @@ async def test_an_approval_confirmed_after_the_sqlite_file_was_moved_away_writes
     finally:
         await store.close()
     assert after[: len(before)] == before and [name for _, name, _ in after[len(before) :]] == ["approval:call_1_0"]
+
+
+async def test_a_store_locked_by_another_process_says_so_and_quitting_does_not_wait(demo_db: Path) -> None:
+    """Another process holds an exclusive lock: the status bar says what the TUI waits for, the
+    runs list fills in once the lock goes, and quitting meanwhile takes no more than a moment."""
+    import sqlite3
+    import time
+
+    from agenttui.tui.messages import WAITING_FOR_LOCK
+
+    def lock() -> sqlite3.Connection:
+        holder = sqlite3.connect(demo_db, isolation_level=None, check_same_thread=False)
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        return holder
+
+    holder = lock()
+    app = AgentTuiApp(str(demo_db), tail=False)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app._connection == WAITING_FOR_LOCK, "the lock to be named", turns=400)
+            assert WAITING_FOR_LOCK in str(app.screen.query_one(StatusBar).render())
+            holder.close()  # the other process lets go
+            await until(pilot, lambda: len(getattr(app.screen, "table").items) == 17, "the runs once the lock went", turns=600)
+            assert app._connection == "connected"
+        holder = lock()
+        again = AgentTuiApp(str(demo_db), tail=False)
+        async with again.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: again._connection == WAITING_FOR_LOCK, "the lock to be named", turns=400)
+            started = time.monotonic()
+            await pilot.press("q")
+        assert time.monotonic() - started < 3  # it took 28 s: a read blocked the close
+    finally:
+        holder.close()

@@ -15,7 +15,16 @@ from textual.widgets import Footer, Input, Static
 from agenttui.journal import keys
 from agenttui.journal.describe import printable
 from agenttui.replay.status import RunState, RunStatus, StatusTracker
-from agenttui.tui.messages import RunsListed, StatusesComputed, StoreChanged, UnfinishedListed
+from agenttui.errors import StoreLockedError
+from agenttui.tui.messages import (
+    LOCK_RETRY_SECONDS,
+    WAITING_FOR_LOCK,
+    ConnectionChanged,
+    RunsListed,
+    StatusesComputed,
+    StoreChanged,
+    UnfinishedListed,
+)
 from agenttui.tui.runs_model import RunsModel
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
@@ -108,11 +117,22 @@ class RunsScreen(StoreScreen):
         batch: list[str] = []
         first_screen = max(self.size.height, 1)  # then 0: a batch is never empty
         last_post = time.monotonic()
-        async for run_id in self.store.runs():
-            batch.append(run_id)
-            if len(batch) == first_screen or time.monotonic() - last_post > BATCH_SECONDS:
-                self.post_message(RunsListed(batch))
-                batch, last_post, first_screen = [], time.monotonic(), 0
+        after, waited = "", False
+        while True:
+            try:
+                async for run_id in self.store.runs(after=after):
+                    batch.append(run_id)
+                    after = run_id
+                    if len(batch) == first_screen or time.monotonic() - last_post > BATCH_SECONDS:
+                        self.post_message(RunsListed(batch))
+                        batch, last_post, first_screen = [], time.monotonic(), 0
+                break
+            except StoreLockedError:  # another process holds a lock: say so, and go on from here
+                self.post_message(ConnectionChanged(WAITING_FOR_LOCK))
+                waited = True
+                await asyncio.sleep(LOCK_RETRY_SECONDS)
+        if waited:
+            self.post_message(ConnectionChanged("connected"))
         self.post_message(RunsListed(batch, done=True))
 
     @work(exclusive=True, group="runs-unfinished", exit_on_error=False)
@@ -153,7 +173,13 @@ class RunsScreen(StoreScreen):
         while queue := self._urgent_queue or self._status_queue:
             run_id = next(iter(queue))
             del queue[run_id]
-            batch.append(await tracker.status(run_id))
+            while True:
+                try:
+                    batch.append(await tracker.status(run_id))
+                    break
+                except StoreLockedError:
+                    self.post_message(ConnectionChanged(WAITING_FOR_LOCK))
+                    await asyncio.sleep(LOCK_RETRY_SECONDS)
             await asyncio.sleep(0)
             if not (self._urgent_queue or self._status_queue) or time.monotonic() - last_post > BATCH_SECONDS:
                 self.post_message(StatusesComputed(batch))
