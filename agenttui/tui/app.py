@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,7 @@ RECONNECT_FIRST_DELAY = 0.25
 RECONNECT_MAX_DELAY = 5.0
 EXIT_OK = 0
 EXIT_CONNECTION = 2
+EXIT_TERMINATED = 143
 
 
 class AgentTuiApp(App[int]):
@@ -356,6 +358,10 @@ def launch(
     # the status bar already says the app is reconnecting.
     logging.getLogger("asyncpg").propagate = False
     app = AgentTuiApp(url, theme=theme, agent_spec=agent_spec, run_id=run_id)
+    # SIGTERM and SIGHUP (a closed SSH session) quit as q does: workers are cancelled, so an
+    # action under way releases its run's lease instead of leaving it to lapse.
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, lambda *_: app.exit(return_code=EXIT_TERMINATED))
     try:
         app.run()
     finally:

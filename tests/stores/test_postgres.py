@@ -559,3 +559,16 @@ def test_two_processes_racing_on_the_same_names_agree_on_one_winner(
         assert {(o[2], o[3]) for o in outcomes} == {(seq, data)}  # every task saw the winner's bytes
     # A real race: both processes won some names.
     assert {o[0] for outcomes in by_name.values() for o in outcomes if o[1]} == set(writers)
+
+
+async def test_a_broken_lease_table_reads_as_lease_unknown(
+    postgres_cluster: PostgresCluster, admin: asyncpg.Connection, opened: list[PostgresStore], schema: str
+) -> None:
+    from agenttui.journal import Journal, Record, StepKind
+    from agenttui.replay.status import RunState, run_status
+
+    store = await open_store(opened, postgres_cluster.dsn, schema=schema)
+    await Journal(store).append("r1", Record("run:start", StepKind.VALUE, result=b'{"input":"hi","kind":"agent"}'))
+    await admin.execute(f"DROP TABLE {schema}.bide_leases")
+    status = await run_status(store, "r1")
+    assert status.lease_unknown and status.state == RunState.STALLED
