@@ -18,6 +18,7 @@ from agenttui.replay.session import replay_verdict
 from agenttui.replay.verdict import VerdictKind
 from agenttui.stores.base import Store
 from agenttui.stores.sqlite import SQLiteStore
+from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 
 SIDE_EFFECTS = ("refund_payment", "send_email", "wait_for_settlement", "refunds_specialist")
 
@@ -57,18 +58,9 @@ async def test_a_live_tool_runs_for_real_once_and_only_into_the_replay(demo: Sto
 
 
 @pytest.fixture
-def demo_file(tmp_path: Path) -> Path:
-    import asyncio
-
-    async def build() -> None:
-        store = await SQLiteStore.open(tmp_path / "demo.db")
-        try:
-            await build_demo(store, bulk_turns=2)
-        finally:
-            await store.close()
-
-    asyncio.run(build())
-    return tmp_path / "demo.db"
+def demo_file(demo_db: Path) -> Path:
+    """A private copy of the demo store, as the TUI tests use."""
+    return demo_db
 
 
 def cli(*args: str, effects: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

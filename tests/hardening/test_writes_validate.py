@@ -12,21 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from agenttui.demo.build import build_demo
 from agenttui.stores.sqlite import SQLiteStore
+from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 
 
 @pytest.fixture
-def demo(tmp_path: Path) -> Path:
-    async def build() -> None:
-        store = await SQLiteStore.open(tmp_path / "demo.db")
-        try:
-            await build_demo(store, bulk_turns=2)
-        finally:
-            await store.close()
-
-    asyncio.run(build())
-    return tmp_path / "demo.db"
+def demo(demo_db: Path) -> Path:
+    """A private copy of the demo store (every status in it), as the TUI tests use."""
+    return demo_db
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
