@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
+
+if TYPE_CHECKING:
+    from agenttui.tui.app import AgentTuiApp
 
 #: Palette titles of bound actions, "category: Action", by binding id.
 TITLES: dict[str, str] = {
@@ -75,7 +79,7 @@ class AgentTuiCommands(Provider):
             for count, run_id in enumerate(runs()):
                 if count >= MAX_RUNS:
                     break
-                yield f"run: Open {run_id}", partial(self.app.open_run, run_id), "open this run's journal"  # type: ignore[attr-defined]
+                yield f"run: Open {run_id}", partial(cast("AgentTuiApp", self.app).open_run, run_id), "open this run's journal"
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._commands():

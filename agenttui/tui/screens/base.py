@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import TabbedContent
@@ -9,14 +11,23 @@ from textual.worker import Worker, WorkerState
 
 from agenttui.stores.base import Store
 
+if TYPE_CHECKING:
+    from agenttui.tui.app import AgentTuiApp
+
 
 class StoreScreen(Screen[None]):
     """Screens over the store. Worker state messages do not bubble, so each screen hands its
     failed workers to the app's one error hub (``AgentTuiApp.worker_failed``)."""
 
     @property
+    def tui(self) -> AgentTuiApp:
+        """The app, typed: its store, agent factory and operations, for the screens over it."""
+        return cast("AgentTuiApp", self.app)
+
+    @property
     def store(self) -> Store:
-        return self.app.store  # type: ignore[attr-defined, no-any-return]
+        # Read once the app's store is open (``store_ready``); before that it is None.
+        return cast(Store, self.tui.store)
 
     def store_ready(self) -> None:
         """The app opened its store: screens pushed before that (a run opened from the command
@@ -24,7 +35,7 @@ class StoreScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
-            self.app.worker_failed(event.worker)  # type: ignore[attr-defined]
+            self.tui.worker_failed(event.worker)
 
     def focus_now(self, widget: Widget) -> None:
         """Focus ``widget`` before the next key is handled.

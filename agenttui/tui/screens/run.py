@@ -117,7 +117,7 @@ class RunScreen(StoreScreen):
         self._title()
         self.journal_list.empty_text = "Reading the journal…"
         self.journal_list.focus()
-        if self.app.store is not None:  # type: ignore[attr-defined]
+        if self.tui.store is not None:
             self.load_records()
 
     def store_ready(self) -> None:
@@ -236,13 +236,13 @@ class RunScreen(StoreScreen):
         if self.status is None:
             self.notify("the run's status is still being read", severity="warning")
             return
-        self.app.operate(self.status, pick)  # type: ignore[attr-defined]
+        self.tui.operate(self.status, pick)
 
     def action_replay(self) -> None:
         self.app.push_screen(ReplayScreen(self.run_id))
 
     def _agent_setup(self) -> AgentSetup | None:
-        factory = self.app.agent_factory  # type: ignore[attr-defined]
+        factory = self.tui.agent_factory
         if factory is None:
             self.notify("start agenttui with --agent module:factory to replay with your code", severity="warning")
             return None
@@ -261,7 +261,7 @@ class RunScreen(StoreScreen):
         if not live:
             self.app.push_screen(ReplayScreen(self.run_id, setup))
             return
-        command = replay_command(describe_url(self.app.url), self.run_id, self.app.agent_spec, live)  # type: ignore[attr-defined]
+        command = replay_command(describe_url(self.tui.url), self.run_id, self.tui.agent_spec or "", live)
 
         def chosen(go: bool | None) -> None:
             if go:

@@ -100,7 +100,7 @@ class RunsScreen(StoreScreen):
         self._show_counts()
         self.table.empty_text = self._why_empty()
         self.set_interval(CLOCK_REFRESH_SECONDS, self._refresh_clocked)
-        if self.app.store is not None:  # type: ignore[attr-defined]
+        if self.tui.store is not None:
             self.load_runs()
 
     def store_ready(self) -> None:
@@ -348,7 +348,7 @@ class RunsScreen(StoreScreen):
         if isinstance(event, RunsTable.FoldToggled):
             return
         row = self.table.items[event.index]
-        self.app.open_run(row.run_id)  # type: ignore[attr-defined]
+        self.tui.open_run(row.run_id)
 
     @on(RunsTable.FoldToggled)
     def toggle_fold(self, event: RunsTable.FoldToggled) -> None:
@@ -364,7 +364,7 @@ class RunsScreen(StoreScreen):
         if row is None or row.status is None:
             self.notify("no run selected, or its status is still being computed", severity="warning")
             return
-        self.app.operate(row.status, pick)  # type: ignore[attr-defined]
+        self.tui.operate(row.status, pick)
 
     def action_mark(self) -> None:
         row = self.table.current

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from agenttui.journal.describe import printable
+
+if TYPE_CHECKING:
+    from agenttui.tui.app import AgentTuiApp
 
 
 class StatusBar(Static):
@@ -23,7 +28,7 @@ class StatusBar(Static):
         self.set_class(value != "read-only", "-live")
 
     def on_mount(self) -> None:
-        self.show(*self.app.status_fields())  # type: ignore[attr-defined]
+        self.show(*cast("AgentTuiApp", self.app).status_fields())
 
     def show(self, store_url: str, connection: str, tail: str) -> None:
         self.store_url, self.connection, self.tail = store_url, connection, tail
