@@ -45,10 +45,12 @@ def choices_for(
     if status.state == RunState.HALTED:
         out += [(f"It did not fire: retry {status.tool_name}", ready(Resolve(run_id, call, False))),
                 ("It fired: record its result", lambda ask: _fired(status, ask))]  # fmt: skip
-    # A run not started has no input to drive or cancel; a saga rolling back is its driver's.
-    drivable = not status.state.finished and status.state not in (RunState.UNREADABLE, RunState.NOT_STARTED, RunState.CANCELLING)
+    # A run not started has no input to drive or cancel; a saga rolling back is its driver's; a
+    # run another driver holds is its driver's too (every write waits for the run's lease).
+    drivable = not status.state.finished and status.state not in (
+        RunState.UNREADABLE, RunState.NOT_STARTED, RunState.CANCELLING, RunState.IN_FLIGHT)  # fmt: skip
     if drivable:
-        if factory is not None and factory_spec and status.state != RunState.IN_FLIGHT:
+        if factory is not None and factory_spec:
             out.append(("Re-drive with your agent", ready(Redrive(run_id, factory_spec, factory))))
         out.append(("Cancel the run", ready(Cancel(run_id, "cancelled from agenttui"))))
     if status.lease_lapsed:

@@ -11,7 +11,7 @@ import pytest
 from textual.widgets import TabbedContent
 
 from agenttui.journal import Journal
-from agenttui.replay.status import RunState
+from agenttui.replay.status import RunState, run_status
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, PromptDialog
@@ -221,15 +221,20 @@ async def test_answer_resolve_and_redrive(demo_db: Path) -> None:
 
 
 async def test_a_run_leased_elsewhere_is_refused_naming_the_holder(demo_db: Path) -> None:
+    from agenttui.tui.operations import choices_for
+
     other = await SQLiteStore.open(demo_db)
-    await other.acquire_lease("refund-a1001-stalled", "worker-9#abc", ttl=120)
     app = AgentTuiApp(str(demo_db), tail=False, agent_spec=DEMO_AGENT)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         rows = {r.run_id: r for r in app.screen.table.items}
-        status = rows["refund-a1001-stalled"].status
-        assert status.state == RunState.IN_FLIGHT  # type: ignore[union-attr]
-        app.operate(status, "Cancel")
+        stale = rows["refund-a1001-stalled"].status
+        assert stale.state == RunState.STALLED  # type: ignore[union-attr]
+        # Another driver takes the run after the screen read it: the write is refused all the same.
+        await other.acquire_lease("refund-a1001-stalled", "worker-9#abc", ttl=120)
+        fresh = await run_status(other, "refund-a1001-stalled")
+        assert fresh.state == RunState.IN_FLIGHT and not [c for c, _ in choices_for(fresh, DEMO_AGENT, None) if c.startswith(("Cancel", "Re-drive"))]
+        app.operate(stale, "Cancel")
         await wait_for_screen(pilot, ConfirmDialog)
         await pilot.press("y")
         await settle(pilot)
