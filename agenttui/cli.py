@@ -29,7 +29,7 @@ from agenttui.replay.events import events_of, tool_names
 from agenttui.replay.status import RunState, RunStatus, list_statuses
 from agenttui.replay.verdict import Verdict
 from agenttui.stores import open_store
-from agenttui.stores.base import Store
+from agenttui.stores.base import LeaseInfo, Store
 
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentSetup
@@ -549,7 +549,10 @@ async def release(store: str, run_id: str, force: bool, yes: bool) -> None:
 
     operation = ReleaseLease(run_id)
     if force:
-        current = await _with_store(store, lambda opened: opened.get_lease(root_run_id(run_id)) if opened.IMPLEMENTS_LEASES else _none())
+        async def lease_row(opened: Store) -> LeaseInfo | None:
+            return await opened.get_lease(root_run_id(run_id)) if opened.IMPLEMENTS_LEASES else None
+
+        current = await _with_store(store, lease_row)
         operation = ReleaseLease(run_id, force=True, current=current)
         if current is not None and not yes:
             if not sys.stdin.isatty():
@@ -558,9 +561,6 @@ async def release(store: str, run_id: str, force: bool, yes: bool) -> None:
                 fail("nothing written")
     await _apply(store, operation)
 
-
-async def _none() -> None:
-    return None
 
 
 def mask_process_title() -> None:
