@@ -26,7 +26,7 @@ from agenttui.journal.describe import clip, json_value, kind_icon, printable, pr
 from agenttui.journal.journal import Journal
 from agenttui.render.diff import payload_diff
 from agenttui.replay.events import events_of, tool_names
-from agenttui.replay.status import RunState, RunStatus, list_statuses
+from agenttui.runs.status import RunState, RunStatus, list_statuses
 from agenttui.replay.verdict import Verdict
 from agenttui.stores import open_store
 from agenttui.stores.base import LeaseInfo, Store
@@ -305,7 +305,7 @@ async def events(store: str, run_id: str, as_json: bool) -> None:
 async def mermaid(store: str, run_id: str, as_ascii: bool, plain: bool, width: int | None) -> None:
     """Print a run's Mermaid flowchart (or, with --ascii, draw it)."""
     from agenttui.render.flow import flow_steps
-    from agenttui.replay.tree import sub_run_steps
+    from agenttui.runs.tree import sub_run_steps
 
     async def body(opened: Store) -> tuple[list[Any], dict[str, Any]]:
         return await _history(opened, run_id), (await sub_run_steps(opened, run_id) if as_ascii else {})
@@ -439,7 +439,7 @@ async def _apply(store: str, operation: Any) -> None:
 @run_async
 async def approve(store: str, run_id: str, call: str, approver: str) -> None:
     """Approve call CALL of a run awaiting approval."""
-    from agenttui.replay.operations import Decide
+    from agenttui.runs.operations import Decide
 
     await _apply(store, Decide(run_id, call, True, approver))
 
@@ -452,7 +452,7 @@ async def approve(store: str, run_id: str, call: str, approver: str) -> None:
 @run_async
 async def deny(store: str, run_id: str, call: str, approver: str) -> None:
     """Deny call CALL of a run awaiting approval (records the denial result too)."""
-    from agenttui.replay.operations import Decide
+    from agenttui.runs.operations import Decide
 
     await _apply(store, Decide(run_id, call, False, approver))
 
@@ -465,7 +465,7 @@ async def deny(store: str, run_id: str, call: str, approver: str) -> None:
 @run_async
 async def answer(store: str, run_id: str, name: str, value: str) -> None:
     """Answer interrupt NAME, the one the run waits on; VALUE is JSON, or plain text (a string)."""
-    from agenttui.replay.operations import Answer, parse_value
+    from agenttui.runs.operations import Answer, parse_value
 
     await _apply(store, Answer(run_id, name, parse_value(value, json_only=False)))
 
@@ -481,7 +481,7 @@ async def answer(store: str, run_id: str, name: str, value: str) -> None:
 @run_async
 async def resolve(store: str, run_id: str, call: str, fired: bool, not_fired: bool, result: str | None, result_text: str | None) -> None:
     """Resolve a halted call whose outcome was unknown: it fired (with its result), or it did not."""
-    from agenttui.replay.operations import Resolve, parse_value
+    from agenttui.runs.operations import Resolve, parse_value
 
     if fired == not_fired:
         fail("say what happened: --fired or --not-fired, one of them")
@@ -500,7 +500,7 @@ async def resolve(store: str, run_id: str, call: str, fired: bool, not_fired: bo
 @run_async
 async def cancel(store: str, run_id: str, reason: str) -> None:
     """Cancel a run: writes run:cancelled."""
-    from agenttui.replay.operations import Cancel
+    from agenttui.runs.operations import Cancel
 
     await _apply(store, Cancel(run_id, reason))
 
@@ -513,7 +513,7 @@ async def cancel(store: str, run_id: str, reason: str) -> None:
 async def redrive(store: str, run_id: str, agent_spec: str) -> None:
     """Drive one run forward with your agent, under its lease."""
     from agenttui.agent.factory import load_factory
-    from agenttui.replay.operations import Redrive
+    from agenttui.runs.operations import Redrive
 
     await _apply(store, Redrive(run_id, agent_spec, load_factory(agent_spec)))
 
@@ -528,7 +528,7 @@ async def recover_command(store: str, agent_spec: str) -> None:
     Exits 5 when any run failed; the report names each.
     """
     from agenttui.agent.factory import load_factory
-    from agenttui.replay.operations import RecoverAll, report_lines
+    from agenttui.runs.operations import RecoverAll, report_lines
 
     report = await _with_store(store, RecoverAll(agent_spec, load_factory(agent_spec)).run, read_only=False)
     click.echo(printable("\n".join(report_lines(report)), multiline=True))  # run ids and errors quote the store
@@ -545,7 +545,7 @@ async def recover_command(store: str, agent_spec: str) -> None:
 async def release(store: str, run_id: str, force: bool, yes: bool) -> None:
     """Release a run's lapsed lease (refused while the lease is live, unless --force)."""
     from agenttui.journal.keys import root_run_id
-    from agenttui.replay.operations import ReleaseLease
+    from agenttui.runs.operations import ReleaseLease
 
     operation = ReleaseLease(run_id)
     if force:

@@ -542,8 +542,8 @@ def stalled_factory(run_id: str) -> AgentSetup:
 
 
 async def part_f(args: argparse.Namespace, _: None) -> dict[str, Any]:
-    from agenttui.replay.operations import RecoverAll
-    from agenttui.replay.status import RunState, run_status
+    from agenttui.runs.operations import RecoverAll
+    from agenttui.runs.status import RunState, run_status
     from agenttui.stores.postgres import PostgresStore
 
     # One stalled run recorded by the runtime (it dies asking for turn 1), copied to every run id.

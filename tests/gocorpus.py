@@ -18,7 +18,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from agenttui.replay.status import RunState
+from agenttui.runs.status import RunState
 from agenttui.replay.verdict import VerdictKind
 from agenttui.stores.base import Store
 

@@ -1,6 +1,7 @@
-"""The agent runtime: the loop, models, tools and their safety, durable pauses, wakers, actions."""
+"""The agent runtime: the loop, models, tools and their safety, durable pauses, wakers.
 
-from agenttui.agent.actions import ActionOutcome, answer, approve, cancel, deny, resolve_halt
+What a person does to a run (approve, deny, answer, resolve, cancel) lives in ``agenttui.runs``."""
+
 from agenttui.agent.events import AgentEvent, AssistantTurn, Finished, ModelEvent, ToolCompleted, ToolStarted, TurnStarted
 from agenttui.agent.loop import Agent, Result, TurnLimitExceeded
 from agenttui.agent.model import Finish, Model, ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta, ToolSpec
@@ -11,11 +12,11 @@ from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety, tool
 from agenttui.agent.waker import MemWaker, Waker, with_waker
 
 __all__ = [
-    "ActionOutcome", "Agent", "AgentEvent", "AssistantTurn", "Call", "Finish", "Finished",
+    "Agent", "AgentEvent", "AssistantTurn", "Call", "Finish", "Finished",
     "Interrupted", "MemWaker", "Model", "ModelEvent", "ModelRequest", "NothingPending",
     "PendingApproval", "ReasoningDelta", "Result", "ResumeHalt", "RunEnded", "RunNotStarted",
     "RunPaused", "ScriptedModel", "Sleeping", "TextDelta", "Tool", "ToolCallDelta", "ToolCompleted",
     "ToolContext", "ToolOutput", "ToolSafety", "ToolSpec", "ToolStarted", "Turn", "TurnLimitExceeded",
-    "TurnStarted", "Waker", "answer", "approve", "cancel", "deny", "resolve_halt", "subagent_tool",
+    "TurnStarted", "Waker", "subagent_tool",
     "tool", "with_waker",
 ]  # fmt: skip

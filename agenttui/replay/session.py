@@ -29,7 +29,7 @@ from agenttui.journal.record import Record, StepKind
 from agenttui.render.diff import JournalDiff, diff_journals
 from agenttui.replay.feed import ReplayStore
 from agenttui.replay.model import NoRecordedOutput, replay
-from agenttui.replay.status import RunState, RunStatus, status_of
+from agenttui.runs.status import RunState, RunStatus, status_of
 from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, refusal_reason
 from agenttui.stores.base import Store
 

@@ -5,8 +5,10 @@ name. It knows nothing of records or their encoding; the Journal (``agenttui.jou
 The promises below are the SDK's A1-A8 (``journal-format.md`` section 4.0); one body of
 contract tests (``tests/stores``) checks them against every store.
 
-Optional capabilities are declared, not probed: ``Store.IMPLEMENTS_LISTING`` and
-``Store.IMPLEMENTS_LEASES`` say whether the ``Lister`` and ``Leaser`` methods work on a store.
+Optional capabilities are declared, not probed: ``IMPLEMENTS_LISTING``, ``IMPLEMENTS_LEASES``,
+``IMPLEMENTS_CHANGES`` and ``IMPLEMENTS_NOTIFICATIONS`` say which of the optional methods work on
+a store, and ``file_path`` names the local file a store lives in, if it lives in one. A method
+a store does not implement raises ``ConfigError``.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
 
 from agenttui.errors import ConfigError, ReadOnlyStoreError
 
@@ -84,6 +87,14 @@ class LeaseInfo:
         return self.expires_in > 0
 
 
+class NotificationFeed(Protocol):
+    """What ``Store.notifications`` returns: run ids as their commits are heard, until closed."""
+
+    def __aiter__(self) -> AsyncIterator[str]: ...
+
+    async def aclose(self) -> None: ...
+
+
 class Store(abc.ABC):
     """A journal store. Every method is a coroutine on the caller's event loop.
 
@@ -111,6 +122,10 @@ class Store(abc.ABC):
     """True when ``changes_since`` works: the store can say cheaply which runs changed."""
     IMPLEMENTS_NOTIFICATIONS: bool = False
     """True when ``notifications()`` streams the run ids of commits as they happen (LISTEN)."""
+
+    file_path: Path | None = None
+    """The one local file the store lives in (SQLite), or None (memory, a server): the change
+    feed watches it, and a viewer reopens the store when the file is replaced."""
 
     read_only: bool = False
     """Opened for reading only: every write raises ``ReadOnlyStoreError`` and nothing on disk changes."""
@@ -181,6 +196,15 @@ class Store(abc.ABC):
         ``IMPLEMENTS_CHANGES``.
         """
         raise ConfigError(f"{type(self).__name__} cannot report changes")
+
+    async def notifications(self) -> NotificationFeed:
+        """Start listening for commits: the iterator yields the id of each run that gains an entry
+        (a very long id may come cut short), from the moment this returns.
+
+        The iterator holds a connection until ``aclose``. Raises ``StoreConnectionError`` when the
+        store cannot be reached, ``ConfigError`` unless ``IMPLEMENTS_NOTIFICATIONS``.
+        """
+        raise ConfigError(f"{type(self).__name__} cannot notify of commits")
 
     # -- Leaser -----------------------------------------------------------------------------
 

@@ -83,6 +83,7 @@ class SQLiteStore(Store):
         """Use ``SQLiteStore.open``; this wraps a connection that ``open`` has already checked."""
         self._conn: aiosqlite.Connection | None = conn
         self._path = path
+        self.file_path = Path(path)  # the change feed watches it and its WAL
         self.read_only = read_only
         self.layout = layout
         # Table names come only from a validated prefix or constants, never from other input.
@@ -287,11 +288,6 @@ class SQLiteStore(Store):
         await self._fetch(
             f"DELETE FROM {self._leases} WHERE run_id = ? AND holder = ?", (run_id, holder), "releasing a lease"
         )
-
-    @property
-    def path(self) -> Path:
-        """The database file (the live tail watches it and its WAL)."""
-        return Path(self._path)
 
     async def changes_since(self, cursor: int) -> tuple[set[str], int]:
         if cursor < 0:

@@ -31,16 +31,16 @@ from agenttui.tui.messages import (
     StoreReopened,
     TailStateChanged,
 )
-from agenttui.replay.operations import Operation, RecoverAll
-from agenttui.replay.status import RunStatus
-from agenttui.tui.operations import choices_for
+from agenttui.runs.operations import Operation, RecoverAll
+from agenttui.runs.status import RunStatus
+from agenttui.runs.choices import choices_for
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, ErrorDialog, PromptDialog
 from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
-from agenttui.tui.tail import file_identity, follow_changes
+from agenttui.stores.changes import file_identity, follow_changes
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
 from agenttui.tui.widgets.status_bar import StatusBar
 
@@ -226,8 +226,7 @@ class AgentTuiApp(App[int]):
         if self.store is None:
             return
         self.post_message(ConnectionChanged("reconnecting", why))
-        path = getattr(self.store, "path", None)
-        owns_file = isinstance(path, Path) and self._owns_store
+        path = self.store.file_path if self._owns_store else None
         delay = RECONNECT_FIRST_DELAY
         while True:
             await asyncio.sleep(delay)
@@ -235,7 +234,7 @@ class AgentTuiApp(App[int]):
                 # Against the file the store opened, not the one there when the outage began: a
                 # file already gone then must not pass for connected (the open connection still
                 # reads it, but no write can reach it); reopening it fails until one is back.
-                if owns_file and file_identity(path) != self._store_file_identity:  # type: ignore[arg-type]
+                if path is not None and file_identity(path) != self._store_file_identity:
                     await self._reopen()
                     return
                 await self.store.get("", "")
@@ -256,8 +255,8 @@ class AgentTuiApp(App[int]):
         self.post_message(StoreReopened())
 
     def _identity_of_store_file(self) -> tuple[int, int] | None:
-        path = getattr(self.store, "path", None)
-        return file_identity(path) if isinstance(path, Path) else None
+        path = None if self.store is None else self.store.file_path
+        return None if path is None else file_identity(path)
 
     # -- actions -----------------------------------------------------------------------------
 

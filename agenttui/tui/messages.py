@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from agenttui.replay.status import RunStatus
+from agenttui.runs.status import RunStatus
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from agenttui.journal.keys import parent_run_id
-from agenttui.replay.status import RunState, RunStatus
+from agenttui.runs.status import RunState, RunStatus
 
 #: The status filter cycle: everything, then the states a person acts on, then the rest.
 STATUS_FILTERS: tuple[tuple[str, frozenset[RunState] | None], ...] = (

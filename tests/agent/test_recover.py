@@ -10,7 +10,7 @@ from agenttui.demo.build import build_demo, factory
 from agenttui.errors import ConfigError
 from agenttui.journal import Journal, keys
 from agenttui.agent.runstart import RunStart
-from agenttui.replay import is_complete, recover, recover_runs
+from agenttui.runs import is_complete, recover, recover_runs
 from agenttui.stores.base import Entry, Inserted, Store
 from agenttui.stores.memory import MemStore
 

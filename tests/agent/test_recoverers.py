@@ -26,7 +26,7 @@ from agenttui.agent import Agent, ScriptedModel, Tool, ToolContext, Turn, tool
 from agenttui.demo.build import CrashingModel, SimulatedCrash
 from agenttui.demo.desk import ORDERS, SYSTEM_PROMPT, Email, Refund, desk_tools, refund_story
 from agenttui.journal import keys
-from agenttui.replay import is_complete, recover_runs
+from agenttui.runs import is_complete, recover_runs
 from agenttui.stores.base import Store
 from agenttui.stores.postgres import PostgresStore
 from tests.pg import PostgresCluster

@@ -23,15 +23,11 @@ from agenttui.agent import (
     ToolCompleted,
     ToolStarted,
     TurnStarted,
-    answer,
-    approve,
-    cancel,
-    deny,
-    resolve_halt,
     tool,
     with_waker,
 )
 from agenttui.agent.pauses import NothingPending
+from agenttui.runs import answer, approve, cancel, deny, resolve_halt
 from agenttui.demo.desk import Effects, OrderRef, demo_model, desk_agent, refund_story, turns
 from agenttui.journal import Journal, StepKind, decode_json, encode_record
 from agenttui.stores.base import Store

@@ -7,7 +7,7 @@ import pytest
 from agenttui.demo.build import CrashingModel, SimulatedCrash, build_demo
 from agenttui.demo.desk import demo_model, desk_agent, refund_story
 from agenttui.journal import Journal, Record, StepKind
-from agenttui.replay import RunState, is_complete, run_status
+from agenttui.runs import RunState, is_complete, run_status
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
 

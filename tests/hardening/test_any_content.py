@@ -14,7 +14,7 @@ from agenttui.journal.describe import record_json, summary
 from agenttui.render.flow import flow_steps
 from agenttui.render.mermaid import mermaid_text
 from agenttui.replay.events import events_of
-from agenttui.replay.status import status_of
+from agenttui.runs.status import status_of
 from agenttui.replay.verdict import refusal_reason
 from agenttui.stores.base import LeaseInfo
 

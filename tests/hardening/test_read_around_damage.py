@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agenttui.journal import Journal, Record, StepKind
-from agenttui.replay.status import RunState, list_statuses
+from agenttui.runs.status import RunState, list_statuses
 from agenttui.stores.sqlite import SQLiteStore
 
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agenttui.errors import ReadOnlyStoreError
+from agenttui.errors import ConfigError, ReadOnlyStoreError
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
 
@@ -253,3 +253,26 @@ async def test_changes_since_names_the_runs_written_after_a_cursor(make_store: S
     changed, newer = await store.changes_since(cursor)
     assert changed == {"b", "c"} and newer > cursor
     assert (await store.changes_since(newer))[0] == set()
+
+
+async def test_a_store_that_notifies_names_each_run_as_it_commits(make_store: StoreFactory) -> None:
+    store = await make_store()
+    if not store.IMPLEMENTS_NOTIFICATIONS:
+        with pytest.raises(ConfigError):
+            await store.notifications()
+        return
+    feed = await store.notifications()
+    try:
+        writer = await make_store()
+        await writer.insert("a", "x", b"1")
+        await writer.insert("b", "x", b"1")
+        heard = aiter(feed)
+        assert [await asyncio.wait_for(anext(heard), 10) for _ in range(2)] == ["a", "b"]
+    finally:
+        await feed.aclose()
+
+
+async def test_a_store_in_a_local_file_names_it(make_store: StoreFactory) -> None:
+    store = await make_store()
+    expected = make_store.db_path if make_store.kind == "sqlite" else None  # type: ignore[attr-defined]
+    assert store.file_path == expected

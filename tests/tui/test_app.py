@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from agenttui.journal import Journal, Record, StepKind
-from agenttui.replay.status import RunState
+from agenttui.runs.status import RunState
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.help import HelpScreen

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agenttui.replay.status import RunState, RunStatus
+from agenttui.runs.status import RunState, RunStatus
 from agenttui.tui.runs_model import RunsModel
 
 

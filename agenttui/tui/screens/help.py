@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from agenttui.replay.status import RunState
+from agenttui.runs.status import RunState
 
 
 def binding_table(screen: Screen) -> Table:

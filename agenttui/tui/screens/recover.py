@@ -10,8 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
 from agenttui.journal.describe import printable
-from agenttui.replay.operations import report_lines
-from agenttui.replay.recover import RecoverReport
+from agenttui.runs.operations import report_lines
+from agenttui.runs.recover import RecoverReport
 
 
 class RecoverProgress(ModalScreen[None]):

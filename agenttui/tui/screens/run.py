@@ -18,13 +18,13 @@ from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
 from agenttui.agent.factory import AgentSetup
-from agenttui.replay.operations import replay_command
-from agenttui.replay.status import RunStatus, run_status
+from agenttui.runs.operations import replay_command
+from agenttui.runs.status import RunStatus, run_status
 from agenttui.stores import describe_url
 from agenttui.tui.messages import StoreChanged
 from agenttui.render.flow import FlowStep
 from agenttui.replay.events import events_of
-from agenttui.replay.tree import sub_run_steps
+from agenttui.runs.tree import sub_run_steps
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog

@@ -14,7 +14,7 @@ from textual.widgets import Footer, Input, Static
 
 from agenttui.journal import keys
 from agenttui.journal.describe import printable
-from agenttui.replay.status import RunState, RunStatus, StatusTracker
+from agenttui.runs.status import RunState, RunStatus, StatusTracker
 from agenttui.errors import StoreLockedError
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.widget import Widget
 
 from agenttui.journal.describe import clip, printable, printable_id
-from agenttui.replay.status import RunState
+from agenttui.runs.status import RunState
 from agenttui.tui.runs_model import RunRow
 from agenttui.tui.widgets.virtual_list import VirtualList
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from agenttui.agent.factory import AgentFactory
-from agenttui.replay.operations import Answer, Cancel, Decide, Operation, Redrive, ReleaseLease, Resolve, parse_value
-from agenttui.replay.status import RunState, RunStatus
+from agenttui.runs.operations import Answer, Cancel, Decide, Operation, Redrive, ReleaseLease, Resolve, parse_value
+from agenttui.runs.status import RunState, RunStatus
 
 Ask = Callable[[str, str, str], Awaitable[str | None]]
 """Asks a person for a value: (title, prompt, placeholder) -> the value, or None if cancelled."""

@@ -25,9 +25,8 @@ QUIET_BEFORE_POLLING = 5.0
 
 async def follow_changes(store: Store, changed: Changed, set_state: Callable[[str], None]) -> None:
     """Report commits to ``changed`` until cancelled. Never raises for a store fault: it retries."""
-    path = getattr(store, "path", None)
-    if store.IMPLEMENTS_CHANGES and isinstance(path, Path):
-        await _watch_file(store, path, changed, set_state)
+    if store.IMPLEMENTS_CHANGES and store.file_path is not None:
+        await _watch_file(store, store.file_path, changed, set_state)
     elif store.IMPLEMENTS_NOTIFICATIONS:
         await _listen(store, changed, set_state)
     else:
@@ -82,7 +81,7 @@ async def _listen(store: Store, changed: Changed, set_state: Callable[[str], Non
     try:
         while True:
             try:
-                feed = await store.notifications()  # type: ignore[attr-defined]
+                feed = await store.notifications()
                 set_state("listening")
                 async for run_id in feed:
                     last_heard = loop.time()

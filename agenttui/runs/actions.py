@@ -97,7 +97,7 @@ async def answer(store: Store, run_id: str, name: str, value: Any) -> ActionOutc
     history = await _require_open(journal, run_id)
     if (existing := next((r for r in history if r.name == keys.interrupt_key(name)), None)) is not None:
         raise AlreadyDecided(f"{name} of run {run_id!r} was already answered: {_shown(existing.result)}", existing)
-    from agenttui.replay.status import RunState, status_of  # status reads the loop: imported here, not at the top
+    from agenttui.runs.status import RunState, status_of  # status reads the loop: imported here, not at the top
 
     waiting = status_of(run_id, history)
     if waiting.interrupt_name and waiting.interrupt_name != name:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from agenttui.agent.pauses import RollbackRequested, RunNotStarted, RunPaused
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
-from agenttui.replay.lease import DEFAULT_TTL, LeaseHeld, lease
+from agenttui.runs.lease import DEFAULT_TTL, LeaseHeld, lease
 from agenttui.stores.base import Store
 
 Resume = Callable[[str], Awaitable[object]]
