@@ -14,6 +14,7 @@ from pathlib import Path
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.reactive import reactive
 from textual.worker import Worker, WorkerState
 
 from agenttui.agent.factory import AgentFactory, load_factory
@@ -42,7 +43,6 @@ from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.stores.changes import file_identity, follow_changes
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
-from agenttui.tui.widgets.status_bar import StatusBar
 
 CLOSE_SECONDS = 1.0
 """The longest quitting waits for the store to close."""
@@ -70,6 +70,13 @@ class AgentTuiApp(App[int]):
         Binding("ctrl+t", "next_theme", "Theme", show=False, id="app.theme"),
     ]
 
+    store_label: reactive[str] = reactive("")
+    """The store, as status bars show it (a password masked)."""
+    connection: reactive[str] = reactive("connecting")
+    """"connecting", "connected", "reconnecting", "failed", or ``WAITING_FOR_LOCK``."""
+    tail_state: reactive[str] = reactive("off")
+    """The change feed: "off", "watching" (a file), "listening" (NOTIFY) or "polling"."""
+
     def __init__(
         self,
         url: str = "",
@@ -91,8 +98,7 @@ class AgentTuiApp(App[int]):
         self.store: Store | None = store
         self._owns_store = store is None
         self._tail = tail
-        self._connection = "connecting"
-        self._tail_state = "off"
+        self.set_reactive(AgentTuiApp.store_label, describe_url(self.url))
         loaded = load_themes(theme_dir)
         for loaded_theme in loaded.themes:
             self.register_theme(loaded_theme)
@@ -139,19 +145,19 @@ class AgentTuiApp(App[int]):
         self.post_message(StoreOpened(self.store.display_url))
 
     def on_store_opened(self, message: StoreOpened) -> None:
-        self.post_message(ConnectionChanged("connected"))
+        self.connection = "connected"
+        # Screens pushed before the store opened (a run opened from the command line, a test
+        # quicker than the connection) start reading when they hear it.
         for screen in self.screen_stack:
-            if isinstance(screen, StoreScreen):
-                screen.store_ready()
+            screen.post_message(StoreOpened(message.url))
         if self._tail:
             self.follow_store()
 
-    def on_store_reopened(self) -> None:
+    def on_store_reopened(self, message: StoreReopened) -> None:
         while not isinstance(self.screen, RunsScreen) and len(self.screen_stack) > 2:
             self.pop_screen()
-        if isinstance(self.screen, RunsScreen):
-            self.screen.action_reload()
-        self.post_message(ConnectionChanged("connected"))
+        self.screen.post_message(StoreReopened())
+        self.connection = "connected"
         self.notify("the store's file was replaced: reloaded from the new file", severity="warning")
         if self._tail:
             self.follow_store()
@@ -177,26 +183,13 @@ class AgentTuiApp(App[int]):
     def on_store_changed(self, message: StoreChanged) -> None:
         # Every screen on the stack keeps itself current, so going back shows the present.
         for screen in self.screen_stack:
-            if isinstance(screen, (RunsScreen, RunScreen)):
-                screen.post_message(StoreChanged(None if message.run_ids is None else set(message.run_ids)))
+            screen.post_message(StoreChanged(None if message.run_ids is None else set(message.run_ids)))
 
     def on_connection_changed(self, message: ConnectionChanged) -> None:
-        self._connection = message.state
-        self.refresh_status_bars()
+        self.connection = message.state
 
     def on_tail_state_changed(self, message: TailStateChanged) -> None:
-        self._tail_state = message.state
-        self.refresh_status_bars()
-
-    def status_fields(self) -> tuple[str, str, str]:
-        """What status bars show: the store (password masked), the connection, the tail."""
-        return describe_url(self.url), self._connection, self._tail_state
-
-    def refresh_status_bars(self) -> None:
-        """Tell every status bar the news (a bar mounted later asks ``status_fields`` itself)."""
-        for screen in self.screen_stack:
-            for bar in screen.query(StatusBar):
-                bar.show(*self.status_fields())
+        self.tail_state = message.state
 
     # -- the error hub -----------------------------------------------------------------------
 

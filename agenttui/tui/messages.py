@@ -10,15 +10,17 @@ from agenttui.runs.status import RunStatus
 
 
 @dataclass
-class StoreOpened(Message):
-    """The store is open (read-only) and the screens may read it."""
+class StoreOpened(Message, bubble=False):
+    """The store is open (read-only) and the screens may read it. The app hears it first, then
+    hands it to every screen on the stack (it does not bubble back up from them)."""
 
     url: str
 
 
 @dataclass
-class StoreReopened(Message):
-    """The store was opened afresh (its file was replaced): every view must read it again."""
+class StoreReopened(Message, bubble=False):
+    """The store was opened afresh (its file was replaced): every view must read it again. The
+    app hears it first, then hands it to the runs screen."""
 
 
 #: The connection state while another process holds a lock on the store; views try again every

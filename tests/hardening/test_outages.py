@@ -369,15 +369,15 @@ async def test_a_store_locked_by_another_process_says_so_and_quitting_does_not_w
     app = AgentTuiApp(str(demo_db), tail=False)
     try:
         async with app.run_test(size=(120, 30)) as pilot:
-            await until(pilot, lambda: app._connection == WAITING_FOR_LOCK, "the lock to be named", turns=400)
+            await until(pilot, lambda: app.connection == WAITING_FOR_LOCK, "the lock to be named", turns=400)
             assert WAITING_FOR_LOCK in str(app.screen.query_one(StatusBar).render())
             holder.close()  # the other process lets go
             await until(pilot, lambda: len(getattr(app.screen, "table").items) == 17, "the runs once the lock went", turns=600)
-            assert app._connection == "connected"
+            assert app.connection == "connected"
         holder = lock()
         again = AgentTuiApp(str(demo_db), tail=False)
         async with again.run_test(size=(120, 30)) as pilot:
-            await until(pilot, lambda: again._connection == WAITING_FOR_LOCK, "the lock to be named", turns=400)
+            await until(pilot, lambda: again.connection == WAITING_FOR_LOCK, "the lock to be named", turns=400)
             started = time.monotonic()
             await pilot.press("q")
         assert time.monotonic() - started < 3  # it took 28 s: a read blocked the close

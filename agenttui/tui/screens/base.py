@@ -26,12 +26,8 @@ class StoreScreen(Screen[None]):
 
     @property
     def store(self) -> Store:
-        # Read once the app's store is open (``store_ready``); before that it is None.
+        # Read once the app's store is open (``StoreOpened``); before that it is None.
         return cast(Store, self.tui.store)
-
-    def store_ready(self) -> None:
-        """The app opened its store: screens pushed before that (a run opened from the command
-        line, a test quicker than the connection) start reading here."""
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:

@@ -21,7 +21,7 @@ from agenttui.agent.factory import AgentSetup
 from agenttui.runs.operations import replay_command
 from agenttui.runs.status import RunStatus, run_status
 from agenttui.stores import describe_url
-from agenttui.tui.messages import StoreChanged
+from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.render.flow import FlowStep
 from agenttui.replay.events import events_of
 from agenttui.runs.tree import sub_run_steps
@@ -120,7 +120,7 @@ class RunScreen(StoreScreen):
         if self.tui.store is not None:
             self.load_records()
 
-    def store_ready(self) -> None:
+    def on_store_opened(self, message: StoreOpened) -> None:
         self.load_records()
 
     # -- loading and tailing -----------------------------------------------------------------

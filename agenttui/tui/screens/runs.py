@@ -23,6 +23,8 @@ from agenttui.tui.messages import (
     RunsListed,
     StatusesComputed,
     StoreChanged,
+    StoreOpened,
+    StoreReopened,
     UnfinishedListed,
 )
 from agenttui.tui.runs_model import RunsModel
@@ -103,8 +105,11 @@ class RunsScreen(StoreScreen):
         if self.tui.store is not None:
             self.load_runs()
 
-    def store_ready(self) -> None:
+    def on_store_opened(self, message: StoreOpened) -> None:
         self.load_runs()
+
+    def on_store_reopened(self, message: StoreReopened) -> None:
+        self.action_reload()
 
     # -- loading -----------------------------------------------------------------------------
 

@@ -1,17 +1,15 @@
-"""StatusBar: the store (password masked), the connection state and the live-tail state."""
+"""StatusBar: the store (password masked), the connection state and the live-tail state.
+
+The first three are the app's reactives (``store_label``, ``connection``, ``tail_state``), which
+every bar watches; ``writes`` is the bar's own, set by the screen it sits on."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from agenttui.journal.describe import printable
-
-if TYPE_CHECKING:
-    from agenttui.tui.app import AgentTuiApp
 
 
 class StatusBar(Static):
@@ -28,10 +26,18 @@ class StatusBar(Static):
         self.set_class(value != "read-only", "-live")
 
     def on_mount(self) -> None:
-        self.show(*cast("AgentTuiApp", self.app).status_fields())
+        self.watch(self.app, "store_label", self._store_label_changed)
+        self.watch(self.app, "connection", self._connection_changed)
+        self.watch(self.app, "tail_state", self._tail_state_changed)
 
-    def show(self, store_url: str, connection: str, tail: str) -> None:
-        self.store_url, self.connection, self.tail = store_url, connection, tail
+    def _store_label_changed(self, value: str) -> None:
+        self.store_url = value
+
+    def _connection_changed(self, value: str) -> None:
+        self.connection = value
+
+    def _tail_state_changed(self, value: str) -> None:
+        self.tail = value
 
     def watch_connection(self, value: str) -> None:
         self.set_class(value != "connected", "-degraded")
