@@ -14,7 +14,8 @@ from textual.widgets import Footer, Input, Static
 
 from agenttui.journal import keys
 from agenttui.journal.describe import printable
-from agenttui.runs.status import RunState, RunStatus, StatusTracker
+from agenttui.runs.scheduler import StatusScheduler, moving_with_the_clock
+from agenttui.runs.status import RunState
 from agenttui.errors import StoreLockedError
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
@@ -32,8 +33,7 @@ from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
 from agenttui.tui.widgets.status_bar import StatusBar
 
-#: Statuses are posted to the screen in batches at most this often, so 100,000 runs cost a
-#: few hundred repaints, not 100,000.
+#: Run ids are posted to the screen in batches at most this often while they are listed.
 BATCH_SECONDS = 0.1
 #: Runs whose status moves with the clock (leases lapse, sleeps end) are re-read this often.
 CLOCK_REFRESH_SECONDS = 5.0
@@ -71,19 +71,13 @@ class RunsScreen(StoreScreen):
         super().__init__()
         self.model = RunsModel()
         self._listed = False
-        self._tracker: StatusTracker | None = None
+        self.scheduler = StatusScheduler(lambda run_id: self.model.statuses.get(run_id) is not None)
+        """Which statuses to read next; a worker reads them (``_read_statuses``)."""
         self._dirty: set[str] | None = set()
         """Runs changed since the last refresh (None: unknown which, re-list); applied in bursts."""
         self._refresh_pending = False
         self._rows_pending = False
         self._rebuild_seconds = 0.0
-        # Runs waiting for a status read: dicts are ordered, and hold each run once. Urgent ones
-        # are read first: a run's first read when it has no end marker (a run a person may act
-        # on), and runs the live feed says changed. Clock refreshes wait their turn: on a large
-        # store they would re-read every in-flight run every few seconds ahead of the rest.
-        self._status_queue: dict[str, None] = {}
-        self._urgent_queue: dict[str, None] = {}
-        self._unfinished: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield Static(id="runs-counts")
@@ -147,49 +141,23 @@ class RunsScreen(StoreScreen):
         self.post_message(UnfinishedListed(unfinished))
 
     def on_unfinished_listed(self, message: UnfinishedListed) -> None:
-        self._unfinished = message.run_ids
-        self.compute_statuses([r for r in self._status_queue if r in self._unfinished])  # first reads move up
+        self.scheduler.unfinished_listed(message.run_ids)
 
     def compute_statuses(self, run_ids: list[str], *, urgent: bool = False) -> None:
-        """Queue ``run_ids`` for a status read (``urgent``: ahead of other reads); one worker
-        reads them, urgent ones first, each queue in the order asked."""
-        statuses = self.model.statuses
-        for run_id in run_ids:
-            if urgent or (run_id in self._unfinished and statuses.get(run_id) is None):
-                self._status_queue.pop(run_id, None)
-                self._urgent_queue[run_id] = None
-            elif run_id not in self._urgent_queue:
-                self._status_queue[run_id] = None
+        """Queue ``run_ids`` for a status read (``urgent``: ahead of other reads)."""
+        self.scheduler.ask(run_ids, urgent=urgent)
         if not any(w.group == "runs-status" and not w.is_finished for w in self.workers):
             self._read_statuses()
 
     @work(group="runs-status", exit_on_error=False)
     async def _read_statuses(self) -> None:
-        """Read queued statuses one run at a time, posting them in batches.
+        """Read the queued statuses, posting them in batches (one reader at a time)."""
 
-        One reader, yielding between runs: statuses of 100,000 runs fill in behind the screen
-        while every key press still goes through at once (decoding runs on the app's loop).
-        """
-        if self._tracker is None or self._tracker.store is not self.store:
-            self._tracker = StatusTracker(self.store)
-        tracker = self._tracker
-        batch: list[RunStatus] = []
-        last_post = time.monotonic()
-        while queue := self._urgent_queue or self._status_queue:
-            run_id = next(iter(queue))
-            del queue[run_id]
-            while True:
-                try:
-                    batch.append(await tracker.status(run_id))
-                    break
-                except StoreLockedError:
-                    self.post_message(ConnectionChanged(WAITING_FOR_LOCK))
-                    await asyncio.sleep(LOCK_RETRY_SECONDS)
-            await asyncio.sleep(0)
-            if not (self._urgent_queue or self._status_queue) or time.monotonic() - last_post > BATCH_SECONDS:
-                self.post_message(StatusesComputed(batch))
-                batch, last_post = [], time.monotonic()
-        if batch:
+        async def locked() -> None:
+            self.post_message(ConnectionChanged(WAITING_FOR_LOCK))
+            await asyncio.sleep(LOCK_RETRY_SECONDS)
+
+        async for batch in self.scheduler.read(self.store, locked=locked):
             self.post_message(StatusesComputed(batch))
 
     def on_runs_listed(self, message: RunsListed) -> None:
@@ -253,8 +221,7 @@ class RunsScreen(StoreScreen):
         return status is None or not status.state.finished
 
     def _refresh_clocked(self) -> None:
-        clocked = [r for r, s in self.model.statuses.items() if s is not None and s.state in (RunState.IN_FLIGHT, RunState.SLEEPING)]
-        if clocked:
+        if clocked := moving_with_the_clock(self.model.statuses):
             self.compute_statuses(clocked)
 
     # -- view --------------------------------------------------------------------------------

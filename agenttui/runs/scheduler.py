@@ -1,0 +1,88 @@
+"""StatusScheduler: which runs' statuses to read next, read one at a time and handed on in batches."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+
+from agenttui.errors import StoreLockedError
+from agenttui.runs.status import RunState, RunStatus, StatusTracker
+from agenttui.stores.base import Store
+
+#: Statuses are handed on in batches at most this often, so 100,000 runs cost a viewer a few
+#: hundred repaints, not 100,000.
+BATCH_SECONDS = 0.1
+
+
+class StatusScheduler:
+    """The statuses of many runs, read behind a view in the order a person needs them.
+
+    Runs wait in two queues, each holding a run once, in the order asked. Urgent reads go first:
+    a run's first read when it has no end marker (a run a person may act on) and runs a change
+    feed says changed. The rest wait their turn: first reads of finished runs, and clock
+    refreshes, which on a large store would otherwise re-read every in-flight run every few
+    seconds ahead of the rest.
+    """
+
+    def __init__(self, has_status: Callable[[str], bool]) -> None:
+        self._has_status = has_status
+        """Whether a run's status was read already (its first read of an unfinished run is urgent)."""
+        self._queue: dict[str, None] = {}
+        self._urgent: dict[str, None] = {}
+        self._unfinished: set[str] = set()
+        self._tracker: StatusTracker | None = None
+
+    @property
+    def pending(self) -> int:
+        """How many runs wait for a read."""
+        return len(self._queue) + len(self._urgent)
+
+    def ask(self, run_ids: Iterable[str], *, urgent: bool = False) -> None:
+        """Queue ``run_ids`` for a read; ``urgent`` puts them ahead of the rest."""
+        for run_id in run_ids:
+            if urgent or (run_id in self._unfinished and not self._has_status(run_id)):
+                self._queue.pop(run_id, None)
+                self._urgent[run_id] = None
+            elif run_id not in self._urgent:
+                self._queue[run_id] = None
+
+    def unfinished_listed(self, run_ids: set[str]) -> None:
+        """The runs with no end marker: those still waiting for a first read move up."""
+        self._unfinished = run_ids
+        self.ask([run_id for run_id in self._queue if run_id in run_ids])
+
+    async def read(
+        self, store: Store, *, locked: Callable[[], Awaitable[None]], batch_seconds: float = BATCH_SECONDS
+    ) -> AsyncIterator[list[RunStatus]]:
+        """Read queued runs one at a time until no run waits, yielding what was read in batches.
+
+        Yields to the loop between runs, so a viewer on the same loop stays responsive while
+        100,000 statuses fill in. While another process holds a lock on the store, ``locked`` is
+        awaited (say so, wait a moment) and the same run is read again.
+        """
+        if self._tracker is None or self._tracker.store is not store:
+            self._tracker = StatusTracker(store)
+        tracker = self._tracker
+        batch: list[RunStatus] = []
+        last_batch = time.monotonic()
+        while queue := self._urgent or self._queue:
+            run_id = next(iter(queue))
+            del queue[run_id]
+            while True:
+                try:
+                    batch.append(await tracker.status(run_id))
+                    break
+                except StoreLockedError:
+                    await locked()
+            await asyncio.sleep(0)
+            if not self.pending or time.monotonic() - last_batch > batch_seconds:
+                yield batch
+                batch, last_batch = [], time.monotonic()
+        if batch:
+            yield batch
+
+
+def moving_with_the_clock(statuses: Mapping[str, RunStatus | None]) -> list[str]:
+    """The runs whose status changes with time alone: a lease lapses, a sleep ends."""
+    return [run_id for run_id, status in statuses.items() if status is not None and status.state in (RunState.IN_FLIGHT, RunState.SLEEPING)]

@@ -1,0 +1,75 @@
+"""StatusScheduler: the order statuses are read in, and the batches they are handed on in.
+
+(A store locked by another process is driven end to end, through the TUI, in tests/hardening/test_outages.py.)"""
+
+from __future__ import annotations
+
+from agenttui.journal import Journal, Record, StepKind, keys
+from agenttui.runs.scheduler import StatusScheduler, moving_with_the_clock
+from agenttui.runs.status import RunState, RunStatus
+from agenttui.stores.base import Store
+from tests.conftest import StoreFactory
+
+
+async def write_runs(store: Store, finished: list[str], unfinished: list[str]) -> None:
+    journal = Journal(store)
+    for run_id in finished + unfinished:
+        await journal.append(run_id, Record(keys.RUN_START, StepKind.VALUE, result=b'{"input":"x"}'))
+    for run_id in finished:
+        await journal.append(run_id, Record(keys.RUN_COMPLETE, StepKind.VALUE, result=b'"done"'))
+
+
+async def read_all(scheduler: StatusScheduler, store: Store, seen: dict[str, RunStatus], **kwargs: float) -> list[list[str]]:
+    async def locked() -> None:
+        raise AssertionError("no lock is held")
+
+    batches = []
+    async for batch in scheduler.read(store, locked=locked, **kwargs):
+        seen.update((status.run_id, status) for status in batch)
+        batches.append([status.run_id for status in batch])
+    return batches
+
+
+async def test_first_reads_of_unfinished_runs_and_changed_runs_go_first(make_store: StoreFactory) -> None:
+    store = await make_store()
+    await write_runs(store, finished=["a", "b", "d"], unfinished=["c", "e"])
+    seen: dict[str, RunStatus] = {}
+    scheduler = StatusScheduler(seen.__contains__)
+    scheduler.ask(["a", "b", "c", "d", "e"])
+    scheduler.unfinished_listed({"c", "e"})
+    scheduler.ask(["d"], urgent=True)  # the change feed named it
+    scheduler.ask(["e", "a"])  # asked twice: read once, where it stands
+    assert scheduler.pending == 5
+    batches = await read_all(scheduler, store, seen, batch_seconds=3600)
+    assert batches == [["c", "e", "d", "a", "b"]]  # one batch: nothing was left to wait for
+    assert scheduler.pending == 0
+    assert seen["c"].state != RunState.COMPLETE and seen["a"].state == RunState.COMPLETE
+
+
+async def test_a_run_read_before_waits_its_turn_even_when_unfinished(make_store: StoreFactory) -> None:
+    store = await make_store()
+    await write_runs(store, finished=["a"], unfinished=["z"])
+    seen: dict[str, RunStatus] = {}
+    scheduler = StatusScheduler(seen.__contains__)
+    scheduler.unfinished_listed({"z"})
+    scheduler.ask(["z"])
+    await read_all(scheduler, store, seen)
+    scheduler.ask(["z", "a"])  # a clock refresh of z: no longer urgent
+    scheduler.ask(["a"], urgent=True)
+    assert await read_all(scheduler, store, seen, batch_seconds=3600) == [["a", "z"]]
+
+
+async def test_statuses_come_in_batches_while_many_wait(make_store: StoreFactory) -> None:
+    store = await make_store()
+    run_ids = [f"run-{n:03}" for n in range(30)]
+    await write_runs(store, finished=run_ids, unfinished=[])
+    seen: dict[str, RunStatus] = {}
+    scheduler = StatusScheduler(seen.__contains__)
+    scheduler.ask(run_ids)
+    batches = await read_all(scheduler, store, seen, batch_seconds=0)
+    assert len(batches) > 1 and [run_id for batch in batches for run_id in batch] == run_ids
+
+
+def test_only_in_flight_and_sleeping_runs_move_with_the_clock() -> None:
+    statuses = {state.value: RunStatus(state.value, state) for state in RunState} | {"unread": None}
+    assert sorted(moving_with_the_clock(statuses)) == sorted([RunState.IN_FLIGHT.value, RunState.SLEEPING.value])
