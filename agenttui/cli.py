@@ -22,10 +22,14 @@ import click
 
 from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, RunNotFoundError
-from agenttui.journal.describe import clip, json_value, kind_icon, printable, printable_id, record_json, safe_json, summary
+from agenttui.journal.describe import (
+    clip, json_value, kind_icon, part_json, part_text, printable, printable_id, record_json, safe_json, summary,
+)
 from agenttui.journal.journal import Journal
+from agenttui.journal.record import Record
 from agenttui.render.diff import payload_diff
-from agenttui.replay.events import events_of, tool_names
+from agenttui.replay.events import events_of
+from agenttui.runs.view import conversation_at, tool_names
 from agenttui.runs.status import RunState, RunStatus, list_statuses
 from agenttui.replay.verdict import Verdict
 from agenttui.stores import open_store
@@ -253,16 +257,36 @@ def _status_line(s: RunStatus) -> str:
 @click.argument("store")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="The records as a JSON array.")
+@click.option("--at", "at", type=int, metavar="N", help="The conversation as it stood after record N (the TUI's state at step).")
 @run_async
-async def show(store: str, run_id: str, as_json: bool) -> None:
-    """Print a run's journal, one record a line."""
+async def show(store: str, run_id: str, as_json: bool, at: int | None) -> None:
+    """Print a run's journal, one record a line (with --at N, its conversation as of record N)."""
     records = await _with_store(store, lambda s: _history(s, run_id))
-    if as_json:
+    if at is not None:
+        _show_conversation(records, at, as_json=as_json)
+    elif as_json:
         click.echo(safe_json([{"index": i} | record_json(r) for i, r in enumerate(records)]))
+    else:
+        names = tool_names(records)
+        for index, record in enumerate(records):
+            click.echo(f"{index:>5} {kind_icon(record)} {printable_id(clip(record.name, 40)):<40} {printable(clip(summary(record, names), 120))}")
+
+
+def _show_conversation(records: list[Record], at: int, *, as_json: bool) -> None:
+    if not 0 <= at < len(records):
+        fail(f"--at {at}: the run has {len(records):,} records, numbered 0 to {len(records) - 1:,}")
+    said = conversation_at(records, at)
+    if as_json:
+        voices = [{"index": u.index, "speaker": u.speaker}
+                  | ({"parts": [part_json(p) for p in u.message.parts]} if u.message else {"text": u.text, "is_error": u.is_error})
+                  for u in said]  # fmt: skip
+        click.echo(safe_json({"as_of": at, "conversation": voices}))
         return
-    names = tool_names(records)
-    for index, record in enumerate(records):
-        click.echo(f"{index:>5} {kind_icon(record)} {printable_id(clip(record.name, 40)):<40} {printable(clip(summary(record, names), 120))}")
+    click.echo(f"as of record #{at} ({printable_id(records[at].name)})")
+    for u in said:
+        click.echo(f"\n#{u.index} {printable(u.speaker)}{' ✗' if u.is_error else ''}")
+        for text in [part_text(p) for p in u.message.parts] if u.message else [u.text]:
+            click.echo("  " + printable(text, multiline=True).replace("\n", "\n  "))
 
 
 @main.command()

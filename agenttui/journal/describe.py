@@ -161,6 +161,24 @@ def json_value(raw: bytes | None) -> Any:
         return raw.decode("utf-8", "replace")
 
 
+def part_text(part: Part) -> str:
+    """A message part as plain text (unescaped: pass it through ``printable``)."""
+    match part:
+        case TextPart(text=text):
+            return text
+        case ReasoningPart(text=text, redacted=redacted):
+            return f"(reasoning) {text or '(redacted)' if redacted else text}"
+        case ToolUsePart(id=call_id, name=name, args=args):
+            return f"→ call {name} ({call_id}) {raw_json_text(args)}"
+        case ToolResultPart(tool_use_id=call_id, result=result, is_error=is_error):
+            return f"← result of {call_id}{' ✗' if is_error else ''} {raw_json_text(result)}"
+        case ImagePart(mime=mime, data=data, url=url):
+            return f"[image {mime} {len(data):,} bytes{' ' + url if url else ''}]"
+        case UnknownPart(type=kind, raw=raw):
+            return f"[{kind} part] " + raw.decode("utf-8", "replace")
+    return repr(part)
+
+
 def part_json(part: Part) -> dict[str, Any]:
     match part:
         case TextPart(text=text):

@@ -7,17 +7,8 @@ from collections.abc import Mapping, Sequence
 from agenttui.agent.events import AssistantTurn, ToolCompleted
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Message, Record, StepKind
+from agenttui.runs.view import tool_names
 from agenttui.stores.base import Store
-
-
-def tool_names(records: Sequence[Record]) -> dict[str, str]:
-    """Each call id to its tool name, from the first model message that made the call."""
-    names: dict[str, str] = {}
-    for record in records:
-        if record.kind == StepKind.MODEL and record.message:
-            for call in record.message.tool_uses:
-                names.setdefault(call.id, call.name)
-    return names
 
 
 def events_of(

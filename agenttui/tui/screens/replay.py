@@ -22,6 +22,7 @@ from agenttui.journal.record import Record
 from agenttui.render.diff import JournalDiff, RowState
 from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
 from agenttui.replay.verdict import Verdict, VerdictKind
+from agenttui.runs.view import RunView
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
@@ -104,7 +105,8 @@ class ReplayScreen(StoreScreen):
         self.live_tools = tuple(live_tools)
         """Your tools that run for real in this replay, as a person confirmed (none by default)."""
         self.session: ReplaySession | None = None
-        self.records: list[Record] = []
+        self.view = RunView(run_id)
+        """The replayed journal so far and its tool names."""
         self.diff: JournalDiff | None = None
         self.verdict: Verdict | None = None
         """What the replay found, once it is done."""
@@ -136,8 +138,13 @@ class ReplayScreen(StoreScreen):
         if self.live_tools:  # the status bar says what this replay does to the world
             self.query_one(StatusBar).writes = f"LIVE side effects: {', '.join(self.live_tools)}"
         self.query_one(EventsView).empty_text = "No events yet."
+        self.query_one(JournalList).tool_names = self.view.tool_names
         self._title()
         self.drive("open")
+
+    @property
+    def records(self) -> list[Record]:
+        return self.view.records
 
     # -- the replay worker -------------------------------------------------------------------
 
@@ -190,18 +197,18 @@ class ReplayScreen(StoreScreen):
         progress = message.progress
         journal = self.query_one(JournalList)
         flowchart = self.query_one(FlowchartView)
-        new = message.records if message.restarted else message.records[len(self.records) :]
+        if message.restarted:
+            self.view.clear()
+        new = message.records[len(self.records) :]
+        self.view.add(new)
         if message.restarted:
             self._detail_shown = None
             self._restart_events(list(progress.events))
-            journal.tool_names = {}
             journal.set_items(list(new))
             flowchart.load(new, self.run_id)
         else:
             journal.extend(new)
             flowchart.append(new)
-        journal.tool_names.update((c.id, c.name) for r in new if r.message for c in r.message.tool_uses)
-        self.records = message.records
         if self.records:
             journal.cursor = len(self.records) - 1
         bar = self.query_one(ProgressBar)

@@ -16,10 +16,11 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
-from agenttui.journal.record import Record, StepKind
+from agenttui.journal.record import Record
 from agenttui.agent.factory import AgentSetup
 from agenttui.runs.operations import replay_command
 from agenttui.runs.status import RunStatus, run_status
+from agenttui.runs.view import RunView
 from agenttui.stores import describe_url
 from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.render.flow import FlowStep
@@ -85,12 +86,10 @@ class RunScreen(StoreScreen):
     def __init__(self, run_id: str) -> None:
         super().__init__()
         self.run_id = run_id
-        self.records: list[Record] = []
-        self.last_seq = -1
-        self._names: dict[str, str] = {}
+        self.view = RunView(run_id)
+        """The records read so far, their tool names and the seq to read on from."""
         self._loaded = False
         self._status_text = "loading…"
-        self._turns = 0
         self.status: RunStatus | None = None
 
     def compose(self) -> ComposeResult:
@@ -113,8 +112,13 @@ class RunScreen(StoreScreen):
     def journal_list(self) -> JournalList:
         return self.query_one(JournalList)
 
+    @property
+    def records(self) -> list[Record]:
+        return self.view.records
+
     def on_mount(self) -> None:
         self._title()
+        self.journal_list.tool_names = self.view.tool_names
         self.journal_list.empty_text = "Reading the journal…"
         self.journal_list.focus()
         if self.tui.store is not None:
@@ -132,7 +136,7 @@ class RunScreen(StoreScreen):
         batch: list[tuple[int, Record]] = []
         last_post = time.monotonic()
         tail = self._loaded
-        async for entry, record in Journal(self.store).entries(self.run_id, after=self.last_seq):
+        async for entry, record in Journal(self.store).entries(self.run_id, after=self.view.last_seq):
             batch.append((entry.seq, record))
             if time.monotonic() - last_post > BATCH_SECONDS:
                 self.post_message(RecordsLoaded(batch, tail))
@@ -154,22 +158,14 @@ class RunScreen(StoreScreen):
         self._title()
 
     def on_records_loaded(self, message: RecordsLoaded) -> None:
-        fresh = [record for seq, record in message.entries if seq > self.last_seq]
-        if message.entries:
-            self.last_seq = max(self.last_seq, message.entries[-1][0])
         journal = self.journal_list
         at_end = journal.cursor >= len(self.records) - 1
         first_batch = not self.records
-        for record in fresh:
-            if record.kind == StepKind.MODEL and record.message:
-                for call in record.message.tool_uses:
-                    self._names.setdefault(call.id, call.name)
-        self.records.extend(fresh)
-        journal.tool_names = self._names
+        turns_before = self.view.model_turns
+        fresh = self.view.add_entries(message.entries)
         journal.extend(fresh)
         self.query_one(FlowchartView).append(fresh)
-        self.query_one(EventsView).add(events_of(self.run_id, fresh, first_turn=self._turns, names=self._names))
-        self._turns += sum(r.kind == StepKind.MODEL for r in fresh)
+        self.query_one(EventsView).add(events_of(self.run_id, fresh, first_turn=turns_before, names=self.view.tool_names))
         if first_batch and self.records:
             journal.cursor = 0
         elif message.tail and self.follow and at_end and fresh:
@@ -200,9 +196,9 @@ class RunScreen(StoreScreen):
             return
         active = self.query_one(TabbedContent).active
         if active == "inspector":
-            self.query_one(RecordInspector).show(self.records[index], index, self._names)
+            self.query_one(RecordInspector).show(self.records[index], index, self.view.tool_names)
         elif active == "conversation":
-            self.query_one(ConversationView).show(self.records, index)
+            self.query_one(ConversationView).show(self.records, index, self.view.tool_names)
         self.query_one(FlowchartView).select_record(index)
 
     @on(FlowchartView.RecordSelected)

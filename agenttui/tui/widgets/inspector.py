@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 
 from rich.console import Group, RenderableType
@@ -12,11 +12,9 @@ from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from agenttui.agent.runstart import RunStart
 from agenttui.journal.describe import kind_icon, printable, raw_json_text
-from agenttui.journal.keys import RUN_START
 from agenttui.journal.record import ImagePart, Message, ReasoningPart, Record, StepKind, TextPart, ToolUsePart, UnknownPart
-from agenttui.replay.events import tool_names
+from agenttui.runs.view import conversation_at
 
 #: Characters of one value shown before it is cut; ``r`` in the inspector shows more.
 VALUE_LIMIT = 4000
@@ -110,26 +108,6 @@ def describe_record(record: Record, index: int, seq_names: dict[str, str], *, fu
     return Group(*body)
 
 
-def conversation_at(records: Sequence[Record], index: int) -> list[tuple[str, RenderableType]]:
-    """The conversation as it stood after record ``index``: (speaker, content) pairs."""
-    names = tool_names(records[: index + 1])
-    out: list[tuple[str, RenderableType]] = []
-    for record in records[: index + 1]:
-        if record.name == RUN_START:
-            start = RunStart.decode(record.result)
-            out.append(("user", _value(start.input.text or raw_json_text(record.result), full=False)))
-        elif record.kind == StepKind.MODEL and record.message is not None:
-            out.append(("assistant", Group(*_parts(record.message, full=False))))
-        elif record.kind == StepKind.TOOL_RESULT:
-            label = f"tool {names.get(record.tool_use_id, record.tool_use_id)}" + (" ✗" if record.is_error else "")
-            out.append((printable(label), _value(raw_json_text(record.result, indent=2), full=False)))
-        elif record.kind == StepKind.APPROVAL:
-            out.append(("human", Text(f"{'approved' if record.approved else 'denied'} {printable(record.tool_use_id)}")))
-        elif record.name.startswith("interrupt:"):
-            out.append(("human", _value(raw_json_text(record.result), full=False)))
-    return out
-
-
 class RecordInspector(VerticalScroll):
     """The selected record in full. ``r`` toggles the stored bytes and uncut values."""
 
@@ -171,8 +149,9 @@ class ConversationView(VerticalScroll):
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._content
 
-    def show(self, records: Sequence[Record], index: int) -> None:
+    def show(self, records: Sequence[Record], index: int, names: Mapping[str, str]) -> None:
         blocks: list[RenderableType] = [Text(f"as of record #{index}", style="italic")]
-        for speaker, content in conversation_at(records, index):
-            blocks += [Text(""), Text(speaker, style="bold"), content]
+        for said in conversation_at(records, index, names):
+            content = Group(*_parts(said.message, full=False)) if said.message else _value(said.text, full=False)
+            blocks += [Text(""), Text(printable(said.speaker + (" ✗" if said.is_error else "")), style="bold"), content]
         self._content.update(Group(*blocks))
