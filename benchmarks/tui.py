@@ -245,7 +245,7 @@ def peak_rss_mb() -> float:
 
 async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     from agenttui.tui.app import AgentTuiApp
-    from agenttui.tui.messages import RunsListed, StatusesComputed, StoreOpened
+    from agenttui.tui.messages import StoreOpened
     from agenttui.tui.screens.runs import RunsScreen
     from agenttui.tui.widgets.runs_table import RunsTable
 
@@ -263,9 +263,9 @@ async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         # Marked as the messages go by: the benchmark's own polling is held up by the key presses.
         if isinstance(message, StoreOpened):
             marks.setdefault("opened", time.perf_counter())
-        elif isinstance(message, RunsListed) and message.done:
+        elif isinstance(message, RunsScreen.RunsListed) and message.done:
             marks.setdefault("listed", time.perf_counter())
-        elif isinstance(message, StatusesComputed) and waiting:
+        elif isinstance(message, RunsScreen.StatusesComputed) and waiting:
             waiting.difference_update(s.run_id for s in message.statuses)
             if not waiting:
                 marks["unfinished"] = time.perf_counter()

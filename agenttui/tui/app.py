@@ -35,7 +35,6 @@ from agenttui.tui.messages import (
 from agenttui.runs.operations import Operation, RecoverAll
 from agenttui.runs.status import RunStatus
 from agenttui.runs.choices import choices_for
-from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, ErrorDialog, PromptDialog
 from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.help import HelpScreen

@@ -1,12 +1,10 @@
-"""App-wide messages, named for what happened. Widgets' own messages live on the widgets."""
+"""App-wide messages, named for what happened. A screen's or a widget's own messages nest in its class."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from textual.message import Message
-
-from agenttui.runs.status import RunStatus
 
 
 @dataclass
@@ -38,26 +36,7 @@ class ConnectionChanged(Message):
     detail: str = ""
 
 
-@dataclass
-class RunsListed(Message):
-    """A batch of run ids, in order; ``done`` on the last batch."""
 
-    run_ids: list[str]
-    done: bool = False
-
-
-@dataclass
-class UnfinishedListed(Message):
-    """Every run with no end marker: their statuses are computed first."""
-
-    run_ids: set[str]
-
-
-@dataclass
-class StatusesComputed(Message):
-    """Statuses of some runs, computed in the background."""
-
-    statuses: list[RunStatus]
 
 
 @dataclass

@@ -63,7 +63,7 @@ async def test_keys_typed_ahead_of_the_filter_go_into_it(demo_db: Path) -> None:
 
 async def test_unfinished_runs_get_their_status_first() -> None:
     from agenttui.stores.memory import MemStore
-    from agenttui.tui.messages import StatusesComputed
+    from agenttui.tui.screens.runs import RunsScreen
 
     store = MemStore()
     journal = Journal(store)
@@ -76,7 +76,7 @@ async def test_unfinished_runs_get_their_status_first() -> None:
     order: list[str] = []
 
     def hook(message: object) -> None:
-        if isinstance(message, StatusesComputed):
+        if isinstance(message, RunsScreen.StatusesComputed):
             order.extend(s.run_id for s in message.statuses)
 
     app = AgentTuiApp(store=store, tail=False)

@@ -20,13 +20,13 @@ from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.status_bar import StatusBar
 
 
-@dataclass
-class RunsDiffed(Message):
-    diff: JournalDiff
-
 
 class DiffScreen(StoreScreen):
     """The journal of ``left`` against that of ``right``."""
+
+    @dataclass
+    class Diffed(Message):
+        diff: JournalDiff
 
     AUTO_FOCUS = "#diff-view"
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="diff.back")]
@@ -51,9 +51,9 @@ class DiffScreen(StoreScreen):
     async def compare(self) -> None:
         journal = Journal(self.store)
         left, right = await journal.history(self.left), await journal.history(self.right)
-        self.post_message(RunsDiffed(diff_journals(left, right)))
+        self.post_message(DiffScreen.Diffed(diff_journals(left, right)))
 
-    def on_runs_diffed(self, message: RunsDiffed) -> None:
+    def on_diff_screen_diffed(self, message: DiffScreen.Diffed) -> None:
         self.diff = message.diff
         counts = message.diff.counts()
         first = message.diff.first_divergence

@@ -34,28 +34,7 @@ from agenttui.tui.widgets.status_bar import StatusBar
 EVENTS_SECONDS = 0.05
 
 
-@dataclass
-class ReplayEvents(Message):
-    """Events the replayed agent emitted, in order."""
 
-    events: list[AgentEvent]
-
-
-@dataclass
-class ReplayAdvanced(Message):
-    """The replay moved: where it is, and the replayed journal."""
-
-    progress: ReplayProgress
-    records: list[Record]
-    restarted: bool
-
-
-@dataclass
-class ReplayDiffed(Message):
-    """The replayed journal so far against the recording, and the verdict once the replay is done."""
-
-    diff: JournalDiff
-    verdict: Verdict | None
 
 
 class EventBatches:
@@ -75,13 +54,34 @@ class EventBatches:
 
     def flush(self) -> None:
         if self._held:
-            self._post(ReplayEvents(self._held))
+            self._post(ReplayScreen.EventsEmitted(self._held))
             self._held = []
         self._last_post = time.monotonic()
 
 
 class ReplayScreen(StoreScreen):
     """Replay of one run. ``n`` next turn, ``e`` to the end, ``b`` back one, ``t`` jump to a turn."""
+
+    @dataclass
+    class EventsEmitted(Message):
+        """Events the replayed agent emitted, in order."""
+
+        events: list[AgentEvent]
+
+    @dataclass
+    class Advanced(Message):
+        """The replay moved: where it is, and the replayed journal."""
+
+        progress: ReplayProgress
+        records: list[Record]
+        restarted: bool
+
+    @dataclass
+    class Diffed(Message):
+        """The replayed journal so far against the recording, and the verdict once the replay is done."""
+
+        diff: JournalDiff
+        verdict: Verdict | None
 
     AUTO_FOCUS = "#replayed-journal"
     BINDINGS = [
@@ -162,13 +162,13 @@ class ReplayScreen(StoreScreen):
         elif what == "end":
             while not session.done:
                 events = await session.step()
-                self.post_message(ReplayEvents(events))
-                self.post_message(ReplayAdvanced(session.progress, await session.replayed(), False))
+                self.post_message(ReplayScreen.EventsEmitted(events))
+                self.post_message(ReplayScreen.Advanced(session.progress, await session.replayed(), False))
         elif what == "back":
             await session.back()
         elif what == "jump":
             await session.jump(turn)
-        self.post_message(ReplayAdvanced(session.progress, await session.replayed(), restarted))
+        self.post_message(ReplayScreen.Advanced(session.progress, await session.replayed(), restarted))
 
     @work(exclusive=True, group="replay-diff", exit_on_error=False)
     async def diff_after_paint(self) -> None:
@@ -183,9 +183,9 @@ class ReplayScreen(StoreScreen):
         await painted.wait()
         if (session := self.session) is not None:
             diff = await session.diff()
-            self.post_message(ReplayDiffed(diff, await session.verdict(diff) if session.done else None))
+            self.post_message(ReplayScreen.Diffed(diff, await session.verdict(diff) if session.done else None))
 
-    def on_replay_events(self, message: ReplayEvents) -> None:
+    def on_replay_screen_events_emitted(self, message: ReplayScreen.EventsEmitted) -> None:
         self.query_one(EventsView).add(message.events)
 
     def _restart_events(self, events: list[AgentEvent]) -> None:
@@ -193,7 +193,7 @@ class ReplayScreen(StoreScreen):
         view.set_items([])
         view.add(events)
 
-    def on_replay_advanced(self, message: ReplayAdvanced) -> None:
+    def on_replay_screen_advanced(self, message: ReplayScreen.Advanced) -> None:
         progress = message.progress
         journal = self.query_one(JournalList)
         flowchart = self.query_one(FlowchartView)
@@ -216,7 +216,7 @@ class ReplayScreen(StoreScreen):
         self._title()
         self.diff_after_paint()
 
-    def on_replay_diffed(self, message: ReplayDiffed) -> None:
+    def on_replay_screen_diffed(self, message: ReplayScreen.Diffed) -> None:
         self.diff = message.diff
         self.verdict = message.verdict
         self._show_verdict()

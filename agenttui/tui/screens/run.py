@@ -39,29 +39,29 @@ from agenttui.tui.widgets.status_bar import StatusBar
 BATCH_SECONDS = 0.05
 
 
-@dataclass
-class RecordsLoaded(Message):
-    """A batch of a run's records, in commit order, each with its seq."""
 
-    entries: list[tuple[int, Record]]
-    tail: bool = False
-    """True for records that arrived while watching (not the initial load)."""
-
-
-@dataclass
-class SubRunsLoaded(Message):
-    """The flow steps of the run's sub-runs, so the flowchart can frame them."""
-
-    children: dict[str, list[FlowStep]]
-
-
-@dataclass
-class StatusRead(Message):
-    status: RunStatus
 
 
 class RunScreen(StoreScreen):
     """One run. ``j/k`` step through records; the panes follow the cursor."""
+
+    @dataclass
+    class RecordsLoaded(Message):
+        """A batch of a run's records, in commit order, each with its seq."""
+
+        entries: list[tuple[int, Record]]
+        tail: bool = False
+        """True for records that arrived while watching (not the initial load)."""
+
+    @dataclass
+    class SubRunsLoaded(Message):
+        """The flow steps of the run's sub-runs, so the flowchart can frame them."""
+
+        children: dict[str, list[FlowStep]]
+
+    @dataclass
+    class StatusRead(Message):
+        status: RunStatus
 
     AUTO_FOCUS = "#journal"
     BINDINGS = [
@@ -139,25 +139,25 @@ class RunScreen(StoreScreen):
         async for entry, record in Journal(self.store).entries(self.run_id, after=self.view.last_seq):
             batch.append((entry.seq, record))
             if time.monotonic() - last_post > BATCH_SECONDS:
-                self.post_message(RecordsLoaded(batch, tail))
+                self.post_message(RunScreen.RecordsLoaded(batch, tail))
                 batch, last_post = [], time.monotonic()
-        self.post_message(RecordsLoaded(batch, tail))
+        self.post_message(RunScreen.RecordsLoaded(batch, tail))
         self.refresh_status()
         if not tail:
             children = await sub_run_steps(self.store, self.run_id)
             if children:
-                self.post_message(SubRunsLoaded(children))
+                self.post_message(RunScreen.SubRunsLoaded(children))
 
     @work(exclusive=True, group="run-status", exit_on_error=False)
     async def refresh_status(self) -> None:
-        self.post_message(StatusRead(await run_status(self.store, self.run_id)))
+        self.post_message(RunScreen.StatusRead(await run_status(self.store, self.run_id)))
 
-    def on_status_read(self, message: StatusRead) -> None:
+    def on_run_screen_status_read(self, message: RunScreen.StatusRead) -> None:
         status = self.status = message.status
         self._status_text = f"{status.state.icon} {status.state.value}" + (f" · {status.detail}" if status.detail else "")
         self._title()
 
-    def on_records_loaded(self, message: RecordsLoaded) -> None:
+    def on_run_screen_records_loaded(self, message: RunScreen.RecordsLoaded) -> None:
         journal = self.journal_list
         at_end = journal.cursor >= len(self.records) - 1
         first_batch = not self.records
@@ -176,7 +176,7 @@ class RunScreen(StoreScreen):
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
         self._title()
 
-    def on_sub_runs_loaded(self, message: SubRunsLoaded) -> None:
+    def on_run_screen_sub_runs_loaded(self, message: RunScreen.SubRunsLoaded) -> None:
         flowchart = self.query_one(FlowchartView)
         flowchart.load(self.records, self.run_id, message.children)
         flowchart.select_record(self.journal_list.cursor)

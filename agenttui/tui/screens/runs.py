@@ -5,28 +5,27 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Footer, Input, Static
 
 from agenttui.journal import keys
 from agenttui.journal.describe import printable
 from agenttui.runs.scheduler import StatusScheduler, moving_with_the_clock
-from agenttui.runs.status import RunState
+from agenttui.runs.status import RunState, RunStatus
 from agenttui.errors import StoreLockedError
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
     WAITING_FOR_LOCK,
     ConnectionChanged,
-    RunsListed,
-    StatusesComputed,
     StoreChanged,
     StoreOpened,
     StoreReopened,
-    UnfinishedListed,
 )
 from agenttui.tui.runs_model import RunsModel
 from agenttui.tui.screens.base import StoreScreen
@@ -49,6 +48,25 @@ REFRESH_SECONDS = 0.25
 
 class RunsScreen(StoreScreen):
     """The run list. ``enter`` opens a run; ``/`` filters; ``s`` cycles status filters."""
+
+    @dataclass
+    class RunsListed(Message):
+        """A batch of run ids, in order; ``done`` on the last batch."""
+
+        run_ids: list[str]
+        done: bool = False
+
+    @dataclass
+    class UnfinishedListed(Message):
+        """Every run with no end marker: their statuses are computed first."""
+
+        run_ids: set[str]
+
+    @dataclass
+    class StatusesComputed(Message):
+        """Statuses of some runs, computed in the background."""
+
+        statuses: list[RunStatus]
 
     AUTO_FOCUS = "#runs-table"
     BINDINGS = [
@@ -123,7 +141,7 @@ class RunsScreen(StoreScreen):
                     batch.append(run_id)
                     after = run_id
                     if len(batch) == first_screen or time.monotonic() - last_post > BATCH_SECONDS:
-                        self.post_message(RunsListed(batch))
+                        self.post_message(RunsScreen.RunsListed(batch))
                         batch, last_post, first_screen = [], time.monotonic(), 0
                 break
             except StoreLockedError:  # another process holds a lock: say so, and go on from here
@@ -132,15 +150,15 @@ class RunsScreen(StoreScreen):
                 await asyncio.sleep(LOCK_RETRY_SECONDS)
         if waited:
             self.post_message(ConnectionChanged("connected"))
-        self.post_message(RunsListed(batch, done=True))
+        self.post_message(RunsScreen.RunsListed(batch, done=True))
 
     @work(exclusive=True, group="runs-unfinished", exit_on_error=False)
     async def _list_unfinished(self) -> None:
         """List the runs with no end marker: one query, a small share of a large store."""
         unfinished = {run_id async for run_id in self.store.runs(exclude_holding=keys.END_MARKERS)}
-        self.post_message(UnfinishedListed(unfinished))
+        self.post_message(RunsScreen.UnfinishedListed(unfinished))
 
-    def on_unfinished_listed(self, message: UnfinishedListed) -> None:
+    def on_runs_screen_unfinished_listed(self, message: RunsScreen.UnfinishedListed) -> None:
         self.scheduler.unfinished_listed(message.run_ids)
 
     def compute_statuses(self, run_ids: list[str], *, urgent: bool = False) -> None:
@@ -158,9 +176,9 @@ class RunsScreen(StoreScreen):
             await asyncio.sleep(LOCK_RETRY_SECONDS)
 
         async for batch in self.scheduler.read(self.store, locked=locked):
-            self.post_message(StatusesComputed(batch))
+            self.post_message(RunsScreen.StatusesComputed(batch))
 
-    def on_runs_listed(self, message: RunsListed) -> None:
+    def on_runs_screen_runs_listed(self, message: RunsScreen.RunsListed) -> None:
         new = self.model.add_runs(message.run_ids)
         if new:
             self._rows_changed()
@@ -169,7 +187,7 @@ class RunsScreen(StoreScreen):
             self._listed = True
             self._rows_changed()
 
-    def on_statuses_computed(self, message: StatusesComputed) -> None:
+    def on_runs_screen_statuses_computed(self, message: RunsScreen.StatusesComputed) -> None:
         self.model.set_statuses(message.statuses)
         self._rows_changed()
 
