@@ -22,12 +22,21 @@ import click
 
 from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, RunNotFoundError
-from agenttui.journal.describe import clip, json_value, kind_icon, printable, printable_id, record_json, safe_json, summary
+from agenttui.journal.describe import (
+    clip,
+    json_value,
+    kind_icon,
+    printable,
+    printable_id,
+    record_json,
+    safe_json,
+    summary,
+)
 from agenttui.journal.journal import Journal
 from agenttui.render.diff import payload_diff
 from agenttui.replay.events import events_of, tool_names
-from agenttui.runs.status import RunState, RunStatus, list_statuses
 from agenttui.replay.verdict import Verdict
+from agenttui.runs.status import RunState, RunStatus, list_statuses
 from agenttui.stores import open_store
 from agenttui.stores.base import LeaseInfo, Store
 

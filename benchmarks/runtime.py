@@ -34,8 +34,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
-
 from agenttui.agent import Agent, Call, Turn  # noqa: E402
 from agenttui.demo.desk import demo_model, desk_agent  # noqa: E402
 from agenttui.journal.record import Usage  # noqa: E402
@@ -43,6 +41,7 @@ from agenttui.replay import replay  # noqa: E402
 from agenttui.stores.base import Store  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
+from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
 
 ORDER_IDS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
 REPLAY_TARGET = 2000.0

@@ -70,8 +70,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
-
 import aiosqlite  # noqa: E402
 
 from agenttui.journal import (  # noqa: E402
@@ -88,12 +86,13 @@ from agenttui.journal import (  # noqa: E402
     decode_record,
     encode_header,
     encode_record,
+    keys,
 )
-from agenttui.journal import keys  # noqa: E402
 from agenttui.journal.journal import SALT_BYTES  # noqa: E402
 from agenttui.stores.base import Store  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
+from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
 
 DEFAULT_DB = Path(tempfile.gettempdir()) / "agenttui-bench-stores.db"
 HISTORY_RUN = "bench/history-long"
@@ -107,7 +106,7 @@ SEED = 20261129
 
 # -- realistic records -----------------------------------------------------------------------------
 
-WORDS = (
+WORDS = (  # noqa: SIM905  (one readable paragraph of words beats a 32-item list literal)
     "order refund customer delivered shipment warehouse invoice total carrier tracking status "
     "pending approved address returned damaged replacement credit account payment euro week "
     "priority escalate review policy café naïve résumé → ✓ 配送"

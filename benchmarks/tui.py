@@ -55,8 +55,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
-
 from agenttui.agent.factory import AgentSetup  # noqa: E402
 from agenttui.demo.build import SCRIPTS, CrashingModel, SimulatedCrash, bulk_script  # noqa: E402
 from agenttui.demo.build import factory as demo_factory  # noqa: E402
@@ -65,6 +63,7 @@ from agenttui.journal import Journal, Message, Record, StepKind, TextPart, ToolU
 from agenttui.journal.codec import decode_record, encode_header, encode_record  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
+from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
 
 SIZE = (120, 40)
 ORDERS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
@@ -334,7 +333,7 @@ async def part_b(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     app = AgentTuiApp(str(path), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await until(lambda: app.store is not None and not any(w.group in ("runs-list", "runs-status") and not w.is_finished for w in app.workers)
-                    and len(getattr(app.screen, "table").items) == 1, 60, what="the runs screen")  # fmt: skip
+                    and len(app.screen.table.items) == 1, 60, what="the runs screen")  # fmt: skip
         started = time.perf_counter()
         app.open_run("long-run")
         await until(lambda: isinstance(app.screen, RunScreen), 10)

@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from agenttui.agent.events import (
     AgentEvent,
@@ -69,7 +69,7 @@ class _Drive:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Agent:

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from agenttui.runs.actions import approve, cancel, deny
 from agenttui.agent.factory import AgentSetup
 from agenttui.agent.loop import utc_now
 from agenttui.agent.model import ModelDelta, ModelRequest
@@ -19,6 +18,7 @@ from agenttui.journal.codec import go_json
 from agenttui.journal.journal import Journal
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import Message, Record, Safety, StepKind, TextPart, ToolUsePart, Usage
+from agenttui.runs.actions import approve, cancel, deny
 from agenttui.runs.lease import new_holder
 from agenttui.runs.status import RunState
 from agenttui.stores.base import Store

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agenttui.demo.build import LIVE_RUN, build_demo, is_demo_run
+from agenttui.demo.build import build_demo, is_demo_run
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal.keys import root_run_id
 from agenttui.stores.sqlite import SQLiteStore

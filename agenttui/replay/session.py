@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from functools import partial
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from agenttui.agent.events import AgentEvent, AssistantTurn, Finished, TurnStarted
 from agenttui.agent.factory import AgentSetup
@@ -29,8 +29,8 @@ from agenttui.journal.record import Record, StepKind
 from agenttui.render.diff import JournalDiff, diff_journals
 from agenttui.replay.feed import ReplayStore
 from agenttui.replay.model import NoRecordedOutput, replay
-from agenttui.runs.status import RunState, RunStatus, status_of
 from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, refusal_reason
+from agenttui.runs.status import RunState, RunStatus, status_of
 from agenttui.stores.base import Store
 
 #: Model-record members the SDK derives from its own tool registry and prompt: a replay with

@@ -68,7 +68,7 @@ async def lease(store: Store, run_id: str, drive: Callable[[], Awaitable[T]], *,
             driving.cancel()
         try:
             await asyncio.wait_for(store.release_lease(root, holder), timeout=10)
-        except (AgentTuiError, asyncio.TimeoutError):
+        except (TimeoutError, AgentTuiError):
             pass  # an unreleased lease lapses by itself after ttl; the drive's outcome stands
 
 

@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agenttui.runs import actions
 from agenttui.agent.factory import AgentSetup
 from agenttui.agent.pauses import AlreadyDecided, RunPaused
 from agenttui.agent.runstart import RunStart
 from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
+from agenttui.runs import actions
 from agenttui.runs.lease import LeaseHeld, lease, new_holder
 from agenttui.runs.recover import RecoverReport, recover_runs
 from agenttui.stores.base import LeaseInfo, Store

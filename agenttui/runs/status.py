@@ -11,18 +11,18 @@ import asyncio
 import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from agenttui.agent.loop import tally_approved
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import interrupt_name
+from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.journal import keys
-from agenttui.journal.keys import root_run_id
 from agenttui.journal.codec import decode_json
 from agenttui.journal.journal import Journal, decode_entry, journal_format
+from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
-from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.stores.base import LeaseInfo, Store
 
 
@@ -130,7 +130,7 @@ def status_of(
        asks people → ``awaiting-input`` until answered, ``ready`` after.
     7. Otherwise ``stalled``: unfinished, nobody driving, nothing pending: safe to re-drive.
     """
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     steps = len(records)
     model_records = [r for r in records if r.kind == StepKind.MODEL]
     turns = len(model_records)

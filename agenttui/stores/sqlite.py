@@ -20,10 +20,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from dataclasses import replace
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import quote
@@ -409,9 +409,9 @@ async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, tab
                 raise SchemaVersionError(
                     f"{url} has journal schema version {newer[0][0]!r}; agenttui understands version {_SCHEMA_VERSION}"
                 )
-        legacy = _LEGACY_TABLE in tables and _LEGACY_COLUMNS <= {
+        legacy = _LEGACY_TABLE in tables and {
             row[0] for row in await conn.execute_fetchall(f"SELECT name FROM pragma_table_info('{_LEGACY_TABLE}')")
-        }
+        } >= _LEGACY_COLUMNS
         # A file with both layouts is read as current: the SDK refuses such a file, but a viewer
         # should show the journal the current SDK writes rather than nothing.
         if steps in tables:

@@ -19,8 +19,12 @@ from textual.worker import Worker, WorkerState
 from agenttui.agent.factory import AgentFactory, load_factory
 from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
 from agenttui.journal.describe import printable
+from agenttui.runs.choices import choices_for
+from agenttui.runs.operations import Operation, RecoverAll
+from agenttui.runs.status import RunStatus
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
+from agenttui.stores.changes import file_identity, follow_changes
 from agenttui.tui.commands import AgentTuiCommands
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
@@ -31,16 +35,12 @@ from agenttui.tui.messages import (
     StoreReopened,
     TailStateChanged,
 )
-from agenttui.runs.operations import Operation, RecoverAll
-from agenttui.runs.status import RunStatus
-from agenttui.runs.choices import choices_for
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, ErrorDialog, PromptDialog
-from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.help import HelpScreen
+from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
-from agenttui.stores.changes import file_identity, follow_changes
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
 from agenttui.tui.widgets.status_bar import StatusBar
 

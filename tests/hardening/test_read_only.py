@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
@@ -73,7 +73,7 @@ CREATE TRIGGER audit_leases AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {s}.
 async def test_postgres_no_statement_changes_a_row(postgres_cluster: PostgresCluster) -> None:
     schema = "ro_" + uuid.uuid4().hex[:10]
     writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
-    await build_demo(writer, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=timezone.utc))
+    await build_demo(writer, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=UTC))
     await writer.close()
     conn = await asyncpg.connect(postgres_cluster.dsn)
     try:

@@ -414,7 +414,7 @@ def test_two_processes_racing_on_every_name_agree_on_one_winner(tmp_path: Path) 
     for name, data, won in seen:
         assert data == stored[name]  # every caller saw the winner's bytes
         wins[name] = wins.get(name, 0) + won
-    assert wins == {name: 1 for name in stored}
+    assert wins == dict.fromkeys(stored, 1)
     assert {data.split("/")[0] for data in stored.values()} <= {"p0", "p1"}
 
 

@@ -14,20 +14,20 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
-from agenttui.agent.factory import AgentSetup
-from agenttui.runs.operations import replay_command
-from agenttui.runs.status import RunStatus, run_status
-from agenttui.stores import describe_url
-from agenttui.tui.messages import StoreChanged
 from agenttui.render.flow import FlowStep
 from agenttui.replay.events import events_of
+from agenttui.runs.operations import replay_command
+from agenttui.runs.status import RunStatus, run_status
 from agenttui.runs.tree import sub_run_steps
-from agenttui.tui.screens.replay import ReplayScreen
+from agenttui.stores import describe_url
+from agenttui.tui.messages import StoreChanged
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
+from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector

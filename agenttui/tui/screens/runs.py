@@ -12,10 +12,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input, Static
 
+from agenttui.errors import StoreLockedError
 from agenttui.journal import keys
 from agenttui.journal.describe import printable
 from agenttui.runs.status import RunState, RunStatus, StatusTracker
-from agenttui.errors import StoreLockedError
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
     WAITING_FOR_LOCK,

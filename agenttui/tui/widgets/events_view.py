@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from agenttui.agent.events import AgentEvent, AssistantTurn, Finished, ModelEvent, ToolCompleted, ToolStarted, TurnStarted
+from agenttui.agent.events import (
+    AgentEvent,
+    AssistantTurn,
+    Finished,
+    ModelEvent,
+    ToolCompleted,
+    ToolStarted,
+    TurnStarted,
+)
 from agenttui.agent.model import Finish, ReasoningDelta, TextDelta, ToolCallDelta
 from agenttui.journal.describe import printable
 from agenttui.tui.widgets.virtual_list import VirtualList

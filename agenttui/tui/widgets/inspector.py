@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -15,7 +15,16 @@ from textual.widgets import Static
 from agenttui.agent.runstart import RunStart
 from agenttui.journal.describe import kind_icon, printable, raw_json_text
 from agenttui.journal.keys import RUN_START
-from agenttui.journal.record import ImagePart, Message, ReasoningPart, Record, StepKind, TextPart, ToolUsePart, UnknownPart
+from agenttui.journal.record import (
+    ImagePart,
+    Message,
+    ReasoningPart,
+    Record,
+    StepKind,
+    TextPart,
+    ToolUsePart,
+    UnknownPart,
+)
 from agenttui.replay.events import tool_names
 
 #: Characters of one value shown before it is cut; ``r`` in the inspector shows more.
@@ -87,7 +96,7 @@ def describe_record(record: Record, index: int, seq_names: dict[str, str], *, fu
     if record.model:
         facts.append(f"model {record.model.provider}/{record.model.model}")
     if record.attempted_at:
-        facts.append("attempted " + datetime.fromtimestamp(record.attempted_at / 1000, timezone.utc).isoformat(timespec="seconds"))
+        facts.append("attempted " + datetime.fromtimestamp(record.attempted_at / 1000, UTC).isoformat(timespec="seconds"))
     if record.safety:
         facts.append("safety " + ", ".join(k for k in ("read_only", "idempotent") if getattr(record.safety, k)))
     if record.approval:
