@@ -603,7 +603,7 @@ def run_child(part: str, args: argparse.Namespace, store_url: str = "") -> dict[
     if args.profile:
         argv.append("--profile")
     step(f"({part})" + (" on PostgreSQL" if store_url.startswith("postgres") else ""))
-    done = subprocess.run(argv, stdout=subprocess.PIPE, text=True)
+    done = subprocess.run(argv, check=False, stdout=subprocess.PIPE, text=True)
     if done.returncode != 0:
         return {"error": f"exit {done.returncode}"}
     return json.loads(done.stdout.strip().splitlines()[-1])

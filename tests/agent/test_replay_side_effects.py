@@ -65,7 +65,7 @@ def demo_file(demo_db: Path) -> Path:
 
 def cli(*args: str, effects: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = os.environ | {"AGENTTUI_EFFECTS": str(effects)}
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], capture_output=True, text=True, timeout=60, env=env, input=stdin)
+    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60, env=env, input=stdin)
 
 
 COUNTING = "tests.agent.counting_agent:factory"

@@ -239,12 +239,12 @@ def test_an_unreadable_sqlite_file_is_one_clear_line_and_exit_code_2(demo_db: Pa
         # The premise, checked: the CLI's process really cannot read the file.
         probe = subprocess.run(
             [sys.executable, "-c", f"open({str(demo_db)!r}, 'rb')"],
-            preexec_fn=as_a_user, capture_output=True, text=True, timeout=60,
+            check=False, preexec_fn=as_a_user, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert probe.returncode != 0 and "PermissionError" in probe.stderr, probe.stderr
         done = subprocess.run(
             [sys.executable, "-m", "agenttui", "runs", str(demo_db)],
-            preexec_fn=as_a_user, capture_output=True, text=True, timeout=120,
+            check=False, preexec_fn=as_a_user, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     finally:
         demo_db.chmod(mode)

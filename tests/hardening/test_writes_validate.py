@@ -23,7 +23,7 @@ def demo(demo_db: Path) -> Path:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
 def journal(path: Path) -> list[tuple[str, str, bytes]]:
@@ -94,9 +94,9 @@ def test_no_traceback_from_a_bad_url_a_full_disk_or_a_narrow_encoding(demo: Path
     broken_url = cli("runs", "postgresql://u:secret@[::1/db")
     assert broken_url.returncode == 2 and "Traceback" not in broken_url.stderr and "secret" not in broken_url.stderr
     with open("/dev/full", "w") as full:
-        no_room = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+        no_room = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], check=False, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
     assert no_room.returncode == 2 and no_room.stderr == "agenttui: cannot write the output: No space left on device\n", no_room.stderr
-    latin = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], capture_output=True, timeout=60,
+    latin = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], check=False, capture_output=True, timeout=60,
                            env=os.environ | {"PYTHONIOENCODING": "latin-1"})  # fmt: skip
     assert latin.returncode == 0 and b"\\u2713 complete" in latin.stdout, latin.stderr
 

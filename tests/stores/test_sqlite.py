@@ -431,7 +431,7 @@ def test_a_program_that_never_closes_its_store_still_exits(tmp_path: Path) -> No
 
         asyncio.run(main())
     """)
-    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    child = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=30)
     assert child.returncode == 1 and "the caller's bug" in child.stderr
     with closing(sqlite3.connect(tmp_path / "left-open.db")) as conn:  # the committed insert is there
         assert conn.execute("SELECT name FROM bide_steps").fetchall() == [("a",)]
