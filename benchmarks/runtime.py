@@ -209,15 +209,15 @@ def report(replayed: ReplayFigures | None, concurrent: list[ConcurrencyFigures])
                 [
                     ["record once (ScriptedModel -> SQLite)", f"{replayed.record_s:.2f} s", f"{replayed.turns / replayed.record_s:,.0f}"],
                     ["replay(): read the journal back", f"{replayed.read_s * 1000:.0f} ms", ""],
-                    ["re-drive the agent (best of %d)" % len(replayed.redrive_s), f"{replayed.best:.2f} s",
-                     f"{replayed.turns / replayed.best:,.0f}"],  # fmt: skip
+                    [f"re-drive the agent (best of {len(replayed.redrive_s)})", f"{replayed.best:.2f} s",
+                     f"{replayed.turns / replayed.best:,.0f}"],
                     ["replay() + re-drive", f"{replayed.read_s + replayed.best:.2f} s", f"{replayed.turns_per_s:,.0f}"],
                     ["replay() + re-drive, CPU time", f"{min(replayed.cpu_s):.2f} s", f"{replayed.turns_per_cpu_s:,.0f}"],
                 ],
             ),
             f"target >= {REPLAY_TARGET:,.0f} turns/s: {verdict}",
             "",
-        ]
+        ]  # fmt: skip
     if concurrent:
         first = concurrent[0]
         out += [
@@ -231,13 +231,13 @@ def report(replayed: ReplayFigures | None, concurrent: list[ConcurrencyFigures])
                         f"{statistics.fmean(f.run_s) - f.model_s:.2f} s", f"{f.per_run_overhead(0.5):.2f} s",
                         f"{f.per_run_overhead(0.95):.2f} s", f"{max(f.run_s) - f.model_s:.2f} s",
                         f"{f.overhead_s / f.runs * 1000:.1f} ms",
-                    ]  # fmt: skip
+                    ]
                     for f in concurrent
                 ],
             ),
             "per run: each run's own duration minus its model time (all start at once, so this includes queueing);",
             "amortised: the batch's overhead divided by the number of runs; CPU: this process's CPU time.",
-        ]
+        ]  # fmt: skip
     return "\n".join(out)
 
 

@@ -84,7 +84,7 @@ SCRIPTS: dict[str, list[Turn]] = {
         ("Refund submitted earlier; waiting for the card network to settle it.",
          [Call("wait_for_settlement", {"order_id": "A-1002", "hours": 36})]),
         ("Settled: the money is back on your card.", []),
-    ),  # fmt: skip
+    ),
     "refund-a1001-stalled": refund_story("A-1001", 42.5),
     "refund-a1001-cancelled": refund_story("A-1001", 42.5),
     "refund-a1005-approved": refund_story("A-1005", 64.10),
@@ -97,7 +97,7 @@ SCRIPTS: dict[str, list[Turn]] = {
         ("Let me ask the refunds specialist.", [Call("refunds_specialist", {"task": "Is order A-1004 eligible for a full refund?"})]),
         ("Good news: order A-1004 is eligible for a full refund.", []),
     ),
-}
+}  # fmt: skip
 
 
 def factory(run_id: str) -> AgentSetup:

@@ -158,9 +158,9 @@ async def test_two_recoverers_drive_each_run_once_and_one_at_a_time(
             await asyncio.create_subprocess_exec(
                 sys.executable, "-c", CHILD, str(ROOT), postgres_cluster.dsn, schema, str(effects), str(log),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
-            )  # fmt: skip
+            )
             for log in drive_logs
-        ]
+        ]  # fmt: skip
         try:
             for child in children:
                 ready = await asyncio.wait_for(child.stdout.readline(), 60)  # type: ignore[union-attr]

@@ -38,13 +38,13 @@ records = st.builds(
     name=names,
     kind=kinds,
     message=st.none() | st.builds(lambda text, call_id, tool: Message.assistant(TextPart(text), ToolUsePart(call_id, tool, None)),
-                                  st.text(max_size=5), st.sampled_from(["c1", "c2", ""]), st.text(max_size=5)),  # fmt: skip
+                                  st.text(max_size=5), st.sampled_from(["c1", "c2", ""]), st.text(max_size=5)),
     tool_use_id=st.sampled_from(["c1", "c2", ""]),
     result=st.none() | raw_values | st.just(b"not json"),
     is_error=st.booleans(),
     approved=st.booleans(),
     claim=st.sampled_from(["", "abc"]),
-)
+)  # fmt: skip
 headers = st.sampled_from([[Record("@journal", StepKind.HEADER, format="bide.journal.v1-dev")], []])
 leases = st.none() | st.builds(LeaseInfo, st.just("r"), st.text(max_size=5), st.floats(-1e9, 1e9))
 

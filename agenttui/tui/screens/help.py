@@ -52,6 +52,6 @@ class HelpScreen(ModalScreen[None]):
             yield Static(status_legend(), id="help-statuses")
             yield Static(
                 Text("ctrl+p opens the command palette: every action, by name.\n"
-                     "Nothing is written to the store unless you confirm an action."),  # fmt: skip
+                     "Nothing is written to the store unless you confirm an action."),
                 id="help-footnote",
-            )
+            )  # fmt: skip
