@@ -53,13 +53,13 @@ def _crash_on_refund(*_: object) -> None:
 def bulk_script(count: int) -> list[Turn]:
     script = [Turn(f"Auditing order {_ORDERS[n % 5]} (pass {n // 5 + 1}).", [Call("lookup_order", {"order_id": _ORDERS[n % 5]})],
                    usage=Usage(300 + n, 20)) for n in range(count - 1)]  # fmt: skip
-    return script + [Turn(f"Audit done: {count - 1} lookups, no anomalies.", usage=Usage(300 + count, 60))]
+    return [*script, Turn(f"Audit done: {count - 1} lookups, no anomalies.", usage=Usage(300 + count, 60))]
 
 
 def live_script(count: int) -> list[Turn]:
     script = [Turn(f"Watching order {_ORDERS[n % 5]} (check {n + 1}).", [Call("lookup_order", {"order_id": _ORDERS[n % 5]})],
                    usage=Usage(250, 15)) for n in range(count - 1)]  # fmt: skip
-    return script + [Turn("Watch finished.")]
+    return [*script, Turn("Watch finished.")]
 
 
 #: Every demo run's model script, so a re-drive (the demo's factory) continues its story.

@@ -157,7 +157,7 @@ class Store(abc.ABC):
         An unknown run yields nothing.
         """
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027  (a no-op by default: a store without connections need not override it)
         """Release connections. Safe to call twice."""
 
     async def __aenter__(self) -> Self:

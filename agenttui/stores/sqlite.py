@@ -122,7 +122,7 @@ class SQLiteStore(Store):
         """
         if not _PREFIX.fullmatch(table_prefix):
             raise ConfigError(f"table prefix {table_prefix!r} must match {_PREFIX.pattern}")
-        path = os.path.abspath(os.fspath(path))
+        path = os.path.abspath(os.fspath(path))  # noqa: ASYNC240  (no I/O but a getcwd for a relative path)
         url = _url(path)
         if read_only or not create:
             require_file(path)

@@ -317,7 +317,7 @@ class AgentTuiApp(App[int]):
             self.notify("start agenttui with --agent module:factory to recover runs", severity="warning")
             return
         progress = RecoverProgress()
-        operation = RecoverAll(self.agent_spec, self.agent_factory, on_progress=lambda done, run_id: progress.advance(done, run_id))
+        operation = RecoverAll(self.agent_spec, self.agent_factory, on_progress=progress.advance)
         command = operation.command(describe_url(self.url))
         if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command)):
             return
