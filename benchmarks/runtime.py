@@ -52,7 +52,7 @@ def audit_script(turns: int) -> list[Turn]:
     """``turns`` model turns: one order lookup each, then the answer."""
     script = [Turn(f"Auditing order {ORDER_IDS[n % 5]} (pass {n // 5 + 1}).", [Call("lookup_order", {"order_id": ORDER_IDS[n % 5]})],
                    usage=Usage(300 + n, 20)) for n in range(turns - 1)]  # fmt: skip
-    return script + [Turn(f"Audit done: {turns - 1} lookups, no anomalies.", usage=Usage(300 + turns, 60))]
+    return [*script, Turn(f"Audit done: {turns - 1} lookups, no anomalies.", usage=Usage(300 + turns, 60))]
 
 
 SHORT_SCRIPT = [
@@ -181,9 +181,9 @@ async def bench_sqlite(workdir: Path, runs: int, latency: float) -> ConcurrencyF
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |" for r in rows]
+    body = ["| " + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))) + " |" for r in rows]
     return "\n".join([line, rule, *body])
 
 
@@ -194,7 +194,7 @@ def machine() -> str:
             cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
     except OSError:
         pass
-    load = ", load average %.1f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else ""
+    load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
     return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.system()} {platform.release()}{load}"
 
 

@@ -172,7 +172,7 @@ def audit_records(turns: int, template: list[Record]) -> list[tuple[str, bytes]]
         result = by_name[f"tool:call_{n % 3}_0"].result
         out.append((f"tool:{call}", encode_record(dataclasses.replace(tool, name=f"tool:{call}", tool_use_id=call, result=result))))
     final = dataclasses.replace(by_name["@llm/3"], name=f"@llm/{turns - 1}")
-    return out + [(final.name, encode_record(final)), ("run:complete", encode_record(by_name["run:complete"]))]
+    return [*out, (final.name, encode_record(final)), ("run:complete", encode_record(by_name["run:complete"]))]
 
 
 def long_run_store(cache: Path, records: int) -> Path:
@@ -619,9 +619,9 @@ def verdict(value: float, target: float) -> str:
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |" for r in rows]
+    body = ["| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))) + " |" for r in rows]
     return "\n".join([line, rule, *body])
 
 

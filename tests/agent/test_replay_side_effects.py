@@ -58,7 +58,7 @@ async def test_a_live_tool_runs_for_real_once_and_only_into_the_replay(demo: Sto
 
 
 @pytest.fixture
-def demo_file(demo_db: Path) -> Path:
+def demo_file(demo_db: Path) -> Path:  # noqa: F811  (the fixture imported above)
     """A private copy of the demo store, as the TUI tests use."""
     return demo_db
 

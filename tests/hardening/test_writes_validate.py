@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from agenttui.stores.sqlite import SQLiteStore
-from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 
 
 @pytest.fixture

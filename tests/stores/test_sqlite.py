@@ -275,7 +275,7 @@ async def test_a_legacy_file_refuses_writing_and_stays_as_it_was(tmp_path: Path,
     path = tmp_path / "v070.db"
     make_legacy(path, LEGACY_ROWS, journal_mode)
     before = snapshot(path)
-    with pytest.raises(SchemaVersionError, match="legacy.*read-only"):
+    with pytest.raises(SchemaVersionError, match=r"legacy.*read-only"):
         await SQLiteStore.open(path)
     assert snapshot(path) == before
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -102,7 +103,7 @@ async def test_a_changed_tool_diverges_at_the_right_step(demo_db: Path) -> None:
         detail = screen.query_one("#diff-detail").content
         from rich.console import Console
 
-        console = Console(width=120, record=True, file=open("/dev/null", "w"))
+        console = Console(width=120, record=True, file=io.StringIO())
         console.print(detail)
         text = console.export_text()
         assert '+      "warehouse": "EU-2"' in text or '"warehouse": "EU-2"' in text
