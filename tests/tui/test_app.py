@@ -280,6 +280,23 @@ async def test_palette_offers_actions_and_runs(demo_db: Path) -> None:
         assert isinstance(app.screen, RunScreen) and app.screen.run_id == "refund-a1002"
 
 
+async def test_a_palette_action_runs_on_the_widget_whose_binding_it_is(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_run("refund-a1002")
+        await settle(pilot)
+        assert isinstance(app.screen, RunScreen)
+        journal = app.screen.journal_list
+        journal.cursor = 3
+        await pilot.press("ctrl+p")
+        await pilot.press(*"journal: First record")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RunScreen) and journal.cursor == 0
+
+
 async def test_a_missing_store_exits_with_a_connection_error(tmp_path: Path) -> None:
     app = AgentTuiApp(str(tmp_path / "missing.db"), tail=False)
     async with app.run_test(size=SIZE) as pilot:
