@@ -30,7 +30,7 @@ def event_line(event: AgentEvent) -> tuple[str, str]:
         case ModelEvent(delta=ToolCallDelta(name=name, args=args)):
             return "delta", f"  call {name} {args}"
         case ModelEvent(delta=Finish(finish=finish, usage=usage)):
-            return "delta", f"  finish {finish} ({usage.input_tokens} in / {usage.output_tokens} out)"
+            return "delta", f"  finish {finish}" + (f" ({usage.input_tokens} in / {usage.output_tokens} out)" if usage is not None else "")
         case AssistantTurn(turn=turn, message=message, replayed=replayed):
             calls = ", ".join(c.name for c in message.tool_uses)
             what = (message.text.strip().splitlines() or [""])[0]
