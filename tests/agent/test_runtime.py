@@ -48,6 +48,8 @@ async def test_a_run_journals_every_step_in_order(store: Store) -> None:
     effects = Effects()
     paused = await drive_to_approval(store, "r1", effects)
     assert paused.tool_name == "refund_payment" and paused.tool_use_id == "call_1_0"
+    assert json.loads(paused.tool_args) == {"order_id": "A-1002", "amount": 129.0, "reason": "damaged in transit"}
+    assert paused.args == (str(paused),)  # Exception.args stays the message, not the call's bytes
     await approve(store, "r1", paused.tool_use_id, approver="ops@example.com")
     agent = desk_agent(demo_model(refund_story("A-1002", 129.0)), store, effects)
     result = await agent.run_result("r1", "ignored on resume")
