@@ -62,7 +62,8 @@ def parse_value(text: str, *, json_only: bool) -> Any:
     except ValueError as exc:
         looks_like_json = text.lstrip()[:1] in ('{', '[', '"') or json_only
         if looks_like_json:
-            raise BadValue(f"not valid JSON ({exc.msg} at character {exc.pos}): {text[:80]!r}; give text as a JSON string") from None
+            why = f"{exc.msg} at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise BadValue(f"not valid JSON ({why}): {text[:80]!r}; give text as a JSON string") from None
         return text
 
 

@@ -50,7 +50,7 @@ def stored_entry(seq: int, name: object, data: object) -> Entry:
     damage = []
     if not isinstance(name, str):
         damage.append(f"its name is stored as {_sql_type(name)}")
-        name = name.decode("utf-8", "replace") if isinstance(name, bytes | bytearray | memoryview) else str(name)
+        name = bytes(name).decode("utf-8", "replace") if isinstance(name, bytes | bytearray | memoryview) else str(name)
     if isinstance(data, str):  # text where bytes belong: the same bytes, as the SDK would read them
         data = data.encode("utf-8", "surrogateescape")
     elif isinstance(data, bytearray | memoryview):

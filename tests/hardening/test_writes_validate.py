@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agenttui.runs.operations import BadValue, parse_value
 from agenttui.stores.sqlite import SQLiteStore
 
 
@@ -149,3 +150,11 @@ def test_a_lease_stamped_a_year_ahead_can_be_broken_by_force(demo: Path) -> None
     broken = cli("release", str(demo), "refund-a1005", "--force", "--yes")
     assert broken.returncode == 0 and "broke the lease of fast-clock-host#1 (expires in 365 days)" in broken.stdout
     assert cli("approve", str(demo), "refund-a1005", "call_1_0").returncode == 0
+
+
+def test_text_that_json_refuses_for_any_reason_is_a_bad_value() -> None:
+    """Not only syntax: an integer past Python's conversion limit is refused as JSON too."""
+    with pytest.raises(BadValue, match=r"^not valid JSON \(Expecting"):
+        parse_value("{bad", json_only=False)
+    with pytest.raises(BadValue, match=r"^not valid JSON \(Exceeds the limit"):
+        parse_value("1" * 5000, json_only=True)
