@@ -284,7 +284,7 @@ async def events(store: str, run_id: str, as_json: bool) -> None:
     records = await _with_store(store, lambda s: _history(s, run_id))
     from agenttui.agent.events import AssistantTurn
 
-    out = []
+    out: list[dict[str, Any]] = []
     for event in events_of(run_id, records):
         if isinstance(event, AssistantTurn):
             out.append({"event": "assistant_turn", "turn": event.turn, "replayed": event.replayed,

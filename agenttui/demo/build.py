@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from agenttui.agent.factory import AgentSetup
 from agenttui.agent.loop import utc_now
-from agenttui.agent.model import ModelDelta, ModelRequest
+from agenttui.agent.model import Model, ModelDelta, ModelRequest
 from agenttui.agent.pauses import RunPaused
 from agenttui.agent.scripted import Call, Turn
 from agenttui.demo.desk import SYSTEM_PROMPT, Effects, demo_model, desk_agent, desk_tools, refund_story, turns
@@ -36,13 +36,13 @@ class SimulatedCrash(BaseException):
 class CrashingModel:
     """A model that dies when asked for turn ``crash_at``, as a process killed mid-call would."""
 
-    def __init__(self, model: object, crash_at: int) -> None:
+    def __init__(self, model: Model, crash_at: int) -> None:
         self.model, self.crash_at = model, crash_at
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
         if request.turn == self.crash_at and request.agent == "refund_desk":
             raise SimulatedCrash()
-        async for delta in self.model.stream(request):  # type: ignore[attr-defined]
+        async for delta in self.model.stream(request):
             yield delta
 
 
@@ -175,7 +175,7 @@ async def build_demo(
 
     async def drive(run_id: str, prompt: str = "", effects: Effects | None = None, *, crash_at: int | None = None) -> None:
         model = demo_model(SCRIPTS[run_id])
-        agent = desk_agent(model if crash_at is None else CrashingModel(model, crash_at), store, effects, clock=clock)  # type: ignore[arg-type]
+        agent = desk_agent(model if crash_at is None else CrashingModel(model, crash_at), store, effects, clock=clock)
         try:
             await agent.run(run_id, prompt)
         except (RunPaused, SimulatedCrash):
@@ -223,7 +223,7 @@ async def build_demo(
         agent = desk_agent(demo_model(bulk_script(bulk_turns)), store, max_turns=bulk_turns + 1, clock=clock)
         await agent.run("audit-bulk", "Audit every open order, one lookup per turn.")
 
-    stories: list[tuple[str, RunState, str, Callable[[], object]]] = [
+    stories: list[tuple[str, RunState, str, Callable[[], Awaitable[object]]]] = [
         ("refund-a1002", RunState.COMPLETE, "approved refund, emailed", complete),
         ("lookup-z0042", RunState.COMPLETE, "a failed lookup", lambda: drive("lookup-z0042", "Where is my refund for order Z-0042?")),
         ("refund-a1003-denied", RunState.COMPLETE, "a denied refund", denied),
@@ -250,7 +250,7 @@ async def build_demo(
     for run_id, expected, text, build in stories:
         if progress is not None:
             progress(run_id)
-        await build()  # type: ignore[misc]
+        await build()
         runs.append(DemoRun(run_id, expected, text))
     return runs
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from agenttui.agent.factory import AgentSetup
 from agenttui.agent.pauses import AlreadyDecided, RunPaused
@@ -27,7 +27,8 @@ from agenttui.stores.base import LeaseInfo, Store
 
 
 class Operation(Protocol):
-    title: str
+    @property
+    def title(self) -> str: ...
 
     def will_write(self) -> str:
         """The records the operation writes, for a person to check before confirming."""
@@ -72,7 +73,10 @@ def replay_command(store_url: str, run_id: str, agent_spec: str, live_tools: Seq
     return _cli("replay", store_url, run_id, "--agent", agent_spec, *[word for name in live_tools for word in ("--live-tool", name)])
 
 
-async def _leased(store: Store, run_id: str, body: Callable[[], Any]) -> Any:
+T = TypeVar("T")
+
+
+async def _leased(store: Store, run_id: str, body: Callable[[], Awaitable[T]]) -> T:
     return await lease(store, run_id, body, ttl=30)
 
 

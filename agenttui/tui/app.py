@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from textual import work
 from textual.app import App
@@ -204,7 +205,7 @@ class AgentTuiApp(App[int]):
         if event.state == WorkerState.ERROR:
             self.worker_failed(event.worker)
 
-    def worker_failed(self, worker: Worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         """The one error hub: every failed worker, the app's or a screen's, ends up here."""
         error = worker.error
         if error is None:

@@ -307,7 +307,7 @@ class PostgresStore(Store):
         the server cannot be reached.
         """
         with self._translated():
-            conn = await asyncpg.connect(**self._connect_kwargs)  # type: ignore[arg-type]
+            conn = await asyncpg.connect(**self._connect_kwargs)
             tail = await Notifications.listen(conn, self.channel, self._target, forget=self._tails.discard)
         self._tails.add(tail)
         return tail

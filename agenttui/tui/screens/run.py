@@ -246,7 +246,7 @@ class RunScreen(StoreScreen):
         if factory is None:
             self.notify("start agenttui with --agent module:factory to replay with your code", severity="warning")
             return None
-        return factory(self.run_id)  # type: ignore[no-any-return]
+        return factory(self.run_id)
 
     def action_replay_with_agent(self) -> None:
         """Your tools run; those not read-only are served from the recording: nothing fires."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 
 from agenttui.agent.events import (
@@ -47,7 +49,7 @@ def event_line(event: AgentEvent) -> tuple[str, str]:
 class EventsView(VirtualList[tuple[str, str]]):
     """Events, newest last; the list follows the newest while the cursor is on it."""
 
-    def add(self, events: list[AgentEvent]) -> None:
+    def add(self, events: Sequence[AgentEvent]) -> None:
         at_end = self.cursor >= len(self.items) - 1
         self.extend([event_line(e) for e in events])
         if at_end and self.items:

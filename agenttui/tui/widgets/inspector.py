@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
@@ -151,7 +152,7 @@ class RecordInspector(VerticalScroll):
         self._content = Static("", id="inspector-content")
         self._shown: tuple[Record, int, dict[str, str]] | None = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield self._content
 
     def show(self, record: Record, index: int, names: dict[str, str]) -> None:
@@ -177,7 +178,7 @@ class ConversationView(VerticalScroll):
         super().__init__(id=id)
         self._content = Static("", id="conversation-content")
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield self._content
 
     def show(self, records: Sequence[Record], index: int) -> None:
