@@ -23,15 +23,24 @@ import click
 from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal.describe import (
-    clip, json_value, kind_icon, part_json, part_text, printable, printable_id, record_json, safe_json, summary,
+    clip,
+    json_value,
+    kind_icon,
+    part_json,
+    part_text,
+    printable,
+    printable_id,
+    record_json,
+    safe_json,
+    summary,
 )
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
 from agenttui.render.diff import payload_diff
 from agenttui.replay.events import events_of
-from agenttui.runs.view import conversation_at, tool_names
-from agenttui.runs.status import RunState, RunStatus, list_statuses
 from agenttui.replay.verdict import Verdict
+from agenttui.runs.status import RunState, RunStatus, list_statuses
+from agenttui.runs.view import conversation_at, tool_names
 from agenttui.stores import open_store
 from agenttui.stores.base import LeaseInfo, Store
 
@@ -299,7 +308,7 @@ async def events(store: str, run_id: str, as_json: bool) -> None:
     records = await _with_store(store, lambda s: _history(s, run_id))
     from agenttui.agent.events import AssistantTurn
 
-    out = []
+    out: list[dict[str, Any]] = []
     for event in events_of(run_id, records):
         if isinstance(event, AssistantTurn):
             out.append({"event": "assistant_turn", "turn": event.turn, "replayed": event.replayed,

@@ -61,7 +61,7 @@ def journal(nodes: int, seed: int = 4) -> list[Record]:
                                   is_error=rnd.random() < 0.05))  # fmt: skip
         drawn += 1 + len(calls)
         turn += 1
-    return records + [Record("run:complete", "value", result=b"{}")]
+    return [*records, Record("run:complete", "value", result=b"{}")]
 
 
 Clock = Callable[[], float]
@@ -114,7 +114,7 @@ def main() -> int:
     args = parser.parse_args()
     clock = time.process_time if args.cpu else time.perf_counter
 
-    load = ", load %.1f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else ""
+    load = f", load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores{load}, "
           f"width {args.width}, {'CPU' if args.cpu else 'wall'} clock")  # fmt: skip
     header = ("nodes", "rows", "blocks", "flow_steps", "index build", "window cold", "window cached",
@@ -128,7 +128,7 @@ def main() -> int:
                       ms(r["cold"]), ms(r["cached"]), ms(r["whole"]), f"{r['whole'] / r['cold']:,.0f}x"))  # fmt: skip
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for line in lines:
-        print("  ".join(cell.rjust(w) for cell, w in zip(line, widths)))
+        print("  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)))
 
     largest = max(results, key=lambda r: r["nodes"])
     ok_index = largest["index"] <= INDEX_TARGET * largest["nodes"] / 100_000

@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agenttui.demo.build import build_demo  # noqa: E402
-from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
-from agenttui.tui.app import AgentTuiApp  # noqa: E402
-from agenttui.tui.screens.run import RunScreen  # noqa: E402
+from agenttui.demo.build import build_demo
+from agenttui.stores.sqlite import SQLiteStore
+from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.screens.run import RunScreen
 
 WRITER = """
 import asyncio, sys, time

@@ -34,8 +34,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
-
 from agenttui.agent import Agent, Call, Turn  # noqa: E402
 from agenttui.demo.desk import demo_model, desk_agent  # noqa: E402
 from agenttui.journal.record import Usage  # noqa: E402
@@ -43,6 +41,7 @@ from agenttui.replay import replay  # noqa: E402
 from agenttui.stores.base import Store  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
+from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
 
 ORDER_IDS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
 REPLAY_TARGET = 2000.0
@@ -53,7 +52,7 @@ def audit_script(turns: int) -> list[Turn]:
     """``turns`` model turns: one order lookup each, then the answer."""
     script = [Turn(f"Auditing order {ORDER_IDS[n % 5]} (pass {n // 5 + 1}).", [Call("lookup_order", {"order_id": ORDER_IDS[n % 5]})],
                    usage=Usage(300 + n, 20)) for n in range(turns - 1)]  # fmt: skip
-    return script + [Turn(f"Audit done: {turns - 1} lookups, no anomalies.", usage=Usage(300 + turns, 60))]
+    return [*script, Turn(f"Audit done: {turns - 1} lookups, no anomalies.", usage=Usage(300 + turns, 60))]
 
 
 SHORT_SCRIPT = [
@@ -182,9 +181,9 @@ async def bench_sqlite(workdir: Path, runs: int, latency: float) -> ConcurrencyF
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |" for r in rows]
+    body = ["| " + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))) + " |" for r in rows]
     return "\n".join([line, rule, *body])
 
 
@@ -195,7 +194,7 @@ def machine() -> str:
             cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
     except OSError:
         pass
-    load = ", load average %.1f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else ""
+    load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
     return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.system()} {platform.release()}{load}"
 
 
@@ -210,15 +209,15 @@ def report(replayed: ReplayFigures | None, concurrent: list[ConcurrencyFigures])
                 [
                     ["record once (ScriptedModel -> SQLite)", f"{replayed.record_s:.2f} s", f"{replayed.turns / replayed.record_s:,.0f}"],
                     ["replay(): read the journal back", f"{replayed.read_s * 1000:.0f} ms", ""],
-                    ["re-drive the agent (best of %d)" % len(replayed.redrive_s), f"{replayed.best:.2f} s",
-                     f"{replayed.turns / replayed.best:,.0f}"],  # fmt: skip
+                    [f"re-drive the agent (best of {len(replayed.redrive_s)})", f"{replayed.best:.2f} s",
+                     f"{replayed.turns / replayed.best:,.0f}"],
                     ["replay() + re-drive", f"{replayed.read_s + replayed.best:.2f} s", f"{replayed.turns_per_s:,.0f}"],
                     ["replay() + re-drive, CPU time", f"{min(replayed.cpu_s):.2f} s", f"{replayed.turns_per_cpu_s:,.0f}"],
                 ],
             ),
             f"target >= {REPLAY_TARGET:,.0f} turns/s: {verdict}",
             "",
-        ]
+        ]  # fmt: skip
     if concurrent:
         first = concurrent[0]
         out += [
@@ -232,13 +231,13 @@ def report(replayed: ReplayFigures | None, concurrent: list[ConcurrencyFigures])
                         f"{statistics.fmean(f.run_s) - f.model_s:.2f} s", f"{f.per_run_overhead(0.5):.2f} s",
                         f"{f.per_run_overhead(0.95):.2f} s", f"{max(f.run_s) - f.model_s:.2f} s",
                         f"{f.overhead_s / f.runs * 1000:.1f} ms",
-                    ]  # fmt: skip
+                    ]
                     for f in concurrent
                 ],
             ),
             "per run: each run's own duration minus its model time (all start at once, so this includes queueing);",
             "amortised: the batch's overhead divided by the number of runs; CPU: this process's CPU time.",
-        ]
+        ]  # fmt: skip
     return "\n".join(out)
 
 

@@ -70,8 +70,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
-
 import aiosqlite  # noqa: E402
 
 from agenttui.journal import (  # noqa: E402
@@ -88,12 +86,13 @@ from agenttui.journal import (  # noqa: E402
     decode_record,
     encode_header,
     encode_record,
+    keys,
 )
-from agenttui.journal import keys  # noqa: E402
 from agenttui.journal.journal import SALT_BYTES  # noqa: E402
 from agenttui.stores.base import Store  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
+from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
 
 DEFAULT_DB = Path(tempfile.gettempdir()) / "agenttui-bench-stores.db"
 HISTORY_RUN = "bench/history-long"
@@ -107,7 +106,7 @@ SEED = 20261129
 
 # -- realistic records -----------------------------------------------------------------------------
 
-WORDS = (
+WORDS = (  # noqa: SIM905  (one readable paragraph of words beats a 32-item list literal)
     "order refund customer delivered shipment warehouse invoice total carrier tracking status "
     "pending approved address returned damaged replacement credit account payment euro week "
     "priority escalate review policy café naïve résumé → ✓ 配送"
@@ -401,7 +400,7 @@ async def compare(what: str, store: str, items: int, subject: Callable[[], Await
     for _ in range(repeats):
         expected = await timed(baseline, result.baseline, baseline_summarize)
         got = await timed(subject, result.subject, summarize)
-        for (_, operation), (_, timing) in zip(extra, result.extra):
+        for (_, operation), (_, timing) in zip(extra, result.extra, strict=True):
             await timed(operation, timing)
         if check is not None:
             check(got, expected)
@@ -677,14 +676,14 @@ async def bench_postgres_writes(dsn: str, schema: str, records: int, writers: in
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |" for r in rows]
+    body = ["| " + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))) + " |" for r in rows]
     return "\n".join([line, rule, *body])
 
 
 def loadavg() -> str:
-    return "%.1f / %.1f / %.1f" % os.getloadavg() if hasattr(os, "getloadavg") else "n/a"
+    return " / ".join(f"{load:.1f}" for load in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
 
 
 def machine() -> str:
@@ -750,7 +749,7 @@ def report(reads: list[Comparison], writes: list[Throughput], args: argparse.Nam
         out += [f"(2) store.runs() over {args.runs:,} runs vs SELECT DISTINCT run_id (best of {args.repeats})",
                 comparison_table(listing, "runs"), ""]  # fmt: skip
     if reads:
-        out += verdicts(history + listing) + [""]
+        out += [*verdicts(history + listing), ""]
         for c in reads:
             if c.profile:
                 out += [f"cProfile of {c.store} {c.what} (top functions by own time):", *c.profile, ""]

@@ -55,8 +55,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
-
 from agenttui.agent.factory import AgentSetup  # noqa: E402
 from agenttui.demo.build import SCRIPTS, CrashingModel, SimulatedCrash, bulk_script  # noqa: E402
 from agenttui.demo.build import factory as demo_factory  # noqa: E402
@@ -65,6 +63,7 @@ from agenttui.journal import Journal, Message, Record, StepKind, TextPart, ToolU
 from agenttui.journal.codec import decode_record, encode_header, encode_record  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
+from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
 
 SIZE = (120, 40)
 ORDERS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
@@ -173,7 +172,7 @@ def audit_records(turns: int, template: list[Record]) -> list[tuple[str, bytes]]
         result = by_name[f"tool:call_{n % 3}_0"].result
         out.append((f"tool:{call}", encode_record(dataclasses.replace(tool, name=f"tool:{call}", tool_use_id=call, result=result))))
     final = dataclasses.replace(by_name["@llm/3"], name=f"@llm/{turns - 1}")
-    return out + [(final.name, encode_record(final)), ("run:complete", encode_record(by_name["run:complete"]))]
+    return [*out, (final.name, encode_record(final)), ("run:complete", encode_record(by_name["run:complete"]))]
 
 
 def long_run_store(cache: Path, records: int) -> Path:
@@ -334,7 +333,7 @@ async def part_b(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     app = AgentTuiApp(str(path), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await until(lambda: app.store is not None and not any(w.group in ("runs-list", "runs-status") and not w.is_finished for w in app.workers)
-                    and len(getattr(app.screen, "table").items) == 1, 60, what="the runs screen")  # fmt: skip
+                    and len(app.screen.table.items) == 1, 60, what="the runs screen")  # fmt: skip
         started = time.perf_counter()
         app.open_run("long-run")
         await until(lambda: isinstance(app.screen, RunScreen), 10)
@@ -604,7 +603,7 @@ def run_child(part: str, args: argparse.Namespace, store_url: str = "") -> dict[
     if args.profile:
         argv.append("--profile")
     step(f"({part})" + (" on PostgreSQL" if store_url.startswith("postgres") else ""))
-    done = subprocess.run(argv, stdout=subprocess.PIPE, text=True)
+    done = subprocess.run(argv, check=False, stdout=subprocess.PIPE, text=True)
     if done.returncode != 0:
         return {"error": f"exit {done.returncode}"}
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -620,9 +619,9 @@ def verdict(value: float, target: float) -> str:
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |" for r in rows]
+    body = ["| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))) + " |" for r in rows]
     return "\n".join([line, rule, *body])
 
 

@@ -99,7 +99,7 @@ class PostgresCluster:
 def _run(argv: list[str], user: str | None, *, log: Path | None = None) -> None:
     """Run a server tool as ``user``; fail the session with its output (and the server log) on error."""
     try:
-        done = subprocess.run(argv, user=user, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(argv, check=False, user=user, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as exc:
         pytest.fail(f"{argv[0]} could not run: {exc}", pytrace=False)
     if done.returncode != 0:

@@ -56,7 +56,7 @@ def load_factory(spec: str) -> AgentFactory:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(f"cannot import {module_name!r} for --agent: {exc}") from None
-    factory = getattr(module, attribute, None)
+    factory: AgentFactory | None = getattr(module, attribute, None)  # whatever it is, checked next
     if not callable(factory):
         raise ConfigError(f"{spec!r} names no callable")
-    return factory  # type: ignore[no-any-return]
+    return factory

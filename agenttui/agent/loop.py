@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from agenttui.agent.events import (
     AgentEvent,
@@ -69,7 +69,7 @@ class _Drive:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Agent:
@@ -119,7 +119,7 @@ class Agent:
         usage = await run_usage(self.journal, run_id)
         return Result(answer, usage, live_turns, time.monotonic() - started, run_id)
 
-    async def stream(self, run_id: str, input: str | Message) -> AsyncIterator[AgentEvent]:
+    async def stream(self, run_id: str, input: str | Message) -> AsyncGenerator[AgentEvent, None]:
         """The run's events as it goes; replayed turns re-emit ``AssistantTurn(replayed=True)``."""
         history = await self.journal.history(run_id)
         if bad := next((r for r in history if r.unreadable or r.tombstone), None):

@@ -33,7 +33,8 @@ class PendingApproval(RunPaused):
 
     def __init__(self, run_id: str, tool_use_id: str, tool_name: str, args: bytes) -> None:
         super().__init__(run_id, f"run {run_id!r}: {tool_name} call {tool_use_id!r} awaits approval")
-        self.tool_use_id, self.tool_name, self.args = tool_use_id, tool_name, args
+        # Not ``args``: that is BaseException.args, which would turn the bytes into a tuple of ints.
+        self.tool_use_id, self.tool_name, self.tool_args = tool_use_id, tool_name, args
 
 
 class Interrupted(RunPaused):

@@ -216,7 +216,7 @@ def tool(
     def wrap(fn: ToolFunction) -> Tool:
         hints = get_type_hints(fn)
         params = list(inspect.signature(fn).parameters)
-        args_type = hints.get(params[-1]) if params else None
+        args_type: type | None = hints.get(params[-1]) if params else None
         if args_type is not None and not dataclasses.is_dataclass(args_type):
             args_type = None
         return Tool(
@@ -249,8 +249,8 @@ def _schema_of(annotation: Any) -> dict[str, Any]:
         return _schema_of(options[0]) if len(options) == 1 else {"anyOf": [_schema_of(a) for a in options]}
     if origin is typing.Literal:
         return {"enum": list(get_args(annotation))}
-    if dataclasses.is_dataclass(annotation):
-        return json_schema(annotation)  # type: ignore[arg-type]
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return json_schema(annotation)
     return {}
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from agenttui.runs.actions import approve, cancel, deny
 from agenttui.agent.factory import AgentSetup
 from agenttui.agent.loop import utc_now
-from agenttui.agent.model import ModelDelta, ModelRequest
+from agenttui.agent.model import Model, ModelDelta, ModelRequest
 from agenttui.agent.pauses import RunPaused
 from agenttui.agent.scripted import Call, Turn
 from agenttui.demo.desk import SYSTEM_PROMPT, Effects, demo_model, desk_agent, desk_tools, refund_story, turns
@@ -19,6 +18,7 @@ from agenttui.journal.codec import go_json
 from agenttui.journal.journal import Journal
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import Message, Record, Safety, StepKind, TextPart, ToolUsePart, Usage
+from agenttui.runs.actions import approve, cancel, deny
 from agenttui.runs.lease import new_holder
 from agenttui.runs.status import RunState
 from agenttui.stores.base import Store
@@ -36,13 +36,13 @@ class SimulatedCrash(BaseException):
 class CrashingModel:
     """A model that dies when asked for turn ``crash_at``, as a process killed mid-call would."""
 
-    def __init__(self, model: object, crash_at: int) -> None:
+    def __init__(self, model: Model, crash_at: int) -> None:
         self.model, self.crash_at = model, crash_at
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
         if request.turn == self.crash_at and request.agent == "refund_desk":
             raise SimulatedCrash()
-        async for delta in self.model.stream(request):  # type: ignore[attr-defined]
+        async for delta in self.model.stream(request):
             yield delta
 
 
@@ -53,13 +53,13 @@ def _crash_on_refund(*_: object) -> None:
 def bulk_script(count: int) -> list[Turn]:
     script = [Turn(f"Auditing order {_ORDERS[n % 5]} (pass {n // 5 + 1}).", [Call("lookup_order", {"order_id": _ORDERS[n % 5]})],
                    usage=Usage(300 + n, 20)) for n in range(count - 1)]  # fmt: skip
-    return script + [Turn(f"Audit done: {count - 1} lookups, no anomalies.", usage=Usage(300 + count, 60))]
+    return [*script, Turn(f"Audit done: {count - 1} lookups, no anomalies.", usage=Usage(300 + count, 60))]
 
 
 def live_script(count: int) -> list[Turn]:
     script = [Turn(f"Watching order {_ORDERS[n % 5]} (check {n + 1}).", [Call("lookup_order", {"order_id": _ORDERS[n % 5]})],
                    usage=Usage(250, 15)) for n in range(count - 1)]  # fmt: skip
-    return script + [Turn("Watch finished.")]
+    return [*script, Turn("Watch finished.")]
 
 
 #: Every demo run's model script, so a re-drive (the demo's factory) continues its story.
@@ -84,7 +84,7 @@ SCRIPTS: dict[str, list[Turn]] = {
         ("Refund submitted earlier; waiting for the card network to settle it.",
          [Call("wait_for_settlement", {"order_id": "A-1002", "hours": 36})]),
         ("Settled: the money is back on your card.", []),
-    ),  # fmt: skip
+    ),
     "refund-a1001-stalled": refund_story("A-1001", 42.5),
     "refund-a1001-cancelled": refund_story("A-1001", 42.5),
     "refund-a1005-approved": refund_story("A-1005", 64.10),
@@ -97,7 +97,7 @@ SCRIPTS: dict[str, list[Turn]] = {
         ("Let me ask the refunds specialist.", [Call("refunds_specialist", {"task": "Is order A-1004 eligible for a full refund?"})]),
         ("Good news: order A-1004 is eligible for a full refund.", []),
     ),
-}
+}  # fmt: skip
 
 
 def factory(run_id: str) -> AgentSetup:
@@ -175,7 +175,7 @@ async def build_demo(
 
     async def drive(run_id: str, prompt: str = "", effects: Effects | None = None, *, crash_at: int | None = None) -> None:
         model = demo_model(SCRIPTS[run_id])
-        agent = desk_agent(model if crash_at is None else CrashingModel(model, crash_at), store, effects, clock=clock)  # type: ignore[arg-type]
+        agent = desk_agent(model if crash_at is None else CrashingModel(model, crash_at), store, effects, clock=clock)
         try:
             await agent.run(run_id, prompt)
         except (RunPaused, SimulatedCrash):
@@ -223,7 +223,7 @@ async def build_demo(
         agent = desk_agent(demo_model(bulk_script(bulk_turns)), store, max_turns=bulk_turns + 1, clock=clock)
         await agent.run("audit-bulk", "Audit every open order, one lookup per turn.")
 
-    stories: list[tuple[str, RunState, str, Callable[[], object]]] = [
+    stories: list[tuple[str, RunState, str, Callable[[], Awaitable[object]]]] = [
         ("refund-a1002", RunState.COMPLETE, "approved refund, emailed", complete),
         ("lookup-z0042", RunState.COMPLETE, "a failed lookup", lambda: drive("lookup-z0042", "Where is my refund for order Z-0042?")),
         ("refund-a1003-denied", RunState.COMPLETE, "a denied refund", denied),
@@ -250,7 +250,7 @@ async def build_demo(
     for run_id, expected, text, build in stories:
         if progress is not None:
             progress(run_id)
-        await build()  # type: ignore[misc]
+        await build()
         runs.append(DemoRun(run_id, expected, text))
     return runs
 

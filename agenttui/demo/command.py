@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agenttui.demo.build import LIVE_RUN, build_demo, is_demo_run
+from agenttui.demo.build import build_demo, is_demo_run
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal.keys import root_run_id
 from agenttui.stores.sqlite import SQLiteStore
@@ -17,7 +17,7 @@ async def build_demo_store(path: Path, *, bulk_turns: int, echo: Callable[[str],
     A file already there is replaced only if it is a demo store agenttui made (or ``force``):
     ``--path orders.db`` must never delete a journal of real runs.
     """
-    if path.exists() and not force and not await is_demo_store(path):
+    if path.exists() and not force and not await is_demo_store(path):  # noqa: ASYNC240  (one stat, before any task runs)
         raise ConfigError(f"{path} exists and is not a demo store agenttui made: give another --path, or --force to replace it")
     for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         stale.unlink(missing_ok=True)

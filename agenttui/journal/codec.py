@@ -16,8 +16,8 @@ import base64
 import json
 import re
 from collections.abc import Callable
-from json.decoder import JSONDecodeError, scanstring
-from typing import Any
+from json.decoder import JSONDecodeError, scanstring  # type: ignore[attr-defined]  # public at run time (C or Python), absent from typeshed
+from typing import Any, cast
 
 from agenttui.errors import CorruptRecordError
 from agenttui.journal.record import (
@@ -46,7 +46,7 @@ _LINE_SEPARATORS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _WHITESPACE = " \t\n\r"
-_go_json_string: Callable[[str], str] = json.encoder.c_encode_basestring or json.encoder.py_encode_basestring  # type: ignore[attr-defined]
+_go_json_string: Callable[[str], str] = json.encoder.encode_basestring  # c_encode_basestring or py_encode_basestring
 
 
 def encode_string(value: str) -> bytes:
@@ -87,7 +87,7 @@ def _compact_valid(text: str, raw: bytes) -> bytes:
         return raw
     # Nearly every tool result has spaces, inside its strings: decide with C string operations
     # whether any whitespace lies outside them before walking the text in Python.
-    if "\\" not in text:
+    if "\\" not in text:  # noqa: SIM108  (two branches, so that the first can say why it is exact)
         outside = "".join(text.split('"')[::2])  # no escapes: the quotes delimit the strings exactly
     else:
         outside = _JSON_STRING.sub("", text)
@@ -264,7 +264,7 @@ def _no_constants(name: str) -> Any:
 
 
 _decoder = json.JSONDecoder(parse_constant=_no_constants)
-_scan = _decoder.scan_once
+_scan: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, absent from typeshed
 
 
 def _go_string(value: str) -> str:
@@ -274,7 +274,8 @@ def _go_string(value: str) -> str:
     return _SURROGATES.sub("\ufffd", value) if _SURROGATES.search(value) else value
 
 
-_whitespace_run = re.compile(r"[ \t\n\r]*").match
+#: Never None: the pattern matches the empty string.
+_whitespace_run = cast(Callable[[str, int], re.Match[str]], re.compile(r"[ \t\n\r]*").match)
 
 
 def _skip(text: str, i: int) -> int:

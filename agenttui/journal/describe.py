@@ -176,7 +176,6 @@ def part_text(part: Part) -> str:
             return f"[image {mime} {len(data):,} bytes{' ' + url if url else ''}]"
         case UnknownPart(type=kind, raw=raw):
             return f"[{kind} part] " + raw.decode("utf-8", "replace")
-    return repr(part)
 
 
 def part_json(part: Part) -> dict[str, Any]:

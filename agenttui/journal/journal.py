@@ -7,6 +7,7 @@ import dataclasses
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from agenttui.errors import CorruptRecordError, JournalVersionError
 from agenttui.journal.codec import decode_record, encode_header, encode_record, unreadable_record
@@ -166,14 +167,18 @@ class Journal:
         self._checked_runs.add(run_id)
 
 
-def _forget(tasks: dict, key: object) -> Callable[[asyncio.Task], None]:
+K = TypeVar("K")
+R = TypeVar("R")
+
+
+def _forget(tasks: dict[K, asyncio.Task[R]], key: K) -> Callable[[asyncio.Task[R]], None]:
     """A done-callback that drops a finished shared task and marks its exception as retrieved.
 
     Every waiting caller re-raises the exception itself; when all of them were cancelled, nobody
     else would retrieve it and asyncio would log "exception was never retrieved".
     """
 
-    def done(task: asyncio.Task) -> None:
+    def done(task: asyncio.Task[R]) -> None:
         tasks.pop(key, None)
         if not task.cancelled():
             task.exception()

@@ -7,7 +7,7 @@ a reader must take any offset Go writes, not only agenttui's own ``Z``.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 # RFC 3339 as Go's time.Time.UnmarshalJSON reads it: an upper-case T and Z (Go takes no lower
 # case), a fraction of any length (its Parse takes a comma before it too), Z or a ±hh:mm offset.
@@ -21,7 +21,7 @@ _RFC3339 = re.compile(
 
 def format_go_time(moment: datetime) -> str:
     """``moment`` as Go's ``time.Time`` marshals it in UTC: RFC 3339, fraction trimmed of trailing zeros."""
-    moment = moment.astimezone(timezone.utc)
+    moment = moment.astimezone(UTC)
     text = moment.strftime("%Y-%m-%dT%H:%M:%S")
     if moment.microsecond:
         text += ("." + f"{moment.microsecond:06d}").rstrip("0")
@@ -36,7 +36,7 @@ def parse_go_time(text: object) -> datetime:
         raise ValueError(f"not an RFC 3339 time: {text!r:.80}")
     year, month, day, hour, minute, second, fraction, sign, offset_hours, offset_minutes = match.groups()
     if sign is None:
-        zone = timezone.utc
+        zone = UTC
     elif int(offset_hours) > 23 or int(offset_minutes) > 59:
         raise ValueError(f"not an RFC 3339 offset: {text!r:.80}")
     else:

@@ -47,7 +47,7 @@ class Flowchart:
         self._row_count = 0
         self._block_of: dict[int, int] = {}  # record index -> block drawing it
         self._node_records: list[int] = []  # record indices of the nodes, ascending
-        self._cache: OrderedDict[tuple, tuple[Row, ...]] = OrderedDict()
+        self._cache: OrderedDict[tuple[Block, int, bool, int, bool], tuple[Row, ...]] = OrderedDict()
         for step in steps:
             self._push(step)
 

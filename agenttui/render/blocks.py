@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ClassVar, Protocol
 
-from agenttui.render.boxes import (
+from agenttui.render.boxes import (  # isort: skip  (kept packed, like the fmt: skip below)
     BOX_HEIGHT, BOX_PADDING, MIN_WIDTH, SPINE, Canvas, arrow_row, box, fan_row, fit_around, node_rows,
 )  # fmt: skip
 from agenttui.render.flow import FAIL_MARK, FlowKind, FlowStep
 from agenttui.render.rows import Role, Row, Span, clip_row
+
 
 class Chart(Protocol):
     """What a sub-agent frame needs of the child run's chart (``Flowchart`` provides it)."""
@@ -161,7 +162,7 @@ class LoopBlock(FoldableBlock):
     ``4 * j + lead + 1``: every box but the first is preceded by its arrow row.
     """
 
-    __slots__ = ("steps", "name", "failures", "_positions")
+    __slots__ = ("_positions", "failures", "name", "steps")
     MIN_LOOPS: ClassVar[int] = 3
 
     def __init__(self, steps: Sequence[FlowStep], lead: bool) -> None:
@@ -245,7 +246,7 @@ class SubAgentBlock(FoldableBlock):
     only the window of the child's rows it is asked for.
     """
 
-    __slots__ = ("step", "child_steps", "_open_chart", "_chart", "_count")
+    __slots__ = ("_chart", "_count", "_open_chart", "child_steps", "step")
 
     def __init__(
         self,

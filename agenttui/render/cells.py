@@ -68,7 +68,7 @@ def cut(text: str, cells: int, ellipsis: str = "\u2026") -> str:
         return cut(ellipsis, cells, "")
     used = 0
     end = 0
-    for end, char in enumerate(text):
+    for end, char in enumerate(text):  # noqa: B007  (read after the loop: where it broke)
         used += char_width(char)
         if used > room:
             break

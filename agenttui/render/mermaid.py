@@ -174,7 +174,7 @@ def parse_mermaid(text: str) -> list[FlowStep]:
         prev = want
     if (extra := next(expected, None)) is not None:
         raise MermaidSyntaxError(*extra, "text after the closing edge")
-    return _infer_turns(steps) + [DONE]
+    return [*_infer_turns(steps), DONE]
 
 
 def _infer_turns(steps: list[FlowStep]) -> list[FlowStep]:

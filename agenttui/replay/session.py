@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from functools import partial
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 from agenttui.agent.events import AgentEvent, AssistantTurn, Finished, TurnStarted
 from agenttui.agent.factory import AgentSetup
 from agenttui.agent.loop import Agent, latest_attempt
+from agenttui.agent.model import Model
 from agenttui.agent.pauses import ResumeHalt, RunEnded, RunPaused
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
@@ -29,8 +31,8 @@ from agenttui.journal.record import Record, StepKind
 from agenttui.render.diff import JournalDiff, diff_journals
 from agenttui.replay.feed import ReplayStore
 from agenttui.replay.model import NoRecordedOutput, replay
-from agenttui.runs.status import RunState, RunStatus, status_of
 from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, refusal_reason
+from agenttui.runs.status import RunState, RunStatus, status_of
 from agenttui.stores.base import Store
 
 #: Model-record members the SDK derives from its own tool registry and prompt: a replay with
@@ -181,7 +183,7 @@ def recorded_tools(records: Sequence[Record], start: RunStart) -> list[Tool]:
     declared = list(dict.fromkeys([*start.policies, *start.tools]))
     names = declared + sorted(set(calls.names.values()) - set(declared))
 
-    async def never_called(args: dict) -> None:  # RecordedTool.run serves every call
+    async def never_called(args: dict[str, Any]) -> None:  # RecordedTool.run serves every call
         raise AssertionError("a recorded tool is never run")
 
     return [RecordedTool(name, never_called, f"recorded results of {name}", calls=calls, declared=start.policy(name)) for name in names]
@@ -231,7 +233,7 @@ class ReplaySession:
         With your agent, everything it writes counts."""
         self.store = ReplayStore(run_id, recording)
         self._agent: Agent | None = None
-        self._events: AsyncIterator[AgentEvent] | None = None
+        self._events: AsyncGenerator[AgentEvent, None] | None = None
         self._held: AgentEvent | None = None
         self._replayed: list[Record] = []
         self._replayed_seq = -1
@@ -269,7 +271,7 @@ class ReplaySession:
 
     async def _reset(self) -> None:
         if self._events is not None:
-            await self._events.aclose()  # type: ignore[attr-defined]
+            await self._events.aclose()
         self.store = ReplayStore(self.run_id, self.recording)
         self._replayed, self._replayed_seq = [], -1
         await self.store.feed_due()
@@ -278,15 +280,15 @@ class ReplaySession:
         self._held = None
         self.progress = ReplayProgress(recorded_turns=self.progress.recorded_turns, state=ReplayState.RUNNING)
 
-    def _drive(self) -> AsyncIterator[AgentEvent]:
+    def _drive(self) -> AsyncGenerator[AgentEvent, None]:
         assert self._agent is not None
-        return self._agent.stream(self.run_id, self.start.input).__aiter__()
+        return self._agent.stream(self.run_id, self.start.input)
 
-    def _build_agent(self, model: object) -> Agent:
+    def _build_agent(self, model: Model) -> Agent:
         settings = self.start.settings
         if self.setup is not None:
-            return self.setup.agent(self.store, model)  # type: ignore[arg-type]
-        return Agent(model, self.store, *recorded_tools(self.recording, self.start), name="agent",  # type: ignore[arg-type]
+            return self.setup.agent(self.store, model)
+        return Agent(model, self.store, *recorded_tools(self.recording, self.start), name="agent",
                      system_prompt=str(settings.get("system_prompt", "")), max_turns=int(settings.get("max_turns", 100_000)))  # fmt: skip
 
     @property
@@ -386,7 +388,7 @@ class ReplaySession:
         return list(self._replayed)
 
     def _comparable(self, records: Sequence[Record]) -> list[Record]:
-        blank = dict.fromkeys(self.not_compared, "")
+        blank: dict[str, Any] = dict.fromkeys(self.not_compared, "")  # Record members by name
         if not blank:
             return list(records)
         return [dataclasses.replace(r, **blank) if r.kind == StepKind.MODEL else r for r in records]
@@ -417,7 +419,7 @@ class ReplaySession:
 
     async def aclose(self) -> None:
         if self._events is not None:
-            await self._events.aclose()  # type: ignore[attr-defined]
+            await self._events.aclose()
 
 
 async def replay_verdict(

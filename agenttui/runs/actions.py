@@ -13,8 +13,8 @@ from typing import Any
 
 from agenttui.agent.loop import UnreadableJournal, attempt_voided, latest_attempt
 from agenttui.agent.pauses import AlreadyDecided, NothingPending, RunEnded, RunNotStarted
-from agenttui.errors import RunNotFoundError
 from agenttui.agent.tools import encode_result
+from agenttui.errors import RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind

@@ -7,7 +7,7 @@ import os
 import random
 import socket
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from agenttui.errors import AgentTuiError
 from agenttui.journal.keys import root_run_id
@@ -68,11 +68,11 @@ async def lease(store: Store, run_id: str, drive: Callable[[], Awaitable[T]], *,
             driving.cancel()
         try:
             await asyncio.wait_for(store.release_lease(root, holder), timeout=10)
-        except (AgentTuiError, asyncio.TimeoutError):
+        except (TimeoutError, AgentTuiError):
             pass  # an unreleased lease lapses by itself after ttl; the drive's outcome stands
 
 
-async def _keep(store: Store, run_id: str, holder: str, ttl: float, driving: asyncio.Future) -> bool:
+async def _keep(store: Store, run_id: str, holder: str, ttl: float, driving: asyncio.Future[Any]) -> bool:
     """Renew until cancelled; on failing past 3/4 TTL, cancel the drive and return False."""
     loop = asyncio.get_running_loop()
     renewed_at = loop.time()

@@ -10,24 +10,25 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from agenttui.runs import actions
 from agenttui.agent.factory import AgentSetup
 from agenttui.agent.pauses import AlreadyDecided, RunPaused
 from agenttui.agent.runstart import RunStart
 from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
+from agenttui.runs import actions
 from agenttui.runs.lease import LeaseHeld, lease, new_holder
 from agenttui.runs.recover import RecoverReport, recover_runs
 from agenttui.stores.base import LeaseInfo, Store
 
 
 class Operation(Protocol):
-    title: str
+    @property
+    def title(self) -> str: ...
 
     def will_write(self) -> str:
         """The records the operation writes, for a person to check before confirming."""
@@ -62,7 +63,8 @@ def parse_value(text: str, *, json_only: bool) -> Any:
     except ValueError as exc:
         looks_like_json = text.lstrip()[:1] in ('{', '[', '"') or json_only
         if looks_like_json:
-            raise BadValue(f"not valid JSON ({exc.msg} at character {exc.pos}): {text[:80]!r}; give text as a JSON string") from None
+            why = f"{exc.msg} at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise BadValue(f"not valid JSON ({why}): {text[:80]!r}; give text as a JSON string") from None
         return text
 
 
@@ -71,7 +73,10 @@ def replay_command(store_url: str, run_id: str, agent_spec: str, live_tools: Seq
     return _cli("replay", store_url, run_id, "--agent", agent_spec, *[word for name in live_tools for word in ("--live-tool", name)])
 
 
-async def _leased(store: Store, run_id: str, body: Callable[[], Any]) -> Any:
+T = TypeVar("T")
+
+
+async def _leased(store: Store, run_id: str, body: Callable[[], Awaitable[T]]) -> T:
     return await lease(store, run_id, body, ttl=30)
 
 

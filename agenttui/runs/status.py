@@ -11,18 +11,19 @@ import asyncio
 import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import TypedDict, Unpack
 
 from agenttui.agent.loop import tally_approved
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import interrupt_name
+from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.journal import keys
-from agenttui.journal.keys import root_run_id
 from agenttui.journal.codec import decode_json
 from agenttui.journal.journal import Journal, decode_entry, journal_format
+from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
-from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.stores.base import LeaseInfo, Store
 
 
@@ -130,7 +131,7 @@ def status_of(
        asks people → ``awaiting-input`` until answered, ``ready`` after.
     7. Otherwise ``stalled``: unfinished, nobody driving, nothing pending: safe to re-drive.
     """
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     steps = len(records)
     model_records = [r for r in records if r.kind == StepKind.MODEL]
     turns = len(model_records)
@@ -140,10 +141,10 @@ def status_of(
     if lease_unknown:
         lease = None
 
-    def status(state: RunState, detail: str = "", **extra: object) -> RunStatus:
+    def status(state: RunState, detail: str = "", **extra: Unpack[_Pending]) -> RunStatus:
         holder = lease.holder if lease is not None and lease.live else ""
         lapsed = lease is not None and not lease.live
-        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, lease=lease, lease_unknown=lease_unknown, legacy=legacy,  # type: ignore[arg-type]
+        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, lease=lease, lease_unknown=lease_unknown, legacy=legacy,
                          steps=steps, turns=turns, tokens=tokens, **extra)  # fmt: skip
 
     if not records:
@@ -177,7 +178,7 @@ def status_of(
     for call in last_turn.message.tool_uses if last_turn.message else ():
         if keys.tool_key(call.id) in by_name or (legacy and call.id in by_name):
             continue
-        info = {"tool_use_id": call.id, "tool_name": call.name}
+        info: _Call = {"tool_use_id": call.id, "tool_name": call.name}
         what = f"{call.name} ({call.id})"
         if _open_attempt(call.id, by_name) or (legacy and f"attempt:{call.id}" in by_name):
             return status(RunState.HALTED, f"{what}: outcome unknown", **info)
@@ -207,6 +208,22 @@ def status_of(
             name = interrupt_name(call.id)
             return status(RunState.AWAITING_INPUT, f"{what} awaits an answer to {name}", interrupt_name=name, **info)
     return status(RunState.STALLED)
+
+
+class _Call(TypedDict):
+    """The open call a status names."""
+
+    tool_use_id: str
+    tool_name: str
+
+
+class _Pending(TypedDict, total=False):
+    """What a status names of the item its run waits on (``RunStatus``'s members of that name)."""
+
+    tool_use_id: str
+    tool_name: str
+    interrupt_name: str
+    wake_at: datetime | None
 
 
 def _decided_yes(decision: Record) -> bool:

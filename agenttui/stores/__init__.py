@@ -10,7 +10,7 @@ from agenttui.errors import StoreURLError
 from agenttui.stores.base import Entry, Inserted, LeaseInfo, Store
 from agenttui.stores.memory import MemStore
 
-__all__ = ["Entry", "Inserted", "LeaseInfo", "MemStore", "Store", "open_store", "describe_url", "sqlite_path"]
+__all__ = ["Entry", "Inserted", "LeaseInfo", "MemStore", "Store", "describe_url", "open_store", "sqlite_path"]
 
 _PASSWORD_PARAMETER = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
 

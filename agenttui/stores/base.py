@@ -50,7 +50,7 @@ def stored_entry(seq: int, name: object, data: object) -> Entry:
     damage = []
     if not isinstance(name, str):
         damage.append(f"its name is stored as {_sql_type(name)}")
-        name = name.decode("utf-8", "replace") if isinstance(name, bytes | bytearray | memoryview) else str(name)
+        name = bytes(name).decode("utf-8", "replace") if isinstance(name, bytes | bytearray | memoryview) else str(name)
     if isinstance(data, str):  # text where bytes belong: the same bytes, as the SDK would read them
         data = data.encode("utf-8", "surrogateescape")
     elif isinstance(data, bytearray | memoryview):
@@ -157,7 +157,7 @@ class Store(abc.ABC):
         An unknown run yields nothing.
         """
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027  (a no-op by default: a store without connections need not override it)
         """Release connections. Safe to call twice."""
 
     async def __aenter__(self) -> Self:

@@ -15,7 +15,7 @@ from pathlib import Path
 from agenttui.errors import AgentTuiError, StoreConnectionError
 from agenttui.stores.base import Store
 
-Changed = Callable[[set[str] | None], None]
+Changed = Callable[[set[str] | None], object]
 """Called with the runs that changed, or None when the feed cannot tell which."""
 
 POLL_INTERVAL = 2.0
@@ -23,7 +23,7 @@ POLL_INTERVAL = 2.0
 QUIET_BEFORE_POLLING = 5.0
 
 
-async def follow_changes(store: Store, changed: Changed, set_state: Callable[[str], None]) -> None:
+async def follow_changes(store: Store, changed: Changed, set_state: Callable[[str], object]) -> None:
     """Report commits to ``changed`` until cancelled. Never raises for a store fault: it retries."""
     if store.IMPLEMENTS_CHANGES and store.file_path is not None:
         await _watch_file(store, store.file_path, changed, set_state)
@@ -40,7 +40,7 @@ async def _changes(store: Store, cursor: int) -> tuple[set[str], int]:
         return set(), cursor  # the file is being replaced or is locked; the next event retries
 
 
-async def _watch_file(store: Store, path: Path, changed: Changed, set_state: Callable[[str], None]) -> None:
+async def _watch_file(store: Store, path: Path, changed: Changed, set_state: Callable[[str], object]) -> None:
     import watchfiles
 
     _, cursor = await _changes(store, -1)
@@ -67,7 +67,7 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
-async def _listen(store: Store, changed: Changed, set_state: Callable[[str], None]) -> None:
+async def _listen(store: Store, changed: Changed, set_state: Callable[[str], object]) -> None:
     loop = asyncio.get_running_loop()
     last_heard = loop.time()
 
@@ -93,7 +93,7 @@ async def _listen(store: Store, changed: Changed, set_state: Callable[[str], Non
         poller.cancel()
 
 
-async def _poll(store: Store, changed: Changed, set_state: Callable[[str], None], sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+async def _poll(store: Store, changed: Changed, set_state: Callable[[str], object], sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
     set_state("polling")
     while True:
         await sleep(POLL_INTERVAL)

@@ -20,12 +20,12 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from dataclasses import replace
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 from urllib.parse import quote
 
 import aiosqlite
@@ -122,7 +122,7 @@ class SQLiteStore(Store):
         """
         if not _PREFIX.fullmatch(table_prefix):
             raise ConfigError(f"table prefix {table_prefix!r} must match {_PREFIX.pattern}")
-        path = os.path.abspath(os.fspath(path))
+        path = os.path.abspath(os.fspath(path))  # noqa: ASYNC240  (no I/O but a getcwd for a relative path)
         url = _url(path)
         if read_only or not create:
             require_file(path)
@@ -313,12 +313,12 @@ class SQLiteStore(Store):
 
     # -- helpers ------------------------------------------------------------------------------
 
-    async def _fetch(self, sql: str, params: Sequence[object], doing: str) -> list[tuple]:
+    async def _fetch(self, sql: str, params: Sequence[object], doing: str) -> list[tuple[Any, ...]]:
         """Run one autocommit statement to completion and return its rows, or raise ``StoreError``."""
         if self._conn is None:
             raise StoreError(f"{self.display_url} is closed")
         try:
-            return cast(list[tuple], await self._conn.execute_fetchall(sql, params))  # fetchall() makes a list
+            return cast(list[tuple[Any, ...]], await self._conn.execute_fetchall(sql, params))  # fetchall() makes a list
         except sqlite3.Error as exc:
             raise _translate(exc, self.display_url, doing) from exc
         except UnicodeEncodeError as exc:  # a lone surrogate cannot be stored as UTF-8 TEXT
@@ -402,16 +402,16 @@ async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, tab
         tables = {row[0] for row in await conn.execute_fetchall("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if version in tables:
             # Compared in SQL, where a version stored as TEXT sorts above every number (refused).
-            newer = await conn.execute_fetchall(
+            newer = list(await conn.execute_fetchall(
                 f"SELECT version FROM {version} WHERE id = 1 AND version > {_SCHEMA_VERSION}"
-            )
+            ))
             if newer:
                 raise SchemaVersionError(
                     f"{url} has journal schema version {newer[0][0]!r}; agenttui understands version {_SCHEMA_VERSION}"
                 )
-        legacy = _LEGACY_TABLE in tables and _LEGACY_COLUMNS <= {
+        legacy = _LEGACY_TABLE in tables and {
             row[0] for row in await conn.execute_fetchall(f"SELECT name FROM pragma_table_info('{_LEGACY_TABLE}')")
-        }
+        } >= _LEGACY_COLUMNS
         # A file with both layouts is read as current: the SDK refuses such a file, but a viewer
         # should show the journal the current SDK writes rather than nothing.
         if steps in tables:

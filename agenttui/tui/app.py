@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from textual import work
 from textual.app import App
@@ -20,8 +21,12 @@ from textual.worker import Worker, WorkerState
 from agenttui.agent.factory import AgentFactory, load_factory
 from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
 from agenttui.journal.describe import printable
+from agenttui.runs.choices import choices_for
+from agenttui.runs.operations import Operation, RecoverAll
+from agenttui.runs.status import RunStatus
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
+from agenttui.stores.changes import file_identity, follow_changes
 from agenttui.tui.commands import AgentTuiCommands
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
@@ -32,15 +37,11 @@ from agenttui.tui.messages import (
     StoreReopened,
     TailStateChanged,
 )
-from agenttui.runs.operations import Operation, RecoverAll
-from agenttui.runs.status import RunStatus
-from agenttui.runs.choices import choices_for
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, ErrorDialog, PromptDialog
-from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.help import HelpScreen
+from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
-from agenttui.stores.changes import file_identity, follow_changes
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
 
 CLOSE_SECONDS = 1.0
@@ -196,7 +197,7 @@ class AgentTuiApp(App[int]):
         if event.state == WorkerState.ERROR:
             self.worker_failed(event.worker)
 
-    def worker_failed(self, worker: Worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         """The one error hub: every failed worker, the app's or a screen's, ends up here."""
         error = worker.error
         if error is None:
@@ -309,7 +310,7 @@ class AgentTuiApp(App[int]):
             self.notify("start agenttui with --agent module:factory to recover runs", severity="warning")
             return
         progress = RecoverProgress()
-        operation = RecoverAll(self.agent_spec, self.agent_factory, on_progress=lambda done, run_id: progress.advance(done, run_id))
+        operation = RecoverAll(self.agent_spec, self.agent_factory, on_progress=progress.advance)
         command = operation.command(describe_url(self.url))
         if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command)):
             return

@@ -73,7 +73,7 @@ class AgentTuiCommands(Provider):
             if title is None or title in seen:
                 continue
             seen.add(title)
-            yield title, partial(screen.run_action, binding.action, active.node), binding.description
+            yield title, partial(screen.app.run_action, binding.action, active.node), binding.description
         runs = getattr(screen, "visible_run_ids", None)
         if runs is not None:
             for count, run_id in enumerate(runs()):

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agenttui.agent.factory import AgentSetup
-from agenttui.demo.build import SCRIPTS, factory as demo_factory
+from agenttui.demo.build import SCRIPTS
+from agenttui.demo.build import factory as demo_factory
 from agenttui.demo.desk import demo_model
 
 

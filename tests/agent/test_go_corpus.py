@@ -15,8 +15,8 @@ from agenttui.demo.build import build_demo
 from agenttui.journal import Journal, decode_record, encode_record
 from agenttui.render import mermaid_of
 from agenttui.replay.session import replay_verdict
-from agenttui.runs.status import run_status
 from agenttui.replay.verdict import VerdictKind
+from agenttui.runs.status import run_status
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
 from tests.gocorpus import CASES, mermaid, write_corpus

@@ -48,7 +48,7 @@ def legacy_db(tmp_path: Path) -> Path:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60)
 
 
 def test_legacy_runs_read_with_their_real_status(legacy_db: Path) -> None:

@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from agenttui.agent.runstart import RunStart
 from agenttui.demo.build import build_demo, factory
 from agenttui.errors import ConfigError
 from agenttui.journal import Journal, keys
-from agenttui.agent.runstart import RunStart
 from agenttui.runs import is_complete, recover, recover_runs
 from agenttui.stores.base import Entry, Inserted, Store
 from agenttui.stores.memory import MemStore

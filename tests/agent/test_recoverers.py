@@ -11,6 +11,7 @@ run id and the process id, and every drive's start and end times to its recovere
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sys
@@ -158,9 +159,9 @@ async def test_two_recoverers_drive_each_run_once_and_one_at_a_time(
             await asyncio.create_subprocess_exec(
                 sys.executable, "-c", CHILD, str(ROOT), postgres_cluster.dsn, schema, str(effects), str(log),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
-            )  # fmt: skip
+            )
             for log in drive_logs
-        ]
+        ]  # fmt: skip
         try:
             for child in children:
                 ready = await asyncio.wait_for(child.stdout.readline(), 60)  # type: ignore[union-attr]
@@ -174,7 +175,7 @@ async def test_two_recoverers_drive_each_run_once_and_one_at_a_time(
                 if child.returncode is None:
                     child.kill()
                     await child.wait()
-        for child, (out, err) in zip(children, outputs):
+        for child, (_, err) in zip(children, outputs, strict=True):
             assert child.returncode == 0, err.decode()
         summaries = [json.loads(out.decode().splitlines()[-1]) for out, _ in outputs]
 
@@ -199,7 +200,7 @@ async def test_two_recoverers_drive_each_run_once_and_one_at_a_time(
         assert sorted(drives) == run_ids()
         for run_id, intervals in drives.items():
             intervals.sort()
-            for (_, ended, _), (started, _, _) in zip(intervals, intervals[1:]):
+            for (_, ended, _), (started, _, _) in itertools.pairwise(intervals):
                 assert started >= ended, (run_id, intervals)
         # Each run was driven once (a drive completes it), by the process that fired its effects.
         assert sum(len(i) for i in drives.values()) == RUNS
@@ -213,7 +214,8 @@ async def test_two_recoverers_drive_each_run_once_and_one_at_a_time(
         pids = {s["pid"] for s in summaries}
         assert set(driver.values()) == pids and len(pids) == 2
         spans = [
-            (min(s for s, _, p in sum(drives.values(), []) if p == pid), max(e for _, e, p in sum(drives.values(), []) if p == pid))
+            (min(s for s, _, p in itertools.chain.from_iterable(drives.values()) if p == pid),
+             max(e for _, e, p in itertools.chain.from_iterable(drives.values()) if p == pid))
             for pid in pids
         ]
         assert max(s for s, _ in spans) < min(e for _, e in spans)

@@ -58,14 +58,14 @@ async def test_a_live_tool_runs_for_real_once_and_only_into_the_replay(demo: Sto
 
 
 @pytest.fixture
-def demo_file(demo_db: Path) -> Path:
+def demo_file(demo_db: Path) -> Path:  # noqa: F811  (the fixture imported above)
     """A private copy of the demo store, as the TUI tests use."""
     return demo_db
 
 
 def cli(*args: str, effects: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = os.environ | {"AGENTTUI_EFFECTS": str(effects)}
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], capture_output=True, text=True, timeout=60, env=env, input=stdin)
+    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60, env=env, input=stdin)
 
 
 COUNTING = "tests.agent.counting_agent:factory"

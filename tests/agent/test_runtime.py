@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -27,9 +27,9 @@ from agenttui.agent import (
     with_waker,
 )
 from agenttui.agent.pauses import NothingPending
-from agenttui.runs import answer, approve, cancel, deny, resolve_halt
 from agenttui.demo.desk import Effects, OrderRef, demo_model, desk_agent, refund_story, turns
 from agenttui.journal import Journal, StepKind, decode_json, encode_record
+from agenttui.runs import answer, approve, cancel, deny, resolve_halt
 from agenttui.stores.base import Store
 
 
@@ -48,6 +48,8 @@ async def test_a_run_journals_every_step_in_order(store: Store) -> None:
     effects = Effects()
     paused = await drive_to_approval(store, "r1", effects)
     assert paused.tool_name == "refund_payment" and paused.tool_use_id == "call_1_0"
+    assert json.loads(paused.tool_args) == {"order_id": "A-1002", "amount": 129.0, "reason": "damaged in transit"}
+    assert paused.args == (str(paused),)  # Exception.args stays the message, not the call's bytes
     await approve(store, "r1", paused.tool_use_id, approver="ops@example.com")
     agent = desk_agent(demo_model(refund_story("A-1002", 129.0)), store, effects)
     result = await agent.run_result("r1", "ignored on resume")
@@ -134,7 +136,7 @@ async def test_interrupt_waits_for_an_answer(store: Store) -> None:
 
 
 async def test_durable_sleep_wakes_through_the_waker(store: Store) -> None:
-    now = [datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)]
+    now = [datetime(2026, 11, 29, 12, 0, tzinfo=UTC)]
     script = turns(("Waiting for settlement.", [Call("wait_for_settlement", {"order_id": "A-1001", "hours": 2})]), ("Settled.", []))
     agent = desk_agent(demo_model(script), store, clock=lambda: now[0])
     finished = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,8 +14,8 @@ from agenttui.journal.describe import record_json, summary
 from agenttui.render.flow import flow_steps
 from agenttui.render.mermaid import mermaid_text
 from agenttui.replay.events import events_of
-from agenttui.runs.status import status_of
 from agenttui.replay.verdict import refusal_reason
+from agenttui.runs.status import status_of
 from agenttui.stores.base import LeaseInfo
 
 json_values = st.recursive(
@@ -38,13 +38,13 @@ records = st.builds(
     name=names,
     kind=kinds,
     message=st.none() | st.builds(lambda text, call_id, tool: Message.assistant(TextPart(text), ToolUsePart(call_id, tool, None)),
-                                  st.text(max_size=5), st.sampled_from(["c1", "c2", ""]), st.text(max_size=5)),  # fmt: skip
+                                  st.text(max_size=5), st.sampled_from(["c1", "c2", ""]), st.text(max_size=5)),
     tool_use_id=st.sampled_from(["c1", "c2", ""]),
     result=st.none() | raw_values | st.just(b"not json"),
     is_error=st.booleans(),
     approved=st.booleans(),
     claim=st.sampled_from(["", "abc"]),
-)
+)  # fmt: skip
 headers = st.sampled_from([[Record("@journal", StepKind.HEADER, format="bide.journal.v1-dev")], []])
 leases = st.none() | st.builds(LeaseInfo, st.just("r"), st.text(max_size=5), st.floats(-1e9, 1e9))
 
@@ -53,7 +53,7 @@ leases = st.none() | st.builds(LeaseInfo, st.just("r"), st.text(max_size=5), st.
 @given(headers, st.lists(records, max_size=10), leases)
 def test_no_record_content_raises_out_of_a_status_or_a_view(header: list[Record], body: list[Record], lease: LeaseInfo | None) -> None:
     run = header + body
-    status = status_of("r", run, lease, now=datetime(2030, 1, 1, tzinfo=timezone.utc))
+    status = status_of("r", run, lease, now=datetime(2030, 1, 1, tzinfo=UTC))
     assert status.state and status.detail is not None
     mermaid_text(flow_steps(run))
     events_of("r", run)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from contextlib import closing
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 
 import asyncpg
@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from agenttui.cli import main
 from agenttui.journal import Journal, Record, StepKind, encode_record
+from agenttui.stores.base import stored_entry
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from tests.pg import PostgresCluster
@@ -152,3 +153,7 @@ def test_a_write_to_a_postgres_schema_without_a_journal_fails_and_creates_none(p
 
     assert not asyncio.run(schema_exists())
 
+
+def test_a_name_a_driver_hands_back_as_a_memoryview_reads_as_text() -> None:
+    entry = stored_entry(7, memoryview(b"tool:c1"), b"{}")
+    assert (entry.name, entry.data, entry.damage) == ("tool:c1", b"{}", "its name is stored as memoryview")

@@ -141,7 +141,7 @@ def test_no_error_message_lets_an_escape_byte_through(tmp_path: Path) -> None:
     ]  # fmt: skip
     quoted = 0
     for command, run_id, *rest in invocations:
-        result = subprocess.run([sys.executable, "-m", "agenttui", command, str(path), run_id, *rest], capture_output=True, timeout=60)
+        result = subprocess.run([sys.executable, "-m", "agenttui", command, str(path), run_id, *rest], check=False, capture_output=True, timeout=60)
         output = (result.stdout + result.stderr).decode("utf-8", "replace")
         assert result.returncode != 0, (command, run_id, output)
         assert not TERMINAL_ACTIVE.search(output), (command, run_id, output)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -62,7 +62,7 @@ async def demo_on_postgres(cluster: PostgresCluster) -> tuple[str, str]:
     schema = "outage_" + uuid.uuid4().hex[:10]
     writer = await PostgresStore.open(cluster.dsn, schema=schema)
     try:
-        await build_demo(writer, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=timezone.utc))
+        await build_demo(writer, bulk_turns=5, clock=lambda: datetime(2031, 1, 1, tzinfo=UTC))
     finally:
         await writer.close()
     separator = "&" if "?" in cluster.dsn else "?"
@@ -239,12 +239,12 @@ def test_an_unreadable_sqlite_file_is_one_clear_line_and_exit_code_2(demo_db: Pa
         # The premise, checked: the CLI's process really cannot read the file.
         probe = subprocess.run(
             [sys.executable, "-c", f"open({str(demo_db)!r}, 'rb')"],
-            preexec_fn=as_a_user, capture_output=True, text=True, timeout=60,
+            check=False, preexec_fn=as_a_user, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert probe.returncode != 0 and "PermissionError" in probe.stderr, probe.stderr
         done = subprocess.run(
             [sys.executable, "-m", "agenttui", "runs", str(demo_db)],
-            preexec_fn=as_a_user, capture_output=True, text=True, timeout=120,
+            check=False, preexec_fn=as_a_user, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     finally:
         demo_db.chmod(mode)
@@ -372,7 +372,7 @@ async def test_a_store_locked_by_another_process_says_so_and_quitting_does_not_w
             await until(pilot, lambda: app.connection == WAITING_FOR_LOCK, "the lock to be named", turns=400)
             assert WAITING_FOR_LOCK in str(app.screen.query_one(StatusBar).render())
             holder.close()  # the other process lets go
-            await until(pilot, lambda: len(getattr(app.screen, "table").items) == 17, "the runs once the lock went", turns=600)
+            await until(pilot, lambda: len(app.screen.table.items) == 17, "the runs once the lock went", turns=600)
             assert app.connection == "connected"
         holder = lock()
         again = AgentTuiApp(str(demo_db), tail=False)

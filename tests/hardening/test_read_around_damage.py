@@ -18,7 +18,7 @@ from agenttui.stores.sqlite import SQLiteStore
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60)
 
 
 async def _good_runs(path: Path, *, big: bool = False) -> None:

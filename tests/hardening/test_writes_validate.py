@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from agenttui.runs.operations import BadValue, parse_value
 from agenttui.stores.sqlite import SQLiteStore
-from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def demo(demo_db: Path) -> Path:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
 def journal(path: Path) -> list[tuple[str, str, bytes]]:
@@ -94,9 +94,9 @@ def test_no_traceback_from_a_bad_url_a_full_disk_or_a_narrow_encoding(demo: Path
     broken_url = cli("runs", "postgresql://u:secret@[::1/db")
     assert broken_url.returncode == 2 and "Traceback" not in broken_url.stderr and "secret" not in broken_url.stderr
     with open("/dev/full", "w") as full:
-        no_room = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+        no_room = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], check=False, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
     assert no_room.returncode == 2 and no_room.stderr == "agenttui: cannot write the output: No space left on device\n", no_room.stderr
-    latin = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], capture_output=True, timeout=60,
+    latin = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], check=False, capture_output=True, timeout=60,
                            env=os.environ | {"PYTHONIOENCODING": "latin-1"})  # fmt: skip
     assert latin.returncode == 0 and b"\\u2713 complete" in latin.stdout, latin.stderr
 
@@ -150,3 +150,11 @@ def test_a_lease_stamped_a_year_ahead_can_be_broken_by_force(demo: Path) -> None
     broken = cli("release", str(demo), "refund-a1005", "--force", "--yes")
     assert broken.returncode == 0 and "broke the lease of fast-clock-host#1 (expires in 365 days)" in broken.stdout
     assert cli("approve", str(demo), "refund-a1005", "call_1_0").returncode == 0
+
+
+def test_text_that_json_refuses_for_any_reason_is_a_bad_value() -> None:
+    """Not only syntax: an integer past Python's conversion limit is refused as JSON too."""
+    with pytest.raises(BadValue, match=r"^not valid JSON \(Expecting"):
+        parse_value("{bad", json_only=False)
+    with pytest.raises(BadValue, match=r"^not valid JSON \(Exceeds the limit"):
+        parse_value("1" * 5000, json_only=True)

@@ -69,7 +69,7 @@ def loops(count: int, failing: tuple[int, ...] = ()) -> list[Record]:
     records = [HEADER]
     for turn in range(count):
         records += [model(turn, (f"s{turn}", "search")), result(f"s{turn}", error=turn in failing)]
-    return records + [model(count)]
+    return [*records, model(count)]
 
 
 # A parent run whose second tool call started the sub-agent "refunds".
@@ -113,7 +113,7 @@ def charts(draw: st.DrawFn, *, max_turns: int = 14, sub_agents: bool = False) ->
         elif extra == "step":
             steps.append(FlowStep(FlowKind.STEP, "step: " + draw(labels), record_index=index))
             index += 1
-    return steps + [DONE]
+    return [*steps, DONE]
 
 
 @st.composite

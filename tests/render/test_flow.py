@@ -89,7 +89,7 @@ def test_a_model_record_without_a_message_is_still_an_llm_node() -> None:
 
 
 def test_turns_and_parallel_calls() -> None:
-    steps = flow_steps(runs.FAN_OUT + [runs.model(2, ("d", "alone")), runs.result("d")])
+    steps = flow_steps([*runs.FAN_OUT, runs.model(2, ("d", "alone")), runs.result("d")])
     assert [(s.kind, s.turn, s.parallel, s.tool_use_id) for s in steps[1:-1]] == [
         (FlowKind.LLM, 0, False, ""),
         (FlowKind.TOOL, 0, True, "a"),

@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from agenttui.agent import Agent, Call, ScriptedModel, Turn, tool
 from agenttui.errors import AgentTuiError
-from agenttui.render import FlowKind, MermaidSyntaxError, flow_steps, mermaid_of, mermaid_text, parse_mermaid, render_mermaid
+from agenttui.render import (
+    FlowKind,
+    MermaidSyntaxError,
+    flow_steps,
+    mermaid_of,
+    mermaid_text,
+    parse_mermaid,
+    render_mermaid,
+)
 from agenttui.render.mermaid import decode_label, encode_label
 from agenttui.stores.base import Store
 from tests.render import runs

@@ -12,7 +12,6 @@ from agenttui.journal import Journal
 from agenttui.journal.record import Record
 from agenttui.runs.view import RunView, conversation_at, tool_names
 from agenttui.stores.sqlite import SQLiteStore
-from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 
 
 async def read(path: Path, run_id: str) -> list[tuple[int, Record]]:

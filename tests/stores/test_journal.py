@@ -123,7 +123,7 @@ async def test_a_headerless_run_is_refused_by_history(store: Store) -> None:
 async def test_a_run_in_another_format_names_it(store: Store) -> None:
     header = encode_record(Record("@journal", "header", format="bide.journal.v1"))
     await store.insert("future", "@journal", header)
-    with pytest.raises(JournalVersionError, match="bide.journal.v1'") as caught:
+    with pytest.raises(JournalVersionError, match=r"bide\.journal\.v1'") as caught:
         await Journal(store).history("future")
     assert caught.value.found == "bide.journal.v1"
 

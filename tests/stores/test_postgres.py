@@ -523,14 +523,14 @@ def test_two_processes_racing_on_the_same_names_agree_on_one_winner(
         for w in writers
     ]
     try:
-        for w, proc in zip(writers, procs):
+        for w, proc in zip(writers, procs, strict=True):
             while not (tmp_path / f"{w}.ready").exists():  # both open (and migrate) before racing
                 if proc.poll() is not None:
                     _, err = proc.communicate()
                     pytest.fail(f"writer {w} died while opening the store:\n{err}")
                 time.sleep(0.01)
         go.touch()
-        for w, proc in zip(writers, procs):
+        for w, proc in zip(writers, procs, strict=True):
             _, err = proc.communicate(timeout=120)
             assert proc.returncode == 0, f"writer {w} failed:\n{err}"
     finally:

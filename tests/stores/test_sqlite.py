@@ -275,7 +275,7 @@ async def test_a_legacy_file_refuses_writing_and_stays_as_it_was(tmp_path: Path,
     path = tmp_path / "v070.db"
     make_legacy(path, LEGACY_ROWS, journal_mode)
     before = snapshot(path)
-    with pytest.raises(SchemaVersionError, match="legacy.*read-only"):
+    with pytest.raises(SchemaVersionError, match=r"legacy.*read-only"):
         await SQLiteStore.open(path)
     assert snapshot(path) == before
 
@@ -414,7 +414,7 @@ def test_two_processes_racing_on_every_name_agree_on_one_winner(tmp_path: Path) 
     for name, data, won in seen:
         assert data == stored[name]  # every caller saw the winner's bytes
         wins[name] = wins.get(name, 0) + won
-    assert wins == {name: 1 for name in stored}
+    assert wins == dict.fromkeys(stored, 1)
     assert {data.split("/")[0] for data in stored.values()} <= {"p0", "p1"}
 
 
@@ -431,7 +431,7 @@ def test_a_program_that_never_closes_its_store_still_exits(tmp_path: Path) -> No
 
         asyncio.run(main())
     """)
-    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    child = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=30)
     assert child.returncode == 1 and "the caller's bug" in child.stderr
     with closing(sqlite3.connect(tmp_path / "left-open.db")) as conn:  # the committed insert is there
         assert conn.execute("SELECT name FROM bide_steps").fetchall() == [("a",)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from agenttui.demo.build import build_demo
 from agenttui.stores.sqlite import SQLiteStore
 
 #: The demo's clock: far enough ahead that its sleeping run still sleeps whenever tests run.
-FIXED_NOW = datetime(2031, 3, 14, 9, 26, tzinfo=timezone.utc)
+FIXED_NOW = datetime(2031, 3, 14, 9, 26, tzinfo=UTC)
 BULK_TURNS = 40
 
 

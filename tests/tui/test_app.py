@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from pathlib import Path
 
 from agenttui.journal import Journal, Record, StepKind
@@ -22,7 +23,7 @@ def shown(widget) -> str:  # type: ignore[no-untyped-def]
     """The plain text a Static shows."""
     from rich.console import Console
 
-    console = Console(width=200, record=True, file=open("/dev/null", "w"))
+    console = Console(width=200, record=True, file=io.StringIO())
     console.print(widget.content)
     return console.export_text()
 
@@ -279,6 +280,23 @@ async def test_palette_offers_actions_and_runs(demo_db: Path) -> None:
         assert isinstance(app.screen, RunScreen) and app.screen.run_id == "refund-a1002"
 
 
+async def test_a_palette_action_runs_on_the_widget_whose_binding_it_is(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_run("refund-a1002")
+        await settle(pilot)
+        assert isinstance(app.screen, RunScreen)
+        journal = app.screen.journal_list
+        journal.cursor = 3
+        await pilot.press("ctrl+p")
+        await pilot.press(*"journal: First record")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RunScreen) and journal.cursor == 0
+
+
 async def test_a_missing_store_exits_with_a_connection_error(tmp_path: Path) -> None:
     app = AgentTuiApp(str(tmp_path / "missing.db"), tail=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -302,7 +320,7 @@ def test_the_command_line_names_a_missing_store_before_the_screen_switches(tmp_p
     import sys
 
     missing = tmp_path / "missing.db"
-    child = subprocess.run([sys.executable, "-m", "agenttui", str(missing)], capture_output=True, text=True, timeout=60)
+    child = subprocess.run([sys.executable, "-m", "agenttui", str(missing)], check=False, capture_output=True, text=True, timeout=60)
     assert child.returncode == 2
     assert child.stderr == f"agenttui: Connection error: sqlite://{missing}: no such file\n"
     assert "\x1b" not in child.stdout + child.stderr and not missing.exists()
@@ -326,4 +344,3 @@ async def test_live_tail_shows_a_record_another_writer_commits(demo_db: Path) ->
         finally:
             await writer.close()
         assert [r.name for r in screen.records[before:]] == ["ops-note"]
-        assert screen.journal_list.cursor == 0 or True

@@ -48,7 +48,7 @@ class Terminal:
         self._tmux("set-option", "-t", self.target, "remain-on-exit", "on")
 
     def _tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.server, *args], capture_output=True, text=True, env=ENV, timeout=30)
+        done = subprocess.run(["tmux", "-L", self.server, *args], check=False, capture_output=True, text=True, env=ENV, timeout=30)
         if done.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr.strip()}")
         return done.stdout
@@ -78,7 +78,7 @@ class Terminal:
         raise AssertionError(f"timed out waiting for {what}; the screen was:\n{screen}")
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True, env=ENV, timeout=30)
+        subprocess.run(["tmux", "-L", self.server, "kill-server"], check=False, capture_output=True, env=ENV, timeout=30)
 
 
 @pytest.fixture

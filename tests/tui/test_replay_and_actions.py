@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -10,14 +11,17 @@ from pathlib import Path
 import pytest
 from textual.widgets import TabbedContent
 
+from agenttui.agent.events import ModelEvent
+from agenttui.agent.model import Finish
 from agenttui.journal import Journal
+from agenttui.journal.record import Usage
 from agenttui.runs.status import RunState, run_status
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, PromptDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.diff_view import DiffView
-from agenttui.tui.widgets.events_view import EventsView
+from agenttui.tui.widgets.events_view import EventsView, event_line
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.journal_list import JournalList
 from tests.tui.conftest import settle, type_ahead, until, wait_for_screen
@@ -102,7 +106,7 @@ async def test_a_changed_tool_diverges_at_the_right_step(demo_db: Path) -> None:
         detail = screen.query_one("#diff-detail").content
         from rich.console import Console
 
-        console = Console(width=120, record=True, file=open("/dev/null", "w"))
+        console = Console(width=120, record=True, file=io.StringIO())
         console.print(detail)
         text = console.export_text()
         assert '+      "warehouse": "EU-2"' in text or '"warehouse": "EU-2"' in text
@@ -262,7 +266,7 @@ async def test_two_apps_racing_one_approval_write_once(demo_db: Path) -> None:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize(("agent", "code"), [(None, 0), (DEMO_AGENT, 0), (CHANGED_AGENT, 3)])
@@ -370,3 +374,9 @@ async def test_release_a_lapsed_lease(demo_db: Path) -> None:
     store = await SQLiteStore.open(demo_db, read_only=True)
     assert await store.get_lease("refund-a1001-stalled") is None
     await store.close()
+
+
+def test_an_events_line_for_a_turn_end_with_or_without_usage() -> None:
+    """A model may report no usage: the line says less, and the events pane does not fail."""
+    assert event_line(ModelEvent("r", 0, Finish("stop"))) == ("delta", "  finish stop")
+    assert event_line(ModelEvent("r", 0, Finish("stop", Usage(3, 4)))) == ("delta", "  finish stop (3 in / 4 out)")

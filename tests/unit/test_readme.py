@@ -12,7 +12,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def test_the_library_example_runs(tmp_path: Path) -> None:
     example = README.read_text().split("## The library", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     for _ in range(2):  # the second time, the run is resumed from its journal: the same answer
-        child = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        child = subprocess.run([sys.executable, "-c", example], check=False, cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert child.returncode == 0, child.stderr
         assert child.stdout.startswith("A-1 was delivered. complete\nflowchart TD\n")
         assert '  n2["tool: lookup_order"]\n' in child.stdout

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -14,7 +14,6 @@ from agenttui.journal.record import HEADER_NAME, JOURNAL_FORMAT, Message, Record
 from agenttui.journal.timefmt import format_go_time, parse_go_time
 from agenttui.runs.status import RunState, status_of
 
-UTC = timezone.utc
 PLUS_2 = timezone(timedelta(hours=2))
 MINUS_7 = timezone(timedelta(hours=-7))
 

@@ -148,7 +148,7 @@ async def _discover_schema(conn: asyncpg.Connection, table_prefix: str, *, read_
     a legacy ``steps``), or else ``current_schema()``, where a writable open creates the tables.
     """
     wanted = [table_prefix + "steps", "steps"] if read_only else [table_prefix + "steps"]
-    schema = await conn.fetchval(
+    schema: str | None = await conn.fetchval(
         """
         SELECT COALESCE(
             (SELECT n.nspname FROM pg_catalog.pg_class AS c

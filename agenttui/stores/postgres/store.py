@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from functools import partial
 from typing import TypeVar
 from urllib.parse import quote, urlencode, urlunsplit
 
@@ -236,7 +237,7 @@ class PostgresStore(Store):
         entry is yielded (A8).
         """
         while True:
-            page = await self._retrying(lambda: self._pool.fetch(self._sql.load, run_id, after, LOAD_PAGE_SIZE))
+            page = await self._retrying(partial(self._pool.fetch, self._sql.load, run_id, after, LOAD_PAGE_SIZE))
             for row in page:
                 yield stored_entry(row["seq"], row["name"], _as_bytes(row["data"]))
             if len(page) < LOAD_PAGE_SIZE:
@@ -265,7 +266,7 @@ class PostgresStore(Store):
         if exclude_holding:
             filters.append(list(exclude_holding))
         while True:
-            page = await self._retrying(lambda: self._pool.fetch(sql, after, *filters))
+            page = await self._retrying(partial(self._pool.fetch, sql, after, *filters))
             for row in page:
                 yield row["id"]
             if len(page) < LIST_PAGE_SIZE:
@@ -306,7 +307,7 @@ class PostgresStore(Store):
         the server cannot be reached.
         """
         with self._translated():
-            conn = await asyncpg.connect(**self._connect_kwargs)  # type: ignore[arg-type]
+            conn = await asyncpg.connect(**self._connect_kwargs)
             tail = await Notifications.listen(conn, self.channel, self._target, forget=self._tails.discard)
         self._tails.add(tail)
         return tail

@@ -14,11 +14,10 @@ from textual.widgets import Footer, Static
 
 from agenttui.journal.describe import printable
 from agenttui.journal.journal import Journal
-from agenttui.render.diff import JournalDiff, diff_journals
+from agenttui.render.diff import JournalDiff, RowState, diff_journals
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.status_bar import StatusBar
-
 
 
 class DiffScreen(StoreScreen):
@@ -58,7 +57,7 @@ class DiffScreen(StoreScreen):
         counts = message.diff.counts()
         first = message.diff.first_divergence
         title = Text(f" diff {printable(self.left)} → {printable(self.right)}", style="bold")
-        title.append(f"   {counts['same']} same · {counts['changed']} changed · {counts['missing']} only left · {counts['extra']} only right")
+        title.append(f"   {counts[RowState.SAME]} same · {counts[RowState.CHANGED]} changed · {counts[RowState.MISSING]} only left · {counts[RowState.EXTRA]} only right")
         title.append("   identical" if first is None else f"   first divergence: {printable(first.name)} ({first.reason})")
         self.query_one("#diff-title", Static).update(title)
         self.query_one(DiffView).show(message.diff)

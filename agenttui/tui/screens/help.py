@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,7 +15,7 @@ from textual.widgets import Static
 from agenttui.runs.status import RunState
 
 
-def binding_table(screen: Screen) -> Table:
+def binding_table(screen: Screen[Any]) -> Table:
     """The bindings active on ``screen`` (focused widget, screen, app): one row per action, all its keys."""
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     table.add_column("keys", no_wrap=True, min_width=14)
@@ -41,7 +43,7 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help.close")]
 
-    def __init__(self, under: Screen) -> None:
+    def __init__(self, under: Screen[Any]) -> None:
         super().__init__()
         self._under = under
 
@@ -52,6 +54,6 @@ class HelpScreen(ModalScreen[None]):
             yield Static(status_legend(), id="help-statuses")
             yield Static(
                 Text("ctrl+p opens the command palette: every action, by name.\n"
-                     "Nothing is written to the store unless you confirm an action."),  # fmt: skip
+                     "Nothing is written to the store unless you confirm an action."),
                 id="help-footnote",
-            )
+            )  # fmt: skip

@@ -122,11 +122,10 @@ class ReplayScreen(StoreScreen):
             with TabbedContent(id="replay-panes", initial="events"):
                 with TabPane("Events", id="events"):
                     yield EventsView(id="events-view")
-                with TabPane("Diff", id="diff"):
-                    with Vertical():
-                        yield DiffView(id="diff-view")
-                        with VerticalScroll(id="diff-detail-scroll"):
-                            yield Static(id="diff-detail")
+                with TabPane("Diff", id="diff"), Vertical():
+                    yield DiffView(id="diff-view")
+                    with VerticalScroll(id="diff-detail-scroll"):
+                        yield Static(id="diff-detail")
                 with TabPane("Flowchart", id="flow"):
                     yield FlowchartView(id="replay-flowchart")
         yield StatusBar(id="status-bar")

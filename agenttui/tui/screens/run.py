@@ -14,21 +14,21 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
-from agenttui.agent.factory import AgentSetup
+from agenttui.render.flow import FlowStep
+from agenttui.replay.events import events_of
 from agenttui.runs.operations import replay_command
 from agenttui.runs.status import RunStatus, run_status
+from agenttui.runs.tree import sub_run_steps
 from agenttui.runs.view import RunView
 from agenttui.stores import describe_url
 from agenttui.tui.messages import StoreChanged, StoreOpened
-from agenttui.render.flow import FlowStep
-from agenttui.replay.events import events_of
-from agenttui.runs.tree import sub_run_steps
-from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
+from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
@@ -242,7 +242,7 @@ class RunScreen(StoreScreen):
         if factory is None:
             self.notify("start agenttui with --agent module:factory to replay with your code", severity="warning")
             return None
-        return factory(self.run_id)  # type: ignore[no-any-return]
+        return factory(self.run_id)
 
     def action_replay_with_agent(self) -> None:
         """Your tools run; those not read-only are served from the recording: nothing fires."""

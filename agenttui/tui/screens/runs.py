@@ -14,11 +14,11 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Footer, Input, Static
 
+from agenttui.errors import StoreLockedError
 from agenttui.journal import keys
 from agenttui.journal.describe import printable
 from agenttui.runs.scheduler import StatusScheduler, moving_with_the_clock
 from agenttui.runs.status import RunState, RunStatus
-from agenttui.errors import StoreLockedError
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
     WAITING_FOR_LOCK,

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 
-from agenttui.agent.events import AgentEvent, AssistantTurn, Finished, ModelEvent, ToolCompleted, ToolStarted, TurnStarted
+from agenttui.agent.events import (
+    AgentEvent,
+    AssistantTurn,
+    Finished,
+    ModelEvent,
+    ToolCompleted,
+    ToolStarted,
+    TurnStarted,
+)
 from agenttui.agent.model import Finish, ReasoningDelta, TextDelta, ToolCallDelta
 from agenttui.journal.describe import printable
 from agenttui.tui.widgets.virtual_list import VirtualList
@@ -22,7 +32,7 @@ def event_line(event: AgentEvent) -> tuple[str, str]:
         case ModelEvent(delta=ToolCallDelta(name=name, args=args)):
             return "delta", f"  call {name} {args}"
         case ModelEvent(delta=Finish(finish=finish, usage=usage)):
-            return "delta", f"  finish {finish} ({usage.input_tokens} in / {usage.output_tokens} out)"
+            return "delta", f"  finish {finish}" + (f" ({usage.input_tokens} in / {usage.output_tokens} out)" if usage is not None else "")
         case AssistantTurn(turn=turn, message=message, replayed=replayed):
             calls = ", ".join(c.name for c in message.tool_uses)
             what = (message.text.strip().splitlines() or [""])[0]
@@ -39,7 +49,7 @@ def event_line(event: AgentEvent) -> tuple[str, str]:
 class EventsView(VirtualList[tuple[str, str]]):
     """Events, newest last; the list follows the newest while the cursor is on it."""
 
-    def add(self, events: list[AgentEvent]) -> None:
+    def add(self, events: Sequence[AgentEvent]) -> None:
         at_end = self.cursor >= len(self.items) - 1
         self.extend([event_line(e) for e in events])
         if at_end and self.items:

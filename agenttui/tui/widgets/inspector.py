@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from agenttui.journal.describe import kind_icon, printable, raw_json_text
-from agenttui.journal.record import ImagePart, Message, ReasoningPart, Record, StepKind, TextPart, ToolUsePart, UnknownPart
+from agenttui.journal.record import (
+    ImagePart,
+    Message,
+    ReasoningPart,
+    Record,
+    StepKind,
+    TextPart,
+    ToolUsePart,
+    UnknownPart,
+)
 from agenttui.runs.view import conversation_at
 
 #: Characters of one value shown before it is cut; ``r`` in the inspector shows more.
@@ -85,7 +95,7 @@ def describe_record(record: Record, index: int, seq_names: dict[str, str], *, fu
     if record.model:
         facts.append(f"model {record.model.provider}/{record.model.model}")
     if record.attempted_at:
-        facts.append("attempted " + datetime.fromtimestamp(record.attempted_at / 1000, timezone.utc).isoformat(timespec="seconds"))
+        facts.append("attempted " + datetime.fromtimestamp(record.attempted_at / 1000, UTC).isoformat(timespec="seconds"))
     if record.safety:
         facts.append("safety " + ", ".join(k for k in ("read_only", "idempotent") if getattr(record.safety, k)))
     if record.approval:
@@ -120,7 +130,7 @@ class RecordInspector(VerticalScroll):
         self._content = Static("", id="inspector-content")
         self._shown: tuple[Record, int, dict[str, str]] | None = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield self._content
 
     def show(self, record: Record, index: int, names: dict[str, str]) -> None:
@@ -146,7 +156,7 @@ class ConversationView(VerticalScroll):
         super().__init__(id=id)
         self._content = Static("", id="conversation-content")
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield self._content
 
     def show(self, records: Sequence[Record], index: int, names: Mapping[str, str]) -> None:

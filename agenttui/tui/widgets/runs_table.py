@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding
@@ -90,7 +90,7 @@ class RunsTable(VirtualList[RunRow]):
     class FoldToggled(VirtualList.Chosen):
         """Fold (``unfold=False``) or unfold the run at ``index``."""
 
-        def __init__(self, sender: VirtualList, index: int, unfold: bool) -> None:
+        def __init__(self, sender: VirtualList[Any], index: int, unfold: bool) -> None:
             super().__init__(sender, index)
             self.unfold = unfold
 

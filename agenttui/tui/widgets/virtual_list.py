@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
+from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -45,13 +46,13 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
     class CursorMoved(Message, bubble=True):
         """The cursor moved to ``index``. Coalesces: only the newest position matters."""
 
-        def __init__(self, sender: VirtualList, index: int) -> None:
+        def __init__(self, sender: VirtualList[Any], index: int) -> None:
             super().__init__()
             self.list = sender
             self.index = index
 
         @property
-        def control(self) -> VirtualList:
+        def control(self) -> VirtualList[Any]:
             return self.list
 
         def can_replace(self, message: Message) -> bool:
@@ -60,13 +61,13 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
     class Chosen(Message, bubble=True):
         """Enter was pressed on ``index``."""
 
-        def __init__(self, sender: VirtualList, index: int) -> None:
+        def __init__(self, sender: VirtualList[Any], index: int) -> None:
             super().__init__()
             self.list = sender
             self.index = index
 
         @property
-        def control(self) -> VirtualList:
+        def control(self) -> VirtualList[Any]:
             return self.list
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
@@ -198,7 +199,7 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
         if self.current is not None:
             self.post_message(self.Chosen(self, self.cursor))
 
-    def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
+    def on_click(self, event: Click) -> None:
         index = round(self.scroll_offset.y) + event.y
         if 0 <= index < len(self.items):
             if index == self.cursor and event.chain == 2:
