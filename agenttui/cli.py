@@ -160,7 +160,9 @@ theme_option = click.option("--theme", default=None, help="Theme name (see theme
 @main.command("open")
 @click.argument("store")
 @theme_option
-@click.option("--agent", "agent_spec", metavar="MODULE:FACTORY", help="Your agent factory: replay with your code, re-drive runs.")
+@click.option(
+    "--agent", "agent_spec", metavar="MODULE:FACTORY", help="Your agent factory: replay with your code, re-drive runs."
+)
 @click.option("--run", "run_id", metavar="RUN_ID", help="Open this run's journal at once (esc goes back to every run).")
 def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: str | None) -> None:
     """Open the TUI on STORE (read-only: nothing is written unless you confirm an action)."""
@@ -226,11 +228,15 @@ def _status_json(status: RunStatus) -> dict[str, Any]:
     }
 
 
-
-
 @main.command()
 @click.argument("store")
-@click.option("--status", "states", multiple=True, type=click.Choice([s.value for s in RunState]), help="Only runs in this status (repeatable).")
+@click.option(
+    "--status",
+    "states",
+    multiple=True,
+    type=click.Choice([s.value for s in RunState]),
+    help="Only runs in this status (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON array of objects.")
 @run_async
 async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
@@ -266,7 +272,9 @@ def _status_line(s: RunStatus) -> str:
 @click.argument("store")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="The records as a JSON array.")
-@click.option("--at", "at", type=int, metavar="N", help="The conversation as it stood after record N (the TUI's state at step).")
+@click.option(
+    "--at", "at", type=int, metavar="N", help="The conversation as it stood after record N (the TUI's state at step)."
+)
 @run_async
 async def show(store: str, run_id: str, as_json: bool, at: int | None) -> None:
     """Print a run's journal, one record a line (with --at N, its conversation as of record N)."""
@@ -278,7 +286,9 @@ async def show(store: str, run_id: str, as_json: bool, at: int | None) -> None:
     else:
         names = tool_names(records)
         for index, record in enumerate(records):
-            click.echo(f"{index:>5} {kind_icon(record)} {printable_id(clip(record.name, 40)):<40} {printable(clip(summary(record, names), 120))}")
+            click.echo(
+                f"{index:>5} {kind_icon(record)} {printable_id(clip(record.name, 40)):<40} {printable(clip(summary(record, names), 120))}"
+            )
 
 
 def _show_conversation(records: list[Record], at: int, *, as_json: bool) -> None:
@@ -325,7 +335,9 @@ async def events(store: str, run_id: str, as_json: bool) -> None:
             click.echo(f"assistant turn {item['turn']}: {printable(clip(item['text'], 100))}{printable(calls)}")
         else:
             mark = " ✗" if item["is_error"] else ""
-            click.echo(f"  tool {printable(item['name'])}{mark}: {printable(clip(json.dumps(item['result'], ensure_ascii=False), 100))}")
+            click.echo(
+                f"  tool {printable(item['name'])}{mark}: {printable(clip(json.dumps(item['result'], ensure_ascii=False), 100))}"
+            )
 
 
 @main.command()
@@ -352,9 +364,9 @@ async def mermaid(store: str, run_id: str, as_ascii: bool, plain: bool, width: i
         return
     from agenttui.render.ascii import render_text
 
-    click.echo(render_text(steps, width=width or shutil.get_terminal_size().columns, ascii=plain, children=children), nl=False)
-
-
+    click.echo(
+        render_text(steps, width=width or shutil.get_terminal_size().columns, ascii=plain, children=children), nl=False
+    )
 
 
 @main.command()
@@ -375,7 +387,12 @@ def draw(mermaid_file: Any, plain: bool, width: int | None) -> None:
     click.echo(render_text(steps, width=width or shutil.get_terminal_size().columns, ascii=plain), nl=False)
 
 
-agent_option = click.option("--agent", "agent_spec", metavar="MODULE:FACTORY", help="Your agent factory: builds the tools (and model) for a run.")
+agent_option = click.option(
+    "--agent",
+    "agent_spec",
+    metavar="MODULE:FACTORY",
+    help="Your agent factory: builds the tools (and model) for a run.",
+)
 
 
 @main.command("replay")
@@ -387,7 +404,9 @@ agent_option = click.option("--agent", "agent_spec", metavar="MODULE:FACTORY", h
 @click.option("--yes", is_flag=True, help="With --live-tool: do not ask (for scripts that mean it).")
 @click.option("--json", "as_json", is_flag=True, help="The verdict, and the divergence with both records, as JSON.")
 @run_async
-async def replay_command(store: str, run_id: str, agent_spec: str | None, live_tools: tuple[str, ...], yes: bool, as_json: bool) -> None:
+async def replay_command(
+    store: str, run_id: str, agent_spec: str | None, live_tools: tuple[str, ...], yes: bool, as_json: bool
+) -> None:
     """Replay a run offline against its recording and judge it.
 
     With --agent your tools run, but those not declared read-only are served from the
@@ -404,7 +423,9 @@ async def replay_command(store: str, run_id: str, agent_spec: str | None, live_t
     setup = load_factory(agent_spec)(run_id) if agent_spec else None
     if live_tools:
         _confirm_live_tools(setup, live_tools, yes)
-    session, verdict = await _with_store(store, lambda opened: replay_verdict(opened, run_id, setup, live_tools=live_tools))
+    session, verdict = await _with_store(
+        store, lambda opened: replay_verdict(opened, run_id, setup, live_tools=live_tools)
+    )
     progress = session.progress
     if as_json:
         click.echo(safe_json(verdict_json(run_id, session.mode, progress.turn, progress.recorded_turns, verdict)))
@@ -412,7 +433,9 @@ async def replay_command(store: str, run_id: str, agent_spec: str | None, live_t
         click.echo(f"replayed {progress.turn} of {progress.recorded_turns} turns with {session.mode}")
         click.echo(printable(verdict.summary()))
         if verdict.not_compared:
-            click.echo(f"not compared: {', '.join(verdict.not_compared)} (the SDK's digests of its tool registry and prompt)")
+            click.echo(
+                f"not compared: {', '.join(verdict.not_compared)} (the SDK's digests of its tool registry and prompt)"
+            )
         if verdict.served:
             click.echo(f"served from the recording, not run (not read-only): {', '.join(verdict.served)}")
         if verdict.live:
@@ -436,7 +459,11 @@ def _confirm_live_tools(setup: AgentSetup | None, names: tuple[str, ...], yes: b
         return
     if not sys.stdin.isatty():
         fail("--live-tool runs side effects for real: confirm at a terminal, or add --yes")
-    question = "This replay will run these tools for real, with their side effects:\n" + "".join(f"  {n}\n" for n in names) + "Go on?"
+    question = (
+        "This replay will run these tools for real, with their side effects:\n"
+        + "".join(f"  {n}\n" for n in names)
+        + "Go on?"
+    )
     if not click.confirm(question, default=False, err=True):
         fail("nothing replayed")
 
@@ -512,7 +539,9 @@ async def answer(store: str, run_id: str, name: str, value: str) -> None:
 @click.option("--result", metavar="JSON", help="With --fired: the call's result, as JSON.")
 @click.option("--result-text", metavar="TEXT", help="With --fired: the call's result, recorded as a JSON string.")
 @run_async
-async def resolve(store: str, run_id: str, call: str, fired: bool, not_fired: bool, result: str | None, result_text: str | None) -> None:
+async def resolve(
+    store: str, run_id: str, call: str, fired: bool, not_fired: bool, result: str | None, result_text: str | None
+) -> None:
     """Resolve a halted call whose outcome was unknown: it fired (with its result), or it did not."""
     from agenttui.runs.operations import Resolve, parse_value
 
@@ -522,7 +551,9 @@ async def resolve(store: str, run_id: str, call: str, fired: bool, not_fired: bo
         fail("--result and --result-text go with --fired: a call that did not fire has no result")
     if result is not None and result_text is not None:
         fail("--result or --result-text, not both")
-    value = result_text if result_text is not None else parse_value(result, json_only=True) if result is not None else None
+    value = (
+        result_text if result_text is not None else parse_value(result, json_only=True) if result is not None else None
+    )
     await _apply(store, Resolve(run_id, call, fired, value))
 
 
@@ -572,7 +603,9 @@ async def recover_command(store: str, agent_spec: str) -> None:
 @main.command()
 @click.argument("store")
 @click.argument("run_id")
-@click.option("--force", is_flag=True, help="Break a live lease (its driver is gone); shows holder and expiry and asks first.")
+@click.option(
+    "--force", is_flag=True, help="Break a live lease (its driver is gone); shows holder and expiry and asks first."
+)
 @click.option("--yes", is_flag=True, help="With --force: do not ask.")
 @run_async
 async def release(store: str, run_id: str, force: bool, yes: bool) -> None:
@@ -582,6 +615,7 @@ async def release(store: str, run_id: str, force: bool, yes: bool) -> None:
 
     operation = ReleaseLease(run_id)
     if force:
+
         async def lease_row(opened: Store) -> LeaseInfo | None:
             return await opened.get_lease(root_run_id(run_id)) if opened.IMPLEMENTS_LEASES else None
 
@@ -590,10 +624,11 @@ async def release(store: str, run_id: str, force: bool, yes: bool) -> None:
         if current is not None and not yes:
             if not sys.stdin.isatty():
                 fail("--force breaks a lease: confirm at a terminal, or add --yes")
-            if not click.confirm(printable(operation.will_write(), multiline=True) + "\nBreak it?", default=False, err=True):
+            if not click.confirm(
+                printable(operation.will_write(), multiline=True) + "\nBreak it?", default=False, err=True
+            ):
                 fail("nothing written")
     await _apply(store, operation)
-
 
 
 def mask_process_title() -> None:

@@ -114,8 +114,12 @@ def main() -> None:
         latencies, written = asyncio.run(measure(path, args.writers, args.seconds))
     latencies.sort()
     p95 = latencies[int(len(latencies) * 0.95) - 1]
-    print(f"agenttui load benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
-    print(f"{args.writers} writers{' (nice 15)' if args.nice else ''} for {args.seconds:.0f} s: {written:,} records committed ({written / args.seconds:,.0f}/s)")
+    print(
+        f"agenttui load benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"{args.writers} writers{' (nice 15)' if args.nice else ''} for {args.seconds:.0f} s: {written:,} records committed ({written / args.seconds:,.0f}/s)"
+    )
     print(f"key presses: {len(latencies)}, latency p50 {statistics.median(latencies) * 1000:.1f} ms, "
           f"p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms")  # fmt: skip
     print(f"target p95 <= 100 ms: {'met' if p95 <= 0.1 else 'MISSED'}")

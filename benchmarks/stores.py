@@ -134,7 +134,11 @@ def tool_args(rng: random.Random, tool: str) -> bytes:
         args["amount"] = {"value": f"{rng.uniform(5, 500):.2f}", "currency": "EUR"}
         args["reason"] = sentence(rng, 6)
     elif tool == "send_email":
-        args = {"to": f"customer{rng.randrange(10_000)}@example.com", "subject": sentence(rng, 4), "body": sentence(rng, 30)}
+        args = {
+            "to": f"customer{rng.randrange(10_000)}@example.com",
+            "subject": sentence(rng, 4),
+            "body": sentence(rng, 30),
+        }
     return compact_json(args)
 
 
@@ -150,13 +154,17 @@ def tool_result(rng: random.Random, tool: str) -> bytes:
         "status": rng.choice(STATUSES),
         "total": {"amount": f"{sum(i['price'] * i['qty'] for i in items):.2f}", "currency": "EUR"},
         "items": items,
-        "history": [{"at": 1_764_000_000_000 + rng.randrange(10**9), "event": rng.choice(STATUSES)}
-                    for _ in range(rng.randrange(0, 4))],
+        "history": [
+            {"at": 1_764_000_000_000 + rng.randrange(10**9), "event": rng.choice(STATUSES)}
+            for _ in range(rng.randrange(0, 4))
+        ],
         "notes": sentence(rng, rng.randrange(3, 25)),
     }
     if tool == "search_tickets":
         count = rng.randrange(1, 8)
-        tickets = [{"id": rng.randrange(10**6), "subject": sentence(rng, 5), "open": rng.random() < 0.5} for _ in range(count)]
+        tickets = [
+            {"id": rng.randrange(10**6), "subject": sentence(rng, 5), "open": rng.random() < 0.5} for _ in range(count)
+        ]
         value = {"tickets": tickets}
     return compact_json(value)
 
@@ -194,7 +202,10 @@ def run_records(rng: random.Random, count: int) -> Iterator[Record]:
     finished = count >= 3
     while left > (2 if finished else 0):
         room = left - (2 if finished else 0) - 1  # records after this turn's model record
-        calls = [(f"toolu_{rng.getrandbits(96):024x}", rng.choice(TOOLS)) for _ in range(min(room, rng.choice((1, 1, 1, 2, 3))))]
+        calls = [
+            (f"toolu_{rng.getrandbits(96):024x}", rng.choice(TOOLS))
+            for _ in range(min(room, rng.choice((1, 1, 1, 2, 3))))
+        ]
         yield model_turn(rng, turn, calls)
         for call_id, tool in calls:
             failed = rng.random() < 0.05
@@ -396,7 +407,9 @@ async def compare(what: str, store: str, items: int, subject: Callable[[], Await
 
     ``check(subject's summary, baseline's summary)`` runs after every round: the two must agree.
     """
-    result = Comparison(what, store, items, Timing(), Timing(), baseline_name, target, [(n, Timing()) for n, _ in extra])
+    result = Comparison(
+        what, store, items, Timing(), Timing(), baseline_name, target, [(n, Timing()) for n, _ in extra]
+    )
     for _ in range(repeats):
         expected = await timed(baseline, result.baseline, baseline_summarize)
         got = await timed(subject, result.subject, summarize)
@@ -665,7 +678,9 @@ async def bench_postgres_writes(dsn: str, schema: str, records: int, writers: in
         await asyncio.gather(*(raw.fetchval("SELECT 1") for _ in range(2 * POOL_SIZE)))
 
     try:
-        return await bench_throughput("PostgreSQL", store, "asyncpg INSERT", raw_insert, records, writers, repeats, warm)
+        return await bench_throughput(
+            "PostgreSQL", store, "asyncpg INSERT", raw_insert, records, writers, repeats, warm
+        )
     finally:
         await raw.close()
         await store.close()
@@ -678,7 +693,12 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))) + " |" for r in rows]
+    body = [
+        "| "
+        + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False)))
+        + " |"
+        for r in rows
+    ]
     return "\n".join([line, rule, *body])
 
 
@@ -734,7 +754,9 @@ def throughput_table(results: list[Throughput]) -> str:
                 f"{t.store}, {t.mode}" if n == 0 else "", name, f"{t.records:,}", ms(wall), ms(cpu),
                 f"{t.records / wall:,.0f}", f"{t.records / cpu:,.0f}", "" if n == 0 else f"{first.best_wall / wall:.2f}x",
             ])  # fmt: skip
-    return table(["store, writers", "writes by", "records", "wall", "CPU", "records/s", "records/CPU-s", "do() / this"], rows)
+    return table(
+        ["store, writers", "writes by", "records", "wall", "CPU", "records/s", "records/CPU-s", "do() / this"], rows
+    )
 
 
 def report(reads: list[Comparison], writes: list[Throughput], args: argparse.Namespace, loads: list[str]) -> str:
@@ -787,10 +809,14 @@ async def main(args: argparse.Namespace) -> None:
             async with throwaway_postgres() as dsn:
                 if not args.no_reads:
                     async with bench_schema(dsn) as schema:
-                        reads += await bench_postgres_reads(dsn, schema, db, args.records, args.runs, args.repeats, args.profile)
+                        reads += await bench_postgres_reads(
+                            dsn, schema, db, args.records, args.runs, args.repeats, args.profile
+                        )
                 if not args.no_writes:
                     async with bench_schema(dsn) as schema:
-                        writes += await bench_postgres_writes(dsn, schema, args.do_records, args.writers, args.do_repeats)
+                        writes += await bench_postgres_writes(
+                            dsn, schema, args.do_records, args.writers, args.do_repeats
+                        )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     reads.sort(key=lambda c: (c.what != "history", c.store != "SQLite"))
@@ -802,7 +828,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=50_000, help="entries of the long run of (1) (default 50,000)")
     parser.add_argument("--runs", type=int, default=100_000, help="runs listed in (2) (default 100,000)")
-    parser.add_argument("--do-records", type=int, default=1024, help="records written by do() in (3), per mode (default 1,024)")
+    parser.add_argument(
+        "--do-records", type=int, default=1024, help="records written by do() in (3), per mode (default 1,024)"
+    )
     parser.add_argument("--writers", type=int, default=16, help="concurrent runs in (3) (default 16)")
     parser.add_argument("--do-repeats", type=int, default=3, help="passes of (3) to take the best of (default 3)")
     parser.add_argument("--repeats", type=int, default=5, help="repeats of (1) and (2) to take the best of (default 5)")
@@ -811,8 +839,15 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-reads", action="store_true", help="skip (1) and (2)")
     parser.add_argument("--no-writes", action="store_true", help="skip (3)")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
-    parser.add_argument("--profile", type=int, nargs="?", const=15, default=0, metavar="N",
-                        help="cProfile each subject that misses its target and report its top N functions (default 15)")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        nargs="?",
+        const=15,
+        default=0,
+        metavar="N",
+        help="cProfile each subject that misses its target and report its top N functions (default 15)",
+    )
     args = parser.parse_args(argv)
     if args.records < 3 or args.runs < 2 or args.writers < 1 or args.do_records < args.writers:
         parser.error("need --records >= 3, --runs >= 2, --writers >= 1 and --do-records >= --writers")

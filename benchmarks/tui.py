@@ -153,7 +153,9 @@ def runs_store(cache: Path, runs: int) -> Path:
                     yield run_id, name, data
 
         # A lease far in the future: those runs read as in flight however long the benchmark takes.
-        leases = [(f"bench-{n:07d}", "bench-driver", time.time() + 10 * 365 * 86400) for n in range(runs) if n % 50 == 8]
+        leases = [
+            (f"bench-{n:07d}", "bench-driver", time.time() + 10 * 365 * 86400) for n in range(runs) if n % 50 == 8
+        ]
         bulk_insert(path, rows(), leases)
 
     return cached(cache, f"runs-{runs}.db", build)
@@ -167,10 +169,23 @@ def audit_records(turns: int, template: list[Record]) -> list[tuple[str, bytes]]
     for n in range(turns - 1):
         order, call = ORDERS[n % 5], f"call_{n}_0"
         args = json.dumps({"order_id": order}, separators=(",", ":")).encode()
-        message = Message("assistant", (TextPart(f"Auditing order {order} (pass {n // 5 + 1})."), ToolUsePart(call, "lookup_order", args)))
-        out.append((f"@llm/{n}", encode_record(dataclasses.replace(llm, name=f"@llm/{n}", message=message, usage=Usage(300 + n, 20)))))
+        message = Message(
+            "assistant",
+            (TextPart(f"Auditing order {order} (pass {n // 5 + 1})."), ToolUsePart(call, "lookup_order", args)),
+        )
+        out.append(
+            (
+                f"@llm/{n}",
+                encode_record(dataclasses.replace(llm, name=f"@llm/{n}", message=message, usage=Usage(300 + n, 20))),
+            )
+        )
         result = by_name[f"tool:call_{n % 3}_0"].result
-        out.append((f"tool:{call}", encode_record(dataclasses.replace(tool, name=f"tool:{call}", tool_use_id=call, result=result))))
+        out.append(
+            (
+                f"tool:{call}",
+                encode_record(dataclasses.replace(tool, name=f"tool:{call}", tool_use_id=call, result=result)),
+            )
+        )
     final = dataclasses.replace(by_name["@llm/3"], name=f"@llm/{turns - 1}")
     return [*out, (final.name, encode_record(final)), ("run:complete", encode_record(by_name["run:complete"]))]
 
@@ -191,7 +206,9 @@ def replay_store(cache: Path, turns: int) -> Path:
         async def record() -> None:
             store = await SQLiteStore.open(path)
             try:
-                await desk_agent(demo_model(bulk_script(turns)), store, max_turns=turns + 1).run("audit-bulk", "Audit every open order, one lookup per turn.")
+                await desk_agent(demo_model(bulk_script(turns)), store, max_turns=turns + 1).run(
+                    "audit-bulk", "Audit every open order, one lookup per turn."
+                )
             finally:
                 await store.close()
 
@@ -397,7 +414,9 @@ async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
         async with app.run_test(size=SIZE):
             await until(lambda: app.store is not None and app._tail_state not in ("off",), 30, what="the change feed")
             app.open_run(run_id)
-            await until(lambda: isinstance(app.screen, RunScreen) and len(app.screen.records) == 2, 30, what="the run screen")
+            await until(
+                lambda: isinstance(app.screen, RunScreen) and len(app.screen.records) == 2, 30, what="the run screen"
+            )
             mechanism = app._tail_state
             writer = subprocess.Popen(
                 [sys.executable, __file__, "--writer", url, run_id, "--count", str(args.count), "--rate", str(args.rate)],
@@ -433,7 +452,9 @@ async def writer_main(url: str, run_id: str, count: int, rate: float) -> None:
         for n in range(count):
             await asyncio.sleep(max(0.0, start + n / rate - time.perf_counter()))
             # The time is taken just before the insert commits: the latency includes the commit.
-            await journal.append(run_id, Record(f"tick/{n}", StepKind.VALUE, result=json.dumps({"t": time.time()}).encode()))
+            await journal.append(
+                run_id, Record(f"tick/{n}", StepKind.VALUE, result=json.dumps({"t": time.time()}).encode())
+            )
         print(f"{count} records in {time.perf_counter() - start:.1f} s")
     finally:
         await store.close()
@@ -483,7 +504,9 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
                     seen, seen_diffs = len(painted), len(diffed)
                     before = time.perf_counter()
                     await pilot.press("n")
-                    await until(lambda: len(painted) > seen and len(diffed) > seen_diffs, 60, what="the step and its diff")
+                    await until(
+                        lambda: len(painted) > seen and len(diffed) > seen_diffs, 60, what="the step and its diff"
+                    )
                     out.append((painted[seen] - before, diffed[seen_diffs] - before))
                 return out
 
@@ -567,7 +590,9 @@ async def part_f(args: argparse.Namespace, _: None) -> dict[str, Any]:
             sample = await run_status(store, "stalled-00000")
             assert sample.state == RunState.STALLED, sample
             done: list[int] = []
-            operation = RecoverAll("benchmarks.tui:stalled_factory", stalled_factory, on_progress=lambda n, _: done.append(n))
+            operation = RecoverAll(
+                "benchmarks.tui:stalled_factory", stalled_factory, on_progress=lambda n, _: done.append(n)
+            )
             before_cpu, before = time.process_time(), time.perf_counter()
             report = await operation.run(store)
             wall, cpu = time.perf_counter() - before, time.process_time() - before_cpu
@@ -621,7 +646,12 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))) + " |" for r in rows]
+    body = [
+        "| "
+        + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False)))
+        + " |"
+        for r in rows
+    ]
     return "\n".join([line, rule, *body])
 
 
@@ -646,14 +676,36 @@ def report(results: dict[str, Any]) -> str:
             add("(a)", "runs screen", a["error"])
         else:
             add("(a)", f"store opened ({a['runs']:,} runs, {a['records']:,} records)", ms(a["open_s"]))
-            add("(a)", "StoreOpened -> first rows painted", ms(a["first_paint_s"]), "≤ 300 ms", verdict(a["first_paint_s"], TARGETS["first_rows"]))
+            add(
+                "(a)",
+                "StoreOpened -> first rows painted",
+                ms(a["first_paint_s"]),
+                "≤ 300 ms",
+                verdict(a["first_paint_s"], TARGETS["first_rows"]),
+            )
             unfinished = f"not in {a['timeout_s']:,.0f} s: {a['listed_runs']:,} listed, {a['computed']:,} statuses"
-            add("(a)", "StoreOpened -> every run listed", ms(a["listed_s"]) if a["listed_s"] is not None else unfinished)
+            add(
+                "(a)", "StoreOpened -> every run listed", ms(a["listed_s"]) if a["listed_s"] is not None else unfinished
+            )
             add("(a)", f"StoreOpened -> every unfinished run's status ({a['unfinished_runs']:,} runs)",
                 ms(a["unfinished_s"]) if a["unfinished_s"] is not None else unfinished)  # fmt: skip
-            add("(a)", "StoreOpened -> every status computed", ms(a["statuses_s"]) if a["statuses_s"] is not None else unfinished)
-            add("(a)", f"key j -> cursor row painted, while statuses compute (median of {len(a['key_s'])})", ms(statistics.median(a["key_s"])))
-            add("(a)", "peak resident memory", f"{a['peak_rss_mb']:,.0f} MB", "≤ 200 MB", verdict(a["peak_rss_mb"], TARGETS["rss_mb"]))
+            add(
+                "(a)",
+                "StoreOpened -> every status computed",
+                ms(a["statuses_s"]) if a["statuses_s"] is not None else unfinished,
+            )
+            add(
+                "(a)",
+                f"key j -> cursor row painted, while statuses compute (median of {len(a['key_s'])})",
+                ms(statistics.median(a["key_s"])),
+            )
+            add(
+                "(a)",
+                "peak resident memory",
+                f"{a['peak_rss_mb']:,.0f} MB",
+                "≤ 200 MB",
+                verdict(a["peak_rss_mb"], TARGETS["rss_mb"]),
+            )
     if b := results.get("b"):
         if "error" in b:
             add("(b)", "run screen", b["error"])
@@ -678,23 +730,55 @@ def report(results: dict[str, Any]) -> str:
             add("(d)", f"open replay of a {d['turns']:,}-turn run", ms(d["open_s"]))
             for key, turns_label in (("early_s", "turns 1-20"), ("middle_s", "turns 501-520")):
                 paints, diffs = [p for p, _ in d[key]], [q for _, q in d[key]]
-                add("(d)", f"key n -> the step painted, {turns_label} (median; max)", f"{ms(statistics.median(paints))}; {ms(max(paints))}",
-                    "≤ 50 ms", verdict(statistics.median(paints), TARGETS["replay_step"]))
-                add("(d)", f"key n -> its diff shown, {turns_label} (median; max)", f"{ms(statistics.median(diffs))}; {ms(max(diffs))}", "", "")
+                add(
+                    "(d)",
+                    f"key n -> the step painted, {turns_label} (median; max)",
+                    f"{ms(statistics.median(paints))}; {ms(max(paints))}",
+                    "≤ 50 ms",
+                    verdict(statistics.median(paints), TARGETS["replay_step"]),
+                )
+                add(
+                    "(d)",
+                    f"key n -> its diff shown, {turns_label} (median; max)",
+                    f"{ms(statistics.median(diffs))}; {ms(max(diffs))}",
+                    "",
+                    "",
+                )
             add("(d)", "jump to turn 500 (t)", ms(d["jump_s"]))
-            add("(d)", f"e: run to the end ({d['end_turns']} turns; per turn)", f"{ms(d['end_s'])}; {ms(d['end_s'] / max(d['end_turns'], 1))}")
+            add(
+                "(d)",
+                f"e: run to the end ({d['end_turns']} turns; per turn)",
+                f"{ms(d['end_s'])}; {ms(d['end_s'] / max(d['end_turns'], 1))}",
+            )
     if e := results.get("e"):
         if "error" in e:
             add("(e)", "diff", e["error"])
         else:
-            add("(e)", f"diff_journals, 2 x {e['records']:,} records, 1 step differs (best of 5)", ms(e["best_s"]), "≤ 500 ms", verdict(e["best_s"], TARGETS["diff"]))
+            add(
+                "(e)",
+                f"diff_journals, 2 x {e['records']:,} records, 1 step differs (best of 5)",
+                ms(e["best_s"]),
+                "≤ 500 ms",
+                verdict(e["best_s"], TARGETS["diff"]),
+            )
             add("(e)", "the same, right side half done (right_partial)", ms(e["partial_best_s"]))
     if f := results.get("f"):
         if "error" in f:
             add("(f)", "recover", f["error"])
         else:
-            add("(f)", f"RecoverAll, {f['runs']:,} stalled runs, PostgreSQL", f"{f['runs'] / f['wall_s']:,.0f} runs/s ({ms(f['wall_s'])})")
-    return "\n".join([f"agenttui TUI benchmarks, {date.today().isoformat()}", machine(), "", table(["part", "what", "measured", "target", ""], rows)])
+            add(
+                "(f)",
+                f"RecoverAll, {f['runs']:,} stalled runs, PostgreSQL",
+                f"{f['runs'] / f['wall_s']:,.0f} runs/s ({ms(f['wall_s'])})",
+            )
+    return "\n".join(
+        [
+            f"agenttui TUI benchmarks, {date.today().isoformat()}",
+            machine(),
+            "",
+            table(["part", "what", "measured", "target", ""], rows),
+        ]
+    )
 
 
 def step(what: str) -> None:
@@ -702,14 +786,18 @@ def step(what: str) -> None:
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--parts", default="abcdef", help="which parts to run (default: all)")
     parser.add_argument("--runs", type=int, default=100_000, help="runs in (a)'s store")
     parser.add_argument("--a-timeout", type=float, default=1800.0, help="how long (a) waits for every status")
     parser.add_argument("--count", type=int, default=200, help="records the live writer of (c) commits")
     parser.add_argument("--rate", type=float, default=20.0, help="records a second the live writer commits")
     parser.add_argument("--recover-runs", type=int, default=1000, help="stalled runs (f) recovers")
-    parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "agenttui-bench-tui"), help="where built stores are kept")
+    parser.add_argument(
+        "--cache", default=str(Path(tempfile.gettempdir()) / "agenttui-bench-tui"), help="where built stores are kept"
+    )
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL parts")
     parser.add_argument("--profile", action="store_true", help="cProfile each part; top functions on stderr")
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON after the table")

@@ -17,9 +17,7 @@ STORE_KINDS = ["memory", "sqlite", "postgres"]
 
 
 @pytest.fixture(params=STORE_KINDS)
-async def make_store(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[StoreFactory]:
+async def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreFactory]:
     """A factory of handles onto one fresh database of the parametrised kind.
 
     Every call opens a new handle (``read_only=`` as asked) onto the same database, so tests can

@@ -164,8 +164,10 @@ def _initdb(base: Path, user: str | None, port: int) -> PostgresCluster:
     _run(
         [
             "initdb",
-            "-D", str(data_dir),
-            "-U", "agenttui",
+            "-D",
+            str(data_dir),
+            "-U",
+            "agenttui",
             f"--pwfile={pwfile}",
             "--auth=scram-sha-256",
             "--encoding=UTF8",

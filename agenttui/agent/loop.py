@@ -162,7 +162,10 @@ class Agent:
             return RunStart.decode(recorded.result)  # a resume: the recorded input wins
         start = RunStart(
             Message.user(input) if isinstance(input, str) else input,
-            settings={"max_turns": self.max_turns, **({"system_prompt": self.system_prompt} if self.system_prompt else {})},
+            settings={
+                "max_turns": self.max_turns,
+                **({"system_prompt": self.system_prompt} if self.system_prompt else {}),
+            },
             policies={t.name: t.safety for t in self.tools.values()},
         )
         record = await self.journal.append(drive.run_id, Record(keys.RUN_START, StepKind.VALUE, result=start.encode()))

@@ -105,7 +105,9 @@ class RollbackRequested(AgentTuiError):
     title = "Rollback requested"
 
     def __init__(self, run_id: str) -> None:
-        super().__init__(f"run {run_id!r} is a saga whose rollback was requested: a saga driver must end it, not a re-drive")
+        super().__init__(
+            f"run {run_id!r} is a saga whose rollback was requested: a saga driver must end it, not a re-drive"
+        )
         self.run_id = run_id
 
 

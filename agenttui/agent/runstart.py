@@ -99,7 +99,12 @@ class RunStart:
             ("typed", self.typed), ("settings", self.settings), ("principal", self.principal),
             ("tools", list(self.tools)), ("ext", ext),
         ]  # fmt: skip
-        return b'{"input":' + input_json + b"".join(b',"%s":%s' % (key.encode(), go_json(value)) for key, value in members if value) + b"}"
+        return (
+            b'{"input":'
+            + input_json
+            + b"".join(b',"%s":%s' % (key.encode(), go_json(value)) for key, value in members if value)
+            + b"}"
+        )
 
     @classmethod
     def decode(cls, raw: bytes | None) -> RunStart:

@@ -65,7 +65,9 @@ class ScriptedModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
         script = self.agents.get(request.agent, self.turns)
         if request.turn >= len(script):
-            raise ScriptExhausted(f"the script of {request.agent} has {len(script)} turns; turn {request.turn} was asked for")
+            raise ScriptExhausted(
+                f"the script of {request.agent} has {len(script)} turns; turn {request.turn} was asked for"
+            )
         turn = script[request.turn]
         if self.latency:
             await asyncio.sleep(self.latency)

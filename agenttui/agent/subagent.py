@@ -31,4 +31,6 @@ def subagent_tool(name: str, *tools: Tool, system_prompt: str = "", description:
         # The SDK carries a sub-run's usage onto the call's result only when there is some.
         return ToolOutput(answer.text, usage=await run_usage(child.journal, child_run) or None)
 
-    return Tool(name, delegate, description or f"Delegate a task to the {name} agent.", Task, ToolSafety(idempotent=True))
+    return Tool(
+        name, delegate, description or f"Delegate a task to the {name} agent.", Task, ToolSafety(idempotent=True)
+    )

@@ -134,7 +134,13 @@ async def write_saga(store: Store, run_id: str, *, rolled_back: bool) -> None:
         Record(keys.tool_key("call_0_0"), StepKind.TOOL_RESULT, tool_use_id="call_0_0", result=b'{"refund_id":"rf_A-1003","amount":18.75}', safety=Safety()),
     ]  # fmt: skip
     if not rolled_back:
-        records.append(Record(keys.RUN_CANCEL_REQUESTED, StepKind.VALUE, result=go_json({"reason": "customer called: hold the refund"})))
+        records.append(
+            Record(
+                keys.RUN_CANCEL_REQUESTED,
+                StepKind.VALUE,
+                result=go_json({"reason": "customer called: hold the refund"}),
+            )
+        )
     else:
         records += [
             Record(keys.llm_key(1), StepKind.MODEL, message=Message.assistant(TextPart("Emailing alan."), ToolUsePart("call_1_0", "send_email", go_json({"to": "alan@example.com", "subject": "Refunded"}))),
@@ -173,7 +179,9 @@ async def build_demo(
     ``clock`` pins every time the runs record (sleeps, attempts), for reproducible stores.
     """
 
-    async def drive(run_id: str, prompt: str = "", effects: Effects | None = None, *, crash_at: int | None = None) -> None:
+    async def drive(
+        run_id: str, prompt: str = "", effects: Effects | None = None, *, crash_at: int | None = None
+    ) -> None:
         model = demo_model(SCRIPTS[run_id])
         agent = desk_agent(model if crash_at is None else CrashingModel(model, crash_at), store, effects, clock=clock)
         try:
@@ -206,12 +214,17 @@ async def build_demo(
 
     async def not_started() -> None:
         # A reply sent to a run that was never started: the SDK's Signal writes it all the same.
-        await Journal(store).append("reply-a1006", Record(keys.signal_key("customer-reply"), StepKind.SIGNAL, result=go_json("yes, card please")))
+        await Journal(store).append(
+            "reply-a1006",
+            Record(keys.signal_key("customer-reply"), StepKind.SIGNAL, result=go_json("yes, card please")),
+        )
 
     async def unreadable() -> None:
         # Its process died before turn 1, and a bad disk or a buggy writer left turn 1 cut short.
         await drive("lookup-a1001-damaged", "Where is order A-1001?", crash_at=1)
-        await store.insert("lookup-a1001-damaged", "@llm/1", b'{"name":"@llm/1","kind":"model","message":{"role":"assis')
+        await store.insert(
+            "lookup-a1001-damaged", "@llm/1", b'{"name":"@llm/1","kind":"model","message":{"role":"assis'
+        )
 
     async def in_flight() -> None:
         # Another worker is driving it: its lease is live (for a day, so the demo store shows it
@@ -255,7 +268,9 @@ async def build_demo(
     return runs
 
 
-async def write_live_run(store: Store, *, interval: float = 1.5, turns_total: int = LIVE_TURNS, run_id: str = LIVE_RUN) -> None:
+async def write_live_run(
+    store: Store, *, interval: float = 1.5, turns_total: int = LIVE_TURNS, run_id: str = LIVE_RUN
+) -> None:
     """Keep one run in flight: a turn every ``interval`` seconds, under a held lease.
 
     The demo starts this in a separate process so the TUI has a run to tail.

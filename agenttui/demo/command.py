@@ -18,7 +18,9 @@ async def build_demo_store(path: Path, *, bulk_turns: int, echo: Callable[[str],
     ``--path orders.db`` must never delete a journal of real runs.
     """
     if path.exists() and not force and not await is_demo_store(path):  # noqa: ASYNC240  (one stat, before any task runs)
-        raise ConfigError(f"{path} exists and is not a demo store agenttui made: give another --path, or --force to replace it")
+        raise ConfigError(
+            f"{path} exists and is not a demo store agenttui made: give another --path, or --force to replace it"
+        )
     for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         stale.unlink(missing_ok=True)
     echo(f"building the demo store at {path} …")

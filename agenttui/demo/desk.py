@@ -139,7 +139,12 @@ def refund_story(order_id: str, amount: float, *, email: bool = True) -> list[Tu
          [Call("refund_payment", {"order_id": order_id, "amount": amount, "reason": "damaged in transit"})]),
     ]  # fmt: skip
     if email:
-        script.append(("Letting the customer know.", [Call("send_email", {"to": customer, "subject": f"Your refund for {order_id}"})]))
+        script.append(
+            (
+                "Letting the customer know.",
+                [Call("send_email", {"to": customer, "subject": f"Your refund for {order_id}"})],
+            )
+        )
     script.append((f"Refunded ${amount:.2f} for order {order_id} and emailed the customer.", []))
     return turns(*script)
 

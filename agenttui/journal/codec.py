@@ -372,7 +372,9 @@ def _usage(value: Any, key: str) -> Usage | None:
         return None
     if not isinstance(value, dict):
         raise ValueError(f"{key} is not an object")
-    return Usage(*(_int(value.get(k), k) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")))
+    return Usage(
+        *(_int(value.get(k), k) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
+    )
 
 
 def _string_member(value: Any, key: str) -> str:
@@ -399,12 +401,21 @@ def _decode_part(text: str, start: int) -> tuple[Part, int]:
         case "text":
             part = TextPart(_part_string(members, "text"))
         case "reasoning":
-            part = ReasoningPart(_part_string(members, "text"), _part_string(members, "signature"), _part_string(members, "redacted"))
+            part = ReasoningPart(
+                _part_string(members, "text"), _part_string(members, "signature"), _part_string(members, "redacted")
+            )
         case "tool_use":
-            part = ToolUsePart(_part_string(members, "id"), _part_string(members, "name"), _part_raw(text, members, "args"), _part_string(members, "signature"))
+            part = ToolUsePart(
+                _part_string(members, "id"),
+                _part_string(members, "name"),
+                _part_raw(text, members, "args"),
+                _part_string(members, "signature"),
+            )
         case "tool_result":
             is_error = members.get("is_error", (0, 0, False))[2]
-            part = ToolResultPart(_part_string(members, "tool_use_id"), _part_raw(text, members, "result"), bool(is_error))
+            part = ToolResultPart(
+                _part_string(members, "tool_use_id"), _part_raw(text, members, "result"), bool(is_error)
+            )
         case "image":
             data = members.get("data", (0, 0, None))[2]
             part = ImagePart(_part_string(members, "mime"), _bytes(data, "data"), _part_string(members, "url"))
@@ -471,7 +482,9 @@ def _decode_approval(value: Any) -> ApprovalPolicy:
     approvers = value.get("approvers") or []
     if not isinstance(approvers, list):
         raise ValueError("approval.approvers is not a list")
-    return ApprovalPolicy(need=_int(value.get("need"), "approval.need"), approvers=tuple(_str(a, "approver") for a in approvers))
+    return ApprovalPolicy(
+        need=_int(value.get("need"), "approval.need"), approvers=tuple(_str(a, "approver") for a in approvers)
+    )
 
 
 def _bool_member(value: Any, key: str) -> bool:
@@ -504,7 +517,19 @@ def _approval_member(value: Any, key: str) -> ApprovalPolicy | None:
 # are read from the text instead: the first is walked, the others are kept as raw bytes).
 _RECORD_MEMBERS: dict[str, Callable[[Any, str], Any]] = {
     **dict.fromkeys(
-        ("name", "kind", "finish", "raw_finish", "prompt_digest", "tools_digest", "tool_use_id", "approver", "approver_alg", "format", "claim"),
+        (
+            "name",
+            "kind",
+            "finish",
+            "raw_finish",
+            "prompt_digest",
+            "tools_digest",
+            "tool_use_id",
+            "approver",
+            "approver_alg",
+            "format",
+            "claim",
+        ),
         _string_member,
     ),
     **dict.fromkeys(("is_error", "approved", "reconciled", "read_only", "outcome_unknown"), _bool_member),
@@ -571,7 +596,9 @@ def decode_record(data: bytes, row_name: str | None = None) -> Record:
         where = f" (step {row_name!r})" if row_name is not None else ""
         raise CorruptRecordError(f"not a journal record{where}: {exc}") from None
     if "name" not in fields:
-        raise CorruptRecordError(f"not a journal record: no name member{'' if row_name is None else f' (step {row_name!r})'}")
+        raise CorruptRecordError(
+            f"not a journal record: no name member{'' if row_name is None else f' (step {row_name!r})'}"
+        )
     fields.setdefault("kind", "")
     if row_name is not None and fields["name"] != row_name:
         raise CorruptRecordError(f"record names {fields['name']!r} but is stored as {row_name!r}")

@@ -183,7 +183,11 @@ def part_json(part: Part) -> dict[str, Any]:
         case TextPart(text=text):
             return {"type": "text", "text": text}
         case ReasoningPart(text=text, signature=signature, redacted=redacted):
-            return {"type": "reasoning", "text": text} | ({"signature": signature} if signature else {}) | ({"redacted": redacted} if redacted else {})
+            return (
+                {"type": "reasoning", "text": text}
+                | ({"signature": signature} if signature else {})
+                | ({"redacted": redacted} if redacted else {})
+            )
         case ToolUsePart(id=call_id, name=name, args=args):
             return {"type": "tool_use", "id": call_id, "name": name, "args": json_value(args)}
         case ToolResultPart(tool_use_id=call_id, result=result, is_error=is_error):

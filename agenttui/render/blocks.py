@@ -218,9 +218,7 @@ class LoopBlock(FoldableBlock):
         last = len(self.steps) - 1
         for node in range(self._node_at(lo), self._node_at(hi - 1) + 1):
             start = self._node_start(node)
-            drawn = node_rows(
-                self.steps[node], canvas, lead=node > 0 or self.lead, connector=node < last or has_next
-            )
+            drawn = node_rows(self.steps[node], canvas, lead=node > 0 or self.lead, connector=node < last or has_next)
             out += drawn[max(lo - start, 0) : hi - start]
         return out
 
@@ -330,7 +328,7 @@ class SubAgentBlock(FoldableBlock):
         first = self.lead + 1  # offset of the child's first row
         stop = first + self.chart.row_count
         out = ([arrow_row(g)] if self.lead else []) + [top]
-        out = out[lo:min(hi, first)]
+        out = out[lo : min(hi, first)]
         if max(lo, first) < min(hi, stop):
             side = Span(style.vertical + " ", border)
             # Nested past the pane's width, a child is drawn at the narrowest width and clipped.
@@ -340,4 +338,3 @@ class SubAgentBlock(FoldableBlock):
         if hi > stop:
             out.append(bottom)
         return out
-

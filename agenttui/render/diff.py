@@ -70,7 +70,9 @@ def comparable(record: Record) -> bytes:
 
 
 # Every member but what differs between drives by design, and the stored bytes (salted).
-_outcome = operator.attrgetter(*(f.name for f in fields(Record) if f.name not in {"salt", "claim", "attempted_at", "raw"}))
+_outcome = operator.attrgetter(
+    *(f.name for f in fields(Record) if f.name not in {"salt", "claim", "attempted_at", "raw"})
+)
 
 
 def same_outcome(left: Record, right: Record) -> bool:
@@ -142,7 +144,9 @@ def diff_journals(
         if same_outcome(record, other):
             rows.append(DiffRow(record.name, RowState.SAME, record, other, left_index=index, right_index=right_index))
         else:
-            rows.append(DiffRow(record.name, RowState.CHANGED, record, other, _reason(record, other), index, right_index))
+            rows.append(
+                DiffRow(record.name, RowState.CHANGED, record, other, _reason(record, other), index, right_index)
+            )
     flush_extras(len(right))
     return JournalDiff(rows)
 
@@ -156,7 +160,12 @@ def _pretty(record: Record | None) -> list[str]:
 
 
 def payload_diff(
-    left: Record | None, right: Record | None, *, left_label: str = "recorded", right_label: str = "replayed", context: int = 3
+    left: Record | None,
+    right: Record | None,
+    *,
+    left_label: str = "recorded",
+    right_label: str = "replayed",
+    context: int = 3,
 ) -> list[str]:
     """A unified diff of two records as pretty JSON (salts, claims and times aside); a large
     ``context`` shows both sides in full."""

@@ -28,7 +28,9 @@ def events_of(
             turn += 1
         elif record.kind == StepKind.TOOL_RESULT:
             name = names.get(record.tool_use_id) or record.tool_use_id
-            events.append(ToolCompleted(run_id, record.tool_use_id, name, record.result or b"null", record.is_error, True))
+            events.append(
+                ToolCompleted(run_id, record.tool_use_id, name, record.result or b"null", record.is_error, True)
+            )
     return events
 
 

@@ -83,7 +83,9 @@ class ReplayStore(MemStore):
         """
         adopted = False
         for index, record in enumerate(self._recording):
-            mine = record.tool_use_id == tool_use_id and (record.kind == StepKind.TOOL_RESULT or keys.is_tool_attempt_key(record.name))
+            mine = record.tool_use_id == tool_use_id and (
+                record.kind == StepKind.TOOL_RESULT or keys.is_tool_attempt_key(record.name)
+            )
             if mine and self._outputs[index] and await self.get(self.run_id, record.name) is None:
                 self._outputs[index] = False
                 adopted = True

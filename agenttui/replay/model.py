@@ -63,7 +63,16 @@ def recorded_deltas(record: Record) -> list[ModelDelta]:
                 calls += 1
     # The recorded finish as it stands, even empty (a pre-v0.9 record has none): the replay's
     # record must carry what the recording does, not the reason the SDK's Replay would derive.
-    deltas.append(Finish(record.finish, record.usage, record.raw_finish, record.model, record.discarded_usage, message or Message("assistant")))
+    deltas.append(
+        Finish(
+            record.finish,
+            record.usage,
+            record.raw_finish,
+            record.model,
+            record.discarded_usage,
+            message or Message("assistant"),
+        )
+    )
     return deltas
 
 

@@ -88,8 +88,15 @@ class RecordedCalls:
 
     @classmethod
     def of(cls, records: Sequence[Record]) -> RecordedCalls:
-        names = {call.id: call.name for r in records if r.kind == StepKind.MODEL and r.message for call in r.message.tool_uses}
-        outcomes = {r.tool_use_id: r for r in records if r.kind == StepKind.TOOL_RESULT and r.name.startswith(keys.TOOL_PREFIX)}
+        names = {
+            call.id: call.name
+            for r in records
+            if r.kind == StepKind.MODEL and r.message
+            for call in r.message.tool_uses
+        }
+        outcomes = {
+            r.tool_use_id: r for r in records if r.kind == StepKind.TOOL_RESULT and r.name.startswith(keys.TOOL_PREFIX)
+        }
         attempts: dict[str, int] = {}
         gates: dict[str, str] = {}
         for r in records:
@@ -112,7 +119,9 @@ class RecordedCalls:
         if not known and declared is not None:
             return declared
         gate = self.gates.get(call_id, "")
-        return ToolSafety(read_only=call_id not in self.attempts, needs_approval=bool(gate), approval_tally=gate == "tally")
+        return ToolSafety(
+            read_only=call_id not in self.attempts, needs_approval=bool(gate), approval_tally=gate == "tally"
+        )
 
 
 def _tally_call(record: Record, names: dict[str, str]) -> str:
@@ -149,7 +158,9 @@ class RecordedTool(Tool):
         if call_id in self.calls.attempts:
             generation, _ = await latest_attempt(ctx.journal, ctx.run_id, call_id)
             if generation + 1 < self.calls.attempts[call_id]:
-                raise DriveEnded(ctx.run_id, f"the original drive of call {call_id} ({self.name}) stopped after attempt {generation}")
+                raise DriveEnded(
+                    ctx.run_id, f"the original drive of call {call_id} ({self.name}) stopped after attempt {generation}"
+                )
         return ToolOutput(None, recorded=outcome)
 
 
@@ -163,7 +174,9 @@ class ServedTool(RecordedTool):
         return self.safety
 
 
-def serve_side_effects(setup: AgentSetup, records: Sequence[Record], live: Collection[str] = ()) -> tuple[AgentSetup, tuple[str, ...]]:
+def serve_side_effects(
+    setup: AgentSetup, records: Sequence[Record], live: Collection[str] = ()
+) -> tuple[AgentSetup, tuple[str, ...]]:
     """``setup`` with every tool that is not read-only (and not named in ``live``) served from the
     recording; and the names of the tools served. A replay never fires a side effect unasked."""
     calls = RecordedCalls.of(records)
@@ -186,7 +199,10 @@ def recorded_tools(records: Sequence[Record], start: RunStart) -> list[Tool]:
     async def never_called(args: dict[str, Any]) -> None:  # RecordedTool.run serves every call
         raise AssertionError("a recorded tool is never run")
 
-    return [RecordedTool(name, never_called, f"recorded results of {name}", calls=calls, declared=start.policy(name)) for name in names]
+    return [
+        RecordedTool(name, never_called, f"recorded results of {name}", calls=calls, declared=start.policy(name))
+        for name in names
+    ]
 
 
 @dataclass
@@ -226,8 +242,11 @@ class ReplaySession:
         self.progress = ReplayProgress(recorded_turns=sum(r.kind == StepKind.MODEL for r in recording))
         if refusal:
             self.progress.state, self.progress.reason = ReplayState.REFUSED, refusal
-        self.not_compared: tuple[str, ...] = () if setup is not None else tuple(
-            m for m in FOREIGN_DIGESTS if any(getattr(r, m) for r in recording if r.kind == StepKind.MODEL))
+        self.not_compared: tuple[str, ...] = (
+            ()
+            if setup is not None
+            else tuple(m for m in FOREIGN_DIGESTS if any(getattr(r, m) for r in recording if r.kind == StepKind.MODEL))
+        )
         """Members of the recording this replay cannot reproduce, and so does not compare: the
         SDK's digests, with recorded tools (a foreign agent's registry and prompt are not here).
         With your agent, everything it writes counts."""
@@ -260,7 +279,9 @@ class ReplaySession:
             refusal = f"the run is unreadable: {status.detail}"
         start_record = next((r for r in recording if r.name == keys.RUN_START), None)
         start = RunStart.decode(start_record.result if start_record else None)
-        return cls(source, run_id, recording, start, setup, recorded_status=status, refusal=refusal, live_tools=live_tools)
+        return cls(
+            source, run_id, recording, start, setup, recorded_status=status, refusal=refusal, live_tools=live_tools
+        )
 
     @property
     def mode(self) -> str:
@@ -407,7 +428,9 @@ class ReplaySession:
         first = (diff or await self.diff()).first_divergence
         state, reason = self.progress.state, self.progress.reason
         if first is not None:
-            loop_reason = state in (ReplayState.DIVERGED, ReplayState.FAILED) and first.left is not None and first.right is None
+            loop_reason = (
+                state in (ReplayState.DIVERGED, ReplayState.FAILED) and first.left is not None and first.right is None
+            )
             why = reason if loop_reason and reason else first.reason
             return found(VerdictKind.DIVERGED, why, divergence=Divergence.of(first, why))
         if state in (ReplayState.DIVERGED, ReplayState.FAILED):

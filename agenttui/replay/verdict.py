@@ -85,7 +85,9 @@ class Verdict:
             case VerdictKind.MATCHES:
                 return "matches the recording to its end"
             case VerdictKind.MATCHES_SO_FAR:
-                return f"matches the recording up to where it stops ({self.stopped}" + (f": {self.reason})" if self.reason else ")")
+                return f"matches the recording up to where it stops ({self.stopped}" + (
+                    f": {self.reason})" if self.reason else ")"
+                )
             case VerdictKind.DIVERGED:
                 where = self.divergence.where if self.divergence else "the end"
                 return f"diverged at {where}: {self.reason}"
@@ -107,7 +109,9 @@ def refusal_reason(run_id: str, recording: Sequence[Record]) -> str:
             return f"record {index} ({record.name}) was redacted: the run cannot be re-driven"
     start = next((r for r in recording if r.name == keys.RUN_START), None)
     if start is None:
-        return "no run:start record: the run never started (or was written before v0.8), so there is no input to re-drive"
+        return (
+            "no run:start record: the run never started (or was written before v0.8), so there is no input to re-drive"
+        )
     payload = RunStart.decode(start.result)
     if payload.kind == "flow":
         return "a flow run: its steps are a plan's nodes, not an agent loop's turns"

@@ -7,6 +7,21 @@ from agenttui.runs.recover import RecoverReport, recover, recover_runs
 from agenttui.runs.status import RunState, RunStatus, is_complete, run_status, status_of
 
 __all__ = [
-    "ActionOutcome", "LeaseHeld", "LeaseLost", "RecoverReport", "RunState", "RunStatus", "answer", "approve",
-    "cancel", "deny", "is_complete", "lease", "recover", "recover_runs", "resolve_halt", "run_status", "status_of",
+    "ActionOutcome",
+    "LeaseHeld",
+    "LeaseLost",
+    "RecoverReport",
+    "RunState",
+    "RunStatus",
+    "answer",
+    "approve",
+    "cancel",
+    "deny",
+    "is_complete",
+    "lease",
+    "recover",
+    "recover_runs",
+    "resolve_halt",
+    "run_status",
+    "status_of",
 ]

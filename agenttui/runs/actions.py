@@ -57,7 +57,9 @@ async def _require_open(journal: Journal, run_id: str) -> list[Record]:
     if not history:
         raise RunNotFoundError(run_id)
     if bad := next((r for r in history if r.unreadable or r.tombstone), None):
-        raise UnreadableJournal(f"run {run_id!r} holds an unreadable or redacted record ({bad.name}): nothing is written to it")
+        raise UnreadableJournal(
+            f"run {run_id!r} holds an unreadable or redacted record ({bad.name}): nothing is written to it"
+        )
     names = [r.name for r in history]
     if keys.RUN_START not in names:
         raise RunNotStarted(run_id)
@@ -66,14 +68,18 @@ async def _require_open(journal: Journal, run_id: str) -> list[Record]:
     return history
 
 
-async def decide_approval(store: Store, run_id: str, tool_use_id: str, *, approved: bool, approver: str = "") -> ActionOutcome:
+async def decide_approval(
+    store: Store, run_id: str, tool_use_id: str, *, approved: bool, approver: str = ""
+) -> ActionOutcome:
     """Record a human's decision on a gated call, as the SDK's ``Approve`` does: the decision
     alone. The next drive runs the call, or records its denial (with the tool's policy)."""
     journal = Journal(store)
     history = await _require_open(journal, run_id)
     if not any(tool_use_id in (p.id for p in r.message.tool_uses) for r in history if r.message):
         raise NothingPending(f"run {run_id!r} made no call {tool_use_id!r}")
-    decision = Record(keys.approval_key(tool_use_id), StepKind.APPROVAL, tool_use_id=tool_use_id, approved=approved, approver=approver)
+    decision = Record(
+        keys.approval_key(tool_use_id), StepKind.APPROVAL, tool_use_id=tool_use_id, approved=approved, approver=approver
+    )
     standing, won = await journal.insert(run_id, decision)
     return ActionOutcome((standing,) if won else (), standing)
 
@@ -134,7 +140,12 @@ async def resolve_halt(
                         result=encode_result(result), is_error=is_error, reconciled=True,
                         evidence=json.dumps({"resolved_by": "human"}).encode())  # fmt: skip
     else:
-        record = Record(keys.not_started_key(marker.claim, marker.name), StepKind.NOT_STARTED, tool_use_id=tool_use_id, claim=marker.claim)
+        record = Record(
+            keys.not_started_key(marker.claim, marker.name),
+            StepKind.NOT_STARTED,
+            tool_use_id=tool_use_id,
+            claim=marker.claim,
+        )
     standing, won = await journal.insert(run_id, record)
     return ActionOutcome((standing,) if won else (), standing)
 
@@ -143,6 +154,8 @@ async def cancel(store: Store, run_id: str, reason: str = "") -> ActionOutcome:
     """End the run with ``run:cancelled {"reason"}``; refuses a run not started or already ended."""
     journal = Journal(store)
     await _require_open(journal, run_id)
-    record = Record(keys.RUN_CANCELLED, StepKind.VALUE, result=json.dumps({"reason": reason}, ensure_ascii=False).encode())
+    record = Record(
+        keys.RUN_CANCELLED, StepKind.VALUE, result=json.dumps({"reason": reason}, ensure_ascii=False).encode()
+    )
     standing, won = await journal.insert(run_id, record)
     return ActionOutcome((standing,) if won else (), standing)

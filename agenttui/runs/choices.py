@@ -14,14 +14,20 @@ Ask = Callable[[str, str, str], Awaitable[str | None]]
 
 async def _answer(status: RunStatus, ask: Ask) -> Operation | None:
     name = status.interrupt_name
-    value = await ask(f"Answer {status.run_id}", f"{status.detail}\nThe answer is recorded as interrupt:{name} (JSON, or plain text).", "your answer")
+    value = await ask(
+        f"Answer {status.run_id}",
+        f"{status.detail}\nThe answer is recorded as interrupt:{name} (JSON, or plain text).",
+        "your answer",
+    )
     return None if value is None else Answer(status.run_id, name, parse_value(value, json_only=False))
 
 
 async def _fired(status: RunStatus, ask: Ask) -> Operation | None:
     value = await ask(f"It fired: {status.tool_name} ({status.tool_use_id})",
                       'The call\'s result, as you confirmed it, in JSON (text in quotes: "sent"):', '{"refund_id": "..."}')  # fmt: skip
-    return None if value is None else Resolve(status.run_id, status.tool_use_id, True, parse_value(value, json_only=True))
+    return (
+        None if value is None else Resolve(status.run_id, status.tool_use_id, True, parse_value(value, json_only=True))
+    )
 
 
 def choices_for(
@@ -56,5 +62,10 @@ def choices_for(
     if status.lease_lapsed:
         out.append(("Release a lapsed lease", ready(ReleaseLease(run_id))))
     elif status.state == RunState.IN_FLIGHT and status.lease is not None:
-        out.append((f"Break the lease of {status.lease.holder} (its driver is gone)", ready(ReleaseLease(run_id, force=True, current=status.lease))))
+        out.append(
+            (
+                f"Break the lease of {status.lease.holder} (its driver is gone)",
+                ready(ReleaseLease(run_id, force=True, current=status.lease)),
+            )
+        )
     return out

@@ -25,7 +25,9 @@ class LeaseHeld(AgentTuiError):
 
     def __init__(self, run_id: str, holder: str, expires_in: float) -> None:
         left = f"{expires_in / 86400:.0f} days" if expires_in >= 2 * 86400 else f"{expires_in:.0f} s"
-        super().__init__(f"run {run_id!r} is being driven by {holder} (lease for {left} more; if that driver is gone, release --force breaks it)")
+        super().__init__(
+            f"run {run_id!r} is being driven by {holder} (lease for {left} more; if that driver is gone, release --force breaks it)"
+        )
         self.run_id, self.holder, self.expires_in = run_id, holder, expires_in
 
 

@@ -61,7 +61,7 @@ def parse_value(text: str, *, json_only: bool) -> Any:
     try:
         return json.loads(text)
     except ValueError as exc:
-        looks_like_json = text.lstrip()[:1] in ('{', '[', '"') or json_only
+        looks_like_json = text.lstrip()[:1] in ("{", "[", '"') or json_only
         if looks_like_json:
             why = f"{exc.msg} at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise BadValue(f"not valid JSON ({why}): {text[:80]!r}; give text as a JSON string") from None
@@ -70,7 +70,14 @@ def parse_value(text: str, *, json_only: bool) -> Any:
 
 def replay_command(store_url: str, run_id: str, agent_spec: str, live_tools: Sequence[str]) -> str:
     """The CLI command that replays ``run_id`` with your agent, these tools' side effects live."""
-    return _cli("replay", store_url, run_id, "--agent", agent_spec, *[word for name in live_tools for word in ("--live-tool", name)])
+    return _cli(
+        "replay",
+        store_url,
+        run_id,
+        "--agent",
+        agent_spec,
+        *[word for name in live_tools for word in ("--live-tool", name)],
+    )
 
 
 T = TypeVar("T")
@@ -137,7 +144,10 @@ class Answer:
         return _cli("answer", store_url, self.run_id, self.name, json.dumps(self.value, ensure_ascii=False))
 
     async def apply(self, store: Store) -> str:
-        return _outcome(await _leased(store, self.run_id, lambda: actions.answer(store, self.run_id, self.name, self.value)), "answered")
+        return _outcome(
+            await _leased(store, self.run_id, lambda: actions.answer(store, self.run_id, self.name, self.value)),
+            "answered",
+        )
 
 
 @dataclass(frozen=True)
@@ -151,7 +161,9 @@ class Resolve:
 
     @property
     def title(self) -> str:
-        return f"Resolve halted call {self.tool_use_id} of run {self.run_id}: " + ("it fired" if self.fired else "it did not fire")
+        return f"Resolve halted call {self.tool_use_id} of run {self.run_id}: " + (
+            "it fired" if self.fired else "it did not fire"
+        )
 
     def will_write(self) -> str:
         if self.fired:
@@ -160,7 +172,15 @@ class Resolve:
 
     def command(self, store_url: str) -> str:
         if self.fired:
-            return _cli("resolve", store_url, self.run_id, self.tool_use_id, "--fired", "--result", json.dumps(self.result, ensure_ascii=False))
+            return _cli(
+                "resolve",
+                store_url,
+                self.run_id,
+                self.tool_use_id,
+                "--fired",
+                "--result",
+                json.dumps(self.result, ensure_ascii=False),
+            )
         return _cli("resolve", store_url, self.run_id, self.tool_use_id, "--not-fired")
 
     async def apply(self, store: Store) -> str:
@@ -179,13 +199,15 @@ class Cancel:
         return f"Cancel run {self.run_id}"
 
     def will_write(self) -> str:
-        return f'{keys.RUN_CANCELLED}  value  {json.dumps({"reason": self.reason}, ensure_ascii=False)}'
+        return f"{keys.RUN_CANCELLED}  value  {json.dumps({'reason': self.reason}, ensure_ascii=False)}"
 
     def command(self, store_url: str) -> str:
         return _cli("cancel", store_url, self.run_id, *(["--reason", self.reason] if self.reason else []))
 
     async def apply(self, store: Store) -> str:
-        return _outcome(await _leased(store, self.run_id, lambda: actions.cancel(store, self.run_id, self.reason)), "cancelled")
+        return _outcome(
+            await _leased(store, self.run_id, lambda: actions.cancel(store, self.run_id, self.reason)), "cancelled"
+        )
 
 
 async def _redrive(store: Store, run_id: str, setup: AgentSetup) -> str:
@@ -309,5 +331,11 @@ class ReleaseLease:
 
 def _expiry(lease: LeaseInfo) -> str:
     seconds = abs(lease.expires_in)
-    span = f"{seconds / 86400:.0f} days" if seconds >= 2 * 86400 else f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds:.0f} s"
+    span = (
+        f"{seconds / 86400:.0f} days"
+        if seconds >= 2 * 86400
+        else f"{seconds / 3600:.1f} h"
+        if seconds >= 3600
+        else f"{seconds:.0f} s"
+    )
     return f"expires in {span}" if lease.live else f"lapsed {span} ago"

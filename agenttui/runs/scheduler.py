@@ -85,4 +85,8 @@ class StatusScheduler:
 
 def moving_with_the_clock(statuses: Mapping[str, RunStatus | None]) -> list[str]:
     """The runs whose status changes with time alone: a lease lapses, a sleep ends."""
-    return [run_id for run_id, status in statuses.items() if status is not None and status.state in (RunState.IN_FLIGHT, RunState.SLEEPING)]
+    return [
+        run_id
+        for run_id, status in statuses.items()
+        if status is not None and status.state in (RunState.IN_FLIGHT, RunState.SLEEPING)
+    ]

@@ -196,9 +196,16 @@ def status_of(
         if timers:
             wake_at = _wake_time(timers[-1])
             if wake_at is not None and wake_at > now:
-                return status(RunState.SLEEPING, f"until {wake_at.isoformat(timespec='seconds')}", wake_at=wake_at, **info)
+                return status(
+                    RunState.SLEEPING, f"until {wake_at.isoformat(timespec='seconds')}", wake_at=wake_at, **info
+                )
             if wake_at is not None:
-                return status(RunState.READY, f"{what} woke at {wake_at.isoformat(timespec='seconds')}: re-drive to go on", wake_at=wake_at, **info)
+                return status(
+                    RunState.READY,
+                    f"{what} woke at {wake_at.isoformat(timespec='seconds')}: re-drive to go on",
+                    wake_at=wake_at,
+                    **info,
+                )
         # An answer or a signal that came after the turn (a Go tool declares no policy, but an
         # answer in the journal says a person answered what it asked).
         if answer := next((r for r in after_last_turn if r.name.startswith(("interrupt:", "signal:"))), None):
@@ -306,7 +313,9 @@ async def _resilient(run_id: str, read: Callable[[], Awaitable[RunStatus]]) -> R
             raise
         except StoreError as exc:
             if attempt + 1 == READ_ATTEMPTS:
-                return RunStatus(run_id, RunState.UNREADABLE, f"could not be read ({READ_ATTEMPTS} tries): {exc.message}")
+                return RunStatus(
+                    run_id, RunState.UNREADABLE, f"could not be read ({READ_ATTEMPTS} tries): {exc.message}"
+                )
             await asyncio.sleep(0.05 * 4**attempt)
     raise AssertionError("unreachable")
 

@@ -70,7 +70,6 @@ async def _open_sqlite(path: Path, read_only: bool, create: bool) -> Store:
     return await SQLiteStore.open(path, read_only=read_only, create=create)
 
 
-
 _USERINFO = re.compile(r"://[^/]*@")
 
 

@@ -62,7 +62,9 @@ def stored_entry(seq: int, name: object, data: object) -> Entry:
 
 
 def _sql_type(value: object) -> str:
-    return {type(None): "NULL", bytes: "a blob", int: "an integer", float: "a real"}.get(type(value), type(value).__name__)
+    return {type(None): "NULL", bytes: "a blob", int: "an integer", float: "a real"}.get(
+        type(value), type(value).__name__
+    )
 
 
 @dataclass(frozen=True, slots=True)

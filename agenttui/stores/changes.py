@@ -48,7 +48,9 @@ async def _watch_file(store: Store, path: Path, changed: Changed, set_state: Cal
     identity = file_identity(path)
     set_state("watching")
     # Watching the directory catches a WAL file that does not exist yet, or is recreated.
-    async for batch in watchfiles.awatch(path.parent, watch_filter=lambda _, p: Path(p).name in names, debounce=50, step=20):
+    async for batch in watchfiles.awatch(
+        path.parent, watch_filter=lambda _, p: Path(p).name in names, debounce=50, step=20
+    ):
         del batch
         if file_identity(path) != identity:
             # The open connection still reads the old file: the app must open the new one.
@@ -93,7 +95,12 @@ async def _listen(store: Store, changed: Changed, set_state: Callable[[str], obj
         poller.cancel()
 
 
-async def _poll(store: Store, changed: Changed, set_state: Callable[[str], object], sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+async def _poll(
+    store: Store,
+    changed: Changed,
+    set_state: Callable[[str], object],
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
     set_state("polling")
     while True:
         await sleep(POLL_INTERVAL)

@@ -99,8 +99,7 @@ class SQLiteStore(Store):
         )
         self._sql_get = f"SELECT seq, CAST(data AS BLOB) FROM {steps} WHERE run_id = ? AND name = ?"
         self._sql_load = (
-            f"SELECT seq, name, CAST(data AS BLOB) FROM {steps}"
-            " WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+            f"SELECT seq, name, CAST(data AS BLOB) FROM {steps} WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?"
         )
 
     # -- opening ------------------------------------------------------------------------------
@@ -136,7 +135,9 @@ class SQLiteStore(Store):
             # change such a file, so it opens as immutable, with no -shm at all.
             if not read_only or os.access(os.path.dirname(path), os.W_OK):
                 raise
-            conn, layout = await _connect_and_prepare(uri + "&immutable=1", path, url, read_only=True, table_prefix=table_prefix)
+            conn, layout = await _connect_and_prepare(
+                uri + "&immutable=1", path, url, read_only=True, table_prefix=table_prefix
+            )
         return cls(conn, path, read_only=read_only, layout=layout, table_prefix=table_prefix)
 
     @property
@@ -175,11 +176,16 @@ class SQLiteStore(Store):
         # Each page is fetched whole before anything is yielded, and each fetch is its own
         # autocommit read, so no cursor, transaction or lock outlives a yield (A8).
         while True:
-            rows = await self._fetch(self._sql_load, (self._odd_ids.get(run_id, run_id), after, LOAD_PAGE_SIZE), "loading a run")
+            rows = await self._fetch(
+                self._sql_load, (self._odd_ids.get(run_id, run_id), after, LOAD_PAGE_SIZE), "loading a run"
+            )
             for seq, name, data in rows:
                 entry = stored_entry(seq, name, data)
                 if run_id in self._odd_ids:
-                    entry = replace(entry, damage="the run's id is not stored as text" + (f"; {entry.damage}" if entry.damage else ""))
+                    entry = replace(
+                        entry,
+                        damage="the run's id is not stored as text" + (f"; {entry.damage}" if entry.damage else ""),
+                    )
                 yield entry
             if len(rows) < LOAD_PAGE_SIZE:
                 return
@@ -252,9 +258,13 @@ class SQLiteStore(Store):
     async def _ids_not_text(self) -> AsyncIterator[str]:
         """Runs whose id a writer stored as a blob or a number: each is listed under a shown id
         that says so, and reads (through that id) as an unreadable run, not as an error."""
-        rows = await self._fetch(f"SELECT run_id FROM {self._steps} WHERE typeof(run_id) != 'text' GROUP BY run_id", (), "listing runs")
+        rows = await self._fetch(
+            f"SELECT run_id FROM {self._steps} WHERE typeof(run_id) != 'text' GROUP BY run_id", (), "listing runs"
+        )
         for (raw,) in rows:
-            shown = stored_entry(0, raw, b"").name + f" (id stored as {'a blob' if isinstance(raw, bytes) else 'a number'})"
+            shown = (
+                stored_entry(0, raw, b"").name + f" (id stored as {'a blob' if isinstance(raw, bytes) else 'a number'})"
+            )
             self._odd_ids[shown] = raw
             yield shown
 
@@ -291,7 +301,9 @@ class SQLiteStore(Store):
 
     async def changes_since(self, cursor: int) -> tuple[set[str], int]:
         if cursor < 0:
-            rows = await self._fetch(f"SELECT coalesce(max(rowid), 0) FROM {self._steps}", (), "reading the newest entry")
+            rows = await self._fetch(
+                f"SELECT coalesce(max(rowid), 0) FROM {self._steps}", (), "reading the newest entry"
+            )
             return set(), rows[0][0]
         rows = await self._fetch(
             f"SELECT run_id, rowid FROM {self._steps} WHERE rowid > ? ORDER BY rowid", (cursor,), "reading new entries"
@@ -318,7 +330,9 @@ class SQLiteStore(Store):
         if self._conn is None:
             raise StoreError(f"{self.display_url} is closed")
         try:
-            return cast(list[tuple[Any, ...]], await self._conn.execute_fetchall(sql, params))  # fetchall() makes a list
+            return cast(
+                list[tuple[Any, ...]], await self._conn.execute_fetchall(sql, params)
+            )  # fetchall() makes a list
         except sqlite3.Error as exc:
             raise _translate(exc, self.display_url, doing) from exc
         except UnicodeEncodeError as exc:  # a lone surrogate cannot be stored as UTF-8 TEXT
@@ -333,7 +347,9 @@ def require_file(path: str | os.PathLike[str]) -> None:
         raise StoreConnectionError(f"{_url(path)}: no such file")
 
 
-async def _connect_and_prepare(uri: str, path: str, url: str, *, read_only: bool, table_prefix: str) -> tuple[aiosqlite.Connection, Layout]:
+async def _connect_and_prepare(
+    uri: str, path: str, url: str, *, read_only: bool, table_prefix: str
+) -> tuple[aiosqlite.Connection, Layout]:
     try:
         conn = await _connect(uri)
     except sqlite3.Error as exc:
@@ -395,23 +411,31 @@ async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, tab
     try:
         # A viewer waits for a lock a second at a time, so it can say it is waiting (and quit at
         # once); a writer waits as long as the SDK's writers do.
-        await conn.execute_fetchall(f"PRAGMA busy_timeout = {_READER_BUSY_TIMEOUT_MS if read_only else _BUSY_TIMEOUT_MS}")
+        await conn.execute_fetchall(
+            f"PRAGMA busy_timeout = {_READER_BUSY_TIMEOUT_MS if read_only else _BUSY_TIMEOUT_MS}"
+        )
         if read_only:
             await conn.execute_fetchall("PRAGMA query_only = 1")
         await conn.execute_fetchall("BEGIN" if read_only else "BEGIN IMMEDIATE")
         tables = {row[0] for row in await conn.execute_fetchall("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if version in tables:
             # Compared in SQL, where a version stored as TEXT sorts above every number (refused).
-            newer = list(await conn.execute_fetchall(
-                f"SELECT version FROM {version} WHERE id = 1 AND version > {_SCHEMA_VERSION}"
-            ))
+            newer = list(
+                await conn.execute_fetchall(
+                    f"SELECT version FROM {version} WHERE id = 1 AND version > {_SCHEMA_VERSION}"
+                )
+            )
             if newer:
                 raise SchemaVersionError(
                     f"{url} has journal schema version {newer[0][0]!r}; agenttui understands version {_SCHEMA_VERSION}"
                 )
-        legacy = _LEGACY_TABLE in tables and {
-            row[0] for row in await conn.execute_fetchall(f"SELECT name FROM pragma_table_info('{_LEGACY_TABLE}')")
-        } >= _LEGACY_COLUMNS
+        legacy = (
+            _LEGACY_TABLE in tables
+            and {
+                row[0] for row in await conn.execute_fetchall(f"SELECT name FROM pragma_table_info('{_LEGACY_TABLE}')")
+            }
+            >= _LEGACY_COLUMNS
+        )
         # A file with both layouts is read as current: the SDK refuses such a file, but a viewer
         # should show the journal the current SDK writes rather than nothing.
         if steps in tables:

@@ -207,7 +207,9 @@ class AgentTuiApp(App[int]):
             # Only a write the user asked for gets a dialog, saying nothing was written.
             self.reconnect(error.message)
             if worker.group == "operation":
-                self.push_screen(ErrorDialog(error.title, f"{error.message}\nThe write was not made; try again once connected."))
+                self.push_screen(
+                    ErrorDialog(error.title, f"{error.message}\nThe write was not made; try again once connected.")
+                )
         elif isinstance(error, AgentTuiError):
             self.push_screen(ErrorDialog(error.title, error.message))
         else:
@@ -266,9 +268,15 @@ class AgentTuiApp(App[int]):
         if pick is not None:
             choices = [c for c in choices if c[0].startswith(pick)]
         if not choices:
-            self.notify(f"nothing to {pick.lower() if pick else 'do'} for a {status.state.value} run", severity="warning")
+            self.notify(
+                f"nothing to {pick.lower() if pick else 'do'} for a {status.state.value} run", severity="warning"
+            )
             return
-        index = 0 if len(choices) == 1 and pick else await self.push_screen_wait(ChoiceDialog(f"Act on run {status.run_id}", [c[0] for c in choices]))
+        index = (
+            0
+            if len(choices) == 1 and pick
+            else await self.push_screen_wait(ChoiceDialog(f"Act on run {status.run_id}", [c[0] for c in choices]))
+        )
         if index is None:
             return
         operation = await choices[index][1](self._ask)
@@ -335,7 +343,12 @@ class AgentTuiApp(App[int]):
 
 
 def launch(
-    url: str, *, theme: str | None = None, live_writer: bool = False, agent_spec: str | None = None, run_id: str | None = None
+    url: str,
+    *,
+    theme: str | None = None,
+    live_writer: bool = False,
+    agent_spec: str | None = None,
+    run_id: str | None = None,
 ) -> int:
     """Run the TUI on ``url``; returns the process exit code. ``live_writer`` (the demo) starts
     a separate process that keeps one run in flight, so there is something to tail."""

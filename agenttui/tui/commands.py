@@ -79,7 +79,11 @@ class AgentTuiCommands(Provider):
             for count, run_id in enumerate(runs()):
                 if count >= MAX_RUNS:
                     break
-                yield f"run: Open {run_id}", partial(cast("AgentTuiApp", self.app).open_run, run_id), "open this run's journal"
+                yield (
+                    f"run: Open {run_id}",
+                    partial(cast("AgentTuiApp", self.app).open_run, run_id),
+                    "open this run's journal",
+                )
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._commands():

@@ -36,9 +36,6 @@ class ConnectionChanged(Message):
     detail: str = ""
 
 
-
-
-
 @dataclass
 class StoreChanged(Message, bubble=False):
     """Records were committed by someone. ``run_ids`` when the feed knows which runs, else None.

@@ -16,8 +16,31 @@ from agenttui.runs.status import RunState, RunStatus
 #: The status filter cycle: everything, then the states a person acts on, then the rest.
 STATUS_FILTERS: tuple[tuple[str, frozenset[RunState] | None], ...] = (
     ("all", None),
-    ("needs attention", frozenset({RunState.HALTED, RunState.AWAITING_APPROVAL, RunState.AWAITING_INPUT, RunState.READY, RunState.STALLED, RunState.UNREADABLE})),
-    ("paused", frozenset({RunState.AWAITING_APPROVAL, RunState.AWAITING_INPUT, RunState.SLEEPING, RunState.HALTED, RunState.CANCELLING})),
+    (
+        "needs attention",
+        frozenset(
+            {
+                RunState.HALTED,
+                RunState.AWAITING_APPROVAL,
+                RunState.AWAITING_INPUT,
+                RunState.READY,
+                RunState.STALLED,
+                RunState.UNREADABLE,
+            }
+        ),
+    ),
+    (
+        "paused",
+        frozenset(
+            {
+                RunState.AWAITING_APPROVAL,
+                RunState.AWAITING_INPUT,
+                RunState.SLEEPING,
+                RunState.HALTED,
+                RunState.CANCELLING,
+            }
+        ),
+    ),
     ("in-flight", frozenset({RunState.IN_FLIGHT})),
     ("finished", frozenset({RunState.COMPLETE, RunState.CANCELLED, RunState.ABORTED})),
 )

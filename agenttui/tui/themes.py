@@ -46,7 +46,11 @@ def load_themes(extra_dir: Path | None = None) -> LoadedThemes:
     """The themes shipped with agenttui (the ``themes`` package), then any in ``extra_dir``."""
     themes: list[Theme] = []
     problems: list[str] = []
-    sources = [(entry.name, entry.read_text) for entry in resources.files("agenttui.themes").iterdir() if entry.name.endswith(".toml")]
+    sources = [
+        (entry.name, entry.read_text)
+        for entry in resources.files("agenttui.themes").iterdir()
+        if entry.name.endswith(".toml")
+    ]
     if extra_dir is not None and extra_dir.is_dir():
         sources += [(str(path), path.read_text) for path in sorted(extra_dir.glob("*.toml"))]
     for origin, read in sorted(sources, key=lambda s: s[0]):

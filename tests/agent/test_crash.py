@@ -135,7 +135,9 @@ def crash_tools(effects: Path, boundary: Boundary) -> list[Tool]:
 
 
 def crash_agent(store: Store, effects: Path, boundary: Boundary = no_boundary) -> Agent:
-    return Agent(demo_model(SCRIPT), store, *crash_tools(effects, boundary), name="refund_desk", system_prompt=SYSTEM_PROMPT)
+    return Agent(
+        demo_model(SCRIPT), store, *crash_tools(effects, boundary), name="refund_desk", system_prompt=SYSTEM_PROMPT
+    )
 
 
 class BoundaryStore(Store):

@@ -59,13 +59,18 @@ async def test_every_case_replays_with_its_verdict(corpus: Store) -> None:
         _, verdict = await replay_verdict(corpus, case.run_id)
         verdicts[case.run_id] = verdict
     assert {run_id: v.kind for run_id, v in verdicts.items()} == {case.run_id: case.verdict for case in CASES}, {
-        run_id: v.summary() for run_id, v in verdicts.items()}
+        run_id: v.summary() for run_id, v in verdicts.items()
+    }
     # The SDK's digests cannot be reproduced without its tool registry: named, never counted.
     assert verdicts["go-weather"].not_compared == ("prompt_digest", "tools_digest")
     assert verdicts["go-sleeping"].stopped == "sleeping" and verdicts["go-halted"].stopped == "halted"
     assert "flow" in verdicts["go-flow"].reason and "session" in verdicts["s1>@session"].reason
-    assert "rolled back" in verdicts["go-saga-aborted"].reason and "rolled back" in verdicts["go-saga-cancelling"].reason
-    assert all(v.exit_code == {VerdictKind.DIVERGED: 3, VerdictKind.REFUSED: 2}.get(v.kind, 0) for v in verdicts.values())
+    assert (
+        "rolled back" in verdicts["go-saga-aborted"].reason and "rolled back" in verdicts["go-saga-cancelling"].reason
+    )
+    assert all(
+        v.exit_code == {VerdictKind.DIVERGED: 3, VerdictKind.REFUSED: 2}.get(v.kind, 0) for v in verdicts.values()
+    )
 
 
 async def test_a_replay_lists_records_in_the_recordings_order(corpus: Store) -> None:
@@ -114,7 +119,11 @@ def run_start_errors(start: Any) -> list[str]:
         return ["run:start is not an object"]
     expected: dict[str, type | tuple[type, ...]] = {"input": (str, dict), "saga": bool, "kind": str, "session": dict, "flow": dict,
                                                     "typed": dict, "settings": dict, "principal": dict, "tools": list, "ext": dict}  # fmt: skip
-    errors = [f"run:start {key} is a {type(value).__name__}" for key, value in start.items() if key in expected and not isinstance(value, expected[key])]
+    errors = [
+        f"run:start {key} is a {type(value).__name__}"
+        for key, value in start.items()
+        if key in expected and not isinstance(value, expected[key])
+    ]
     if not all(isinstance(name, str) for name in start.get("tools") or []):
         errors.append("run:start tools is not a []string (the SDK's tool filter)")
     settings = start.get("settings") or {}

@@ -43,12 +43,17 @@ def legacy_db(tmp_path: Path) -> Path:
         conn.execute("CREATE TABLE steps (run_id TEXT NOT NULL, seq INTEGER NOT NULL, name TEXT NOT NULL,"
                      " data BLOB NOT NULL, PRIMARY KEY (run_id, name))")  # fmt: skip
         for run_id, rows in (("order-1", V070_ORDER_1), ("order-halted", V070_HALTED), ("order-2", V080_RUN)):
-            conn.executemany("INSERT INTO steps VALUES (?, ?, ?, ?)", [(run_id, seq, json.loads(data)["name"], data) for seq, data in enumerate(rows)])
+            conn.executemany(
+                "INSERT INTO steps VALUES (?, ?, ?, ?)",
+                [(run_id, seq, json.loads(data)["name"], data) for seq, data in enumerate(rows)],
+            )
     return path
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_legacy_runs_read_with_their_real_status(legacy_db: Path) -> None:
@@ -56,7 +61,10 @@ def test_legacy_runs_read_with_their_real_status(legacy_db: Path) -> None:
     assert listing.returncode == 0, listing.stderr
     runs = {r["run_id"]: r for r in json.loads(listing.stdout)}
     assert {run_id: (r["status"], r["legacy"]) for run_id, r in runs.items()} == {
-        "order-1": ("complete", True), "order-halted": ("halted", True), "order-2": ("complete", True)}
+        "order-1": ("complete", True),
+        "order-halted": ("halted", True),
+        "order-2": ("complete", True),
+    }
     assert runs["order-halted"]["pending_call"] == "c1" and runs["order-halted"]["pending_tool"] == "charge"
     assert "[legacy]" in cli("runs", str(legacy_db)).stdout
 

@@ -55,7 +55,9 @@ async def test_only_genuine_faults_are_errors(store: Store) -> None:
     unfinished = await unfinished_roots(store)
     re_driven, errors = await recover(store, resume_with_the_demo_agent(store, failing="refund-a1001-stalled"))
     assert sorted(str(e).split(" (")[0] for e in errors) == [
-        "run 'lookup-a1001-damaged' holds an unreadable or redacted record", "the model provider is down for refund-a1001-stalled"]
+        "run 'lookup-a1001-damaged' holds an unreadable or redacted record",
+        "the model provider is down for refund-a1001-stalled",
+    ]
     assert re_driven == len(set(unfinished) - NOT_RE_DRIVEN) - 1  # not the failing run
 
 

@@ -214,8 +214,10 @@ async def test_two_recoverers_drive_each_run_once_and_one_at_a_time(
         pids = {s["pid"] for s in summaries}
         assert set(driver.values()) == pids and len(pids) == 2
         spans = [
-            (min(s for s, _, p in itertools.chain.from_iterable(drives.values()) if p == pid),
-             max(e for _, e, p in itertools.chain.from_iterable(drives.values()) if p == pid))
+            (
+                min(s for s, _, p in itertools.chain.from_iterable(drives.values()) if p == pid),
+                max(e for _, e, p in itertools.chain.from_iterable(drives.values()) if p == pid),
+            )
             for pid in pids
         ]
         assert max(s for s, _ in spans) < min(e for _, e in spans)

@@ -15,7 +15,10 @@ from agenttui.stores.base import Store
 from agenttui.stores.memory import MemStore
 
 SCRIPT = turns(
-    ("Looking the order up.", [Call("lookup_order", {"order_id": "A-1004"}), Call("lookup_order", {"order_id": "A-1001"})]),
+    (
+        "Looking the order up.",
+        [Call("lookup_order", {"order_id": "A-1004"}), Call("lookup_order", {"order_id": "A-1001"})],
+    ),
     ("Asking the specialist.", [Call("refunds_specialist", {"task": "Is A-1004 eligible?"})]),
     ("Emailing.", [Call("send_email", {"to": "edsger@example.com", "subject": "Eligible"})]),
     ("A-1004 is eligible; I emailed the customer.", []),

@@ -47,7 +47,9 @@ async def test_your_agent_replays_without_firing_a_side_effect(demo: Store) -> N
 async def test_a_live_tool_runs_for_real_once_and_only_into_the_replay(demo: Store) -> None:
     effects = Effects()
     before = [e.name async for e in demo.load("refund-a1002")]
-    _, verdict = await replay_verdict(demo, "refund-a1002", counted("refund-a1002", effects), live_tools=["refund_payment"])
+    _, verdict = await replay_verdict(
+        demo, "refund-a1002", counted("refund-a1002", effects), live_tools=["refund_payment"]
+    )
     assert effects.refunds == [("A-1002", 129.0)] and effects.emails == []  # the email stays served
     assert verdict.live == ("refund_payment",) and "refund_payment" not in verdict.served
     assert verdict.kind == VerdictKind.MATCHES  # the demo's refund returns what it returned then
@@ -65,7 +67,15 @@ def demo_file(demo_db: Path) -> Path:  # noqa: F811  (the fixture imported above
 
 def cli(*args: str, effects: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = os.environ | {"AGENTTUI_EFFECTS": str(effects)}
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60, env=env, input=stdin)
+    return subprocess.run(
+        [sys.executable, "-m", "agenttui", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        input=stdin,
+    )
 
 
 COUNTING = "tests.agent.counting_agent:factory"
@@ -82,10 +92,22 @@ def test_the_cli_serves_side_effects_and_asks_before_running_one(demo_file: Path
     for args, why in [(["--live-tool", "refund_payment"], "confirm at a terminal, or add --yes"),
                       (["--live-tool", "refund"], "your agent has no tool 'refund'"),
                       (["--live-tool", "lookup_order", "--yes"], "lookup_order is read-only")]:  # fmt: skip
-        refused = cli("replay", str(demo_file), "refund-a1004-halted", "--agent", COUNTING, *args, effects=effects, stdin="")
+        refused = cli(
+            "replay", str(demo_file), "refund-a1004-halted", "--agent", COUNTING, *args, effects=effects, stdin=""
+        )
         assert refused.returncode == 2 and why in refused.stderr, refused.stderr
     assert not effects.exists()
-    live = cli("replay", str(demo_file), "refund-a1004-halted", "--agent", COUNTING, "--live-tool", "refund_payment", "--yes", effects=effects)
+    live = cli(
+        "replay",
+        str(demo_file),
+        "refund-a1004-halted",
+        "--agent",
+        COUNTING,
+        "--live-tool",
+        "refund_payment",
+        "--yes",
+        effects=effects,
+    )
     assert live.returncode == 3, live.stdout + live.stderr  # the halted refund really ran this time: it diverges
     assert "ran for real, side effects and all: refund_payment" in live.stdout
     assert effects.read_text() == "refund A-1004 240.0\n"
@@ -93,7 +115,17 @@ def test_the_cli_serves_side_effects_and_asks_before_running_one(demo_file: Path
 
 async def test_the_source_is_untouched_by_a_live_replay(demo_file: Path, tmp_path: Path) -> None:
     before = demo_file.read_bytes()
-    cli("replay", str(demo_file), "refund-a1002", "--agent", COUNTING, "--live-tool", "refund_payment", "--yes", effects=tmp_path / "e.log")
+    cli(
+        "replay",
+        str(demo_file),
+        "refund-a1002",
+        "--agent",
+        COUNTING,
+        "--live-tool",
+        "refund_payment",
+        "--yes",
+        effects=tmp_path / "e.log",
+    )
     assert demo_file.read_bytes() == before
     store = await SQLiteStore.open(demo_file, read_only=True)
     try:

@@ -71,7 +71,11 @@ async def test_a_run_journals_every_step_in_order(store: Store) -> None:
 
 async def test_resuming_a_complete_run_replays_without_executing(store: Store) -> None:
     effects = Effects()
-    agent = desk_agent(demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "A-1001"})]), ("Found it.", []))), store, effects)
+    agent = desk_agent(
+        demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "A-1001"})]), ("Found it.", []))),
+        store,
+        effects,
+    )
     await agent.run("r1", "where is A-1001?")
     before = await names(store, "r1")
     events = [e async for e in agent.stream("r1", "where is A-1001?")]
@@ -81,7 +85,9 @@ async def test_resuming_a_complete_run_replays_without_executing(store: Store) -
 
 
 async def test_live_events_stream_in_order(store: Store) -> None:
-    agent = desk_agent(demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "A-1001"})]), ("Found it.", []))), store)
+    agent = desk_agent(
+        demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "A-1001"})]), ("Found it.", []))), store
+    )
     kinds = [type(e).__name__ for e in [e async for e in agent.stream("r1", "hi")]]
     assert kinds[0] == "TurnStarted" and kinds[-1] == "Finished"
     assert kinds.index("ToolStarted") < kinds.index("ToolCompleted")
@@ -89,7 +95,9 @@ async def test_live_events_stream_in_order(store: Store) -> None:
 
 
 async def test_a_failing_tool_is_recorded_as_an_error_result(store: Store) -> None:
-    agent = desk_agent(demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "Z-9"})]), ("No such order.", []))), store)
+    agent = desk_agent(
+        demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "Z-9"})]), ("No such order.", []))), store
+    )
     await agent.run("r1", "refund Z-9")
     record = await Journal(store).get("r1", "tool:call_0_0")
     assert record is not None and record.is_error and decode_json(record.result) == "no order Z-9"
@@ -124,7 +132,10 @@ async def test_deciding_twice_writes_once(store: Store) -> None:
 
 
 async def test_interrupt_waits_for_an_answer(store: Store) -> None:
-    script = turns(("I need to ask.", [Call("ask_customer", {"question": "Refund to card or store credit?"})]), ("Store credit it is.", []))
+    script = turns(
+        ("I need to ask.", [Call("ask_customer", {"question": "Refund to card or store credit?"})]),
+        ("Store credit it is.", []),
+    )
     agent = desk_agent(demo_model(script), store)
     with pytest.raises(Interrupted) as asked:
         await agent.run("r1", "refund A-1001")
@@ -137,7 +148,9 @@ async def test_interrupt_waits_for_an_answer(store: Store) -> None:
 
 async def test_durable_sleep_wakes_through_the_waker(store: Store) -> None:
     now = [datetime(2026, 11, 29, 12, 0, tzinfo=UTC)]
-    script = turns(("Waiting for settlement.", [Call("wait_for_settlement", {"order_id": "A-1001", "hours": 2})]), ("Settled.", []))
+    script = turns(
+        ("Waiting for settlement.", [Call("wait_for_settlement", {"order_id": "A-1001", "hours": 2})]), ("Settled.", [])
+    )
     agent = desk_agent(demo_model(script), store, clock=lambda: now[0])
     finished = []
 
@@ -192,7 +205,11 @@ async def test_resolving_a_halt_as_fired_records_the_outcome(store: Store) -> No
     paused = await drive_to_approval(store, "r1", effects)
     await approve(store, "r1", paused.tool_use_id)
     with pytest.raises(Crash):
-        await desk_agent(demo_model(refund_story("A-1002", 129.0)), store, Effects(on_refund=lambda *_: (_ for _ in ()).throw(Crash()))).run("r1", "")
+        await desk_agent(
+            demo_model(refund_story("A-1002", 129.0)),
+            store,
+            Effects(on_refund=lambda *_: (_ for _ in ()).throw(Crash())),
+        ).run("r1", "")
     outcome = await resolve_halt(store, "r1", "call_1_0", fired=True, result={"refund_id": "rf_manual"})
     assert outcome.standing.reconciled
     await desk_agent(demo_model(refund_story("A-1002", 129.0)), store, effects).run("r1", "")
@@ -236,7 +253,9 @@ async def test_a_tool_the_agent_does_not_have_is_an_error_result(store: Store) -
 
 
 async def test_two_events_kinds_for_a_live_tool_call(store: Store) -> None:
-    agent = desk_agent(demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "A-1001"})]), ("Done.", []))), store)
+    agent = desk_agent(
+        demo_model(turns(("Looking.", [Call("lookup_order", {"order_id": "A-1001"})]), ("Done.", []))), store
+    )
     events = [e async for e in agent.stream("r1", "x")]
     started = next(e for e in events if isinstance(e, ToolStarted))
     completed = next(e for e in events if isinstance(e, ToolCompleted))

@@ -51,7 +51,9 @@ leases = st.none() | st.builds(LeaseInfo, st.just("r"), st.text(max_size=5), st.
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(headers, st.lists(records, max_size=10), leases)
-def test_no_record_content_raises_out_of_a_status_or_a_view(header: list[Record], body: list[Record], lease: LeaseInfo | None) -> None:
+def test_no_record_content_raises_out_of_a_status_or_a_view(
+    header: list[Record], body: list[Record], lease: LeaseInfo | None
+) -> None:
     run = header + body
     status = status_of("r", run, lease, now=datetime(2030, 1, 1, tzinfo=UTC))
     assert status.state and status.detail is not None

@@ -34,8 +34,12 @@ async def _store_with_bad_runs(path: Path) -> None:
     await journal.append("not-json", Record("note", StepKind.VALUE, result=b'"still shown"'))
     await journal.append("wrong-name", Record("run:start", StepKind.VALUE, result=b'{"input":"hi"}'))
     await store.insert("wrong-name", "@llm/0", encode_record(Record("@llm/7", StepKind.MODEL)))
-    await store.insert("headerless", "run:start", encode_record(Record("run:start", StepKind.VALUE, result=b'{"input":"x"}')))
-    await store.insert("future", "@journal", encode_record(Record("@journal", StepKind.HEADER, format="bide.journal.v2")))
+    await store.insert(
+        "headerless", "run:start", encode_record(Record("run:start", StepKind.VALUE, result=b'{"input":"x"}'))
+    )
+    await store.insert(
+        "future", "@journal", encode_record(Record("@journal", StepKind.HEADER, format="bide.journal.v2"))
+    )
     await journal.append("redacted", Record("run:start", StepKind.VALUE, result=b'{"input":"x"}'))
     await store.insert("redacted", "tool:c1", b'{"redacted":{"leaf_hash":"ab12","at_ms":1}}')
     await store.close()
@@ -57,7 +61,11 @@ def test_bad_runs_show_as_unreadable_and_the_rest_still_shows(bad_runs: Path) ->
     assert "stalled" in lines["good"]
     # A headerless journal is one an SDK before v0.9 wrote: read, and marked legacy.
     assert "stalled" in lines["headerless"] and "[legacy]" in lines["headerless"]
-    for run_id, reason in [("not-json", "not a journal record"), ("wrong-name", "stored as"), ("future", "bide.journal.v2")]:
+    for run_id, reason in [
+        ("not-json", "not a journal record"),
+        ("wrong-name", "stored as"),
+        ("future", "bide.journal.v2"),
+    ]:
         assert "unreadable" in lines[run_id] and reason in lines[run_id], lines[run_id]
     shown = runner.invoke(main, ["show", str(bad_runs), "not-json"])
     assert shown.exit_code == 0 and "unreadable" in shown.output and "still shown" in shown.output
@@ -84,7 +92,9 @@ def make_corpus(tmp_path: Path) -> dict[str, Path]:
     with closing(sqlite3.connect(future)) as conn, conn:
         conn.execute("UPDATE bide_schema_version SET version = 2")
     (empty := tmp_path / "empty.db").write_bytes(b"")
-    corpus.update(truncated=truncated, text=text, other=other, future=future, empty=empty, missing=tmp_path / "missing.db")
+    corpus.update(
+        truncated=truncated, text=text, other=other, future=future, empty=empty, missing=tmp_path / "missing.db"
+    )
     return corpus
 
 
@@ -129,7 +139,10 @@ async def test_the_tui_shows_bad_runs_and_writes_nothing(bad_runs: Path) -> None
     assert snapshot(bad_runs) == before
 
 
-@pytest.mark.parametrize("command", [["approve", "run-1", "call-1"], ["cancel", "run-1"], ["recover", "--agent", "agenttui.demo.build:factory"]])
+@pytest.mark.parametrize(
+    "command",
+    [["approve", "run-1", "call-1"], ["cancel", "run-1"], ["recover", "--agent", "agenttui.demo.build:factory"]],
+)
 def test_a_write_to_a_missing_file_fails_and_creates_none(tmp_path: Path, command: list[str]) -> None:
     path = tmp_path / "mistyped.db"
     result = CliRunner().invoke(main, [command[0], str(path), *command[1:]])
@@ -138,7 +151,9 @@ def test_a_write_to_a_missing_file_fails_and_creates_none(tmp_path: Path, comman
     assert not path.exists()
 
 
-def test_a_write_to_a_postgres_schema_without_a_journal_fails_and_creates_none(postgres_cluster: PostgresCluster) -> None:
+def test_a_write_to_a_postgres_schema_without_a_journal_fails_and_creates_none(
+    postgres_cluster: PostgresCluster,
+) -> None:
     schema = "agenttui_mistyped_schema"
     result = CliRunner().invoke(main, ["cancel", f"{postgres_cluster.dsn}?schema={schema}", "run-1"])
     assert result.exit_code == 2, result.output

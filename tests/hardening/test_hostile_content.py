@@ -37,7 +37,9 @@ def hostile_run(text: str, tool_result: str, tool_name: str) -> list[Record]:
         Record("@journal", StepKind.HEADER, format="bide.journal.v1-dev"),
         Record("run:start", StepKind.VALUE, result=json.dumps({"input": text}).encode()),
         Record("@llm/0", StepKind.MODEL, message=Message.assistant(TextPart(text), ToolUsePart("c1", tool_name, args))),
-        Record("tool:c1", StepKind.TOOL_RESULT, tool_use_id="c1", result=json.dumps(tool_result).encode(), is_error=True),
+        Record(
+            "tool:c1", StepKind.TOOL_RESULT, tool_use_id="c1", result=json.dumps(tool_result).encode(), is_error=True
+        ),
         Record("@llm/1", StepKind.MODEL, message=Message.assistant(TextPart(text))),
         Record("run:complete", StepKind.VALUE),
     ]
@@ -51,7 +53,11 @@ def test_every_text_output_is_inert(text: str, tool_result: str, tool_name: str)
     outputs = [printable(summary(r, {"c1": tool_name})) for r in records]
     outputs += [safe_json([record_json(r) for r in records])]
     steps = flow_steps(records)
-    outputs += [for_terminal(mermaid_text(steps)), render_text(steps, width=60), render_text(steps, width=60, ascii=True)]
+    outputs += [
+        for_terminal(mermaid_text(steps)),
+        render_text(steps, width=60),
+        render_text(steps, width=60, ascii=True),
+    ]
     for output in outputs:
         assert not TERMINAL_ACTIVE.search(output), repr(output)
     mermaid_labels = re.findall(r'\["(.*)"\]', mermaid_text(steps))
@@ -77,7 +83,11 @@ def test_the_cli_never_lets_an_escape_byte_through(tmp_path: Path) -> None:
     runner = CliRunner()
     run_ids = ["evil-\x1b[2J\u202e-run", "[bold]run[/bold]"]
     # recover quotes every run it could not drive (the demo's factory knows none of these).
-    invocations = [["runs", str(path)], ["runs", str(path), "--json"], ["recover", str(path), "--agent", "agenttui.demo.build:factory"]]
+    invocations = [
+        ["runs", str(path)],
+        ["runs", str(path), "--json"],
+        ["recover", str(path), "--agent", "agenttui.demo.build:factory"],
+    ]
     for run_id in run_ids:
         for view in (["show"], ["show", "--json"], ["events"], ["events", "--json"], ["mermaid"], ["mermaid", "--ascii"],
                      ["mermaid", "--ascii", "--plain"], ["replay"], ["replay", "--json"]):  # fmt: skip
@@ -141,7 +151,12 @@ def test_no_error_message_lets_an_escape_byte_through(tmp_path: Path) -> None:
     ]  # fmt: skip
     quoted = 0
     for command, run_id, *rest in invocations:
-        result = subprocess.run([sys.executable, "-m", "agenttui", command, str(path), run_id, *rest], check=False, capture_output=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "agenttui", command, str(path), run_id, *rest],
+            check=False,
+            capture_output=True,
+            timeout=60,
+        )
         output = (result.stdout + result.stderr).decode("utf-8", "replace")
         assert result.returncode != 0, (command, run_id, output)
         assert not TERMINAL_ACTIVE.search(output), (command, run_id, output)

@@ -141,7 +141,9 @@ async def _build(path: Path) -> None:
         # Python's writer refuses JSON nested deeper than its parser reads (about 1,000 levels), but
         # a Go writer stores up to 10,000: such a record reaches the store the way another SDK puts it.
         placeholder = Record("note:abyss", StepKind.VALUE, result=b'"abyss"', salt=os.urandom(32))
-        await store.insert(RUN_DEEP, placeholder.name, encode_record(placeholder).replace(b'"abyss"', _deep(ABYSS_DEPTH)))
+        await store.insert(
+            RUN_DEEP, placeholder.name, encode_record(placeholder).replace(b'"abyss"', _deep(ABYSS_DEPTH))
+        )
         assert len(await Journal(store).history(RUN_DEEP)) == 7
     finally:
         await store.close()
@@ -264,7 +266,9 @@ async def test_the_runs_screen_shows_hostile_run_ids_inert(hostile_db: Path) -> 
             await pilot.press("m")
             await pilot.pause()
         assert_inert(app, "runs, marked")
-        assert_shows(screen_text(app), "marked", ["marked: [@click=app.quit]click me[/],", r"esc\x1b[2J\x1b]0;t\x07\u202e\x9b"])
+        assert_shows(
+            screen_text(app), "marked", ["marked: [@click=app.quit]click me[/],", r"esc\x1b[2J\x1b]0;t\x07\u202e\x9b"]
+        )
         await click_text(pilot, "marked: [@click=app.quit]click me[/]")  # a toast
         assert_inert(app, "runs, toast clicked")
         # The whole id shows where there is room: in the title of its run.
@@ -274,7 +278,11 @@ async def test_the_runs_screen_shows_hostile_run_ids_inert(hostile_db: Path) -> 
         await wait_for_screen(pilot, RunScreen)
         await settle(pilot)
         assert_inert(app, "run with escapes in its id")
-        assert_shows(shown_in(app, app.screen.query_one("#run-title")), "title", [r"run esc\x1b[2J\x1b]0;t\x07\u202e\x9b   6 records"])
+        assert_shows(
+            shown_in(app, app.screen.query_one("#run-title")),
+            "title",
+            [r"run esc\x1b[2J\x1b]0;t\x07\u202e\x9b   6 records"],
+        )
 
 
 async def test_every_run_pane_shows_hostile_records_inert(hostile_db: Path) -> None:
@@ -285,10 +293,14 @@ async def test_every_run_pane_shows_hostile_records_inert(hostile_db: Path) -> N
         names = [record.name for record in screen.records]
         assert names[:3] == ["@journal", "run:start", "@llm/0"] and names[-1] == "run:complete"
         assert_inert(app, "journal and title")
-        assert_shows(shown_in(app, screen.query_one("#run-title")), "title", ["run [@click=app.quit]click me[/]   6 records"])
+        assert_shows(
+            shown_in(app, screen.query_one("#run-title")), "title", ["run [@click=app.quit]click me[/]   6 records"]
+        )
         await click_text(pilot, "click me", screen.query_one("#run-title"))
         journal = screen.query_one(JournalList)
-        assert_shows(shown_in(app, journal), "journal list", ["[@click=app.quit]click me[/]", r"look\x1b[31mup[bold]x[/]\u202"])
+        assert_shows(
+            shown_in(app, journal), "journal list", ["[@click=app.quit]click me[/]", r"look\x1b[31mup[bold]x[/]\u202"]
+        )
 
         inspector = screen.query_one(RecordInspector)
         for index in range(len(names)):
@@ -316,7 +328,9 @@ async def test_every_run_pane_shows_hostile_records_inert(hostile_db: Path) -> N
         await pilot.pause()
         assert_inert(app, "state at step")
         conversation = screen.query_one(ConversationView)
-        assert_shows(shown_in(app, conversation), "state at step", [f"as of record #{len(names) - 1}", "user", *SHOWN_LITERALLY])
+        assert_shows(
+            shown_in(app, conversation), "state at step", [f"as of record #{len(names) - 1}", "user", *SHOWN_LITERALLY]
+        )
         await click_text(pilot, "click me", conversation)
 
         await show_pane(pilot, "v")
@@ -333,7 +347,9 @@ async def test_every_run_pane_shows_hostile_records_inert(hostile_db: Path) -> N
             await pilot.pause()
             assert_inert(app, f"flowchart at #{index}")
         # The flowchart labels only tool calls; its own stand-in for ESC is the control picture.
-        assert_shows(shown_in(app, screen.query_one(FlowchartView)), "flowchart", [r"tool: look␛[31mup[bold]x[/]\u202e"])
+        assert_shows(
+            shown_in(app, screen.query_one(FlowchartView)), "flowchart", [r"tool: look␛[31mup[bold]x[/]\u202e"]
+        )
         assert isinstance(app.screen, RunScreen)
 
 
@@ -364,7 +380,9 @@ async def test_replay_and_its_diff_show_hostile_records_inert(hostile_db: Path) 
     async with app.run_test(size=SIZE) as pilot:
         screen = await replay_to_divergence(pilot)
         assert_inert(app, "replay, diff")
-        assert_shows(shown_in(app, screen.query_one("#replay-title")), "replay title", ["replay [@click=app.quit]click me[/]"])
+        assert_shows(
+            shown_in(app, screen.query_one("#replay-title")), "replay title", ["replay [@click=app.quit]click me[/]"]
+        )
         # The detail wraps and scrolls: its text is read whole, what is on screen is checked above.
         assert_shows(exported(screen.query_one("#diff-detail", Static).content), "diff detail", [
             '+    "today": "[@click=app.quit]click me[/]', r"\u001b[31mred\u001b[0m", r"\u202eevil\u202c \u2066iso\u2069",
@@ -390,7 +408,9 @@ async def test_replay_and_its_diff_show_hostile_records_inert(hostile_db: Path) 
 
         await show_pane(pilot, "3")
         assert_inert(app, "replay flowchart")
-        assert_shows(shown_in(app, screen.query_one(FlowchartView)), "replay flowchart", [r"tool: look␛[31mup[bold]x[/]\u202e"])
+        assert_shows(
+            shown_in(app, screen.query_one(FlowchartView)), "replay flowchart", [r"tool: look␛[31mup[bold]x[/]\u202e"]
+        )
         assert isinstance(app.screen, ReplayScreen)
 
 
@@ -420,7 +440,9 @@ async def test_acting_on_a_hostile_run_shows_its_dialogs_and_outcome_inert(hosti
         await pilot.press("enter")
         await wait_for_screen(pilot, ConfirmDialog)
         assert_inert(app, "confirm")
-        assert_shows(screen_text(app), "confirm", [r"Approve call call\x1b[2J[b] of run", run_shown, "agenttui approve"])
+        assert_shows(
+            screen_text(app), "confirm", [r"Approve call call\x1b[2J[b] of run", run_shown, "agenttui approve"]
+        )
         await pilot.press("y")
         await settle(pilot)
         # The outcome's notification names the call and the run in its title.

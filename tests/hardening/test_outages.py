@@ -179,7 +179,9 @@ async def test_the_sqlite_file_deleted_then_replaced_under_the_tui(demo_db, tmp_
     app = AgentTuiApp(str(demo_db))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        await until(pilot, lambda: app.screen.query_one(StatusBar).tail == "watching", "the change feed to watch the file")
+        await until(
+            pilot, lambda: app.screen.query_one(StatusBar).tail == "watching", "the change feed to watch the file"
+        )
         shown = [r.run_id for r in app.screen.table.items]  # type: ignore[attr-defined]
         bar = app.screen.query_one(StatusBar)
         demo_db.unlink()
@@ -188,7 +190,9 @@ async def test_the_sqlite_file_deleted_then_replaced_under_the_tui(demo_db, tmp_
         assert [r.run_id for r in app.screen.table.items] == shown  # type: ignore[attr-defined]
         (demo_db.parent / (demo_db.name + "-wal")).unlink()
         shutil.copy(saved, demo_db)
-        await until(pilot, lambda: app.screen.query_one(StatusBar).connection == "connected", "the app to open the new file")
+        await until(
+            pilot, lambda: app.screen.query_one(StatusBar).connection == "connected", "the app to open the new file"
+        )
         await settle(pilot)
         assert [r.run_id for r in app.screen.table.items] == shown  # type: ignore[attr-defined]
 
@@ -202,7 +206,9 @@ async def test_the_sqlite_file_made_unreadable_under_the_tui(demo_db: Path) -> N
     try:
         async with app.run_test(size=(140, 40)) as pilot:
             await settle(pilot)
-            await until(pilot, lambda: app.screen.query_one(StatusBar).tail == "watching", "the change feed to watch the file")
+            await until(
+                pilot, lambda: app.screen.query_one(StatusBar).tail == "watching", "the change feed to watch the file"
+            )
             listed = [r.run_id for r in app.screen.table.items]  # type: ignore[attr-defined]
             app.open_run(AWAITING_APPROVAL)
             await settle(pilot)
@@ -214,7 +220,9 @@ async def test_the_sqlite_file_made_unreadable_under_the_tui(demo_db: Path) -> N
             for f in modes:
                 os.chmod(f, 0)  # the chmod itself is an event in the watched names: the feed wakes
             try:
-                await Journal(writer).append(AWAITING_APPROVAL, Record("ops-note", StepKind.VALUE, result=b'"while unreadable"'))
+                await Journal(writer).append(
+                    AWAITING_APPROVAL, Record("ops-note", StepKind.VALUE, result=b'"while unreadable"')
+                )
                 await until(pilot, lambda: len(screen.records) > len(shown), "the record committed meanwhile to appear")
                 assert [r.name for r in screen.records] == [*shown, "ops-note"]
                 assert app.screen is screen, f"{app.screen!r} covers the run"
@@ -255,7 +263,9 @@ def test_an_unreadable_sqlite_file_is_one_clear_line_and_exit_code_2(demo_db: Pa
 
 
 @pytest.mark.postgres
-async def test_an_approval_confirmed_while_postgres_is_down_writes_nothing_and_says_so(postgres_cluster: PostgresCluster) -> None:
+async def test_an_approval_confirmed_while_postgres_is_down_writes_nothing_and_says_so(
+    postgres_cluster: PostgresCluster,
+) -> None:
     url, schema = await demo_on_postgres(postgres_cluster)
     store = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
     try:
@@ -297,7 +307,9 @@ async def test_an_approval_confirmed_while_postgres_is_down_writes_nothing_and_s
     assert after[: len(before)] == before and [name for _, name, _ in after[len(before) :]] == ["approval:call_1_0"]
 
 
-async def test_an_approval_confirmed_after_the_sqlite_file_was_moved_away_writes_nothing_and_says_so(demo_db: Path, tmp_path: Path) -> None:
+async def test_an_approval_confirmed_after_the_sqlite_file_was_moved_away_writes_nothing_and_says_so(
+    demo_db: Path, tmp_path: Path
+) -> None:
     store = await SQLiteStore.open(demo_db, read_only=True)
     try:
         before = await journal_of(store, AWAITING_APPROVAL)

@@ -18,7 +18,9 @@ from agenttui.stores.sqlite import SQLiteStore
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60
+    )
 
 
 async def _good_runs(path: Path, *, big: bool = False) -> None:
@@ -28,7 +30,14 @@ async def _good_runs(path: Path, *, big: bool = False) -> None:
         for run_id in ("a-good", "z-good"):
             await journal.append(run_id, Record("run:start", StepKind.VALUE, result=b'{"input":"hi","kind":"agent"}'))
         if big:  # a record that fills overflow pages, the marker in the middle of them
-            await journal.append("m-big", Record("run:start", StepKind.VALUE, result=json.dumps({"input": "Q" * 60_000 + "MARKER" + "Q" * 60_000}).encode()))
+            await journal.append(
+                "m-big",
+                Record(
+                    "run:start",
+                    StepKind.VALUE,
+                    result=json.dumps({"input": "Q" * 60_000 + "MARKER" + "Q" * 60_000}).encode(),
+                ),
+            )
     finally:
         await store.close()
 
@@ -67,11 +76,15 @@ def test_a_damaged_page_marks_its_run_and_the_rest_go_on(tmp_path: Path) -> None
 
     found = asyncio.run(statuses())
     assert found["a-good"][0] == found["z-good"][0] == RunState.STALLED
-    assert found["m-big"][0] == RunState.UNREADABLE and "could not be read (3 tries)" in found["m-big"][1], found["m-big"]
+    assert found["m-big"][0] == RunState.UNREADABLE and "could not be read (3 tries)" in found["m-big"][1], found[
+        "m-big"
+    ]
     assert cli("runs", str(path)).returncode == 0
 
 
-@pytest.mark.parametrize("damage", ["DROP TABLE bide_leases", "UPDATE bide_leases SET holder = x'00ff', expiry = 'soon'"])
+@pytest.mark.parametrize(
+    "damage", ["DROP TABLE bide_leases", "UPDATE bide_leases SET holder = x'00ff', expiry = 'soon'"]
+)
 def test_a_broken_lease_table_is_a_lease_unknown(tmp_path: Path, damage: str) -> None:
     path = tmp_path / "leases.db"
     asyncio.run(_good_runs(path))

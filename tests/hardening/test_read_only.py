@@ -110,6 +110,13 @@ def test_a_wal_journal_on_read_only_media_opens(tmp_path: Path) -> None:
     asyncio.run(build())
     script = (f"mount --bind {source} {mount} && mount -o remount,bind,ro {mount} && "
               f"exec {sys.executable} -m agenttui runs {mount / 'journal.db'} --json")  # fmt: skip
-    result = subprocess.run(["unshare", "--mount", "sh", "-c", script], check=False, capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[2])
+    result = subprocess.run(
+        ["unshare", "--mount", "sh", "-c", script],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).parents[2],
+    )
     assert result.returncode == 0, result.stderr
     assert '"run_id": "refund-a1002"' in result.stdout or '"run_id":"refund-a1002"' in result.stdout

@@ -46,7 +46,9 @@ def url_with(cluster: PostgresCluster, password: str) -> str:
     return f"postgresql://{cluster.user}:{password}@{cluster.host}:{cluster.port}/{cluster.database}"
 
 
-def test_a_pgpass_file_works(postgres_cluster: PostgresCluster, schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pgpass_file_works(
+    postgres_cluster: PostgresCluster, schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cluster = postgres_cluster
     pgpass = tmp_path / "pgpass"
     pgpass.write_text(f"{cluster.host}:{cluster.port}:*:{cluster.user}:{cluster.password}\n")
@@ -69,7 +71,9 @@ def test_the_cli_never_prints_a_password(postgres_cluster: PostgresCluster, capl
 
 
 @pytest.mark.parametrize("where", ["user-info", "query"])
-def test_the_tui_shows_the_store_with_its_password_masked(postgres_cluster: PostgresCluster, schema: str, where: str) -> None:
+def test_the_tui_shows_the_store_with_its_password_masked(
+    postgres_cluster: PostgresCluster, schema: str, where: str
+) -> None:
     import asyncio
 
     asyncio.run(_tui_masks(postgres_cluster, schema, where))
@@ -96,7 +100,9 @@ def test_a_store_opened_from_the_url_hides_the_password(postgres_cluster: Postgr
     import asyncio
 
     async def check() -> None:
-        store = await open_store(url_with(postgres_cluster, postgres_cluster.password) + f"?schema={schema}", read_only=True)
+        store = await open_store(
+            url_with(postgres_cluster, postgres_cluster.password) + f"?schema={schema}", read_only=True
+        )
         try:
             assert postgres_cluster.password not in store.display_url and postgres_cluster.password not in repr(store)
         finally:
@@ -112,5 +118,7 @@ def test_a_password_on_the_command_line_is_masked_in_the_process_title() -> None
     probe = ("import sys; sys.argv = ['agenttui', 'postgresql://ana:s3cret@db.example/j?password=other']\n"
              "from agenttui.cli import mask_process_title; mask_process_title()\n"
              "print(open('/proc/self/cmdline', 'rb').read().rstrip(b'\\0').decode())")  # fmt: skip
-    title = subprocess.run([sys.executable, "-c", probe], check=False, capture_output=True, text=True, timeout=30).stdout
+    title = subprocess.run(
+        [sys.executable, "-c", probe], check=False, capture_output=True, text=True, timeout=30
+    ).stdout
     assert title.strip() == "agenttui postgresql://ana:***@db.example/j?password=***"

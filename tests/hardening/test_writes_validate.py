@@ -23,7 +23,14 @@ def demo(demo_db: Path) -> Path:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "agenttui", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def journal(path: Path) -> list[tuple[str, str, bytes]]:
@@ -40,9 +47,17 @@ def journal(path: Path) -> list[tuple[str, str, bytes]]:
         (["answer", "question-a1001", "ask-call_1_0", "{card"], 2, "not valid JSON"),
         (["resolve", "refund-a1004-halted", "call_1_0", "--fired", "--result", "{bad"], 2, "not valid JSON"),
         (["resolve", "refund-a1004-halted", "call_1_0", "--fired", "--result", "sent"], 2, "not valid JSON"),
-        (["resolve", "refund-a1004-halted", "call_1_0", "--fired", "--not-fired"], 2, "--fired or --not-fired, one of them"),
+        (
+            ["resolve", "refund-a1004-halted", "call_1_0", "--fired", "--not-fired"],
+            2,
+            "--fired or --not-fired, one of them",
+        ),
         (["resolve", "refund-a1004-halted", "call_1_0"], 2, "--fired or --not-fired, one of them"),
-        (["resolve", "refund-a1004-halted", "call_1_0", "--not-fired", "--result", "1"], 2, "a call that did not fire has no result"),
+        (
+            ["resolve", "refund-a1004-halted", "call_1_0", "--not-fired", "--result", "1"],
+            2,
+            "a call that did not fire has no result",
+        ),
         (["deny", "refund-a1002", "call_1_0"], 2, "ended with run:complete"),
         (["deny", "refund-a1005-approved", "call_1_0"], 4, "call call_1_0 was already approved by ops@example.com"),
         (["approve", "no-such-run", "call_1_0"], 1, "no run 'no-such-run'"),
@@ -94,8 +109,17 @@ def test_no_traceback_from_a_bad_url_a_full_disk_or_a_narrow_encoding(demo: Path
     broken_url = cli("runs", "postgresql://u:secret@[::1/db")
     assert broken_url.returncode == 2 and "Traceback" not in broken_url.stderr and "secret" not in broken_url.stderr
     with open("/dev/full", "w") as full:
-        no_room = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], check=False, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
-    assert no_room.returncode == 2 and no_room.stderr == "agenttui: cannot write the output: No space left on device\n", no_room.stderr
+        no_room = subprocess.run(
+            [sys.executable, "-m", "agenttui", "runs", str(demo)],
+            check=False,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert (
+        no_room.returncode == 2 and no_room.stderr == "agenttui: cannot write the output: No space left on device\n"
+    ), no_room.stderr
     latin = subprocess.run([sys.executable, "-m", "agenttui", "runs", str(demo)], check=False, capture_output=True, timeout=60,
                            env=os.environ | {"PYTHONIOENCODING": "latin-1"})  # fmt: skip
     assert latin.returncode == 0 and b"\\u2713 complete" in latin.stdout, latin.stderr
@@ -108,7 +132,10 @@ def test_runs_streams_its_lines_and_its_json(demo: Path) -> None:
     assert len(lines) == 18 and lines[0].startswith("audit-bulk") and "✓ complete" in lines[0]
     listed = json.loads(cli("runs", str(demo), "--json").stdout)
     assert len(listed) == 18 and listed[0]["run_id"] == "audit-bulk"
-    assert json.loads(cli("runs", str(demo), "--json", "--status", "aborted").stdout)[0]["run_id"] == "saga-a1003-rolled-back"
+    assert (
+        json.loads(cli("runs", str(demo), "--json", "--status", "aborted").stdout)[0]["run_id"]
+        == "saga-a1003-rolled-back"
+    )
     assert json.loads(cli("runs", str(demo), "--json", "--status", "in-flight", "--status", "cancelled").stdout) != []
 
 
@@ -119,7 +146,9 @@ def test_a_stopped_command_releases_its_lease(demo: Path, stop: str) -> None:
 
     def leases() -> list[tuple[str, str]]:
         with sqlite3.connect(f"file:{demo}?mode=ro", uri=True) as conn:
-            return conn.execute("SELECT run_id, holder FROM bide_leases WHERE run_id = 'refund-a1001-stalled'").fetchall()
+            return conn.execute(
+                "SELECT run_id, holder FROM bide_leases WHERE run_id = 'refund-a1001-stalled'"
+            ).fetchall()
 
     driving = subprocess.Popen([sys.executable, "-m", "agenttui", "redrive", str(demo), "refund-a1001-stalled", "--agent", "tests.agent.slow_agent:factory"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -143,7 +172,11 @@ def test_a_lease_stamped_a_year_ahead_can_be_broken_by_force(demo: Path) -> None
 
     asyncio.run(stamp())
     held = cli("approve", str(demo), "refund-a1005", "call_1_0")
-    assert held.returncode == 2 and "fast-clock-host#1 (lease for 365 days more; if that driver is gone, release --force breaks it)" in held.stderr
+    assert (
+        held.returncode == 2
+        and "fast-clock-host#1 (lease for 365 days more; if that driver is gone, release --force breaks it)"
+        in held.stderr
+    )
     assert cli("release", str(demo), "refund-a1005").returncode == 2  # not lapsed: a plain release refuses
     unasked = cli("release", str(demo), "refund-a1005", "--force")
     assert unasked.returncode == 2 and "confirm at a terminal, or add --yes" in unasked.stderr

@@ -81,7 +81,7 @@ CHILD = [HEADER, model(0, ("k1", "ledger")), result("k1"), model(1)]
 
 # -- a strategy of charts ----------------------------------------------------------------------
 
-TRICKY = "\x1b\x00\x9b\x7f\u202e\u2066\u2028\u0301\u200b中あ✗✓#\"&<`\ufffd\ud800 "
+TRICKY = '\x1b\x00\x9b\x7f\u202e\u2066\u2028\u0301\u200b中あ✗✓#"&<`\ufffd\ud800 '
 labels = st.text(st.one_of(st.characters(codec="utf-8"), st.sampled_from(TRICKY)), max_size=24)
 
 

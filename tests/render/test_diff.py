@@ -10,7 +10,15 @@ def value(name: str, result: bytes = b'"ok"') -> Record:
     return Record(name, StepKind.VALUE, result=result)
 
 
-RECORDING = [value("@journal"), value("run:start"), value("@llm/0"), value("tool:c0"), value("@llm/1"), value("approval:c1"), value("tool:c1")]
+RECORDING = [
+    value("@journal"),
+    value("run:start"),
+    value("@llm/0"),
+    value("tool:c0"),
+    value("@llm/1"),
+    value("approval:c1"),
+    value("tool:c1"),
+]
 
 
 def states(rows: list) -> list[tuple[str, RowState]]:  # type: ignore[type-arg]

@@ -19,7 +19,9 @@ async def write_runs(store: Store, finished: list[str], unfinished: list[str]) -
         await journal.append(run_id, Record(keys.RUN_COMPLETE, StepKind.VALUE, result=b'"done"'))
 
 
-async def read_all(scheduler: StatusScheduler, store: Store, seen: dict[str, RunStatus], **kwargs: float) -> list[list[str]]:
+async def read_all(
+    scheduler: StatusScheduler, store: Store, seen: dict[str, RunStatus], **kwargs: float
+) -> list[list[str]]:
     async def locked() -> None:
         raise AssertionError("no lock is held")
 

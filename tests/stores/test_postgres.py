@@ -458,9 +458,7 @@ async def test_a_long_run_id_is_cut_to_the_payload_limit(
     assert NOTIFY_PAYLOAD_LIMIT - 1 <= len(heard.encode()) <= NOTIFY_PAYLOAD_LIMIT
 
 
-async def test_closing_the_store_ends_its_notifications(
-    postgres_cluster: PostgresCluster, schema: str
-) -> None:
+async def test_closing_the_store_ends_its_notifications(postgres_cluster: PostgresCluster, schema: str) -> None:
     store = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
     tail = await store.notifications()
     waiting = asyncio.ensure_future(anext(tail))
@@ -514,8 +512,18 @@ def test_two_processes_racing_on_the_same_names_agree_on_one_winner(
     go = tmp_path / "go"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", RACER, postgres_cluster.dsn, schema, w, str(names),
-             str(tmp_path / f"{w}.ready"), str(go), str(tmp_path / f"{w}.json")],
+            [
+                sys.executable,
+                "-c",
+                RACER,
+                postgres_cluster.dsn,
+                schema,
+                w,
+                str(names),
+                str(tmp_path / f"{w}.ready"),
+                str(go),
+                str(tmp_path / f"{w}.json"),
+            ],
             cwd=REPO,
             stderr=subprocess.PIPE,
             text=True,

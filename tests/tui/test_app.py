@@ -103,7 +103,13 @@ async def test_filter_and_status_cycle(demo_db: Path) -> None:
         assert len(screen.table.items) == 17
         await pilot.press("s")  # needs attention
         assert {r.status.state for r in screen.table.items} == {  # type: ignore[union-attr]
-            RunState.HALTED, RunState.AWAITING_APPROVAL, RunState.AWAITING_INPUT, RunState.READY, RunState.STALLED, RunState.UNREADABLE}
+            RunState.HALTED,
+            RunState.AWAITING_APPROVAL,
+            RunState.AWAITING_INPUT,
+            RunState.READY,
+            RunState.STALLED,
+            RunState.UNREADABLE,
+        }
         assert len(screen.table.items) == 6
 
 
@@ -320,7 +326,9 @@ def test_the_command_line_names_a_missing_store_before_the_screen_switches(tmp_p
     import sys
 
     missing = tmp_path / "missing.db"
-    child = subprocess.run([sys.executable, "-m", "agenttui", str(missing)], check=False, capture_output=True, text=True, timeout=60)
+    child = subprocess.run(
+        [sys.executable, "-m", "agenttui", str(missing)], check=False, capture_output=True, text=True, timeout=60
+    )
     assert child.returncode == 2
     assert child.stderr == f"agenttui: Connection error: sqlite://{missing}: no such file\n"
     assert "\x1b" not in child.stdout + child.stderr and not missing.exists()

@@ -43,12 +43,16 @@ class Terminal:
     def __init__(self, command: str) -> None:
         self.server = f"agenttui-e2e-{uuid.uuid4().hex[:10]}"
         self.target = "e2e"
-        self._tmux("-f", "/dev/null", "new-session", "-d", "-s", self.target, "-x", str(WIDTH), "-y", str(HEIGHT), command)
+        self._tmux(
+            "-f", "/dev/null", "new-session", "-d", "-s", self.target, "-x", str(WIDTH), "-y", str(HEIGHT), command
+        )
         # Keep the pane after the command exits, so a failure shows the last screen.
         self._tmux("set-option", "-t", self.target, "remain-on-exit", "on")
 
     def _tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.server, *args], check=False, capture_output=True, text=True, env=ENV, timeout=30)
+        done = subprocess.run(
+            ["tmux", "-L", self.server, *args], check=False, capture_output=True, text=True, env=ENV, timeout=30
+        )
         if done.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr.strip()}")
         return done.stdout
@@ -78,7 +82,9 @@ class Terminal:
         raise AssertionError(f"timed out waiting for {what}; the screen was:\n{screen}")
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.server, "kill-server"], check=False, capture_output=True, env=ENV, timeout=30)
+        subprocess.run(
+            ["tmux", "-L", self.server, "kill-server"], check=False, capture_output=True, env=ENV, timeout=30
+        )
 
 
 @pytest.fixture
@@ -149,7 +155,11 @@ def test_demo_in_a_real_terminal(terminal: Callable[[str], Terminal], tmp_path: 
     assert process_alive(writer_pid)
 
     # Its records count grows while nobody touches a key: the app follows another process's commits.
-    term.wait_for(f"{run_id}'s steps to grow past {steps}", lambda s: (row := live_row(s)) is not None and row[1] > steps, GROWTH_TIMEOUT)
+    term.wait_for(
+        f"{run_id}'s steps to grow past {steps}",
+        lambda s: (row := live_row(s)) is not None and row[1] > steps,
+        GROWTH_TIMEOUT,
+    )
 
     # Open the live run: move down to its row. Where it sits depends on how the app first heard
     # of it (a listing puts it in id order, a change notification appends it), so read it off.
@@ -158,7 +168,9 @@ def test_demo_in_a_real_terminal(terminal: Callable[[str], Terminal], tmp_path: 
     assert f"run {run_id}" in screen and "Inspector" in screen
     first = records_shown(screen)
     assert first is not None
-    term.wait_for("new records on the run screen", lambda s: (n := records_shown(s)) is not None and n > first, GROWTH_TIMEOUT)
+    term.wait_for(
+        "new records on the run screen", lambda s: (n := records_shown(s)) is not None and n > first, GROWTH_TIMEOUT
+    )
 
     # The flowchart pane draws the run.
     term.press("w")

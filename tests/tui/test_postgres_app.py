@@ -40,7 +40,10 @@ async def test_runs_statuses_and_a_run(demo_schema: tuple[str, str]) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         rows = {r.run_id: r.status for r in app.screen.table.items}  # type: ignore[attr-defined]
-        assert rows["refund-a1005"].state == RunState.AWAITING_APPROVAL and rows["settlement-a1002"].state == RunState.SLEEPING  # type: ignore[union-attr]
+        assert (
+            rows["refund-a1005"].state == RunState.AWAITING_APPROVAL
+            and rows["settlement-a1002"].state == RunState.SLEEPING
+        )  # type: ignore[union-attr]
         assert len(rows) == 17
         app.open_run("refund-a1002")
         await settle(pilot)
@@ -65,7 +68,9 @@ async def test_live_tail_by_notifications(postgres_cluster: PostgresCluster, dem
             await until(pilot, lambda: len(screen.records) > before, "the committed record to appear")
         finally:
             await writer.close()
-        assert screen.records[-1].name == "ops-note" and screen.journal_list.cursor == len(screen.records) - 1  # followed
+        assert (
+            screen.records[-1].name == "ops-note" and screen.journal_list.cursor == len(screen.records) - 1
+        )  # followed
 
 
 async def test_replay_and_approve(postgres_cluster: PostgresCluster, demo_schema: tuple[str, str]) -> None:

@@ -60,7 +60,9 @@ async def test_replay_turn_by_turn_to_the_end(demo_db: Path) -> None:
             assert screen.session.progress.turn == turn  # type: ignore[union-attr]
         assert screen.session.progress.state == "finished"  # type: ignore[union-attr]
         assert screen.diff is not None and screen.diff.matches
-        assert [r.name for r in screen.records] == await names(demo_db, "refund-a1002") or {r.name for r in screen.records} == set(await names(demo_db, "refund-a1002"))
+        assert [r.name for r in screen.records] == await names(demo_db, "refund-a1002") or {
+            r.name for r in screen.records
+        } == set(await names(demo_db, "refund-a1002"))
         events = screen.query_one(EventsView).items
         kinds = [kind for kind, _ in events]
         assert kinds.count("turn") == 8 and kinds[-1] == "finished"  # turn started + assistant turn, four times
@@ -219,9 +221,13 @@ async def test_answer_resolve_and_redrive(demo_db: Path) -> None:
         await act(pilot, "refund-a1004-halted", "o", choose=0)
         assert (await names(demo_db, "refund-a1004-halted"))[-1].startswith("attempt:not-started:")
         # Resolved: its approval stands, and nothing is open but the call to try again.
-        await until(pilot, lambda: state_of(app, "refund-a1004-halted") == RunState.READY, "the halt to read as resolved")
+        await until(
+            pilot, lambda: state_of(app, "refund-a1004-halted") == RunState.READY, "the halt to read as resolved"
+        )
         await act(pilot, "refund-a1004-halted", "o", choose=0)  # re-drive
-        await until(pilot, lambda: state_of(app, "refund-a1004-halted") == RunState.COMPLETE, "the run to show complete")
+        await until(
+            pilot, lambda: state_of(app, "refund-a1004-halted") == RunState.COMPLETE, "the run to show complete"
+        )
 
 
 async def test_a_run_leased_elsewhere_is_refused_naming_the_holder(demo_db: Path) -> None:
@@ -237,7 +243,9 @@ async def test_a_run_leased_elsewhere_is_refused_naming_the_holder(demo_db: Path
         # Another driver takes the run after the screen read it: the write is refused all the same.
         await other.acquire_lease("refund-a1001-stalled", "worker-9#abc", ttl=120)
         fresh = await run_status(other, "refund-a1001-stalled")
-        assert fresh.state == RunState.IN_FLIGHT and not [c for c, _ in choices_for(fresh, DEMO_AGENT, None) if c.startswith(("Cancel", "Re-drive"))]
+        assert fresh.state == RunState.IN_FLIGHT and not [
+            c for c, _ in choices_for(fresh, DEMO_AGENT, None) if c.startswith(("Cancel", "Re-drive"))
+        ]
         app.operate(stale, "Cancel")
         await wait_for_screen(pilot, ConfirmDialog)
         await pilot.press("y")
@@ -266,7 +274,9 @@ async def test_two_apps_racing_one_approval_write_once(demo_db: Path) -> None:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.parametrize(("agent", "code"), [(None, 0), (DEMO_AGENT, 0), (CHANGED_AGENT, 3)])
@@ -285,7 +295,10 @@ def test_cli_recover_names_each_run_that_paused_again(demo_db: Path) -> None:
     # the one another worker drives are left alone; the damaged run is an error.
     assert lines[0] == "recovered 6 runs (5 paused again), skipped 3, 1 errors"
     assert "  paused: run 'refund-a1001-stalled': refund_payment call 'call_1_0' awaits approval" in lines[1:], lines
-    assert any(line.startswith("  error lookup-a1001-damaged: run 'lookup-a1001-damaged' holds an unreadable") for line in lines), lines
+    assert any(
+        line.startswith("  error lookup-a1001-damaged: run 'lookup-a1001-damaged' holds an unreadable")
+        for line in lines
+    ), lines
     assert any(line.startswith("  skipped saga-a1003-cancelling: ") for line in lines), lines
 
 
@@ -298,7 +311,11 @@ def test_cli_replay_json(demo_db: Path) -> None:
     assert (verdict["verdict"], verdict["exit_code"]) == ("diverged", 3)
     divergence = verdict["divergence"]
     assert {k: divergence[k] for k in ("index", "step", "state", "reason")} == {
-        "index": 3, "step": "tool:call_0_0", "state": "changed", "reason": "different tool result"}
+        "index": 3,
+        "step": "tool:call_0_0",
+        "state": "changed",
+        "reason": "different tool result",
+    }
     # both sides in full
     assert divergence["recorded"]["name"] == divergence["replayed"]["name"] == "tool:call_0_0"
     assert divergence["recorded"]["result"] != divergence["replayed"]["result"]
@@ -350,9 +367,15 @@ async def test_recover_every_unfinished_run_with_progress(demo_db: Path) -> None
         await settle(pilot)
         await until(pilot, lambda: app.screen._done, "recover to finish")  # type: ignore[attr-defined]
         body = str(app.screen.query_one("#dialog-body").render())
-        assert "paused: run 'refund-a1001-stalled': refund_payment call 'call_1_0' awaits approval" in body  # which, and why
+        assert (
+            "paused: run 'refund-a1001-stalled': refund_payment call 'call_1_0' awaits approval" in body
+        )  # which, and why
         await pilot.press("escape")
-        await until(pilot, lambda: state_of(app, "refund-a1001-stalled") == RunState.AWAITING_APPROVAL, "the stalled run to move on")
+        await until(
+            pilot,
+            lambda: state_of(app, "refund-a1001-stalled") == RunState.AWAITING_APPROVAL,
+            "the stalled run to move on",
+        )
     # The stalled run went on to its approval; the paused ones paused again; the halted one halted.
     assert "@llm/1" in await names(demo_db, "refund-a1001-stalled")
 

@@ -16,7 +16,13 @@ def test_runs_that_appear_later_take_their_place_in_order() -> None:
 def test_sub_runs_fold_under_their_parent_and_filters_keep_the_parent() -> None:
     model = RunsModel()
     model.add_runs(["p", "p>c1", "q"])
-    model.set_statuses([RunStatus("p", RunState.COMPLETE), RunStatus("p>c1", RunState.HALTED, "refund"), RunStatus("q", RunState.STALLED)])
+    model.set_statuses(
+        [
+            RunStatus("p", RunState.COMPLETE),
+            RunStatus("p>c1", RunState.HALTED, "refund"),
+            RunStatus("q", RunState.STALLED),
+        ]
+    )
     assert [r.run_id for r in model.rows()] == ["p", "q"]
     model.toggle_fold("p", True)
     assert [(r.run_id, r.depth) for r in model.rows()] == [("p", 0), ("p>c1", 1), ("q", 0)]

@@ -71,7 +71,7 @@ def test_raw_result_keeps_escapes_numbers_and_invalid_utf8() -> None:
 
 
 def test_string_members_escape_line_separators_not_html() -> None:
-    data = encode_record(Record("x", "value", tool_use_id="<&>\u2028\u2029\"\\\n\t\b\f\x7f"))
+    data = encode_record(Record("x", "value", tool_use_id='<&>\u2028\u2029"\\\n\t\b\f\x7f'))
     assert data == b'{"name":"x","kind":"value","tool_use_id":"<&>\\u2028\\u2029\\"\\\\\\n\\t\\b\\f\x7f"}'
 
 
@@ -148,8 +148,12 @@ def test_approval_reads_leniently() -> None:
         b'"approval":{"need":1,"approvers":["a"],"expires_unix":5}}'
     )
     assert record.approval == ApprovalPolicy(need=1, approvers=("a",))
-    assert decode_record(b'{"name":"x","kind":"k","approval":{"single":true,"need":3}}').approval == ApprovalPolicy(single=True)
-    assert encode_record(Record("x", "k", approval=ApprovalPolicy(single=True))).endswith(b'"approval":{"single":true}}')
+    assert decode_record(b'{"name":"x","kind":"k","approval":{"single":true,"need":3}}').approval == ApprovalPolicy(
+        single=True
+    )
+    assert encode_record(Record("x", "k", approval=ApprovalPolicy(single=True))).endswith(
+        b'"approval":{"single":true}}'
+    )
 
 
 # Go writes a pointer to a zero struct as {}: a model that reports no usage, every side-effect
@@ -183,7 +187,10 @@ def test_an_empty_struct_member_decodes_as_a_zero_instance() -> None:
 
 def test_a_struct_member_is_omitted_only_when_none() -> None:
     assert encode_record(Record("x", "k")) == b'{"name":"x","kind":"k"}'
-    assert encode_record(Record("x", "k", usage=Usage(), safety=Safety())) == b'{"name":"x","kind":"k","usage":{},"safety":{}}'
+    assert (
+        encode_record(Record("x", "k", usage=Usage(), safety=Safety()))
+        == b'{"name":"x","kind":"k","usage":{},"safety":{}}'
+    )
     assert decode_record(b'{"name":"x","kind":"k","usage":null,"safety":null}') == Record("x", "k")
 
 
@@ -200,7 +207,15 @@ def test_a_tombstone_lookalike_with_extra_members_is_not_one() -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [b"", b"not json", b"[1]", b'{"kind":"value"}', b'{"name":"x","kind":"value"} trailing', b'{"name":1}', b'{"name":"x","is_error":"yes"}'],
+    [
+        b"",
+        b"not json",
+        b"[1]",
+        b'{"kind":"value"}',
+        b'{"name":"x","kind":"value"} trailing',
+        b'{"name":1}',
+        b'{"name":"x","is_error":"yes"}',
+    ],
 )
 def test_bad_bytes_are_corrupt_records(data: bytes) -> None:
     with pytest.raises(CorruptRecordError):
@@ -219,7 +234,9 @@ json_scalars = st.one_of(
 )
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -244,7 +261,9 @@ records = st.builds(
     Record,
     name=texts,
     kind=st.sampled_from(["model", "tool_result", "value", "approval", "attempt", "header", "x"]),
-    message=st.one_of(st.none(), st.builds(Message, st.sampled_from(["assistant", "user"]), st.lists(parts, max_size=4).map(tuple))),
+    message=st.one_of(
+        st.none(), st.builds(Message, st.sampled_from(["assistant", "user"]), st.lists(parts, max_size=4).map(tuple))
+    ),
     usage=usages,
     discarded_usage=usages,
     finish=texts,
@@ -256,7 +275,9 @@ records = st.builds(
     signature=st.binary(max_size=16),
     attempted_at=st.integers(0, 2**62),
     safety=st.one_of(st.none(), st.builds(Safety, st.booleans(), st.booleans())),
-    approval=st.one_of(st.none(), st.builds(ApprovalPolicy, st.booleans(), st.integers(0, 5), st.lists(texts, max_size=3).map(tuple))),
+    approval=st.one_of(
+        st.none(), st.builds(ApprovalPolicy, st.booleans(), st.integers(0, 5), st.lists(texts, max_size=3).map(tuple))
+    ),
     evidence=st.one_of(st.none(), raw_json()),
     claim=texts,
     salt=st.binary(min_size=32, max_size=32),
@@ -273,11 +294,11 @@ def test_encode_decode_encode_is_identical(record: Record) -> None:
 # -- property: Go's bytes with struct members absent, empty or set are a fixed point -------------
 
 struct_members = {
-    "usage": [b'{}', b'{"input_tokens":7}', b'{"output_tokens":1,"cache_write_tokens":2}'],
-    "discarded_usage": [b'{}', b'{"cache_read_tokens":3}'],
-    "model": [b'{}', b'{"provider":"p"}', b'{"model":"m","response_format":"json"}'],
-    "safety": [b'{}', b'{"read_only":true}', b'{"idempotent":true}', b'{"read_only":true,"idempotent":true}'],
-    "approval": [b'{}', b'{"single":true}', b'{"need":2,"approvers":["a","b"]}'],
+    "usage": [b"{}", b'{"input_tokens":7}', b'{"output_tokens":1,"cache_write_tokens":2}'],
+    "discarded_usage": [b"{}", b'{"cache_read_tokens":3}'],
+    "model": [b"{}", b'{"provider":"p"}', b'{"model":"m","response_format":"json"}'],
+    "safety": [b"{}", b'{"read_only":true}', b'{"idempotent":true}', b'{"read_only":true,"idempotent":true}'],
+    "approval": [b"{}", b'{"single":true}', b'{"need":2,"approvers":["a","b"]}'],
 }
 
 

@@ -12,7 +12,9 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def test_the_library_example_runs(tmp_path: Path) -> None:
     example = README.read_text().split("## The library", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     for _ in range(2):  # the second time, the run is resumed from its journal: the same answer
-        child = subprocess.run([sys.executable, "-c", example], check=False, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        child = subprocess.run(
+            [sys.executable, "-c", example], check=False, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
         assert child.returncode == 0, child.stderr
         assert child.stdout.startswith("A-1 was delivered. complete\nflowchart TD\n")
         assert '  n2["tool: lookup_order"]\n' in child.stdout
@@ -21,5 +23,17 @@ def test_the_library_example_runs(tmp_path: Path) -> None:
 def test_readme_lists_every_exit_code_the_cli_uses() -> None:
     from agenttui.cli import EXIT_CODES
 
-    rows = {int(line.split("|")[1]): line.split("|")[2].strip() for line in README.read_text().splitlines() if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    rows = {
+        int(line.split("|")[1]): line.split("|")[2].strip()
+        for line in README.read_text().splitlines()
+        if line.startswith("| ") and line.split("|")[1].strip().isdigit()
+    }
     assert rows == EXIT_CODES
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    blocks = README.read_text().split("```sh\n")[1:]
+    test_command = next(block.split("```", 1)[0].strip() for block in blocks if "pytest" in block.split("```", 1)[0])
+    ci_script = (README.parent / ".ci" / "run").read_text().splitlines()
+    assert ci_script[-1] == test_command
+    assert "ruff check" in test_command and "ruff format --check" in test_command and "mypy" in test_command

@@ -60,7 +60,13 @@ def test_go_bytes_re_encode_as_they_were() -> None:
 
 def test_the_v0_8_shape_reads_as_a_legacy_agent_run() -> None:
     start = RunStart.decode(b'{"input":"hello","saga":true}')
-    assert (start.input, start.kind, start.saga, start.tools, start.session) == (Message.user("hello"), "agent", True, (), None)
+    assert (start.input, start.kind, start.saga, start.tools, start.session) == (
+        Message.user("hello"),
+        "agent",
+        True,
+        (),
+        None,
+    )
 
 
 def test_earlier_agenttui_bytes_read_with_their_policies() -> None:
@@ -73,7 +79,9 @@ def test_earlier_agenttui_bytes_read_with_their_policies() -> None:
 
 
 def test_policies_encode_under_ext_and_no_filter_is_written() -> None:
-    start = RunStart(Message.user("refund A-1001"), settings={"max_turns": 8, "system_prompt": "Be brief."}, policies=DESK_TOOLS)
+    start = RunStart(
+        Message.user("refund A-1001"), settings={"max_turns": 8, "system_prompt": "Be brief."}, policies=DESK_TOOLS
+    )
     assert start.tools == ()  # no tool filter, as a Go loop without WithToolFilter writes
     assert start.encode() == (
         b'{"input":"refund A-1001","kind":"agent","settings":{"max_turns":8,"system_prompt":"Be brief."},'
@@ -94,7 +102,10 @@ def test_new_bytes_read_back_equal() -> None:
 
 def test_names_and_policies_may_be_given_apart() -> None:
     start = RunStart(Message.user("x"), tools=("a", "b"), policies={"a": ToolSafety(read_only=True)})
-    assert start.encode() == b'{"input":"x","kind":"agent","tools":["a","b"],"ext":{"agenttui":{"tools":[{"name":"a","safety":{"read_only":true}}]}}}'
+    assert (
+        start.encode()
+        == b'{"input":"x","kind":"agent","tools":["a","b"],"ext":{"agenttui":{"tools":[{"name":"a","safety":{"read_only":true}}]}}}'
+    )
 
 
 def test_other_extensions_survive_beside_agenttui_s() -> None:
@@ -118,7 +129,11 @@ def test_an_input_message_round_trips() -> None:
 @pytest.mark.parametrize(
     "data",
     [
-        None, b"", b"[1]", b'"x"', b"null",
+        None,
+        b"",
+        b"[1]",
+        b'"x"',
+        b"null",
         b'{"input":{"role":5},"tools":"abc","ext":{"agenttui":7},"session":[1],"settings":"x"}',
         b'{"input":3,"tools":[1,null,{"name":"a","safety":true,"approval":[]}],"ext":{"agenttui":{"tools":{"a":1}}}}',
         b"[" * 100_000 + b"]" * 100_000,

@@ -24,12 +24,18 @@ MINUS_7 = timezone(timedelta(hours=-7))
         ("2099-01-15T10:30:00Z", datetime(2099, 1, 15, 10, 30, tzinfo=UTC)),
         ("2099-01-15T10:30:00.123456789+02:00", datetime(2099, 1, 15, 10, 30, 0, 123456, tzinfo=PLUS_2)),
         ("2099-01-15T10:30:00-07:00", datetime(2099, 1, 15, 10, 30, tzinfo=MINUS_7)),
-        ("2099-01-15T10:30:00.5+05:45", datetime(2099, 1, 15, 10, 30, 0, 500000, tzinfo=timezone(timedelta(hours=5, minutes=45)))),
+        (
+            "2099-01-15T10:30:00.5+05:45",
+            datetime(2099, 1, 15, 10, 30, 0, 500000, tzinfo=timezone(timedelta(hours=5, minutes=45))),
+        ),
         ("2099-01-15T10:30:00.000000001Z", datetime(2099, 1, 15, 10, 30, tzinfo=UTC)),
         ("2099-01-15T10:30:00.1234567890123Z", datetime(2099, 1, 15, 10, 30, 0, 123456, tzinfo=UTC)),
         ("2099-01-15T10:30:00,25Z", datetime(2099, 1, 15, 10, 30, 0, 250000, tzinfo=UTC)),
         ("2099-01-15T10:30:00-00:00", datetime(2099, 1, 15, 10, 30, tzinfo=UTC)),
-        ("9999-12-31T23:59:59.999999999-23:59", datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone(-timedelta(hours=23, minutes=59)))),
+        (
+            "9999-12-31T23:59:59.999999999-23:59",
+            datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone(-timedelta(hours=23, minutes=59))),
+        ),
     ],
 )
 def test_go_times_parse_aware_with_their_offset(text: str, expected: datetime) -> None:
@@ -38,18 +44,39 @@ def test_go_times_parse_aware_with_their_offset(text: str, expected: datetime) -
 
 
 def test_offsets_name_the_same_instant() -> None:
-    assert parse_go_time("2099-01-15T12:30:00+02:00") == parse_go_time("2099-01-15T10:30:00Z") == parse_go_time("2099-01-15T03:30:00-07:00")
+    assert (
+        parse_go_time("2099-01-15T12:30:00+02:00")
+        == parse_go_time("2099-01-15T10:30:00Z")
+        == parse_go_time("2099-01-15T03:30:00-07:00")
+    )
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "", "soon", "2099-01-15", "2099-01-15T10:30:00", "2099-01-15T10:30:00.123456789",
-        "2099-01-15t10:30:00Z", "2099-01-15T10:30:00z", "2099-01-15 10:30:00Z", " 2099-01-15T10:30:00Z",
-        "2099-01-15T10:30:00Z\n", "2099-01-15T10:30:00.Z", "2099-01-15T10:30:00+0200", "2099-01-15T10:30:00+02",
-        "2099-01-15T10:30:00+24:00", "2099-01-15T10:30:00+02:60", "2099-02-30T10:30:00Z", "2099-01-15T24:00:00Z",
-        "2099-01-15T10:30:60Z", "0000-01-01T00:00:00Z", "10000-01-01T00:00:00Z", "+2099-01-15T10:30:00Z",
-        "２０９９-01-15T10:30:00Z", "2099-01-15T10:30:00.１Z",
+        "",
+        "soon",
+        "2099-01-15",
+        "2099-01-15T10:30:00",
+        "2099-01-15T10:30:00.123456789",
+        "2099-01-15t10:30:00Z",
+        "2099-01-15T10:30:00z",
+        "2099-01-15 10:30:00Z",
+        " 2099-01-15T10:30:00Z",
+        "2099-01-15T10:30:00Z\n",
+        "2099-01-15T10:30:00.Z",
+        "2099-01-15T10:30:00+0200",
+        "2099-01-15T10:30:00+02",
+        "2099-01-15T10:30:00+24:00",
+        "2099-01-15T10:30:00+02:60",
+        "2099-02-30T10:30:00Z",
+        "2099-01-15T24:00:00Z",
+        "2099-01-15T10:30:60Z",
+        "0000-01-01T00:00:00Z",
+        "10000-01-01T00:00:00Z",
+        "+2099-01-15T10:30:00Z",
+        "２０９９-01-15T10:30:00Z",
+        "2099-01-15T10:30:00.１Z",
     ],
 )
 def test_anything_else_is_a_value_error(text: str) -> None:
@@ -57,7 +84,9 @@ def test_anything_else_is_a_value_error(text: str) -> None:
         parse_go_time(text)
 
 
-@pytest.mark.parametrize("value", [None, 1767225600, 1.5, True, ["2099-01-15T10:30:00Z"], {"t": 1}, b"2099-01-15T10:30:00Z"])
+@pytest.mark.parametrize(
+    "value", [None, 1767225600, 1.5, True, ["2099-01-15T10:30:00Z"], {"t": 1}, b"2099-01-15T10:30:00Z"]
+)
 def test_a_non_string_is_a_value_error(value: object) -> None:
     with pytest.raises(ValueError):
         parse_go_time(value)
@@ -89,7 +118,9 @@ def sleeping_run(timer_result: bytes | None) -> list[Record]:
     call = ToolUsePart("call_1", "wait_for_settlement", b"{}")
     return [
         Record(HEADER_NAME, StepKind.HEADER, format=JOURNAL_FORMAT),
-        Record(keys.RUN_START, StepKind.VALUE, result=b'{"input":"settle","kind":"agent","tools":["wait_for_settlement"]}'),
+        Record(
+            keys.RUN_START, StepKind.VALUE, result=b'{"input":"settle","kind":"agent","tools":["wait_for_settlement"]}'
+        ),
         Record(keys.llm_key(0), StepKind.MODEL, message=Message.assistant(call), finish="tool_use"),
         Record("timer:settlement", StepKind.VALUE, result=timer_result),
     ]
@@ -101,7 +132,10 @@ def sleeping_run(timer_result: bytes | None) -> list[Record]:
         ("2099-01-15T12:30:00.123456789+02:00", datetime(2099, 1, 15, 10, 30, 0, 123456, tzinfo=UTC)),
         ("2099-01-15T03:30:00.5-07:00", datetime(2099, 1, 15, 10, 30, 0, 500000, tzinfo=UTC)),
         ("2099-01-15T10:30:00Z", datetime(2099, 1, 15, 10, 30, tzinfo=UTC)),
-        ("9999-12-31T23:59:59.999999999-23:59", datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone(-timedelta(hours=23, minutes=59)))),
+        (
+            "9999-12-31T23:59:59.999999999-23:59",
+            datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone(-timedelta(hours=23, minutes=59))),
+        ),
     ],
 )
 def test_a_wake_time_ahead_with_any_offset_is_sleeping(wake: str, instant: datetime) -> None:
@@ -118,11 +152,33 @@ def test_a_wake_time_passed_with_any_offset_is_no_sleep(wake: str) -> None:
 @pytest.mark.parametrize(
     "result",
     [
-        None, b"null", b"1767225600", b"true", b'["2099-01-15T12:30:00+02:00"]', b'{"wake":"2099-01-15T12:30:00Z"}',
-        b'"2099-01-15T12:30:00"', b'"2099-01-15T12:30:00.123456789"', b'"99999-01-15T12:30:00Z"', b'"0000-01-01T00:00:00Z"',
-        b'"tomorrow"', b"[" * 100_000 + b"]" * 100_000,
+        None,
+        b"null",
+        b"1767225600",
+        b"true",
+        b'["2099-01-15T12:30:00+02:00"]',
+        b'{"wake":"2099-01-15T12:30:00Z"}',
+        b'"2099-01-15T12:30:00"',
+        b'"2099-01-15T12:30:00.123456789"',
+        b'"99999-01-15T12:30:00Z"',
+        b'"0000-01-01T00:00:00Z"',
+        b'"tomorrow"',
+        b"[" * 100_000 + b"]" * 100_000,
     ],
-    ids=["none", "null", "number", "bool", "list", "object", "naive", "naive-nanos", "huge-year", "year-0", "text", "deep"],
+    ids=[
+        "none",
+        "null",
+        "number",
+        "bool",
+        "list",
+        "object",
+        "naive",
+        "naive-nanos",
+        "huge-year",
+        "year-0",
+        "text",
+        "deep",
+    ],
 )
 def test_a_timer_without_a_wake_time_is_stalled_never_an_error(result: bytes | None) -> None:
     assert status_of("r", sleeping_run(result), now=NOW).state == RunState.STALLED

@@ -120,7 +120,6 @@ def _env_port() -> int:
     return int(port) if port.isdigit() else 5432
 
 
-
 @contextlib.contextmanager
 def translated(target: Target) -> Iterator[None]:
     """Turn driver exceptions into ``agenttui.errors``, with the password scrubbed from the text."""
@@ -151,4 +150,3 @@ def translated(target: Target) -> Iterator[None]:
         raise StoreError(f"PostgreSQL driver error: {target.clean(str(exc))}") from None
     except UnicodeEncodeError as exc:
         raise StoreError(f"text PostgreSQL cannot hold (not valid Unicode): {exc.reason}") from None
-

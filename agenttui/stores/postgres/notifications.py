@@ -40,7 +40,6 @@ def notify_payload(run_id: str) -> str:
     return encoded[:NOTIFY_PAYLOAD_LIMIT].decode(errors="ignore")
 
 
-
 class Notifications:
     """Ids of runs whose inserts committed, heard on one ``LISTEN`` connection (live tail).
 
@@ -119,5 +118,3 @@ class Notifications:
 
     def _lost(self, _conn: object) -> None:
         self._wake.set()
-
-

@@ -71,7 +71,6 @@ def check_names(schema: str | None, table_prefix: str) -> None:
         raise ConfigError(f"schema {schema!r} is a system schema")
 
 
-
 def _q(identifier: str) -> str:
     """Quote an identifier ``check_names`` vouched for (so it holds no quote to escape)."""
     return f'"{identifier}"'
@@ -242,7 +241,9 @@ def _ddl(names: Names, *, create_schema: bool) -> str:
     """The P5 tables and indexes, each created only if missing (types spelled as the SDK's)."""
     schema = f"CREATE SCHEMA IF NOT EXISTS {_q(names.schema)};\n" if create_schema else ""
     steps, leases, version = (names.qualified(s) for s in ("steps", "leases", "schema_version"))
-    return schema + f"""
+    return (
+        schema
+        + f"""
         CREATE TABLE IF NOT EXISTS {steps} (
             run_id pg_catalog.text COLLATE pg_catalog."C" NOT NULL,
             seq pg_catalog.int8 NOT NULL,
@@ -265,6 +266,7 @@ def _ddl(names: Names, *, create_schema: bool) -> str:
         INSERT INTO {version} (id, version) VALUES (1, {SCHEMA_VERSION})
             ON CONFLICT (id) DO NOTHING;
     """
+    )
 
 
 def _next_seq_ddl(names: Names) -> str:

@@ -59,7 +59,6 @@ def _utf8_prefix_end(prefix: str) -> str | None:
     return end
 
 
-
 class PostgresStore(Store):
     """A journal store in a PostgreSQL schema, shared by any number of processes and hosts.
 
@@ -345,5 +344,3 @@ def _as_bytes(data: bytes | str | None) -> bytes | None:
     """Entry bytes: bytea as stored, or (legacy jsonb, read as text) the normalised JSON encoded
     (a NULL stays None: ``stored_entry`` marks it)."""
     return data.encode() if isinstance(data, str) else data
-
-

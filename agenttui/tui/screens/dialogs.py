@@ -41,7 +41,9 @@ class ConfirmDialog(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
     ]
 
-    def __init__(self, title: str, will_write: str, command: str, *, heading: str = "Will write:", yes: str = "Write it (y)") -> None:
+    def __init__(
+        self, title: str, will_write: str, command: str, *, heading: str = "Will write:", yes: str = "Write it (y)"
+    ) -> None:
         super().__init__()
         self._title, self._will_write, self._command = title, will_write, command
         self._heading, self._yes = heading, yes

@@ -36,7 +36,9 @@ class DiffScreen(StoreScreen):
         self.diff: JournalDiff | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f" diff {printable(self.left)} → {printable(self.right)}   reading…", style="bold"), id="diff-title")
+        yield Static(
+            Text(f" diff {printable(self.left)} → {printable(self.right)}   reading…", style="bold"), id="diff-title"
+        )
         yield DiffView(id="diff-view")
         with VerticalScroll(id="diff-detail-scroll"):
             yield Static(id="diff-detail")
@@ -57,8 +59,12 @@ class DiffScreen(StoreScreen):
         counts = message.diff.counts()
         first = message.diff.first_divergence
         title = Text(f" diff {printable(self.left)} → {printable(self.right)}", style="bold")
-        title.append(f"   {counts[RowState.SAME]} same · {counts[RowState.CHANGED]} changed · {counts[RowState.MISSING]} only left · {counts[RowState.EXTRA]} only right")
-        title.append("   identical" if first is None else f"   first divergence: {printable(first.name)} ({first.reason})")
+        title.append(
+            f"   {counts[RowState.SAME]} same · {counts[RowState.CHANGED]} changed · {counts[RowState.MISSING]} only left · {counts[RowState.EXTRA]} only right"
+        )
+        title.append(
+            "   identical" if first is None else f"   first divergence: {printable(first.name)} ({first.reason})"
+        )
         self.query_one("#diff-title", Static).update(title)
         self.query_one(DiffView).show(message.diff)
 
@@ -66,4 +72,8 @@ class DiffScreen(StoreScreen):
     def moved(self) -> None:
         line = self.query_one(DiffView).current
         detail = self.query_one("#diff-detail", Static)
-        detail.update("" if line is None or line.row is None else diff_detail(line.row, left_label=self.left, right_label=self.right))
+        detail.update(
+            ""
+            if line is None or line.row is None
+            else diff_detail(line.row, left_label=self.left, right_label=self.right)
+        )

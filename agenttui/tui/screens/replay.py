@@ -34,9 +34,6 @@ from agenttui.tui.widgets.status_bar import StatusBar
 EVENTS_SECONDS = 0.05
 
 
-
-
-
 class EventBatches:
     """Posts a replayed turn's events as they happen, at most every ``EVENTS_SECONDS``: a
     recorded turn's events all come within a millisecond and make one message (one repaint of

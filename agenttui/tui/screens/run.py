@@ -39,9 +39,6 @@ from agenttui.tui.widgets.status_bar import StatusBar
 BATCH_SECONDS = 0.05
 
 
-
-
-
 class RunScreen(StoreScreen):
     """One run. ``j/k`` step through records; the panes follow the cursor."""
 
@@ -154,7 +151,9 @@ class RunScreen(StoreScreen):
 
     def on_run_screen_status_read(self, message: RunScreen.StatusRead) -> None:
         status = self.status = message.status
-        self._status_text = f"{status.state.icon} {status.state.value}" + (f" · {status.detail}" if status.detail else "")
+        self._status_text = f"{status.state.icon} {status.state.value}" + (
+            f" · {status.detail}" if status.detail else ""
+        )
         self._title()
 
     def on_run_screen_records_loaded(self, message: RunScreen.RecordsLoaded) -> None:
@@ -165,7 +164,9 @@ class RunScreen(StoreScreen):
         fresh = self.view.add_entries(message.entries)
         journal.extend(fresh)
         self.query_one(FlowchartView).append(fresh)
-        self.query_one(EventsView).add(events_of(self.run_id, fresh, first_turn=turns_before, names=self.view.tool_names))
+        self.query_one(EventsView).add(
+            events_of(self.run_id, fresh, first_turn=turns_before, names=self.view.tool_names)
+        )
         if first_batch and self.records:
             journal.cursor = 0
         elif message.tail and self.follow and at_end and fresh:

@@ -281,7 +281,9 @@ class RunsScreen(StoreScreen):
         # Every state named while they fit the line; past that, icon and count alone (? lists them).
         compact = line.cell_len + named + len(f"    filter: {self.model.filter_name}") > self.size.width
         for state in present:
-            line.append(f"  {state.icon}{counts[state]:,}" if compact else f"   {state.icon} {counts[state]:,} {state.value}")
+            line.append(
+                f"  {state.icon}{counts[state]:,}" if compact else f"   {state.icon} {counts[state]:,} {state.value}"
+            )
         line.append(f"    filter: {self.model.filter_name}")
         if self.model.text_filter:
             line.append(f" · /{self.model.text_filter}")
@@ -368,7 +370,9 @@ class RunsScreen(StoreScreen):
             del marks[:-2]  # two runs at most: the newest two marks
         self.table.refresh_items()
         # Run ids are untrusted: made inert, and never parsed as markup (a "[@click=...]" would act).
-        self.notify("marked: " + ", ".join(map(printable, marks)) if marks else "no runs marked", timeout=2, markup=False)
+        self.notify(
+            "marked: " + ", ".join(map(printable, marks)) if marks else "no runs marked", timeout=2, markup=False
+        )
 
     def action_diff_marked(self) -> None:
         from agenttui.tui.screens.diff import DiffScreen

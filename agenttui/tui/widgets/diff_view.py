@@ -62,7 +62,9 @@ class DiffView(VirtualList[DiffLine]):
         if item.row is None:
             return Text(f"  ≡ {item.count} identical step{'s' * (item.count != 1)}", style=self.muted())
         row = item.row
-        line = Text(f"{'▶' if item.first else ' '} {_MARKS[row.state]} ", style=self.error() if row.state.diverges else "")
+        line = Text(
+            f"{'▶' if item.first else ' '} {_MARKS[row.state]} ", style=self.error() if row.state.diverges else ""
+        )
         line.append(f"{printable(row.name):<32} ")
         line.append(row.reason or row.state.value, style=self.error() if row.state.diverges else self.muted())
         return line

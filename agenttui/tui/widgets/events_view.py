@@ -32,15 +32,22 @@ def event_line(event: AgentEvent) -> tuple[str, str]:
         case ModelEvent(delta=ToolCallDelta(name=name, args=args)):
             return "delta", f"  call {name} {args}"
         case ModelEvent(delta=Finish(finish=finish, usage=usage)):
-            return "delta", f"  finish {finish}" + (f" ({usage.input_tokens} in / {usage.output_tokens} out)" if usage is not None else "")
+            return "delta", f"  finish {finish}" + (
+                f" ({usage.input_tokens} in / {usage.output_tokens} out)" if usage is not None else ""
+            )
         case AssistantTurn(turn=turn, message=message, replayed=replayed):
             calls = ", ".join(c.name for c in message.tool_uses)
             what = (message.text.strip().splitlines() or [""])[0]
-            return "turn", f"assistant turn {turn}{' (replayed)' if replayed else ''}: {what}" + (f" → {calls}" if calls else "")
+            return "turn", f"assistant turn {turn}{' (replayed)' if replayed else ''}: {what}" + (
+                f" → {calls}" if calls else ""
+            )
         case ToolStarted(name=name, args=args):
             return "tool", f"tool {name} started {args.decode('utf-8', 'replace')}"
         case ToolCompleted(name=name, result=result, is_error=is_error):
-            return "error" if is_error else "tool", f"tool {name} {'failed' if is_error else 'completed'}: {result.decode('utf-8', 'replace')}"
+            return (
+                "error" if is_error else "tool",
+                f"tool {name} {'failed' if is_error else 'completed'}: {result.decode('utf-8', 'replace')}",
+            )
         case Finished(message=message):
             return "finished", f"finished: {message.text}"
     return "other", type(event).__name__

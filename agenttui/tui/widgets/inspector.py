@@ -56,9 +56,15 @@ def _parts(message: Message, *, full: bool) -> list[RenderableType]:
             case TextPart(text=text):
                 out.append(_value(text, full=full))
             case ReasoningPart(text=text, redacted=redacted):
-                out += [Text("reasoning", style="italic"), _value(text or "(redacted)" if redacted else text, full=full)]
+                out += [
+                    Text("reasoning", style="italic"),
+                    _value(text or "(redacted)" if redacted else text, full=full),
+                ]
             case ToolUsePart(id=call_id, name=name, args=args):
-                out += [_heading(f"→ call {printable(name)} ({printable(call_id)})"), _value(raw_json_text(args, indent=2), full=full)]
+                out += [
+                    _heading(f"→ call {printable(name)} ({printable(call_id)})"),
+                    _value(raw_json_text(args, indent=2), full=full),
+                ]
             case ImagePart(mime=mime, data=data, url=url):
                 out.append(Text(f"[image {printable(mime)} {len(data):,} bytes {printable(url)}]", style="italic"))
             case UnknownPart(type=kind, raw=raw):
@@ -68,7 +74,9 @@ def _parts(message: Message, *, full: bool) -> list[RenderableType]:
     return out
 
 
-def describe_record(record: Record, index: int, seq_names: dict[str, str], *, full: bool = False, raw: bool = False) -> RenderableType:
+def describe_record(
+    record: Record, index: int, seq_names: dict[str, str], *, full: bool = False, raw: bool = False
+) -> RenderableType:
     """Everything a record holds, as inert text: the inspector's content."""
     title = Text(f"#{index}  {kind_icon(record)} {printable(record.name)}", style="bold")
     title.append(f"   {record.kind or '?'}", style="italic")
@@ -86,7 +94,9 @@ def describe_record(record: Record, index: int, seq_names: dict[str, str], *, fu
     if record.kind == StepKind.TOOL_RESULT:
         facts.append("error" if record.is_error else "ok")
     if record.kind == StepKind.APPROVAL:
-        facts.append(("approved" if record.approved else "denied") + (f" by {record.approver}" if record.approver else ""))
+        facts.append(
+            ("approved" if record.approved else "denied") + (f" by {record.approver}" if record.approver else "")
+        )
     for flag in ("reconciled", "outcome_unknown"):
         if getattr(record, flag):
             facts.append(flag.replace("_", " "))
@@ -95,18 +105,27 @@ def describe_record(record: Record, index: int, seq_names: dict[str, str], *, fu
     if record.model:
         facts.append(f"model {record.model.provider}/{record.model.model}")
     if record.attempted_at:
-        facts.append("attempted " + datetime.fromtimestamp(record.attempted_at / 1000, UTC).isoformat(timespec="seconds"))
+        facts.append(
+            "attempted " + datetime.fromtimestamp(record.attempted_at / 1000, UTC).isoformat(timespec="seconds")
+        )
     if record.safety:
         facts.append("safety " + ", ".join(k for k in ("read_only", "idempotent") if getattr(record.safety, k)))
     if record.approval:
-        facts.append("approval gate " + ("single" if record.approval.single else f"{record.approval.need} of {len(record.approval.approvers)}"))
+        facts.append(
+            "approval gate "
+            + ("single" if record.approval.single else f"{record.approval.need} of {len(record.approval.approvers)}")
+        )
     if record.format:
         facts.append(f"format {record.format}")
     if facts:
         body.append(Text(printable(" · ".join(facts))))
     if record.usage:
         u = record.usage
-        body.append(Text(f"usage: {u.input_tokens} in · {u.output_tokens} out · {u.cache_read_tokens} cache read · {u.cache_write_tokens} cache write"))
+        body.append(
+            Text(
+                f"usage: {u.input_tokens} in · {u.output_tokens} out · {u.cache_read_tokens} cache read · {u.cache_write_tokens} cache write"
+            )
+        )
     if record.message is not None:
         body += [_heading(f"message ({record.message.role})"), *_parts(record.message, full=full)]
     if record.result is not None:
@@ -114,7 +133,10 @@ def describe_record(record: Record, index: int, seq_names: dict[str, str], *, fu
     if record.evidence is not None:
         body += [_heading("evidence"), _value(raw_json_text(record.evidence, indent=2), full=full)]
     if raw:
-        body += [_heading(f"stored bytes ({len(record.raw):,})"), _value(record.raw.decode("utf-8", "replace"), full=full)]
+        body += [
+            _heading(f"stored bytes ({len(record.raw):,})"),
+            _value(record.raw.decode("utf-8", "replace"), full=full),
+        ]
     return Group(*body)
 
 

@@ -63,13 +63,20 @@ class RunsTable(VirtualList[RunRow]):
         marker = ("▸ " if item.folded else "▾ ") if item.children else "  "
         if item.run_id in self.marks:
             marker = f"{self.marks.index(item.run_id) + 1} "
-        run_label = "  " * item.depth + marker + printable_id(item.run_id if item.depth == 0 else "›" + item.run_id.rpartition(">")[2])
+        run_label = (
+            "  " * item.depth
+            + marker
+            + printable_id(item.run_id if item.depth == 0 else "›" + item.run_id.rpartition(">")[2])
+        )
         line = Text(clip(run_label, self.id_width).ljust(self.id_width + 1), no_wrap=True)
         status = item.status
         if status is None:
             line.append("  … computing", style=self.muted())
             return line
-        line.append(f"{status.state.icon} {status.state.value:<19}", style=self.get_component_rich_style(_STATE_CLASSES[status.state], partial=True))
+        line.append(
+            f"{status.state.icon} {status.state.value:<19}",
+            style=self.get_component_rich_style(_STATE_CLASSES[status.state], partial=True),
+        )
         if shows_counts(self.size.width):  # the header decides on the same outer width
             line.append(f"{status.steps:>7} {status.turns:>6} {_tokens(status.tokens):>7}  ")
         if item.folded and item.children:

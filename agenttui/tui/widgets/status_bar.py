@@ -20,7 +20,9 @@ class StatusBar(Static):
     """What the screen does to the world: "read-only", or a replay's live side effects."""
 
     def render(self) -> Text:
-        return Text(f" {printable(self.store_url)}  ·  {self.connection}  ·  tail: {self.tail}  ·  {printable(self.writes)}")
+        return Text(
+            f" {printable(self.store_url)}  ·  {self.connection}  ·  tail: {self.tail}  ·  {printable(self.writes)}"
+        )
 
     def watch_writes(self, value: str) -> None:
         self.set_class(value != "read-only", "-live")
