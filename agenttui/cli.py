@@ -240,7 +240,7 @@ def _status_json(status: RunStatus) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="One JSON array of objects.")
 @run_async
 async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
-    """List every run with its status, each line as soon as its status is read."""
+    """List every run with its status, a page of runs at a time as their statuses are read."""
     wanted = {RunState(s) for s in states}
 
     async def body(opened: Store) -> None:

@@ -25,6 +25,7 @@ from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.stores.base import LeaseInfo, Store
+from agenttui.stores.summary import RunSummary
 
 
 class RunState(enum.StrEnum):
@@ -326,10 +327,91 @@ async def is_complete(store: Store, run_id: str) -> bool:
     return keys.first_end_marker(names) == keys.RUN_COMPLETE
 
 
+#: How many runs one summary query sums up (``statuses``).
+SUMMARY_PAGE = 500
+
+_END_STATES = {
+    keys.RUN_COMPLETE: RunState.COMPLETE,
+    keys.RUN_ABORTED: RunState.ABORTED,
+    keys.RUN_CANCELLED: RunState.CANCELLED,
+}
+
+
+def status_from_summary(summary: RunSummary, lease: LeaseInfo | None) -> RunStatus | None:
+    """A finished run's status from its summary alone, as ``status_of`` would say it; None when
+    only the exact rules can say: the run is unfinished, an entry is suspect, its header is not
+    one agenttui reads (or it has none), or it is a session's journal."""
+    if summary.suspect or summary.end is None or keys.is_session_journal(summary.run_id):
+        return None
+    header, end = decode_entry(summary.first), decode_entry(summary.end)
+    if header.unreadable or end.unreadable or journal_format(header) not in SUPPORTED_FORMATS:
+        return None
+    lease_unknown = lease is UNKNOWN_LEASE
+    lease = None if lease_unknown else lease
+    return RunStatus(
+        summary.run_id,
+        _END_STATES.get(end.name, RunState.CANCELLED),
+        _reason(end),
+        lease_holder=lease.holder if lease is not None and lease.live else "",
+        lease_lapsed=lease is not None and not lease.live,
+        lease=lease,
+        lease_unknown=lease_unknown,
+        steps=summary.steps,
+        turns=summary.turns,
+        tokens=summary.tokens,
+    )
+
+
+async def statuses(
+    store: Store, run_ids: Sequence[str], exact: Callable[[str], Awaitable[RunStatus]] | None = None
+) -> list[RunStatus]:
+    """The statuses of ``run_ids``, in order: finished runs from the store's summaries (one query
+    and one lease read for them all), every other run read whole by ``exact`` (``run_status``
+    by default). On a store without summaries, every run is read whole."""
+    read = exact or (lambda run_id: run_status(store, run_id))
+    decided = await _summary_statuses(store, run_ids) if store.IMPLEMENTS_SUMMARIES else {}
+    return [decided[run_id] if run_id in decided else await read(run_id) for run_id in run_ids]
+
+
+async def _summary_statuses(store: Store, run_ids: Sequence[str]) -> dict[str, RunStatus]:
+    try:
+        summaries = [s for s in await store.summaries(run_ids, keys.END_MARKERS) if s.end is not None and not s.suspect]
+    except (StoreConnectionError, StoreLockedError):
+        raise
+    except StoreError:
+        return {}  # a page the store cannot sum up (a damaged page) is read run by run, and says why
+    leases = await _leases(store, {root_run_id(s.run_id) for s in summaries})
+    decided = {}
+    for summary in summaries:
+        lease = UNKNOWN_LEASE if leases is None else leases.get(root_run_id(summary.run_id))
+        if (status := status_from_summary(summary, lease)) is not None:
+            decided[summary.run_id] = status
+    return decided
+
+
+async def _leases(store: Store, run_ids: set[str]) -> dict[str, LeaseInfo] | None:
+    """The lease rows of ``run_ids``; None when the lease table cannot be read (``_lease``)."""
+    if not store.IMPLEMENTS_LEASES or not run_ids:
+        return {}
+    try:
+        return await store.get_leases(run_ids)
+    except StoreConnectionError:
+        raise
+    except StoreError:
+        return None
+
+
 async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
-    """Every run's status, in run id order (sub-runs right after their parent)."""
+    """Every run's status, in run id order (sub-runs right after their parent), a page at a time."""
+    page: list[str] = []
     async for run_id in store.runs():
-        yield await run_status(store, run_id)
+        page.append(run_id)
+        if len(page) == SUMMARY_PAGE:
+            for status in await statuses(store, page):
+                yield status
+            page = []
+    for status in await statuses(store, page):
+        yield status
 
 
 class StatusTracker:

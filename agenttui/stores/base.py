@@ -6,21 +6,24 @@ The promises below are the SDK's A1-A8 (``journal-format.md`` section 4.0); one 
 contract tests (``tests/stores``) checks them against every store.
 
 Optional capabilities are declared, not probed: ``IMPLEMENTS_LISTING``, ``IMPLEMENTS_LEASES``,
-``IMPLEMENTS_CHANGES`` and ``IMPLEMENTS_NOTIFICATIONS`` say which of the optional methods work on
-a store, and ``file_path`` names the local file a store lives in, if it lives in one. A method
+``IMPLEMENTS_CHANGES``, ``IMPLEMENTS_NOTIFICATIONS`` and ``IMPLEMENTS_SUMMARIES`` say which of the
+optional methods work on a store, and ``file_path`` names the local file a store lives in, if it lives in one. A method
 a store does not implement raises ``ConfigError``.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol, Self
+from typing import TYPE_CHECKING, Protocol, Self
 
 from agenttui.errors import ConfigError, ReadOnlyStoreError
+
+if TYPE_CHECKING:
+    from agenttui.stores.summary import RunSummary
 
 #: How many entries ``load`` reads per round trip; no connection is held between pages (A8).
 LOAD_PAGE_SIZE = 256
@@ -124,6 +127,8 @@ class Store(abc.ABC):
     """True when ``changes_since`` works: the store can say cheaply which runs changed."""
     IMPLEMENTS_NOTIFICATIONS: bool = False
     """True when ``notifications()`` streams the run ids of commits as they happen (LISTEN)."""
+    IMPLEMENTS_SUMMARIES: bool = False
+    """True when ``summaries`` sums runs up on the database side (``agenttui.stores.summary``)."""
 
     file_path: Path | None = None
     """The one local file the store lives in (SQLite), or None (memory, a server): the change
@@ -208,6 +213,15 @@ class Store(abc.ABC):
         """
         raise ConfigError(f"{type(self).__name__} cannot notify of commits")
 
+    # -- run summaries (agenttui's own capability, for statuses at scale) ------------------------
+
+    async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
+        """The summary of each of ``run_ids`` the store holds (``stores.summary.summarize`` says
+        what one holds), in one round trip; a run with no entries has none. ``end_markers``: the
+        step names that end a run. Raises ``ConfigError`` unless ``IMPLEMENTS_SUMMARIES``.
+        """
+        raise ConfigError(f"{type(self).__name__} cannot sum runs up")
+
     # -- Leaser -----------------------------------------------------------------------------
 
     async def acquire_lease(self, run_id: str, holder: str, ttl: float) -> bool:
@@ -229,6 +243,14 @@ class Store(abc.ABC):
     async def get_lease(self, run_id: str) -> LeaseInfo | None:
         """The run's lease row, live or lapsed, or None when there is none."""
         raise ConfigError(f"{type(self).__name__} has no leases")
+
+    async def get_leases(self, run_ids: Collection[str]) -> dict[str, LeaseInfo]:
+        """The lease rows of ``run_ids`` that have one (a store may read them in one round trip)."""
+        leases = {}
+        for run_id in run_ids:
+            if (found := await self.get_lease(run_id)) is not None:
+                leases[run_id] = found
+        return leases
 
     # -- helpers for implementations ----------------------------------------------------------
 

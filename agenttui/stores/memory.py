@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass, field
 
 from agenttui.stores.base import LOAD_PAGE_SIZE, Entry, Inserted, LeaseInfo, Store
+from agenttui.stores.summary import RunSummary, summarize
 
 
 @dataclass(slots=True)
@@ -23,6 +24,7 @@ class MemStore(Store):
     IMPLEMENTS_LISTING = True
     IMPLEMENTS_LEASES = True
     IMPLEMENTS_CHANGES = True
+    IMPLEMENTS_SUMMARIES = True  # by the reference, summarize(): what the SQL stores are held to
 
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only
@@ -50,6 +52,12 @@ class MemStore(Store):
         run.entries.append(entry)
         run.by_name[name] = entry
         return Inserted(entry, won=True)
+
+    async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
+        found = (
+            summarize(run_id, self._runs[run_id].entries, end_markers) for run_id in run_ids if run_id in self._runs
+        )
+        return [summary for summary in found if summary is not None]
 
     async def get(self, run_id: str, name: str) -> Entry | None:
         run = self._runs.get(run_id)

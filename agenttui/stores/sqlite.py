@@ -22,7 +22,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -41,6 +41,7 @@ from agenttui.stores.base import (
     prefix_end,
     stored_entry,
 )
+from agenttui.stores.summary import RunSummary
 
 Layout = Literal["current", "legacy"]
 
@@ -58,6 +59,55 @@ _LEGACY_COLUMNS = frozenset({"run_id", "seq", "name", "data"})
 # fixed for the whole statement) and works on every SQLite this package meets.
 _NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 
+# One pass over a page of runs' entries (``stores.summary`` says what it sums and why). CASE, not
+# AND, guards each JSON function: SQLite does not promise to short-circuit, and a JSON function
+# raises on bytes that are not JSON. Token counts of 19 digits and more are left to the exact
+# rules, as in every store (``stores.summary.USAGE_MEMBERS``); a sum that overflows fails the
+# query, and its page is read run by run. The text is cast from the blob, so SQLite reads it as
+# JSON text, never as its binary JSONB.
+_SUMMARIES = """
+WITH entry AS (
+    SELECT run_id, seq, name, CAST(data AS TEXT) AS t,
+           typeof(name) = 'text' AND typeof(data) IN ('blob', 'text') AS typed
+    FROM {steps} WHERE run_id IN ({runs})
+), judged AS (
+    SELECT run_id, seq, name, t,
+        CASE WHEN typed AND substr(t, 1, 12) != '{{"redacted":' AND json_valid(t) THEN
+            CASE WHEN json_type(t) = 'object'
+                  AND json_extract(t, '$.name') IS name
+                  AND coalesce(nullif(json_type(t, '$.kind'), 'null'), 'text') = 'text'
+                  AND coalesce(nullif(json_type(t, '$.usage'), 'null'), 'object') = 'object'
+                  AND coalesce(nullif(json_type(t, '$.usage.input_tokens'), 'null'), 'integer') = 'integer'
+                  AND coalesce(json_extract(t, '$.usage.input_tokens'), 0) BETWEEN -999999999999999999 AND 999999999999999999
+                  AND coalesce(nullif(json_type(t, '$.usage.output_tokens'), 'null'), 'integer') = 'integer'
+                  AND coalesce(json_extract(t, '$.usage.output_tokens'), 0) BETWEEN -999999999999999999 AND 999999999999999999
+                  AND coalesce(nullif(json_type(t, '$.usage.cache_read_tokens'), 'null'), 'integer') = 'integer'
+                  AND coalesce(json_extract(t, '$.usage.cache_read_tokens'), 0) BETWEEN -999999999999999999 AND 999999999999999999
+                  AND coalesce(nullif(json_type(t, '$.usage.cache_write_tokens'), 'null'), 'integer') = 'integer'
+                  AND coalesce(json_extract(t, '$.usage.cache_write_tokens'), 0) BETWEEN -999999999999999999 AND 999999999999999999
+            THEN 1 ELSE 0 END
+        ELSE 0 END AS ok
+    FROM entry
+), run AS (
+    SELECT run_id, count(*) AS steps,
+        sum(CASE WHEN ok THEN json_extract(t, '$.kind') = 'model' ELSE 0 END) AS turns,
+        sum(CASE WHEN ok THEN coalesce(json_extract(t, '$.usage.input_tokens'), 0)
+                            + coalesce(json_extract(t, '$.usage.output_tokens'), 0)
+                            + coalesce(json_extract(t, '$.usage.cache_read_tokens'), 0)
+                            + coalesce(json_extract(t, '$.usage.cache_write_tokens'), 0) ELSE 0 END) AS tokens,
+        min(ok) = 0 AS suspect,
+        min(seq) AS first_seq,
+        min(CASE WHEN name IN ({markers}) THEN seq END) AS end_seq
+    FROM judged GROUP BY run_id
+)
+SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect,
+       first.seq, first.name, first.data, last.seq, last.name, last.data
+FROM run
+JOIN {steps} AS first ON first.seq = run.first_seq
+LEFT JOIN {steps} AS last ON last.seq = run.end_seq
+ORDER BY run.run_id
+"""
+
 
 class SQLiteStore(Store):
     """A journal in one SQLite file, shared safely with other processes (WAL, busy timeout 30 s).
@@ -73,6 +123,9 @@ class SQLiteStore(Store):
     # Every entry has a rowid that grows in commit order (in bide_steps it is ``seq`` itself), so
     # "which runs changed since" is one indexed range scan.
     IMPLEMENTS_CHANGES = True
+    # SQLite's JSON functions sum a page of runs up in one query (a legacy file is left to the
+    # exact rules: its runs are never summed up).
+    IMPLEMENTS_SUMMARIES = True
 
     layout: Layout
     """``"current"`` (the ``bide_*`` tables) or ``"legacy"`` (the pre-v0.9 ``steps`` table, read-only)."""
@@ -309,6 +362,43 @@ class SQLiteStore(Store):
             f"SELECT run_id, rowid FROM {self._steps} WHERE rowid > ? ORDER BY rowid", (cursor,), "reading new entries"
         )
         return {run_id for run_id, _ in rows}, (rows[-1][1] if rows else cursor)
+
+    async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
+        if self.layout == "legacy" or not run_ids:
+            return []
+        markers = list(end_markers)
+        sql = _SUMMARIES.format(
+            steps=self._steps, runs=", ".join("?" * len(run_ids)), markers=", ".join("?" * len(markers)) or "NULL"
+        )
+        rows = await self._fetch(sql, [*run_ids, *markers], "summing runs up")
+        return [
+            RunSummary(
+                run_id,
+                steps,
+                turns or 0,
+                tokens or 0,
+                first=stored_entry(first_seq, first_name, first_data),
+                end=None if end_seq is None else stored_entry(end_seq, end_name, end_data),
+                suspect=bool(suspect),
+            )
+            for run_id, steps, turns, tokens, suspect, first_seq, first_name, first_data, end_seq, end_name, end_data in rows
+        ]
+
+    async def get_leases(self, run_ids: Collection[str]) -> dict[str, LeaseInfo]:
+        if self._leases is None or not run_ids:
+            return {}
+        ids = list(run_ids)
+        rows = await self._fetch(
+            f"SELECT run_id, holder, expiry - {_NOW} FROM {self._leases} WHERE run_id IN ({', '.join('?' * len(ids))})",
+            ids,
+            "reading leases",
+        )
+        leases = {}
+        for run_id, holder, expires_in in rows:
+            if not isinstance(holder, str) or not isinstance(expires_in, int | float):
+                raise StoreError(f"{self.display_url}: the lease row of run {run_id!r} is malformed")
+            leases[run_id] = LeaseInfo(run_id, holder, float(expires_in))
+        return leases
 
     async def get_lease(self, run_id: str) -> LeaseInfo | None:
         if self._leases is None:

@@ -282,6 +282,68 @@ def _next_seq_ddl(names: Names) -> str:
     )
 
 
+def _usage_checks() -> str:
+    """Each usage member absent, null, or an integer of at most 18 digits (SQLite's JSON reads a
+    longer one as a real; the reference, ``summarize``, holds every store to the same bound)."""
+    checks = []
+    for member in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+        value = f"j->'usage'->'{member}'"
+        checks.append(
+            f"(COALESCE(pg_catalog.jsonb_typeof({value}), 'null') = 'null'"
+            f" OR (pg_catalog.jsonb_typeof({value}) = 'number' AND ({value})::pg_catalog.text ~ '^-?[0-9]{{1,18}}$'))"
+        )
+    return "\n          AND ".join(checks)
+
+
+def _tokens() -> str:
+    return " + ".join(
+        f"COALESCE((j->'usage'->>'{member}')::pg_catalog.numeric, 0)"
+        for member in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    )
+
+
+# One pass over a page of runs' entries (``stores.summary`` says what it sums and why). Bytes that
+# are not UTF-8 JSON make the cast raise, and the store then sums that page up in Python.
+_SUMMARIES = (
+    """
+WITH entry AS (
+    SELECT run_id, seq, name, data,
+        CASE WHEN pg_catalog.substr(data, 1, 12) <> '\\x7b227265646163746564223a'::pg_catalog.bytea
+             THEN pg_catalog.convert_from(data, 'UTF8')::pg_catalog.jsonb END AS j
+    FROM {steps} WHERE run_id = ANY($1::pg_catalog.text[])
+), judged AS (
+    SELECT run_id, seq, name, j,
+        COALESCE(pg_catalog.jsonb_typeof(j) = 'object'
+          AND pg_catalog.jsonb_typeof(j->'name') = 'string' AND j->>'name' = name
+          AND COALESCE(NULLIF(pg_catalog.jsonb_typeof(j->'kind'), 'null'), 'string') = 'string'
+          AND COALESCE(NULLIF(pg_catalog.jsonb_typeof(j->'usage'), 'null'), 'object') = 'object'
+          AND {usage}
+          -- jsonb writes 1e2 as 100: the text says whether a count was written as an integer
+          AND (NOT j ? 'usage' OR pg_catalog.convert_from(data, 'UTF8')
+               !~ '"usage"[[:space:]]*:[[:space:]]*[{{][^{{}}]*[0-9][eE]'), false) AS ok
+    FROM entry
+), run AS (
+    SELECT run_id, pg_catalog.count(*) AS steps,
+        pg_catalog.count(*) FILTER (WHERE ok AND j->>'kind' = 'model') AS turns,
+        COALESCE(pg_catalog.sum(CASE WHEN ok THEN """
+    + _tokens()
+    + """ END), 0)::pg_catalog.int8 AS tokens,
+        pg_catalog.bool_or(NOT ok) AS suspect,
+        pg_catalog.min(seq) AS first_seq,
+        pg_catalog.min(seq) FILTER (WHERE name = ANY($2::pg_catalog.text[])) AS end_seq
+    FROM judged GROUP BY run_id
+)
+SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect,
+       f.seq AS first_seq, f.name AS first_name, f.data AS first_data,
+       e.seq AS end_seq, e.name AS end_name, e.data AS end_data
+FROM run
+JOIN {steps} AS f ON f.run_id = run.run_id AND f.seq = run.first_seq
+LEFT JOIN {steps} AS e ON e.run_id = run.run_id AND e.seq = run.end_seq
+ORDER BY run.run_id
+"""
+)
+
+
 class Statements:
     """Every statement of one store, built once from its validated names.
 
@@ -325,6 +387,11 @@ class Statements:
             "SELECT holder, extract(epoch FROM expiry - pg_catalog.now())::pg_catalog.float8 AS expires_in"
             f" FROM {leases} WHERE run_id = $1"
         )
+        self.get_leases = (
+            "SELECT run_id, holder, extract(epoch FROM expiry - pg_catalog.now())::pg_catalog.float8 AS expires_in"
+            f" FROM {leases} WHERE run_id = ANY($1::pg_catalog.text[])"
+        )
+        self.summaries = _SUMMARIES.format(steps=steps, usage=_usage_checks())
 
     def runs(self, *, prefix: bool, prefix_end: bool, exclude: bool, lease_lapsed: bool) -> str:
         """The Lister query for these filters: P5's (section 4.2), with the same results.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from functools import partial
 from typing import TypeVar
 from urllib.parse import quote, urlencode, urlunsplit
@@ -31,6 +31,7 @@ from agenttui.stores.base import (
 from agenttui.stores.postgres.connection import CLOSE_TIMEOUT, CONNECT_TIMEOUT, Target, parse_dsn, translated
 from agenttui.stores.postgres.notifications import Notifications, channel_name, notify_payload
 from agenttui.stores.postgres.schema import Layout, Names, Statements, check_names, prepare_schema
+from agenttui.stores.summary import RunSummary, summarize
 
 T = TypeVar("T")
 
@@ -70,6 +71,7 @@ class PostgresStore(Store):
     IMPLEMENTS_LISTING = True
     IMPLEMENTS_LEASES = True
     IMPLEMENTS_NOTIFICATIONS = True
+    IMPLEMENTS_SUMMARIES = True  # jsonb sums a page of runs up on the server (a legacy schema: none)
     """True: ``notifications`` yields the id of each run that gains an entry (live tail)."""
 
     layout: Layout = "current"
@@ -294,6 +296,55 @@ class PostgresStore(Store):
             return None
         row = await self._retrying(lambda: self._pool.fetchrow(self._sql.get_lease, run_id))
         return None if row is None else LeaseInfo(run_id, row["holder"], row["expires_in"])
+
+    async def get_leases(self, run_ids: Collection[str]) -> dict[str, LeaseInfo]:
+        if not self._has_leases or not run_ids:
+            return {}
+        rows = await self._retrying(lambda: self._pool.fetch(self._sql.get_leases, list(run_ids)))
+        return {row["run_id"]: LeaseInfo(row["run_id"], row["holder"], row["expires_in"]) for row in rows}
+
+    # -- run summaries ----------------------------------------------------------------------------
+
+    async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
+        """One query on the server. The cast to jsonb raises for a whole page when one entry is
+        not UTF-8 JSON: the page is then halved until the runs that hold such an entry are found,
+        and those are summed up here, by the reference, from their entries."""
+        if self.layout != "current" or not run_ids:
+            return []
+
+        async def query() -> list[asyncpg.Record] | None:
+            try:
+                rows: list[asyncpg.Record] = await self._pool.fetch(
+                    self._sql.summaries, list(run_ids), list(end_markers)
+                )
+            except asyncpg.DataError:
+                return None
+            return rows
+
+        rows = await self._retrying(query)
+        if rows is None:
+            if len(run_ids) > 1:
+                half = len(run_ids) // 2
+                return [
+                    *await self.summaries(run_ids[:half], end_markers),
+                    *await self.summaries(run_ids[half:], end_markers),
+                ]
+            found = summarize(run_ids[0], [entry async for entry in self.load(run_ids[0])], end_markers)
+            return [] if found is None else [found]
+        return [
+            RunSummary(
+                row["run_id"],
+                row["steps"],
+                row["turns"],
+                row["tokens"],
+                first=stored_entry(row["first_seq"], row["first_name"], _as_bytes(row["first_data"])),
+                end=None
+                if row["end_seq"] is None
+                else stored_entry(row["end_seq"], row["end_name"], _as_bytes(row["end_data"])),
+                suspect=row["suspect"],
+            )
+            for row in rows
+        ]
 
     # -- live tail --------------------------------------------------------------------------------
 
