@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from functools import partial
+from typing import TypeVar
 
 from agenttui.errors import StoreLockedError
-from agenttui.runs.status import RunState, RunStatus, StatusTracker
+from agenttui.runs.status import SUMMARY_PAGE, RunState, RunStatus, StatusTracker, statuses
 from agenttui.stores.base import Store
 
 #: Statuses are handed on in batches at most this often, so 100,000 runs cost a viewer a few
 #: hundred repaints, not 100,000.
 BATCH_SECONDS = 0.1
+
+T = TypeVar("T")
 
 
 class StatusScheduler:
@@ -55,32 +60,45 @@ class StatusScheduler:
     async def read(
         self, store: Store, *, locked: Callable[[], Awaitable[None]], batch_seconds: float = BATCH_SECONDS
     ) -> AsyncIterator[list[RunStatus]]:
-        """Read queued runs one at a time until no run waits, yielding what was read in batches.
+        """Read queued runs until no run waits, yielding what was read in batches.
 
-        Yields to the loop between runs, so a viewer on the same loop stays responsive while
-        100,000 statuses fill in. While another process holds a lock on the store, ``locked`` is
-        awaited (say so, wait a moment) and the same run is read again.
+        Urgent runs are read one at a time. The rest go a page at a time through the store's run
+        summaries where it has them (finished runs are decided without decoding them), else one
+        at a time. Yields to the loop between reads, so a viewer on the same loop stays
+        responsive while 100,000 statuses fill in. While another process holds a lock on the
+        store, ``locked`` is awaited (say so, wait a moment) and the same read is made again.
         """
         if self._tracker is None or self._tracker.store is not store:
             self._tracker = StatusTracker(store)
         tracker = self._tracker
         batch: list[RunStatus] = []
         last_batch = time.monotonic()
-        while queue := self._urgent or self._queue:
-            run_id = next(iter(queue))
-            del queue[run_id]
-            while True:
-                try:
-                    batch.append(await tracker.status(run_id))
-                    break
-                except StoreLockedError:
-                    await locked()
+        while self.pending:
+            if self._urgent or not store.IMPLEMENTS_SUMMARIES:
+                queue = self._urgent or self._queue
+                run_id = next(iter(queue))
+                del queue[run_id]
+                batch.append(await _unlocked(partial(tracker.status, run_id), locked))
+            else:
+                page = list(itertools.islice(self._queue, SUMMARY_PAGE))
+                for run_id in page:
+                    del self._queue[run_id]
+                batch += await _unlocked(partial(statuses, store, page, tracker.status), locked)
             await asyncio.sleep(0)
             if not self.pending or time.monotonic() - last_batch > batch_seconds:
                 yield batch
                 batch, last_batch = [], time.monotonic()
         if batch:
             yield batch
+
+
+async def _unlocked(read: Callable[[], Awaitable[T]], locked: Callable[[], Awaitable[None]]) -> T:
+    """``read()``, made again after ``locked()`` for as long as another process holds a lock."""
+    while True:
+        try:
+            return await read()
+        except StoreLockedError:
+            await locked()
 
 
 def moving_with_the_clock(statuses: Mapping[str, RunStatus | None]) -> list[str]:

@@ -69,7 +69,7 @@ async def test_unfinished_runs_get_their_status_first() -> None:
     store = MemStore()
     journal = Journal(store)
     started = Record("run:start", StepKind.VALUE, result=b'{"input":"x"}')
-    for n in range(2000):  # finished, and listed first (byte order)
+    for n in range(6000):  # finished, and listed first (byte order)
         await journal.append(f"a-{n:04d}", started)
         await journal.append(f"a-{n:04d}", Record("run:complete", StepKind.VALUE))
     for n in range(3):  # unfinished, listed last
@@ -85,9 +85,10 @@ async def test_unfinished_runs_get_their_status_first() -> None:
         await settle(pilot)
         assert app.screen.model.pending == 0  # type: ignore[attr-defined]
     first_read = list(dict.fromkeys(order))
-    assert len(first_read) == 2003
-    # The first screenful is read before the unfinished runs are known; then they jump the queue.
-    assert max(first_read.index(f"z-{n}") for n in range(3)) < 500, [first_read.index(f"z-{n}") for n in range(3)]
+    assert len(first_read) == 6003
+    # Finished runs are read a page (SUMMARY_PAGE) at a time; once the unfinished runs are known,
+    # they jump the queue instead of waiting behind every finished run listed before them.
+    assert max(first_read.index(f"z-{n}") for n in range(3)) < 3000, [first_read.index(f"z-{n}") for n in range(3)]
 
 
 async def test_filter_and_status_cycle(demo_db: Path) -> None:
