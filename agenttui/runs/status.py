@@ -414,26 +414,45 @@ async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
         yield status
 
 
+#: What a ``StatusTracker`` keeps of the runs it read, in stored bytes: decoded, a record takes
+#: about three times its bytes, so the default keeps memory near 100 MB however long runs are.
+TRACKER_BUDGET_BYTES = 32 * 1024 * 1024
+
+
 class StatusTracker:
     """Statuses of runs that keep changing, each read incrementally: only entries committed since
-    the last read are fetched and decoded. Keeps the records of the ``capacity`` runs read most
-    recently (a live view re-reads the same few runs many times)."""
+    the last read are fetched and decoded. Keeps the records of the runs read most recently (a
+    live view re-reads the same few runs many times), at most ``capacity`` runs and
+    ``budget_bytes`` of stored bytes; the run read longest ago is dropped first."""
 
-    def __init__(self, store: Store, *, capacity: int = 1024) -> None:
+    def __init__(self, store: Store, *, capacity: int = 1024, budget_bytes: int = TRACKER_BUDGET_BYTES) -> None:
         self.store = store
         self.capacity = capacity
-        self._runs: dict[str, tuple[int, list[Record]]] = {}
+        self.budget_bytes = budget_bytes
+        self._runs: dict[str, tuple[int, list[Record], int]] = {}
+        self._bytes = 0
+        """The stored bytes of every record kept."""
+
+    @property
+    def kept_bytes(self) -> int:
+        return self._bytes
 
     async def status(self, run_id: str) -> RunStatus:
         """The run's status now (read again after a failure, as ``run_status`` does)."""
         return await _resilient(run_id, lambda: self._read(run_id))
 
     async def _read(self, run_id: str) -> RunStatus:
-        last_seq, records = self._runs.pop(run_id, (-1, []))
+        last_seq, records, size = self._runs.pop(run_id, (-1, [], 0))
+        self._bytes -= size
         async for entry in self.store.load(run_id, last_seq):
             records.append(decode_entry(entry))
+            size += len(entry.data)
             last_seq = entry.seq
-        self._runs[run_id] = (last_seq, records)  # re-inserted: the newest read is kept longest
-        if len(self._runs) > self.capacity:
-            del self._runs[next(iter(self._runs))]
-        return status_of(run_id, records, await _lease(self.store, run_id))
+        status = status_of(run_id, records, await _lease(self.store, run_id))
+        # Re-inserted: the newest read is kept longest. A run larger than the budget is not kept.
+        if size <= self.budget_bytes:
+            self._runs[run_id] = (last_seq, records, size)
+            self._bytes += size
+        while self._runs and (len(self._runs) > self.capacity or self._bytes > self.budget_bytes):
+            self._bytes -= self._runs.pop(next(iter(self._runs)))[2]
+        return status

@@ -75,3 +75,21 @@ async def test_statuses_come_in_batches_while_many_wait(make_store: StoreFactory
 def test_only_in_flight_and_sleeping_runs_move_with_the_clock() -> None:
     statuses = {state.value: RunStatus(state.value, state) for state in RunState} | {"unread": None}
     assert sorted(moving_with_the_clock(statuses)) == sorted([RunState.IN_FLIGHT.value, RunState.SLEEPING.value])
+
+
+async def test_the_tracker_keeps_records_within_its_byte_budget(make_store: StoreFactory) -> None:
+    from agenttui.runs.status import StatusTracker, run_status
+
+    store = await make_store()
+    big = b'{"name":"note","kind":"value","result":"' + b"x" * 10_000 + b'"}'
+    for n in range(5):
+        await write_runs(store, finished=[], unfinished=[f"run-{n}"])
+        await store.insert(f"run-{n}", "note", big)
+    tracker = StatusTracker(store, budget_bytes=25_000)
+    for n in range(5):
+        assert await tracker.status(f"run-{n}") == await run_status(store, f"run-{n}")
+        assert tracker.kept_bytes <= 25_000
+    assert tracker.kept_bytes > 20_000  # the two newest runs are kept
+    small = StatusTracker(store, budget_bytes=5_000)
+    await small.status("run-0")  # larger than the whole budget: read, not kept
+    assert small.kept_bytes == 0
