@@ -241,7 +241,7 @@ async def test_read_only_refuses_every_write(make_store: StoreFactory) -> None:
 async def test_changes_since_names_the_runs_written_after_a_cursor(make_store: StoreFactory) -> None:
     store = await make_store()
     if not store.IMPLEMENTS_CHANGES:
-        assert make_store.kind == "postgres"  # type: ignore[attr-defined]  # it notifies instead
+        assert make_store.kind == "postgres"  # it notifies instead
         return
     await store.insert("a", "x", b"1")
     _, cursor = await store.changes_since(-1)
@@ -274,5 +274,5 @@ async def test_a_store_that_notifies_names_each_run_as_it_commits(make_store: St
 
 async def test_a_store_in_a_local_file_names_it(make_store: StoreFactory) -> None:
     store = await make_store()
-    expected = make_store.db_path if make_store.kind == "sqlite" else None  # type: ignore[attr-defined]
+    expected = make_store.db_path if make_store.kind == "sqlite" else None
     assert store.file_path == expected
