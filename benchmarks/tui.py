@@ -239,7 +239,7 @@ class Paints:
                     self.cursor_painted.append((now, index))
             return strip
 
-        widget_class.render_line = render_line  # type: ignore[method-assign]
+        widget_class.render_line = render_line  # type: ignore[method-assign]  # the timing hook: patched on the class
 
     def painted_since(self, since: float, index: int) -> float | None:
         return next((t for t, i in self.cursor_painted if t >= since and i == index), None)
@@ -295,7 +295,7 @@ async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         assert isinstance(screen, RunsScreen)
         marks["items"] = await until(lambda: len(screen.table.items) > 0, 60, what="the first rows")
         marks["painted"] = await until(lambda: paints.first is not None, 60, what="the first rows painted")
-        marks["painted"] = paints.first  # type: ignore[assignment]
+        marks["painted"] = paints.first  # type: ignore[assignment]  # not None: until() above waited for it
         # Keys while the statuses are still being computed: does the screen answer?
         keys = []
         for _ in range(5):
@@ -303,7 +303,7 @@ async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
             cursor = screen.table.cursor
             await pilot.press("j")
             await until(lambda: paints.painted_since(before, cursor + 1) is not None, 30, what="the cursor row painted")
-            keys.append(paints.painted_since(before, cursor + 1) - before)  # type: ignore[operator]
+            keys.append(paints.painted_since(before, cursor + 1) - before)  # type: ignore[operator]  # not None: until() above waited for it
         pending_at_keys = screen.model.pending
         # Then every run listed and every status computed, sampled as it goes (bounded).
         # Sampled every 0.25 s: the end is known to that precision, and the poll stays off the
@@ -357,7 +357,7 @@ async def part_b(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         screen = app.screen
         assert isinstance(screen, RunScreen)
         first = await until(lambda: paints.first is not None, 60, what="the first records painted")
-        first = paints.first  # type: ignore[assignment]
+        first = paints.first  # type: ignore[assignment]  # not None: until() above waited for it
         first_batch = len(screen.records)
         loaded = await until(lambda: len(screen.records) >= 50_000 and not any(w.group == "run-load" and not w.is_finished for w in screen.workers),
                              600, every=0.01, what="the whole run")  # fmt: skip
@@ -370,7 +370,7 @@ async def part_b(args: argparse.Namespace, path: Path) -> dict[str, Any]:
             before = time.perf_counter()
             await pilot.press("pagedown")
             await until(lambda: paints.painted_since(before, target) is not None, 30, what=f"record {target} painted")
-            pages.append(paints.painted_since(before, target) - before)  # type: ignore[operator]
+            pages.append(paints.painted_since(before, target) - before)  # type: ignore[operator]  # not None: until() above waited for it
         cursor = journal.cursor
     return {
         "records": total, "first_paint_s": first - started, "first_batch": first_batch,
@@ -408,7 +408,7 @@ async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
 
             screen.call_after_refresh(painted)
 
-    RunScreen.on_records_loaded = on_records_loaded  # type: ignore[method-assign]
+    RunScreen.on_records_loaded = on_records_loaded  # type: ignore[method-assign]  # the timing hook, restored below
     app = AgentTuiApp(url)
     try:
         async with app.run_test(size=SIZE):
@@ -431,7 +431,7 @@ async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
                 raise RuntimeError(f"the writer failed: {writer_err}")
             mechanism_after = app._tail_state
     finally:
-        RunScreen.on_records_loaded = original  # type: ignore[method-assign]
+        RunScreen.on_records_loaded = original  # type: ignore[method-assign]  # the handler restored
         shutil.rmtree(workdir, ignore_errors=True)
     latencies.sort()
     return {
@@ -481,8 +481,8 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         original_diffed(screen, message)
         diffed.append(time.perf_counter())
 
-    ReplayScreen.on_replay_advanced = on_replay_advanced  # type: ignore[method-assign]
-    ReplayScreen.on_replay_diffed = on_replay_diffed  # type: ignore[method-assign]
+    ReplayScreen.on_replay_advanced = on_replay_advanced  # type: ignore[method-assign]  # the timing hook, restored below
+    ReplayScreen.on_replay_diffed = on_replay_diffed  # type: ignore[method-assign]  # the timing hook, restored below
     app = AgentTuiApp(str(path), tail=False)
     try:
         async with app.run_test(size=SIZE) as pilot:
@@ -523,11 +523,11 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
                         what="the replay to end and its diff")  # fmt: skip
             end_s = time.perf_counter() - before
             end_turns = turns - 540
-            final = screen.session.progress  # type: ignore[union-attr]
+            final = screen.session.progress  # type: ignore[union-attr]  # open: the replay ran to its end above
             matches = screen.diff is not None and screen.diff.first_divergence is None
     finally:
-        ReplayScreen.on_replay_advanced = original  # type: ignore[method-assign]
-        ReplayScreen.on_replay_diffed = original_diffed  # type: ignore[method-assign]
+        ReplayScreen.on_replay_advanced = original  # type: ignore[method-assign]  # the handler restored
+        ReplayScreen.on_replay_diffed = original_diffed  # type: ignore[method-assign]  # the handler restored
     return {
         "turns": turns, "open_s": open_s, "early_s": early, "middle_s": middle, "jump_s": jump_s,
         "end_s": end_s, "end_turns": end_turns, "end_messages": len(handled) - seen, "state": str(final.state),
@@ -572,7 +572,7 @@ async def part_f(args: argparse.Namespace, _: None) -> dict[str, Any]:
     template = MemStore()
     model = CrashingModel(demo_model(SCRIPTS["refund-a1001-stalled"]), 1)
     try:
-        await desk_agent(model, template).run("template", "Refund the lamp, order A-1001.")  # type: ignore[arg-type]
+        await desk_agent(model, template).run("template", "Refund the lamp, order A-1001.")
     except SimulatedCrash:
         pass
     entries = [(e.name, e.data) async for e in template.load("template")]

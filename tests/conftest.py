@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -12,7 +14,16 @@ from agenttui.stores.base import Store
 from agenttui.stores.memory import MemStore
 from tests.pg import PostgresCluster, postgres_cluster  # noqa: F401  (session fixture)
 
-StoreFactory = Callable[..., Awaitable[Store]]
+
+class StoreFactory(Protocol):
+    """What ``make_store`` yields: call it for a new handle; it also says which database it opens."""
+
+    kind: str  # one of STORE_KINDS
+    db_path: Path  # the sqlite kind's file (the other kinds do not use it)
+
+    def __call__(self, *, read_only: bool = False) -> Awaitable[Store]: ...
+
+
 STORE_KINDS = ["memory", "sqlite", "postgres"]
 
 
@@ -46,9 +57,15 @@ async def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
         opened.append(store)
         return store
 
-    factory.kind = kind  # type: ignore[attr-defined]
-    factory.db_path = db_path  # type: ignore[attr-defined]
-    yield factory
+    @dataclass
+    class Factory:
+        kind: str
+        db_path: Path
+
+        def __call__(self, *, read_only: bool = False) -> Awaitable[Store]:
+            return factory(read_only=read_only)
+
+    yield Factory(kind, db_path)
     for store in opened:
         await store.close()
 

@@ -113,7 +113,7 @@ def _run(argv: list[str], user: str | None, *, log: Path | None = None) -> None:
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        return int(probe.getsockname()[1])
 
 
 def _server_user() -> str | None:
@@ -207,7 +207,7 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
             yield cluster
         finally:
             # Immediate: the data is thrown away, so a clean shutdown checkpoint is wasted time.
-            if (cluster.data_dir / "postmaster.pid").exists():  # type: ignore[operator]
+            if cluster.data_dir is not None and (cluster.data_dir / "postmaster.pid").exists():
                 cluster.stop()
     finally:
         shutil.rmtree(base, ignore_errors=True)

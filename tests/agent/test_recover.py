@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -15,7 +15,7 @@ from agenttui.stores.base import Entry, Inserted, Store
 from agenttui.stores.memory import MemStore
 
 
-def resume_with_the_demo_agent(store: Store, failing: str = ""):  # type: ignore[no-untyped-def]
+def resume_with_the_demo_agent(store: Store, failing: str = "") -> Callable[[str], Awaitable[None]]:
     """The deployment's policy: the demo's agent, fed each run's recorded input."""
 
     async def resume(run_id: str) -> None:

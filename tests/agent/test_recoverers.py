@@ -164,11 +164,13 @@ async def test_two_recoverers_drive_each_run_once_and_one_at_a_time(
         ]  # fmt: skip
         try:
             for child in children:
-                ready = await asyncio.wait_for(child.stdout.readline(), 60)  # type: ignore[union-attr]
-                assert ready == b"ready\n", (ready, await child.stderr.read())  # type: ignore[union-attr]
+                assert child.stdout is not None and child.stderr is not None  # both are PIPEs
+                ready = await asyncio.wait_for(child.stdout.readline(), 60)
+                assert ready == b"ready\n", (ready, await child.stderr.read())
             for child in children:
-                child.stdin.write(b"go\n")  # type: ignore[union-attr]
-                await child.stdin.drain()  # type: ignore[union-attr]
+                assert child.stdin is not None  # a PIPE
+                child.stdin.write(b"go\n")
+                await child.stdin.drain()
             outputs = [await asyncio.wait_for(child.communicate(), DEADLINE + 30) for child in children]
         finally:
             for child in children:
@@ -200,8 +202,8 @@ async def test_two_recoverers_drive_each_run_once_and_one_at_a_time(
         assert sorted(drives) == run_ids()
         for run_id, intervals in drives.items():
             intervals.sort()
-            for (_, ended, _), (started, _, _) in itertools.pairwise(intervals):
-                assert started >= ended, (run_id, intervals)
+            for (_, ended_at, _), (started_at, _, _) in itertools.pairwise(intervals):
+                assert started_at >= ended_at, (run_id, intervals)
         # Each run was driven once (a drive completes it), by the process that fired its effects.
         assert sum(len(i) for i in drives.values()) == RUNS
         driver = {run_id: intervals[0][2] for run_id, intervals in drives.items()}

@@ -6,13 +6,14 @@ import dataclasses
 
 import pytest
 
-from agenttui.agent import Call, ModelRequest
+from agenttui.agent import Call, ModelRequest, ToolCompleted
 from agenttui.demo.desk import demo_model, desk_agent, turns
 from agenttui.errors import RunNotFoundError
 from agenttui.journal import Journal, Record, encode_record
 from agenttui.replay import NoRecordedOutput, events_of, replay, replay_events
 from agenttui.stores.base import Store
 from agenttui.stores.memory import MemStore
+from tests.conftest import StoreFactory
 
 SCRIPT = turns(
     (
@@ -49,7 +50,7 @@ async def test_asking_for_one_turn_more_is_no_recorded_output(store: Store) -> N
     assert diverged.value.turn == 4 and diverged.value.recorded == 4
 
 
-async def test_a_replay_never_writes_to_the_store_it_reads(make_store) -> None:  # type: ignore[no-untyped-def]
+async def test_a_replay_never_writes_to_the_store_it_reads(make_store: StoreFactory) -> None:
     writer = await make_store()
     await desk_agent(demo_model(SCRIPT), writer).run("r1", PROMPT)
     reader = await make_store(read_only=True)
@@ -69,7 +70,7 @@ async def test_replay_events_match_what_a_resume_re_emits(store: Store) -> None:
     assert events == resumed
     assert [type(e).__name__ for e in events] == ["AssistantTurn", "ToolCompleted", "ToolCompleted", "AssistantTurn",
                                                   "ToolCompleted", "AssistantTurn", "ToolCompleted", "AssistantTurn"]  # fmt: skip
-    assert events[1].name == "lookup_order" and not events[1].is_error
+    assert isinstance(events[1], ToolCompleted) and events[1].name == "lookup_order" and not events[1].is_error
     assert events == events_of("r1", await Journal(store).history("r1"))
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agenttui.agent.factory import AgentSetup
 from agenttui.demo.build import build_demo, factory
 from agenttui.demo.desk import Effects, desk_tools
 from agenttui.journal import Journal
@@ -23,7 +24,7 @@ from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixture
 SIDE_EFFECTS = ("refund_payment", "send_email", "wait_for_settlement", "refunds_specialist")
 
 
-def counted(run_id: str, effects: Effects):  # type: ignore[no-untyped-def]
+def counted(run_id: str, effects: Effects) -> AgentSetup:
     return replace(factory(run_id), tools=desk_tools(effects))
 
 

@@ -143,7 +143,7 @@ async def test_interrupt_waits_for_an_answer(store: Store) -> None:
     await answer(store, "r1", asked.value.name, "store credit")
     assert (await agent.run("r1", "")).text == "Store credit it is."
     tool_result = await Journal(store).get("r1", "tool:call_0_0")
-    assert decode_json(tool_result.result) == "store credit"  # type: ignore[union-attr]
+    assert tool_result is not None and decode_json(tool_result.result) == "store credit"
 
 
 async def test_durable_sleep_wakes_through_the_waker(store: Store) -> None:
@@ -219,7 +219,8 @@ async def test_resolving_a_halt_as_fired_records_the_outcome(store: Store) -> No
 async def test_cancel_ends_the_run(store: Store) -> None:
     paused = await drive_to_approval(store, "r1")
     outcome = await cancel(store, "r1", "customer withdrew the request")
-    assert json.loads(outcome.standing.result) == {"reason": "customer withdrew the request"}  # type: ignore[arg-type]
+    assert outcome.standing.result is not None
+    assert json.loads(outcome.standing.result) == {"reason": "customer withdrew the request"}
     with pytest.raises(RunEnded, match="customer withdrew"):
         await desk_agent(demo_model(refund_story("A-1002", 129.0)), store).run("r1", "")
     with pytest.raises(RunEnded):
@@ -236,8 +237,9 @@ async def test_a_sub_agent_runs_under_its_own_run_id(store: Store) -> None:
     result = await desk_agent(demo_model(script), store).run_result("r1", "Can A-1004 be refunded?")
     child = "r1>call_0_0"
     assert await names(store, child) == ["@journal", "run:start", "@llm/0", "tool:call_0_0", "@llm/1", "run:complete"]
-    assert decode_json((await Journal(store).get("r1", "tool:call_0_0")).result).startswith("Eligible")  # type: ignore[union-attr]
-    child_usage = (await Journal(store).get("r1", "tool:call_0_0")).usage  # type: ignore[union-attr]
+    call = await Journal(store).get("r1", "tool:call_0_0")
+    assert call is not None and decode_json(call.result).startswith("Eligible")
+    child_usage = call.usage
     assert child_usage and result.usage.total > child_usage.total > 0
 
 

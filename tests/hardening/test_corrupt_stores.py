@@ -17,8 +17,9 @@ from agenttui.journal import Journal, Record, StepKind, encode_record
 from agenttui.stores.base import stored_entry
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.screens.runs import RunsScreen
 from tests.pg import PostgresCluster
-from tests.tui.conftest import settle
+from tests.tui.conftest import screen_of, settle, status_of
 
 
 def snapshot(path: Path) -> tuple[bytes, int, list[str]]:
@@ -76,7 +77,7 @@ def test_bad_runs_show_as_unreadable_and_the_rest_still_shows(bad_runs: Path) ->
 
 def make_corpus(tmp_path: Path) -> dict[str, Path]:
     """Files that are not (good) journal stores."""
-    corpus = {}
+    corpus: dict[str, Path] = {}
     good = tmp_path / "good.db"
     # Its own thread: async tests call this too, and asyncio.run cannot nest in their loop.
     with ThreadPoolExecutor(1) as pool:
@@ -127,10 +128,10 @@ async def test_the_tui_shows_bad_runs_and_writes_nothing(bad_runs: Path) -> None
     app = AgentTuiApp(str(bad_runs), tail=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        rows = {r.run_id: r.status for r in app.screen.table.items}  # type: ignore[attr-defined]
-        assert rows["good"].state == RunState.STALLED  # type: ignore[union-attr]
-        assert all(rows[r].state == RunState.UNREADABLE for r in ("not-json", "wrong-name", "future"))  # type: ignore[union-attr]
-        assert rows["headerless"].state == RunState.STALLED and rows["headerless"].legacy  # type: ignore[union-attr]
+        rows = {r.run_id: status_of(r) for r in screen_of(app, RunsScreen).table.items}
+        assert rows["good"].state == RunState.STALLED
+        assert all(rows[r].state == RunState.UNREADABLE for r in ("not-json", "wrong-name", "future"))
+        assert rows["headerless"].state == RunState.STALLED and rows["headerless"].legacy
         for run_id in rows:
             app.open_run(run_id)
             await settle(pilot)

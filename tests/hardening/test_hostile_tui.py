@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 from rich.segment import Segment
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
@@ -160,7 +161,7 @@ def hostile_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # -- reading the screen ------------------------------------------------------------------------
 
 
-def drawn(app: AgentTuiApp) -> list[list[Segment]]:
+def drawn(app: App[Any]) -> list[list[Segment]]:
     """Every cell row of the screen as the compositor draws it for the terminal, toasts included.
 
     Public Textual offers only an SVG export; the compositor's strips are what the driver writes.
@@ -168,15 +169,15 @@ def drawn(app: AgentTuiApp) -> list[list[Segment]]:
     return [list(strip) for strip in app.screen._compositor.render_strips()]
 
 
-def screen_rows(app: AgentTuiApp) -> list[str]:
+def screen_rows(app: App[Any]) -> list[str]:
     return ["".join(segment.text for segment in row) for row in drawn(app)]
 
 
-def screen_text(app: AgentTuiApp) -> str:
+def screen_text(app: App[Any]) -> str:
     return "\n".join(screen_rows(app))
 
 
-def shown_in(app: AgentTuiApp, widget: Widget) -> str:
+def shown_in(app: App[Any], widget: Widget) -> str:
     """The text drawn in ``widget``'s region of the screen (every cell here is one character wide)."""
     region = widget.region
     return "\n".join(row[region.x : region.right] for row in screen_rows(app)[region.y : region.bottom])
@@ -189,7 +190,7 @@ def exported(renderable: object, width: int = 1000) -> str:
     return console.export_text()
 
 
-def assert_inert(app: AgentTuiApp, where: str) -> None:
+def assert_inert(app: App[Any], where: str) -> None:
     """Nothing on screen a terminal would act on, no markup turned into a link or an action, and
     the app alive with no error dialog: a valid record, however hostile, is no error."""
     assert app.is_running and app.return_code is None, where
@@ -209,11 +210,11 @@ def assert_shows(text: str, where: str, pieces: list[str]) -> None:
     assert not missing, (where, missing, text)
 
 
-async def click_text(pilot: Pilot, needle: str, widget: Widget | None = None) -> None:
+async def click_text(pilot: Pilot[Any], needle: str, widget: Widget | None = None) -> None:
     """Click where ``needle`` first shows (in ``widget``): an action hidden in its markup would fire now."""
     app = pilot.app
     region = widget.region if widget is not None else app.screen.region
-    for y, row in enumerate(screen_rows(app)[region.y : region.bottom], region.y):  # type: ignore[arg-type]
+    for y, row in enumerate(screen_rows(app)[region.y : region.bottom], region.y):
         x = row.find(needle, region.x, region.right)
         if x >= 0:
             await pilot.click(offset=(x + 1, y))
@@ -231,15 +232,16 @@ def app_over(path: Path, **settings: Any) -> AgentTuiApp:
     return app
 
 
-async def open_run(pilot: Pilot, run_id: str) -> RunScreen:
-    pilot.app.open_run(run_id)  # type: ignore[attr-defined]
+async def open_run(pilot: Pilot[Any], run_id: str) -> RunScreen:
+    assert isinstance(pilot.app, AgentTuiApp)
+    pilot.app.open_run(run_id)
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, RunScreen) and screen.records, screen
     return screen
 
 
-async def show_pane(pilot: Pilot, key: str) -> None:
+async def show_pane(pilot: Pilot[Any], key: str) -> None:
     await pilot.press(key)
     await settle(pilot)
 
@@ -353,7 +355,7 @@ async def test_every_run_pane_shows_hostile_records_inert(hostile_db: Path) -> N
         assert isinstance(app.screen, RunScreen)
 
 
-async def replay_to_divergence(pilot: Pilot) -> ReplayScreen:
+async def replay_to_divergence(pilot: Pilot[Any]) -> ReplayScreen:
     """Replay the markup run with today's tool to its end: it diverges on the hostile result."""
     await settle(pilot)
     await open_run(pilot, RUN_MARKUP)
@@ -362,7 +364,7 @@ async def replay_to_divergence(pilot: Pilot) -> ReplayScreen:
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, ReplayScreen)
-    assert_inert(pilot.app, "replay, opened")  # type: ignore[arg-type]
+    assert_inert(pilot.app, "replay, opened")
     await pilot.press("e")
     await settle(pilot)
     await until(pilot, lambda: screen.finished, "the replay to finish")

@@ -11,8 +11,10 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -28,7 +30,7 @@ from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.status_bar import StatusBar
 from tests.pg import PostgresCluster
-from tests.tui.conftest import settle, until, wait_for_screen
+from tests.tui.conftest import screen_of, settle, status_of, until, wait_for_screen
 
 AWAITING_APPROVAL = "refund-a1005"
 """The demo run gated on a human's approval of its call ``call_1_0``."""
@@ -39,14 +41,14 @@ async def journal_of(store: Store, run_id: str) -> list[tuple[int, str, bytes]]:
     return [(e.seq, e.name, e.data) async for e in store.load(run_id)]
 
 
-def dialog_text(dialog: Screen) -> str:  # type: ignore[type-arg]
+def dialog_text(dialog: Screen[Any]) -> str:
     """What a dialog shows a person: its title and its message."""
     return " ".join(str(static.render()) for static in dialog.query(Static))
 
 
-async def confirm_approval_of(pilot, run_id: str) -> None:  # type: ignore[no-untyped-def]
+async def confirm_approval_of(pilot: Pilot[Any], run_id: str) -> None:
     """Select ``run_id`` in the runs list and press ``a``; return with the ConfirmDialog showing."""
-    screen = pilot.app.screen
+    screen = screen_of(pilot.app, RunsScreen)
     screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == run_id)
     await pilot.press("a")
     await wait_for_screen(pilot, ConfirmDialog)
@@ -102,23 +104,23 @@ async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: Po
     app = AgentTuiApp(url, tail=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        shown = [(r.run_id, r.status.state) for r in app.screen.table.items]  # type: ignore[attr-defined, union-attr]
+        shown = [(r.run_id, status_of(r).state) for r in screen_of(app, RunsScreen).table.items]
         assert len(shown) == 17
         bar = app.screen.query_one(StatusBar)
         postgres_cluster.stop()
         try:
             app.screen.post_message(StoreChanged(None))  # what the change feed would send
             await until(pilot, lambda: bar.connection == "reconnecting", "the status bar to say reconnecting")
-            assert [(r.run_id, r.status.state) for r in app.screen.table.items] == shown  # type: ignore[attr-defined, union-attr]
+            assert [(r.run_id, status_of(r).state) for r in screen_of(app, RunsScreen).table.items] == shown
             assert "password" not in str(bar.render()).lower()
         finally:
             postgres_cluster.start()
         await until(pilot, lambda: bar.connection == "connected", "the app to reconnect by itself")
         await settle(pilot)
-        assert [(r.run_id, r.status.state) for r in app.screen.table.items] == shown  # type: ignore[attr-defined, union-attr]
+        assert [(r.run_id, status_of(r).state) for r in screen_of(app, RunsScreen).table.items] == shown
         app.open_run("refund-a1002")
         await settle(pilot)
-        assert len(app.screen.records) == 12  # type: ignore[attr-defined]
+        assert len(screen_of(app, RunScreen).records) == 12
 
 
 @pytest.mark.postgres
@@ -141,7 +143,7 @@ async def test_the_live_tail_resumes_after_postgres_comes_back(postgres_cluster:
             await Journal(writer).append("after-the-outage", Record("note", StepKind.VALUE, result=b'"back"'))
         finally:
             await writer.close()
-        await until(pilot, lambda: any(r.run_id == "after-the-outage" for r in app.screen.table.items),  # type: ignore[attr-defined]
+        await until(pilot, lambda: any(r.run_id == "after-the-outage" for r in screen_of(app, RunsScreen).table.items),
                     "a run written after the outage to show")  # fmt: skip
 
 
@@ -167,11 +169,11 @@ async def test_the_live_tail_resumes_when_the_sqlite_file_comes_back(demo_db: Pa
             await Journal(writer).append("after-the-outage", Record("note", StepKind.VALUE, result=b'"back"'))
         finally:
             await writer.close()
-        await until(pilot, lambda: any(r.run_id == "after-the-outage" for r in app.screen.table.items),  # type: ignore[attr-defined]
+        await until(pilot, lambda: any(r.run_id == "after-the-outage" for r in screen_of(app, RunsScreen).table.items),
                     "a run written after the outage to show")  # fmt: skip
 
 
-async def test_the_sqlite_file_deleted_then_replaced_under_the_tui(demo_db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_the_sqlite_file_deleted_then_replaced_under_the_tui(demo_db: Path, tmp_path: Path) -> None:
     import shutil
 
     saved = tmp_path / "saved.db"
@@ -182,19 +184,19 @@ async def test_the_sqlite_file_deleted_then_replaced_under_the_tui(demo_db, tmp_
         await until(
             pilot, lambda: app.screen.query_one(StatusBar).tail == "watching", "the change feed to watch the file"
         )
-        shown = [r.run_id for r in app.screen.table.items]  # type: ignore[attr-defined]
+        shown = [r.run_id for r in screen_of(app, RunsScreen).table.items]
         bar = app.screen.query_one(StatusBar)
         demo_db.unlink()
         (demo_db.parent / (demo_db.name + "-wal")).touch()  # any event in the watched names wakes the feed
         await until(pilot, lambda: bar.connection == "reconnecting", "the status bar to say reconnecting")
-        assert [r.run_id for r in app.screen.table.items] == shown  # type: ignore[attr-defined]
+        assert [r.run_id for r in screen_of(app, RunsScreen).table.items] == shown
         (demo_db.parent / (demo_db.name + "-wal")).unlink()
         shutil.copy(saved, demo_db)
         await until(
             pilot, lambda: app.screen.query_one(StatusBar).connection == "connected", "the app to open the new file"
         )
         await settle(pilot)
-        assert [r.run_id for r in app.screen.table.items] == shown  # type: ignore[attr-defined]
+        assert [r.run_id for r in screen_of(app, RunsScreen).table.items] == shown
 
 
 async def test_the_sqlite_file_made_unreadable_under_the_tui(demo_db: Path) -> None:
@@ -209,7 +211,7 @@ async def test_the_sqlite_file_made_unreadable_under_the_tui(demo_db: Path) -> N
             await until(
                 pilot, lambda: app.screen.query_one(StatusBar).tail == "watching", "the change feed to watch the file"
             )
-            listed = [r.run_id for r in app.screen.table.items]  # type: ignore[attr-defined]
+            listed = [r.run_id for r in screen_of(app, RunsScreen).table.items]
             app.open_run(AWAITING_APPROVAL)
             await settle(pilot)
             screen = app.screen
@@ -384,7 +386,12 @@ async def test_a_store_locked_by_another_process_says_so_and_quitting_does_not_w
             await until(pilot, lambda: app.connection == WAITING_FOR_LOCK, "the lock to be named", turns=400)
             assert WAITING_FOR_LOCK in str(app.screen.query_one(StatusBar).render())
             holder.close()  # the other process lets go
-            await until(pilot, lambda: len(app.screen.table.items) == 17, "the runs once the lock went", turns=600)
+            await until(
+                pilot,
+                lambda: len(screen_of(app, RunsScreen).table.items) == 17,
+                "the runs once the lock went",
+                turns=600,
+            )
             assert app.connection == "connected"
         holder = lock()
         again = AgentTuiApp(str(demo_db), tail=False)

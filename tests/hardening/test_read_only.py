@@ -14,7 +14,7 @@ from agenttui.stores.postgres import PostgresStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.runs import RunsScreen
 from tests.pg import PostgresCluster
-from tests.tui.conftest import settle
+from tests.tui.conftest import screen_of, settle
 
 DEMO_AGENT = "agenttui.demo.build:factory"
 #: Runs replayed to the end, both ways: a complete one, a paused one and a halted one.
@@ -26,7 +26,7 @@ async def browse_everything(app: AgentTuiApp) -> None:
     replay to the end with recorded tools and with the demo's code, and a run-against-run diff."""
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        runs = [row.run_id for row in app.screen.table.items]  # type: ignore[attr-defined]
+        runs = [row.run_id for row in screen_of(app, RunsScreen).table.items]
         await pilot.press("question_mark", "escape", "s", "s", "slash", "a", "escape")
         for run_id in runs:
             app.open_run(run_id)

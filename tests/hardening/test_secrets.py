@@ -92,7 +92,7 @@ async def _tui_masks(postgres_cluster: PostgresCluster, schema: str, where: str)
         bar = app.screen.query_one(StatusBar)
         shown = str(bar.render())
         assert masked in shown and postgres_cluster.password not in shown
-        assert postgres_cluster.password not in app.screen.query_one("#runs-counts").render().plain  # type: ignore[attr-defined]
+        assert postgres_cluster.password not in str(app.screen.query_one("#runs-counts").render())
     assert describe_url(url).count("***") == 1
 
 

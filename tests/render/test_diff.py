@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agenttui.journal.record import Record, StepKind
-from agenttui.render.diff import RowState, diff_journals
+from agenttui.render.diff import DiffRow, RowState, diff_journals
 
 
 def value(name: str, result: bytes = b'"ok"') -> Record:
@@ -21,7 +21,7 @@ RECORDING = [
 ]
 
 
-def states(rows: list) -> list[tuple[str, RowState]]:  # type: ignore[type-arg]
+def states(rows: list[DiffRow]) -> list[tuple[str, RowState]]:
     return [(row.name, row.state) for row in rows]
 
 

@@ -153,6 +153,7 @@ def test_append_adds_a_node_before_done_without_re_indexing() -> None:
     chart = Flowchart([START, DONE])
     for step in steps[1:-1]:
         first_changed = chart.append(step)
+        assert step.record_index is not None
         assert first_changed <= chart.row_for_record(step.record_index)
     assert texts(chart) == texts(Flowchart(steps))
 

@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 from agenttui.render import DONE, MIN_WIDTH, Flowchart, FlowStep, cell_width
 from tests.render.runs import charts, charts_with_children
 
+WithChildren = tuple[list[FlowStep], dict[str, list[FlowStep]]]  # what charts_with_children draws
+
 # Whole drawings of generated runs: no per-example deadline, on a shared CI machine they vary.
 drawing = settings(deadline=None, max_examples=60)
 widths = st.integers(MIN_WIDTH, 100)
@@ -77,7 +79,7 @@ def test_every_row_fits_the_width(steps: list[FlowStep], width: int, ascii: bool
 
 @drawing
 @given(charts_with_children(), widths, st.booleans())
-def test_rows_fit_with_sub_agents_open(run: tuple, width: int, ascii: bool) -> None:
+def test_rows_fit_with_sub_agents_open(run: WithChildren, width: int, ascii: bool) -> None:
     steps, children = run
     chart = Flowchart(steps, children=children)
     unfold_all(chart)
@@ -95,7 +97,7 @@ def test_boxes_close_and_the_spine_is_unbroken(steps: list[FlowStep], width: int
 
 @drawing
 @given(charts_with_children(), st.integers(FRAME_SAFE, 100), st.booleans())
-def test_geometry_holds_inside_open_sub_agents(run: tuple, width: int, ascii: bool) -> None:
+def test_geometry_holds_inside_open_sub_agents(run: WithChildren, width: int, ascii: bool) -> None:
     steps, children = run
     chart = Flowchart(steps, children=children)
     unfold_all(chart)
@@ -104,12 +106,13 @@ def test_geometry_holds_inside_open_sub_agents(run: tuple, width: int, ascii: bo
 
 @drawing
 @given(charts_with_children(), st.integers(FRAME_SAFE, 100))
-def test_an_open_frame_holds_the_childs_own_drawing(run: tuple, width: int) -> None:
+def test_an_open_frame_holds_the_childs_own_drawing(run: WithChildren, width: int) -> None:
     steps, children = run
     chart = Flowchart(steps, children=children)
     for step in steps:
         if step.child_run_id is None:
             continue
+        assert step.record_index is not None  # a sub-agent's call is a record
         frame = chart.block_at(chart.row_for_record(step.record_index))
         chart.unfold(frame)
         rows = chart.block_rows(frame)
@@ -120,7 +123,7 @@ def test_an_open_frame_holds_the_childs_own_drawing(run: tuple, width: int) -> N
 
 @drawing
 @given(charts_with_children(), st.booleans())
-def test_block_heights_add_up_to_the_row_count(run: tuple, unfold: bool) -> None:
+def test_block_heights_add_up_to_the_row_count(run: WithChildren, unfold: bool) -> None:
     steps, children = run
     chart = Flowchart(steps, children=children)
     if unfold:
@@ -130,7 +133,7 @@ def test_block_heights_add_up_to_the_row_count(run: tuple, unfold: bool) -> None
 
 @drawing
 @given(charts_with_children(), widths, st.data())
-def test_a_window_is_the_same_rows_of_the_whole_drawing(run: tuple, width: int, data: st.DataObject) -> None:
+def test_a_window_is_the_same_rows_of_the_whole_drawing(run: WithChildren, width: int, data: st.DataObject) -> None:
     steps, children = run
     chart = Flowchart(steps, children=children)
     if data.draw(st.booleans()):

@@ -15,6 +15,7 @@ import traceback
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import asyncpg
 import pytest
@@ -58,8 +59,18 @@ async def opened() -> AsyncIterator[list[PostgresStore]]:
         await store.close()
 
 
-async def open_store(opened: list[PostgresStore], dsn: str, **kwargs: object) -> PostgresStore:
-    store = await PostgresStore.open(dsn, **kwargs)  # type: ignore[arg-type]
+class OpenOptions(TypedDict, total=False):
+    """PostgresStore.open's keyword arguments."""
+
+    schema: str | None
+    read_only: bool
+    create: bool
+    table_prefix: str
+    notify: bool | None
+
+
+async def open_store(opened: list[PostgresStore], dsn: str, **kwargs: Unpack[OpenOptions]) -> PostgresStore:
+    store = await PostgresStore.open(dsn, **kwargs)
     opened.append(store)
     return store
 
@@ -68,7 +79,7 @@ def closed_port() -> int:
     """A port on 127.0.0.1 that nothing listens on (it was free a moment ago)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        return int(probe.getsockname()[1])
 
 
 def with_password(cluster: PostgresCluster, password: str) -> str:
@@ -188,7 +199,8 @@ async def test_reopening_changes_nothing_and_keeps_the_data(
     before = await admin.fetchval(catalog, schema)
     again = await open_store(opened, postgres_cluster.dsn, schema=schema)
     assert await admin.fetchval(catalog, schema) == before
-    assert (await again.get("run-1", "a")).data == b"1"  # type: ignore[union-attr]
+    got = await again.get("run-1", "a")
+    assert got is not None and got.data == b"1"
 
 
 async def test_schema_in_the_url_and_from_the_search_path(
@@ -201,7 +213,8 @@ async def test_schema_in_the_url_and_from_the_search_path(
     await admin.execute(f"CREATE SCHEMA {schema}_first")
     from_path = await open_store(opened, f"{postgres_cluster.dsn}?search_path={schema}_first,{schema}")
     assert from_path.schema == schema
-    assert (await from_path.get("run-1", "a")).data == b"1"  # type: ignore[union-attr]
+    got = await from_path.get("run-1", "a")
+    assert got is not None and got.data == b"1"
     assert "schema=" not in from_path.display_url
 
 
@@ -352,7 +365,8 @@ async def test_a_legacy_database_is_read_read_only(
     # jsonb hands back its own normalisation: keys reordered by length, spaces after separators.
     assert loaded[0].data == b'{"kind": "model", "name": "@llm/0", "message": {"role": "assistant"}}'
     assert json.loads(loaded[1].data)["result"] == {"n": 1.50}
-    assert (await store.get("order-2", "run:complete")).seq == 0  # type: ignore[union-attr]
+    got = await store.get("order-2", "run:complete")
+    assert got is not None and got.seq == 0
     assert [r async for r in store.runs()] == ["order-1", "order-2"]
     assert [r async for r in store.runs(exclude_holding=["run:complete"])] == ["order-1"]
     assert [r async for r in store.runs(lease_lapsed=True)] == []
@@ -433,8 +447,9 @@ async def test_notify_off_in_the_url_stays_quiet_and_shows(
     from agenttui.stores import open_store as open_url
 
     quiet = await open_url(f"{postgres_cluster.dsn}?schema={schema}&notify=off")
-    opened.append(quiet)  # type: ignore[arg-type]
-    assert isinstance(quiet, PostgresStore) and quiet.schema == schema
+    assert isinstance(quiet, PostgresStore)
+    opened.append(quiet)
+    assert quiet.schema == schema
     assert quiet.display_url.endswith(f"?schema={schema}&notify=off")
     loud = await open_store(opened, f"{postgres_cluster.dsn}?notify=ON", schema=schema)
     assert "notify" not in loud.display_url

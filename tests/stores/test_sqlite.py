@@ -12,6 +12,7 @@ import textwrap
 from collections.abc import Iterator
 from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 import pytest
@@ -39,7 +40,7 @@ def raw(path: Path) -> Iterator[sqlite3.Connection]:
         yield conn
 
 
-def table_info(path: Path, table: str) -> list[tuple]:
+def table_info(path: Path, table: str) -> list[tuple[Any, ...]]:
     with raw(path) as conn:
         return conn.execute(f"PRAGMA table_info({table})").fetchall()
 
@@ -149,7 +150,7 @@ async def test_the_switch_to_wal_waits_for_another_writer(tmp_path: Path) -> Non
         async with aiosqlite.connect(path, isolation_level=None) as conn:
             await _switch_to_wal(conn)
             assert loop.time() - started >= 0.2
-            assert await conn.execute_fetchall("PRAGMA journal_mode") == [("wal",)]
+            assert [tuple(row) for row in await conn.execute_fetchall("PRAGMA journal_mode")] == [("wal",)]
 
 
 # -- refusals ------------------------------------------------------------------------------------
@@ -258,7 +259,8 @@ async def test_a_legacy_file_opens_read_only_and_loads_in_per_run_order(tmp_path
             (4, "run:complete"),
         ]
         assert [e.name async for e in store.load("order-1", after=2)] == ["@llm/1", "run:complete"]
-        assert (await store.get("order-1", "toolu_01")).data == LEGACY_ROWS[0][3]  # type: ignore[union-attr]
+        got = await store.get("order-1", "toolu_01")
+        assert got is not None and got.data == LEGACY_ROWS[0][3]
         assert [r async for r in store.runs()] == ["order-1", "order-2"]
         assert [r async for r in store.runs(prefix="order-", after="order-1")] == ["order-2"]
         assert [r async for r in store.runs(exclude_holding=["run:complete"])] == ["order-2"]

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from textual import events
 from textual.app import App
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from agenttui.demo.build import build_demo
+from agenttui.runs.status import RunStatus
 from agenttui.stores.sqlite import SQLiteStore
+from agenttui.tui.runs_model import RunRow
 
 #: The demo's clock: far enough ahead that its sleeping run still sleeps whenever tests run.
 FIXED_NOW = datetime(2031, 3, 14, 9, 26, tzinfo=UTC)
@@ -43,7 +48,7 @@ def demo_db(demo_db_template: Path, tmp_path: Path) -> Path:
     return path
 
 
-async def settle(pilot: Pilot) -> None:
+async def settle(pilot: Pilot[Any]) -> None:
     """Wait until every worker but the endless change feed is done, and the screen has caught up."""
     app = pilot.app
     for _ in range(50):
@@ -55,7 +60,7 @@ async def settle(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-async def wait_for_screen(pilot: Pilot, screen_type: type) -> None:
+async def wait_for_screen(pilot: Pilot[Any], screen_type: type) -> None:
     """Wait (bounded, by message-loop turns, not wall time) until the app shows ``screen_type``."""
     for _ in range(200):
         if isinstance(pilot.app.screen, screen_type):
@@ -64,7 +69,7 @@ async def wait_for_screen(pilot: Pilot, screen_type: type) -> None:
     raise AssertionError(f"{screen_type.__name__} never showed; the screen is {pilot.app.screen!r}")
 
 
-async def until(pilot: Pilot, condition, what: str, turns: int = 600) -> None:  # type: ignore[no-untyped-def]
+async def until(pilot: Pilot[Any], condition: Callable[[], object], what: str, turns: int = 600) -> None:
     """Wait, in bounded message-loop turns, for ``condition``: the app's own timers drive it."""
     for _ in range(turns):
         if condition():
@@ -73,8 +78,24 @@ async def until(pilot: Pilot, condition, what: str, turns: int = 600) -> None:  
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def type_ahead(app: App, keys: str) -> None:
+def type_ahead(app: App[Any], keys: str) -> None:
     """Post ``keys`` at once, as a paste or a slow SSH link delivers them: no pause between."""
     for char in keys:
         key = {"/": "slash", "\r": "enter", "\x1b": "escape"}.get(char, char)
         app.post_message(events.Key(key, char))
+
+
+ScreenT = TypeVar("ScreenT", bound=Screen[Any])
+
+
+def screen_of(app: App[Any], screen_type: type[ScreenT]) -> ScreenT:
+    """The screen ``app`` shows, asserted to be a ``screen_type``: ``app.screen`` as the test knows it."""
+    screen = app.screen
+    assert isinstance(screen, screen_type), f"the screen is {screen!r}, not a {screen_type.__name__}"
+    return screen
+
+
+def status_of(row: RunRow) -> RunStatus:
+    """A listed run's status, asserted computed: what a test reads once the app has settled."""
+    assert row.status is not None, f"{row.run_id}'s status is still being computed"
+    return row.status

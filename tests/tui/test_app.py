@@ -6,6 +6,9 @@ import asyncio
 import io
 from pathlib import Path
 
+from textual.widget import Widget
+from textual.widgets import Input, Static
+
 from agenttui.journal import Journal, Record, StepKind
 from agenttui.runs.status import RunState
 from agenttui.stores.sqlite import SQLiteStore
@@ -14,14 +17,16 @@ from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.inspector import RecordInspector
-from tests.tui.conftest import settle, type_ahead
+from tests.tui.conftest import screen_of, settle, status_of, type_ahead
 
 SIZE = (140, 40)
 
 
-def shown(widget) -> str:  # type: ignore[no-untyped-def]
+def shown(widget: Widget) -> str:
     """The plain text a Static shows."""
     from rich.console import Console
+
+    assert isinstance(widget, Static)
 
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(widget.content)
@@ -35,8 +40,8 @@ async def test_runs_screen_lists_every_run_with_its_status(demo_db: Path) -> Non
         screen = app.screen
         assert isinstance(screen, RunsScreen)
         rows = {row.run_id: row for row in screen.table.items}
-        assert rows["refund-a1005"].status.state == RunState.AWAITING_APPROVAL  # type: ignore[union-attr]
-        assert rows["refund-a1004-halted"].status.state == RunState.HALTED  # type: ignore[union-attr]
+        assert status_of(rows["refund-a1005"]).state == RunState.AWAITING_APPROVAL
+        assert status_of(rows["refund-a1004-halted"]).state == RunState.HALTED
         assert "eligibility-a1004>call_0_0" not in rows  # sub-runs fold under their parent
         assert rows["eligibility-a1004"].children == 1
         counts = screen.model.counts()
@@ -48,10 +53,10 @@ async def test_keys_typed_ahead_of_the_filter_go_into_it(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = app.screen
+        screen = screen_of(app, RunsScreen)
         type_ahead(app, "/a1004\rj")
         await pilot.pause()
-        field = screen.query_one("#runs-filter")
+        field = screen.query_one("#runs-filter", Input)
         assert field.value == "a1004" and field.display  # still shown: it holds the filter
         assert app.screen is screen and screen.table.has_focus  # enter closed the filter; no run opened
         assert [r.run_id for r in screen.table.items] == ["eligibility-a1004", "refund-a1004-halted"]
@@ -83,7 +88,7 @@ async def test_unfinished_runs_get_their_status_first() -> None:
     app = AgentTuiApp(store=store, tail=False)
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await settle(pilot)
-        assert app.screen.model.pending == 0  # type: ignore[attr-defined]
+        assert screen_of(app, RunsScreen).model.pending == 0
     first_read = list(dict.fromkeys(order))
     assert len(first_read) == 6003
     # Finished runs are read a page (SUMMARY_PAGE) at a time; once the unfinished runs are known,
@@ -95,7 +100,7 @@ async def test_filter_and_status_cycle(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = app.screen
+        screen = screen_of(app, RunsScreen)
         await pilot.press("slash", *"a1004")
         assert [r.run_id for r in screen.table.items] == ["eligibility-a1004", "refund-a1004-halted"]
         await pilot.press("enter")
@@ -103,7 +108,7 @@ async def test_filter_and_status_cycle(demo_db: Path) -> None:
         await pilot.press("escape")
         assert len(screen.table.items) == 17
         await pilot.press("s")  # needs attention
-        assert {r.status.state for r in screen.table.items} == {  # type: ignore[union-attr]
+        assert {status_of(r).state for r in screen.table.items} == {
             RunState.HALTED,
             RunState.AWAITING_APPROVAL,
             RunState.AWAITING_INPUT,
@@ -118,7 +123,7 @@ async def test_unfold_a_sub_run_and_open_it(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = app.screen
+        screen = screen_of(app, RunsScreen)
         index = next(i for i, r in enumerate(screen.table.items) if r.run_id == "eligibility-a1004")
         screen.table.cursor = index
         await pilot.press("l", "j", "enter")
@@ -130,7 +135,7 @@ async def test_open_a_run_step_and_time_travel(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        runs = app.screen
+        runs = screen_of(app, RunsScreen)
         runs.table.cursor = next(i for i, r in enumerate(runs.table.items) if r.run_id == "refund-a1002")
         await pilot.press("enter")
         await settle(pilot)
@@ -168,7 +173,7 @@ async def test_on_an_80_column_terminal_runs_show_what_they_wait_on(demo_db: Pat
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        screen = app.screen
+        screen = screen_of(app, RunsScreen)
         header = str(screen.query_one("#runs-header").render())
         assert "STEPS" not in header and header.index("PENDING") == 50
         row = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
@@ -185,7 +190,7 @@ async def test_on_an_80_column_terminal_the_journal_keeps_room_for_summaries(dem
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_run("refund-a1003-denied")
         await settle(pilot)
-        journal = app.screen.journal_list
+        journal = screen_of(app, RunScreen).journal_list
         lines = [journal.render_line(y).text.rstrip() for y in range(9)]
         assert lines[3].startswith("     3 ⚙ tool:call_0_0  lookup_order: {")  # 14 cells: most names fit
         assert lines[5].startswith("     5 ⊘ approval:call… denied call_1_0")  # a long one is cut, not the summary
@@ -209,7 +214,7 @@ async def test_a_run_that_does_not_exist_says_so(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False, run_id="refund-z9999")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        journal = app.screen.journal_list  # type: ignore[attr-defined]
+        journal = screen_of(app, RunScreen).journal_list
         assert journal.render_line(0).text.startswith("No records: the store has no run with this id (yet).")
 
 
@@ -250,11 +255,11 @@ async def test_an_unreadable_record_shows_and_the_rest_still_shows(demo_db: Path
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        rows = {r.run_id: r for r in app.screen.table.items}
-        assert rows["refund-a1005"].status.state == RunState.UNREADABLE  # type: ignore[union-attr]
+        rows = {r.run_id: r for r in screen_of(app, RunsScreen).table.items}
+        assert status_of(rows["refund-a1005"]).state == RunState.UNREADABLE
         app.open_run("refund-a1005")
         await settle(pilot)
-        screen = app.screen
+        screen = screen_of(app, RunScreen)
         names = [r.name for r in screen.records]
         assert names[-2:] == ["@llm/2", "note"] and screen.records[-2].unreadable
         screen.journal_list.cursor = len(names) - 2
@@ -317,7 +322,7 @@ async def test_an_empty_list_says_why_it_is_empty(tmp_path: Path) -> None:
     app = AgentTuiApp(str(path), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        table = app.screen.table
+        table = screen_of(app, RunsScreen).table
         assert table.items == [] and table.render_line(0).text.rstrip() == "No runs in this store yet."
         assert table.render_line(1).text.strip() == ""
 
@@ -341,7 +346,7 @@ async def test_live_tail_shows_a_record_another_writer_commits(demo_db: Path) ->
         await settle(pilot)
         app.open_run("refund-a1005")
         await settle(pilot)
-        screen = app.screen
+        screen = screen_of(app, RunScreen)
         before = len(screen.records)
         writer = await SQLiteStore.open(demo_db)
         try:

@@ -150,7 +150,9 @@ def test_demo_in_a_real_terminal(terminal: Callable[[str], Terminal], tmp_path: 
     # The runs screen: every demo run, with the live run listed among them.
     screen = term.wait_for("the runs screen", lambda s: re.search(r"\b\d+ runs\b", s) and live_row(s), START_TIMEOUT)
     assert "refund-a1005" in screen and "awaiting-approval" in screen and "demo.db" in screen
-    run_id, steps = live_row(screen)  # type: ignore[misc]
+    row = live_row(screen)
+    assert row is not None  # what the wait above waited for
+    run_id, steps = row
     writer_pid = int(run_id.rpartition("-")[2])
     assert process_alive(writer_pid)
 

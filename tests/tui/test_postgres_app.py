@@ -15,9 +15,10 @@ from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.run import RunScreen
+from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.status_bar import StatusBar
 from tests.pg import PostgresCluster
-from tests.tui.conftest import FIXED_NOW, settle, until, wait_for_screen
+from tests.tui.conftest import FIXED_NOW, screen_of, settle, status_of, until, wait_for_screen
 
 pytestmark = pytest.mark.postgres
 SIZE = (140, 40)
@@ -39,11 +40,11 @@ async def test_runs_statuses_and_a_run(demo_schema: tuple[str, str]) -> None:
     app = AgentTuiApp(url, tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        rows = {r.run_id: r.status for r in app.screen.table.items}  # type: ignore[attr-defined]
+        rows = {r.run_id: status_of(r) for r in screen_of(app, RunsScreen).table.items}
         assert (
             rows["refund-a1005"].state == RunState.AWAITING_APPROVAL
             and rows["settlement-a1002"].state == RunState.SLEEPING
-        )  # type: ignore[union-attr]
+        )
         assert len(rows) == 17
         app.open_run("refund-a1002")
         await settle(pilot)
@@ -82,14 +83,15 @@ async def test_replay_and_approve(postgres_cluster: PostgresCluster, demo_schema
         await settle(pilot)
         await pilot.press("R")
         await settle(pilot)
-        assert isinstance(app.screen, ReplayScreen)
+        replay = screen_of(app, ReplayScreen)
         await pilot.press("e")
         await settle(pilot)
-        assert app.screen.session.progress.state == "finished" and app.screen.diff.matches  # type: ignore[union-attr]
+        assert screen_of(app, ReplayScreen) is replay and replay.session is not None
+        assert replay.session.progress.state == "finished" and replay.diff is not None and replay.diff.matches
         await pilot.press("escape", "escape")
         await settle(pilot)
-        screen = app.screen
-        screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")  # type: ignore[attr-defined]
+        screen = screen_of(app, RunsScreen)
+        screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
         await pilot.press("a")
         await wait_for_screen(pilot, ConfirmDialog)
         await pilot.press("y")
@@ -97,7 +99,7 @@ async def test_replay_and_approve(postgres_cluster: PostgresCluster, demo_schema
         assert not isinstance(app.screen, ConfirmDialog), app.screen
         from agenttui.tui.screens.dialogs import ErrorDialog
 
-        assert not isinstance(app.screen, ErrorDialog), app.screen._message  # type: ignore[attr-defined]
+        assert not isinstance(app.screen, ErrorDialog), app.screen._message
     reader = await PostgresStore.open(postgres_cluster.dsn, schema=schema, read_only=True)
     try:
         assert [r.name for r in await Journal(reader).history("refund-a1005")][-1] == "approval:call_1_0"

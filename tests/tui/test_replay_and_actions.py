@@ -7,9 +7,11 @@ import io
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from textual.widgets import TabbedContent
+from textual.pilot import Pilot
+from textual.widgets import Static, TabbedContent
 
 from agenttui.agent.events import ModelEvent
 from agenttui.agent.model import Finish
@@ -20,18 +22,20 @@ from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, PromptDialog
 from agenttui.tui.screens.replay import ReplayScreen
+from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.diff_view import DiffView
 from agenttui.tui.widgets.events_view import EventsView, event_line
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.journal_list import JournalList
-from tests.tui.conftest import settle, type_ahead, until, wait_for_screen
+from tests.tui.conftest import screen_of, settle, status_of, type_ahead, until, wait_for_screen
 
 SIZE = (140, 40)
 DEMO_AGENT = "agenttui.demo.build:factory"
 CHANGED_AGENT = "tests.tui.changed_agent:factory"
 
 
-async def open_replay(pilot, run_id: str, key: str = "R") -> ReplayScreen:  # type: ignore[no-untyped-def]
+async def open_replay(pilot: Pilot[Any], run_id: str, key: str = "R") -> ReplayScreen:
+    assert isinstance(pilot.app, AgentTuiApp)
     pilot.app.open_run(run_id)
     await settle(pilot)
     await pilot.press(key)
@@ -57,8 +61,8 @@ async def test_replay_turn_by_turn_to_the_end(demo_db: Path) -> None:
         for turn in range(1, 5):
             await pilot.press("n")
             await settle(pilot)
-            assert screen.session.progress.turn == turn  # type: ignore[union-attr]
-        assert screen.session.progress.state == "finished"  # type: ignore[union-attr]
+            assert screen.session is not None and screen.session.progress.turn == turn
+        assert screen.session is not None and screen.session.progress.state == "finished"
         assert screen.diff is not None and screen.diff.matches
         assert [r.name for r in screen.records] == await names(demo_db, "refund-a1002") or {
             r.name for r in screen.records
@@ -78,21 +82,21 @@ async def test_back_and_jump_replay_again_from_the_start(demo_db: Path) -> None:
         assert journal.render_line(0).text.startswith("Nothing replayed yet: n replays the next turn")
         await pilot.press("n", "n", "n")
         await settle(pilot)
-        assert screen.session.progress.turn == 3  # type: ignore[union-attr]
+        assert screen.session is not None and screen.session.progress.turn == 3
         await pilot.press("b")
         await settle(pilot)
-        assert screen.session.progress.turn == 2  # type: ignore[union-attr]
+        assert screen.session.progress.turn == 2
         type_ahead(app, "t10\r")  # typed quickly: every key after the t goes into the prompt
         await settle(pilot)
-        assert screen.session.progress.turn == 10  # type: ignore[union-attr]
+        assert screen.session.progress.turn == 10
         type_ahead(app, "t3\x1b")  # escape closes the prompt without jumping, and stays
         await settle(pilot)
-        assert app.screen is screen and screen.session.progress.turn == 10  # type: ignore[union-attr]
+        assert app.screen is screen and screen.session.progress.turn == 10
         assert not screen.query_one("#replay-jump").display
         assert sum(r.kind == "model" for r in screen.records) == 10
         await pilot.press("e")
         await settle(pilot)
-        assert screen.session.progress.state == "finished" and screen.diff.matches  # type: ignore[union-attr]
+        assert screen.session.progress.state == "finished" and screen.diff is not None and screen.diff.matches
 
 
 async def test_a_changed_tool_diverges_at_the_right_step(demo_db: Path) -> None:
@@ -101,11 +105,12 @@ async def test_a_changed_tool_diverges_at_the_right_step(demo_db: Path) -> None:
         screen = await open_replay(pilot, "refund-a1002", key="Y")
         await pilot.press("n")
         await settle(pilot)
-        first = screen.diff.first_divergence  # type: ignore[union-attr]
+        assert screen.diff is not None
+        first = screen.diff.first_divergence
         assert first is not None and first.name == "tool:call_0_0" and first.reason == "different tool result"
         await pilot.press("2")
         await pilot.pause()
-        detail = screen.query_one("#diff-detail").content
+        detail = screen.query_one("#diff-detail", Static).content
         from rich.console import Console
 
         console = Console(width=120, record=True, file=io.StringIO())
@@ -147,13 +152,13 @@ async def test_the_flowchart_cursor_follows_the_journal_and_back(demo_db: Path) 
 
 
 def state_of(app: AgentTuiApp, run_id: str) -> RunState | None:
-    row = next((r for r in app.screen.table.items if r.run_id == run_id), None)  # type: ignore[attr-defined]
+    row = next((r for r in screen_of(app, RunsScreen).table.items if r.run_id == run_id), None)
     return row.status.state if row is not None and row.status is not None else None
 
 
-async def act(pilot, run_id: str, key: str, *, choose: int | None = None) -> None:  # type: ignore[no-untyped-def]
+async def act(pilot: Pilot[Any], run_id: str, key: str, *, choose: int | None = None) -> None:
     """Select ``run_id`` in the runs list, press ``key``, pick a choice, confirm with y."""
-    screen = pilot.app.screen
+    screen = screen_of(pilot.app, RunsScreen)
     screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == run_id)
     await pilot.press(key)
     if choose is not None:
@@ -192,7 +197,7 @@ async def test_cancelling_the_confirmation_writes_nothing(demo_db: Path) -> None
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = app.screen
+        screen = screen_of(app, RunsScreen)
         screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
         await pilot.press("a")
         await wait_for_screen(pilot, ConfirmDialog)
@@ -206,7 +211,7 @@ async def test_answer_resolve_and_redrive(demo_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         # answer the question
-        screen = app.screen
+        screen = screen_of(app, RunsScreen)
         screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "question-a1001")
         await pilot.press("o")
         await wait_for_screen(pilot, ChoiceDialog)
@@ -237,9 +242,9 @@ async def test_a_run_leased_elsewhere_is_refused_naming_the_holder(demo_db: Path
     app = AgentTuiApp(str(demo_db), tail=False, agent_spec=DEMO_AGENT)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        rows = {r.run_id: r for r in app.screen.table.items}
-        stale = rows["refund-a1001-stalled"].status
-        assert stale.state == RunState.STALLED  # type: ignore[union-attr]
+        rows = {r.run_id: r for r in screen_of(app, RunsScreen).table.items}
+        stale = status_of(rows["refund-a1001-stalled"])
+        assert stale.state == RunState.STALLED
         # Another driver takes the run after the screen read it: the write is refused all the same.
         await other.acquire_lease("refund-a1001-stalled", "worker-9#abc", ttl=120)
         fresh = await run_status(other, "refund-a1001-stalled")
@@ -263,7 +268,7 @@ async def test_two_apps_racing_one_approval_write_once(demo_db: Path) -> None:
         await settle(p1)
         await settle(p2)
         for pilot in (p1, p2):
-            screen = pilot.app.screen
+            screen = screen_of(pilot.app, RunsScreen)
             screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
             await pilot.press("a")
             await wait_for_screen(pilot, ConfirmDialog)
@@ -325,7 +330,7 @@ async def test_pressing_approve_twice_writes_once(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        stale = next(r.status for r in app.screen.table.items if r.run_id == "refund-a1005")  # type: ignore[attr-defined]
+        stale = next(status_of(r) for r in screen_of(app, RunsScreen).table.items if r.run_id == "refund-a1005")
         await act(pilot, "refund-a1005", "a")
         app.operate(stale, "Approve")  # the same status again, as a second press before the refresh
         await wait_for_screen(pilot, ConfirmDialog)
@@ -338,7 +343,7 @@ async def test_resolve_as_fired_records_the_confirmed_result(demo_db: Path) -> N
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = app.screen
+        screen = screen_of(app, RunsScreen)
         screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1004-halted")
         await pilot.press("o")
         await wait_for_screen(pilot, ChoiceDialog)
@@ -365,7 +370,7 @@ async def test_recover_every_unfinished_run_with_progress(demo_db: Path) -> None
         await pilot.press("y")
         await wait_for_screen(pilot, RecoverProgress)
         await settle(pilot)
-        await until(pilot, lambda: app.screen._done, "recover to finish")  # type: ignore[attr-defined]
+        await until(pilot, lambda: screen_of(app, RecoverProgress)._done, "recover to finish")
         body = str(app.screen.query_one("#dialog-body").render())
         assert (
             "paused: run 'refund-a1001-stalled': refund_payment call 'call_1_0' awaits approval" in body
@@ -388,8 +393,10 @@ async def test_release_a_lapsed_lease(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        status = next(r.status for r in app.screen.table.items if r.run_id == "refund-a1001-stalled")  # type: ignore[attr-defined]
-        assert status.lease_lapsed  # type: ignore[union-attr]
+        status = next(
+            status_of(r) for r in screen_of(app, RunsScreen).table.items if r.run_id == "refund-a1001-stalled"
+        )
+        assert status.lease_lapsed
         app.operate(status, "Release")
         await wait_for_screen(pilot, ConfirmDialog)
         await pilot.press("y")

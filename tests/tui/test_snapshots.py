@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -24,7 +25,7 @@ from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
-from tests.tui.conftest import settle, wait_for_screen
+from tests.tui.conftest import screen_of, settle, wait_for_screen
 
 SIZE = (120, 36)
 DEMO_AGENT = "agenttui.demo.build:factory"
@@ -43,13 +44,13 @@ def app(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> AgentTuiApp:
     return AgentTuiApp(demo_db.name, tail=False, agent_spec=DEMO_AGENT)
 
 
-def freeze_cursors(pilot: Pilot) -> None:
+def freeze_cursors(pilot: Pilot[Any]) -> None:
     """No blinking cursor in a snapshot: stop every Input's blink on the screen shown."""
     for field in pilot.app.screen.query(Input):
         field.cursor_blink = False
 
 
-async def select_run(pilot: Pilot, run_id: str) -> None:
+async def select_run(pilot: Pilot[Any], run_id: str) -> None:
     """Move the runs list's cursor onto ``run_id`` with the keys a person would press."""
     await settle(pilot)
     screen = pilot.app.screen
@@ -59,7 +60,7 @@ async def select_run(pilot: Pilot, run_id: str) -> None:
     assert screen.table.current is not None and screen.table.current.run_id == run_id
 
 
-async def open_run(pilot: Pilot, run_id: str) -> RunScreen:
+async def open_run(pilot: Pilot[Any], run_id: str) -> RunScreen:
     await select_run(pilot, run_id)
     await pilot.press("enter")
     await wait_for_screen(pilot, RunScreen)
@@ -69,17 +70,17 @@ async def open_run(pilot: Pilot, run_id: str) -> RunScreen:
     return screen
 
 
-async def on_record_3(pilot: Pilot) -> None:
+async def on_record_3(pilot: Pilot[Any]) -> None:
     screen = await open_run(pilot, "refund-a1002")
     await pilot.press("j", "j", "j")
     await settle(pilot)
     assert screen.journal_list.cursor == 3
 
 
-def then(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
+def then(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
     """``run_before`` for refund-a1002's run screen on record 3, after pressing ``keys``."""
 
-    async def run_before(pilot: Pilot) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
         await on_record_3(pilot)
         await pilot.press(*keys)
         await settle(pilot)
@@ -88,9 +89,9 @@ def then(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
 
 
 def test_runs_screen(snap_compare: Snap, app: AgentTuiApp) -> None:
-    async def run_before(pilot: Pilot) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
-        assert pilot.app.screen.model.pending == 0  # type: ignore[attr-defined]
+        assert screen_of(pilot.app, RunsScreen).model.pending == 0
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -108,7 +109,7 @@ def test_run_screen_flowchart(snap_compare: Snap, app: AgentTuiApp) -> None:
 
 
 def test_help_screen(snap_compare: Snap, app: AgentTuiApp) -> None:
-    async def run_before(pilot: Pilot) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
         await pilot.press("question_mark")
         await settle(pilot)
@@ -119,7 +120,7 @@ def test_help_screen(snap_compare: Snap, app: AgentTuiApp) -> None:
 def test_command_palette(snap_compare: Snap, app: AgentTuiApp) -> None:
     """On refund-a1002's run screen, where the palette has replay actions to offer."""
 
-    async def run_before(pilot: Pilot) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
         await on_record_3(pilot)
         await pilot.press("ctrl+p")
         await settle(pilot)
@@ -130,8 +131,8 @@ def test_command_palette(snap_compare: Snap, app: AgentTuiApp) -> None:
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-def replay_two_turns(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
-    async def run_before(pilot: Pilot) -> None:
+def replay_two_turns(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    async def run_before(pilot: Pilot[Any]) -> None:
         await open_run(pilot, "refund-a1002")
         await pilot.press("R")
         await wait_for_screen(pilot, ReplayScreen)
@@ -163,7 +164,7 @@ def test_replay_flowchart(snap_compare: Snap, app: AgentTuiApp) -> None:
 def test_confirm_approval(snap_compare: Snap, app: AgentTuiApp) -> None:
     """``a`` on a run awaiting approval: the dialog names what will be written, and the CLI twin."""
 
-    async def run_before(pilot: Pilot) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
         await select_run(pilot, "refund-a1005")
         await pilot.press("a")
         # Not settle: the operate worker waits for this dialog's answer until the app exits.
@@ -178,7 +179,7 @@ def test_divergence_with_your_agent(snap_compare: Snap, app: AgentTuiApp) -> Non
     its refund runs for real (into the replay's own store), so it diverges, and the status bar says
     the replay is live."""
 
-    async def run_before(pilot: Pilot) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
         await open_run(pilot, "refund-a1004-halted")
         await pilot.press("L")
         await wait_for_screen(pilot, ConfirmDialog)

@@ -307,15 +307,15 @@ def go_records_with_struct_members(draw: st.DrawFn) -> bytes:
     member = {key: draw(st.one_of(st.none(), st.sampled_from(forms))) for key, forms in struct_members.items()}
     out = b'{"name":"n","kind":"tool_result"'
     for key in ("usage", "discarded_usage"):
-        if member[key] is not None:
-            out += b',"' + key.encode() + b'":' + member[key]
+        if (form := member[key]) is not None:
+            out += b',"' + key.encode() + b'":' + form
     out += b',"finish":"stop"' if draw(st.booleans()) else b""
     if member["model"] is not None:
         out += b',"model":' + member["model"]
     out += b',"tool_use_id":"c1","result":"r"'
     for key in ("safety", "approval"):
-        if member[key] is not None:
-            out += b',"' + key.encode() + b'":' + member[key]
+        if (form := member[key]) is not None:
+            out += b',"' + key.encode() + b'":' + form
     return out + b"}"
 
 
