@@ -394,7 +394,7 @@ async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
         await store.close()
     latencies: list[float] = []
     batches: list[int] = []
-    original = RunScreen.on_records_loaded
+    original = RunScreen.on_run_screen_records_loaded
 
     def on_records_loaded(screen: RunScreen, message: Any) -> None:
         original(screen, message)
@@ -408,16 +408,16 @@ async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
 
             screen.call_after_refresh(painted)
 
-    RunScreen.on_records_loaded = on_records_loaded  # type: ignore[method-assign]  # the timing hook, restored below
+    RunScreen.on_run_screen_records_loaded = on_records_loaded  # type: ignore[method-assign]  # the timing hook, restored below
     app = AgentTuiApp(url)
     try:
         async with app.run_test(size=SIZE):
-            await until(lambda: app.store is not None and app._tail_state not in ("off",), 30, what="the change feed")
+            await until(lambda: app.store is not None and app.tail_state not in ("off",), 30, what="the change feed")
             app.open_run(run_id)
             await until(
                 lambda: isinstance(app.screen, RunScreen) and len(app.screen.records) == 2, 30, what="the run screen"
             )
-            mechanism = app._tail_state
+            mechanism = app.tail_state
             writer = subprocess.Popen(
                 [sys.executable, __file__, "--writer", url, run_id, "--count", str(args.count), "--rate", str(args.rate)],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -429,9 +429,9 @@ async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
                 writer_out, writer_err = writer.communicate(timeout=60)
             if writer.returncode != 0:
                 raise RuntimeError(f"the writer failed: {writer_err}")
-            mechanism_after = app._tail_state
+            mechanism_after = app.tail_state
     finally:
-        RunScreen.on_records_loaded = original  # type: ignore[method-assign]  # the handler restored
+        RunScreen.on_run_screen_records_loaded = original  # type: ignore[method-assign]  # the handler restored
         shutil.rmtree(workdir, ignore_errors=True)
     latencies.sort()
     return {
@@ -469,8 +469,8 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     handled: list[float] = []
     painted: list[float] = []
     diffed: list[float] = []
-    original = ReplayScreen.on_replay_advanced
-    original_diffed = ReplayScreen.on_replay_diffed
+    original = ReplayScreen.on_replay_screen_advanced
+    original_diffed = ReplayScreen.on_replay_screen_diffed
 
     def on_replay_advanced(screen: ReplayScreen, message: Any) -> None:
         original(screen, message)
@@ -481,8 +481,8 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         original_diffed(screen, message)
         diffed.append(time.perf_counter())
 
-    ReplayScreen.on_replay_advanced = on_replay_advanced  # type: ignore[method-assign]  # the timing hook, restored below
-    ReplayScreen.on_replay_diffed = on_replay_diffed  # type: ignore[method-assign]  # the timing hook, restored below
+    ReplayScreen.on_replay_screen_advanced = on_replay_advanced  # type: ignore[method-assign]  # the timing hook, restored below
+    ReplayScreen.on_replay_screen_diffed = on_replay_diffed  # type: ignore[method-assign]  # the timing hook, restored below
     app = AgentTuiApp(str(path), tail=False)
     try:
         async with app.run_test(size=SIZE) as pilot:
@@ -526,8 +526,8 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
             final = screen.session.progress  # type: ignore[union-attr]  # open: the replay ran to its end above
             matches = screen.diff is not None and screen.diff.first_divergence is None
     finally:
-        ReplayScreen.on_replay_advanced = original  # type: ignore[method-assign]  # the handler restored
-        ReplayScreen.on_replay_diffed = original_diffed  # type: ignore[method-assign]  # the handler restored
+        ReplayScreen.on_replay_screen_advanced = original  # type: ignore[method-assign]  # the handler restored
+        ReplayScreen.on_replay_screen_diffed = original_diffed  # type: ignore[method-assign]  # the handler restored
     return {
         "turns": turns, "open_s": open_s, "early_s": early, "middle_s": middle, "jump_s": jump_s,
         "end_s": end_s, "end_turns": end_turns, "end_messages": len(handled) - seen, "state": str(final.state),

@@ -48,12 +48,12 @@ ODD = {
 async def test_summaries_agree_with_the_reference(make_store: StoreFactory) -> None:
     store = await make_store()
     if not store.IMPLEMENTS_SUMMARIES:
-        pytest.fail(f"{make_store.kind} stores sum runs up")  # type: ignore[attr-defined]  # the fixture's tag
+        pytest.fail(f"{make_store.kind} stores sum runs up")
     for name, data in GOOD:
         await store.insert("good", name, data)
     for case, data in ODD.items():
-        for name, good in GOOD[:3]:
-            await store.insert(case, name, good)
+        for name, data_of_good in GOOD[:3]:
+            await store.insert(case, name, data_of_good)
         await store.insert(case, "odd", data)
     await store.insert("open", *GOOD[0])
     run_ids = ["good", *ODD, "open", "never-written"]
