@@ -403,30 +403,55 @@ def _reason_of(result: object) -> str:
     return str(result.get("reason", "")) if isinstance(result, dict) else str(result)
 
 
+#: An unfinished run of at most this many entries is read with the rest of its page, in one
+#: round trip; a longer one is read on its own, page by page (it may be very long).
+BATCH_STEPS = 1000
+
+
 async def statuses(
     store: Store, run_ids: Sequence[str], exact: Callable[[str], Awaitable[RunStatus]] | None = None
 ) -> list[RunStatus]:
-    """The statuses of ``run_ids``, in order: finished runs from the store's summaries (one query
-    and one lease read for them all), every other run read whole by ``exact`` (``run_status``
-    by default). On a store without summaries, every run is read whole."""
+    """The statuses of ``run_ids``, in order. On a store that sums runs up: finished runs from
+    their summaries, and the page's short unfinished runs read whole in one round trip (their
+    leases in one more); every other run read whole by ``exact`` (``run_status`` by default).
+    Given ``exact``, every run the summaries do not decide goes to it (a live view keeps its
+    own incremental reads)."""
     read = exact or (lambda run_id: run_status(store, run_id))
-    decided = await _summary_statuses(store, run_ids) if store.IMPLEMENTS_SUMMARIES else {}
+    decided = await _page_statuses(store, run_ids, batch=exact is None) if store.IMPLEMENTS_SUMMARIES else {}
     return [decided[run_id] if run_id in decided else await read(run_id) for run_id in run_ids]
 
 
-async def _summary_statuses(store: Store, run_ids: Sequence[str]) -> dict[str, RunStatus]:
+async def _page_statuses(store: Store, run_ids: Sequence[str], *, batch: bool) -> dict[str, RunStatus]:
+    """The statuses a page's summaries decide and, with ``batch``, those of the page's other
+    short runs, read whole at once; a run missing from the answer is left to the caller."""
     try:
-        summaries = [s for s in await store.summaries(run_ids, keys.END_MARKERS) if s.end is not None and not s.suspect]
+        summaries = await store.summaries(run_ids, keys.END_MARKERS)
     except (StoreConnectionError, StoreLockedError):
         raise
     except StoreError:
         return {}  # a page the store cannot sum up (a damaged page) is read run by run, and says why
-    leases = await _leases(store, {root_run_id(s.run_id) for s in summaries})
+    leases = await _leases(store, {root_run_id(s.run_id) for s in summaries if batch or s.end is not None})
+
+    def lease_of(run_id: str) -> LeaseInfo | None:
+        return UNKNOWN_LEASE if leases is None else leases.get(root_run_id(run_id))
+
     decided = {}
+    undecided = []
     for summary in summaries:
-        lease = UNKNOWN_LEASE if leases is None else leases.get(root_run_id(summary.run_id))
-        if (status := status_from_summary(summary, lease)) is not None:
+        status = status_from_summary(summary, lease_of(summary.run_id))
+        if status is not None:
             decided[summary.run_id] = status
+        elif batch and summary.steps <= BATCH_STEPS:
+            undecided.append(summary.run_id)
+    if undecided:
+        try:
+            loaded = await store.load_runs(undecided)
+        except (StoreConnectionError, StoreLockedError):
+            raise
+        except StoreError:
+            loaded = {}  # read one by one instead, each saying why it fails
+        for run_id, entries in loaded.items():
+            decided[run_id] = status_of(run_id, [decode_entry(entry) for entry in entries], lease_of(run_id))
     return decided
 
 
@@ -449,12 +474,14 @@ async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
     database's thread and Python's work overlap."""
     pages = _pages(store.runs(), SUMMARY_PAGE)
     page = await anext(pages, None)
-    upcoming = None if page is None else asyncio.ensure_future(_summary_statuses(store, page))
+    upcoming = None if page is None else asyncio.ensure_future(_page_statuses(store, page, batch=True))
     try:
         while page is not None and upcoming is not None:
             decided = await upcoming
             following = await anext(pages, None)
-            upcoming = None if following is None else asyncio.ensure_future(_summary_statuses(store, following))
+            upcoming = (
+                None if following is None else asyncio.ensure_future(_page_statuses(store, following, batch=True))
+            )
             for run_id in page:
                 yield decided[run_id] if run_id in decided else await run_status(store, run_id)
             page = following

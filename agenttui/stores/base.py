@@ -164,6 +164,16 @@ class Store(abc.ABC):
         An unknown run yields nothing.
         """
 
+    async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
+        """Every entry of each of ``run_ids`` the store holds, in commit order, keyed by run: for
+        many short runs at once (a page of statuses). A store may read them in one round trip;
+        this default loads them one run at a time. A run with no entries is left out."""
+        loaded = {}
+        for run_id in run_ids:
+            if entries := [entry async for entry in self.load(run_id)]:
+                loaded[run_id] = entries
+        return loaded
+
     async def close(self) -> None:  # noqa: B027  (a no-op by default: a store without connections need not override it)
         """Release connections. Safe to call twice."""
 

@@ -390,6 +390,20 @@ class SQLiteStore(Store):
             for run_id, steps, turns, tokens, suspect, first_seq, first_name, first_data, end_seq, end_name, end_data in rows
         ]
 
+    async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
+        if not run_ids:
+            return {}
+        rows = await self._fetch(
+            f"SELECT run_id, seq, name, data FROM {self._steps} WHERE run_id IN ({', '.join('?' * len(run_ids))})"
+            " ORDER BY run_id, seq",
+            list(run_ids),
+            "reading runs",
+        )
+        loaded: dict[str, list[Entry]] = {}
+        for run_id, seq, name, data in rows:
+            loaded.setdefault(run_id, []).append(stored_entry(seq, name, data))
+        return loaded
+
     async def get_leases(self, run_ids: Collection[str]) -> dict[str, LeaseInfo]:
         if self._leases is None or not run_ids:
             return {}

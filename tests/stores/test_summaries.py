@@ -82,3 +82,17 @@ async def test_a_read_only_store_sums_runs_up_and_an_empty_page_is_empty(make_st
     reader = await make_store(read_only=True)
     assert [s.run_id for s in await reader.summaries(["good"], ENDS)] == ["good"]
     assert await reader.summaries([], ENDS) == []
+
+
+async def test_load_runs_reads_several_runs_as_load_reads_each(make_store: StoreFactory) -> None:
+    store = await make_store()
+    for case, data in ODD.items():
+        for name, data_of_good in GOOD[:3]:
+            await store.insert(case, name, data_of_good)
+        await store.insert(case, "odd", data)
+    run_ids = [*ODD, "never-written"]
+    loaded = await store.load_runs(run_ids)
+    assert set(loaded) == set(ODD)
+    for run_id in ODD:
+        assert loaded[run_id] == [entry async for entry in store.load(run_id)], run_id
+    assert await store.load_runs([]) == {}

@@ -359,6 +359,10 @@ class Statements:
         self._leases = leases
         self.get = f"SELECT seq, {data} FROM {steps} WHERE run_id = $1 AND name = $2"
         self.load = f"SELECT seq, name, {data} FROM {steps} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
+        self.load_runs = (
+            f"SELECT run_id, seq, name, {data} FROM {steps} WHERE run_id = ANY($1::pg_catalog.text[])"
+            ' ORDER BY run_id COLLATE "C", seq'
+        )
         insert = (
             f"INSERT INTO {steps} (run_id, seq, name, data)"
             f" VALUES ($1, {names.qualified('next_seq_v1')}($1), $2, $3)"

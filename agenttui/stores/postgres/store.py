@@ -297,6 +297,16 @@ class PostgresStore(Store):
         row = await self._retrying(lambda: self._pool.fetchrow(self._sql.get_lease, run_id))
         return None if row is None else LeaseInfo(run_id, row["holder"], row["expires_in"])
 
+    async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
+        if not run_ids:
+            return {}
+        rows = await self._retrying(lambda: self._pool.fetch(self._sql.load_runs, list(run_ids)))
+        loaded: dict[str, list[Entry]] = {}
+        for row in rows:
+            entry = stored_entry(row["seq"], row["name"], _as_bytes(row["data"]))
+            loaded.setdefault(row["run_id"], []).append(entry)
+        return loaded
+
     async def get_leases(self, run_ids: Collection[str]) -> dict[str, LeaseInfo]:
         if not self._has_leases or not run_ids:
             return {}
