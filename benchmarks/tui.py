@@ -715,6 +715,8 @@ def report(results: dict[str, Any]) -> str:
             add("(b)", "open -> every record loaded", ms(b["loaded_s"]))
             add("(b)", f"pagedown -> new cursor row painted (median of {len(b['page_s'])}; max)",
                 f"{ms(statistics.median(b['page_s']))}; {ms(max(b['page_s']))}")  # fmt: skip
+            add("(b)", "peak resident memory, the whole run loaded and paged", f"{b['peak_rss_mb']:,.0f} MB", "≤ 150 MB",
+                verdict(b["peak_rss_mb"], 150))  # fmt: skip
     for key in ("c-sqlite", "c-postgres"):
         if c := results.get(key):
             if "error" in c:
