@@ -1,6 +1,6 @@
 """Every run's status at store scale: `agenttui runs` against the one-query floor, from process start.
 
-    python benchmarks/statuses.py [--runs 100000] [--cache DIR] [--repeats 3]
+    python benchmarks/statuses.py [--runs 100000] [--cache DIR] [--repeats 3] [--no-postgres]
 
 The store is the TUI benchmark's (``benchmarks/tui.py``, part a): ``--runs`` runs, 98% complete,
 1% stalled, 1% in flight under a live lease, cached under ``--cache``. Each figure is a whole
@@ -13,11 +13,14 @@ process, timed from its start to its exit, with its peak resident memory:
   per run. It decides nothing, so no status is cheaper than it.
 
 The ratio is the median of ``agenttui runs`` over the median of the floor, measured in the same run.
+Then the same on PostgreSQL (``AGENTTUI_BENCH_PG_DSN``'s server, or a throwaway cluster), with the
+store's rows copied into a fresh schema; its floor is the same pass in ``jsonb``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import statistics
 import subprocess
@@ -46,6 +49,29 @@ for row in rows:
 """
 
 
+PG_FLOOR = r"""
+import asyncio, sys
+import asyncpg
+async def main():
+    conn = await asyncpg.connect(sys.argv[1])
+    steps, leases = f'"{sys.argv[2]}".bide_steps', f'"{sys.argv[2]}".bide_leases'
+    out = sys.stdout
+    async with conn.transaction():
+        async for row in conn.cursor(f'''
+            SELECT s.run_id, count(*),
+                   count(*) FILTER (WHERE convert_from(s.data, 'UTF8')::jsonb->>'kind' = 'model'),
+                   sum(COALESCE((convert_from(s.data, 'UTF8')::jsonb->'usage'->>'input_tokens')::int8, 0)
+                       + COALESCE((convert_from(s.data, 'UTF8')::jsonb->'usage'->>'output_tokens')::int8, 0)),
+                   min(s.seq) FILTER (WHERE s.name IN ('run:complete', 'run:aborted', 'run:cancelled')),
+                   min(s.seq), max(l.holder), max(l.expiry)
+            FROM {steps} AS s LEFT JOIN {leases} AS l ON l.run_id = s.run_id
+            GROUP BY s.run_id ORDER BY s.run_id''', prefetch=5000):
+            out.write(repr(tuple(row)) + "\n")
+    await conn.close()
+asyncio.run(main())
+"""
+
+
 def timed(argv: list[str]) -> tuple[float, float]:
     """(wall seconds, peak RSS in MB) of one process, from its start to its exit."""
     started = time.perf_counter()
@@ -57,25 +83,13 @@ def timed(argv: list[str]) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=100_000)
-    parser.add_argument("--cache", default="/tmp/agenttui-bench-cache")
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    from tui import runs_store
-
-    store = runs_store(Path(args.cache), args.runs)
-    commands = {
-        "agenttui runs --json": [sys.executable, "-m", "agenttui", "runs", str(store), "--json"],
-        "floor: one SQL pass": [sys.executable, "-c", FLOOR, str(store)],
-    }
+def measure(commands: dict[str, list[str]], repeats: int) -> None:
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-    for _ in range(args.repeats):  # interleaved, so drift in the machine's speed hits both alike
+    for _ in range(repeats):  # interleaved, so drift in the machine's speed hits both alike
         for name, argv in commands.items():
             results[name].append(timed(argv))
     load = os.getloadavg()
-    print(f"{args.runs:,} runs, {args.repeats} runs each, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(f"{repeats} runs each, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     print(f"{'':24} {'median':>9} {'min':>9} {'max':>9} {'peak RSS':>10}")
     medians = {}
     for name, figures in results.items():
@@ -84,8 +98,69 @@ def main() -> None:
         print(
             f"{name:24} {medians[name]:8.2f}s {min(walls):8.2f}s {max(walls):8.2f}s {max(r for _, r in figures):8.0f} MB"
         )
-    ratio = medians["agenttui runs --json"] / medians["floor: one SQL pass"]
-    print(f"agenttui runs / floor: {ratio:.1f}x (target 2x)")
+    ours, floor = medians.values()
+    print(f"agenttui runs / floor: {ours / floor:.1f}x (target 2x)")
+
+
+async def copy_to_postgres(dsn: str, schema: str, store: Path) -> None:
+    import sqlite3
+
+    import asyncpg
+
+    from agenttui.stores.postgres import PostgresStore
+
+    await (await PostgresStore.open(dsn, schema=schema)).close()  # the schema and its tables
+    source = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    conn = await asyncpg.connect(dsn)
+    try:
+        rows = source.execute(
+            "SELECT run_id, row_number() OVER (PARTITION BY run_id ORDER BY seq), name, data FROM bide_steps"
+        )
+        await conn.copy_records_to_table(
+            "bide_steps", schema_name=schema, columns=["run_id", "seq", "name", "data"], records=rows
+        )
+        leases = source.execute("SELECT run_id, holder, expiry FROM bide_leases").fetchall()
+        await conn.executemany(f'INSERT INTO "{schema}".bide_leases VALUES ($1, $2, to_timestamp($3))', leases)
+        await conn.execute(f'VACUUM ANALYZE "{schema}".bide_steps')
+    finally:
+        await conn.close()
+        source.close()
+
+
+async def on_postgres(store: Path, repeats: int) -> None:
+    from _postgres import bench_schema, throwaway_postgres
+
+    async with throwaway_postgres() as dsn, bench_schema(dsn) as schema:
+        await copy_to_postgres(dsn, schema, store)
+        url = dsn + ("&" if "?" in dsn else "?") + f"schema={schema}"
+        commands = {
+            "agenttui runs --json": [sys.executable, "-m", "agenttui", "runs", url, "--json"],
+            "floor: one SQL pass": [sys.executable, "-c", PG_FLOOR, dsn, schema],
+        }
+        await asyncio.to_thread(measure, commands, repeats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--cache", default="/tmp/agenttui-bench-cache")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args()
+    from tui import runs_store
+
+    store = runs_store(Path(args.cache), args.runs)
+    print(f"SQLite, {args.runs:,} runs:")
+    measure(
+        {
+            "agenttui runs --json": [sys.executable, "-m", "agenttui", "runs", str(store), "--json"],
+            "floor: one SQL pass": [sys.executable, "-c", FLOOR, str(store)],
+        },
+        args.repeats,
+    )
+    if not args.no_postgres:
+        print(f"\nPostgreSQL, {args.runs:,} runs:")
+        asyncio.run(on_postgres(store, args.repeats))
 
 
 if __name__ == "__main__":

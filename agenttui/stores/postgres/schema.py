@@ -303,15 +303,17 @@ def _tokens() -> str:
 
 
 # One pass over a page of runs' entries (``stores.summary`` says what it sums and why). Bytes that
-# are not UTF-8 JSON make the cast raise, and the store then sums that page up in Python.
+# are not UTF-8 JSON make the cast raise, and the store then sums that page up in Python. The
+# CTEs are MATERIALIZED: inlined, each use of ``j`` cast the bytes to jsonb again (748 ms a page
+# of 500 runs of 10 entries).
 _SUMMARIES = (
     """
-WITH entry AS (
+WITH entry AS MATERIALIZED (
     SELECT run_id, seq, name, data,
         CASE WHEN pg_catalog.substr(data, 1, 12) <> '\\x7b227265646163746564223a'::pg_catalog.bytea
              THEN pg_catalog.convert_from(data, 'UTF8')::pg_catalog.jsonb END AS j
     FROM {steps} WHERE run_id = ANY($1::pg_catalog.text[])
-), judged AS (
+), judged AS MATERIALIZED (
     SELECT run_id, seq, name, j,
         COALESCE(pg_catalog.jsonb_typeof(j) = 'object'
           AND pg_catalog.jsonb_typeof(j->'name') = 'string' AND j->>'name' = name
