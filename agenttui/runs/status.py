@@ -109,6 +109,26 @@ class RunStatus:
     tokens: int = 0
 
 
+#: What each end marker makes a run.
+_END_STATES = {
+    keys.RUN_COMPLETE: RunState.COMPLETE,
+    keys.RUN_ABORTED: RunState.ABORTED,
+    keys.RUN_CANCELLED: RunState.CANCELLED,
+}
+
+
+def _lease_fields(lease: LeaseInfo | None) -> _LeaseFields:
+    """What a status says of its run's lease row (``UNKNOWN_LEASE``: it could not be read)."""
+    unknown = lease is UNKNOWN_LEASE
+    row = None if unknown else lease
+    return {
+        "lease_holder": row.holder if row is not None and row.live else "",
+        "lease_lapsed": row is not None and not row.live,
+        "lease": row,
+        "lease_unknown": unknown,
+    }
+
+
 def status_of(
     run_id: str, records: Sequence[Record], lease: LeaseInfo | None = None, *, now: datetime | None = None
 ) -> RunStatus:
@@ -140,15 +160,13 @@ def status_of(
     turns = len(model_records)
     tokens = sum(r.usage.total for r in records if r.usage)
     legacy = bool(records) and not records[0].is_header and not records[0].unreadable
-    lease_unknown = lease is UNKNOWN_LEASE
-    if lease_unknown:
-        lease = None
+    leased = _lease_fields(lease)
+    lease = leased["lease"]
 
     def status(state: RunState, detail: str = "", **extra: Unpack[_Pending]) -> RunStatus:
-        holder = lease.holder if lease is not None and lease.live else ""
-        lapsed = lease is not None and not lease.live
-        return RunStatus(run_id, state, detail, lease_holder=holder, lease_lapsed=lapsed, lease=lease, lease_unknown=lease_unknown, legacy=legacy,
-                         steps=steps, turns=turns, tokens=tokens, **extra)  # fmt: skip
+        return RunStatus(
+            run_id, state, detail, legacy=legacy, steps=steps, turns=turns, tokens=tokens, **leased, **extra
+        )
 
     if not records:
         return status(RunState.UNREADABLE, "no records")
@@ -163,7 +181,7 @@ def status_of(
         return status(RunState.NOT_STARTED, "a session's journal: its turns are runs of their own")
     end = keys.first_end_marker(r.name for r in records)
     if end is not None:
-        state = {keys.RUN_COMPLETE: RunState.COMPLETE, keys.RUN_ABORTED: RunState.ABORTED}.get(end, RunState.CANCELLED)
+        state = _END_STATES.get(end, RunState.CANCELLED)
         return status(state, _reason(by_name[end]))
     if lease is not None and lease.live:
         return status(RunState.IN_FLIGHT, f"leased by {lease.holder}")
@@ -227,6 +245,15 @@ class _Call(TypedDict):
     tool_name: str
 
 
+class _LeaseFields(TypedDict):
+    """``RunStatus``'s members about the lease row."""
+
+    lease_holder: str
+    lease_lapsed: bool
+    lease: LeaseInfo | None
+    lease_unknown: bool
+
+
 class _Pending(TypedDict, total=False):
     """What a status names of the item its run waits on (``RunStatus``'s members of that name)."""
 
@@ -266,10 +293,14 @@ def _reason(marker: Record) -> str:
     if not marker.result:
         return ""
     try:
-        value = decode_json(marker.result)
+        return _reason_of(decode_json(marker.result))
     except ValueError:
         return ""
-    return str(value.get("reason", "")) if isinstance(value, dict) else str(value)
+
+
+def _reason_of(result: object) -> str:
+    """An end marker's reason, from its result's value: its ``reason`` member, or the value itself."""
+    return str(result.get("reason", "")) if isinstance(result, dict) else str(result)
 
 
 #: How often a run whose read fails is read again before it is shown as unreadable.
@@ -332,12 +363,6 @@ async def is_complete(store: Store, run_id: str) -> bool:
 #: How many runs one summary query sums up (``statuses``).
 SUMMARY_PAGE = 500
 
-_END_STATES = {
-    keys.RUN_COMPLETE: RunState.COMPLETE,
-    keys.RUN_ABORTED: RunState.ABORTED,
-    keys.RUN_CANCELLED: RunState.CANCELLED,
-}
-
 
 def status_from_summary(summary: RunSummary, lease: LeaseInfo | None) -> RunStatus | None:
     """A finished run's status from its summary alone, as ``status_of`` would say it; None when
@@ -352,19 +377,14 @@ def status_from_summary(summary: RunSummary, lease: LeaseInfo | None) -> RunStat
         return None
     if header.get("format") not in SUPPORTED_FORMATS:
         return None
-    lease_unknown = lease is UNKNOWN_LEASE
-    lease = None if lease_unknown else lease
     return RunStatus(
         summary.run_id,
         _END_STATES.get(summary.end.name, RunState.CANCELLED),
-        _reason_of(end.get("result")),
-        lease_holder=lease.holder if lease is not None and lease.live else "",
-        lease_lapsed=lease is not None and not lease.live,
-        lease=lease,
-        lease_unknown=lease_unknown,
+        _reason_of(end["result"]) if "result" in end else "",
         steps=summary.steps,
         turns=summary.turns,
         tokens=summary.tokens,
+        **_lease_fields(lease),
     )
 
 
@@ -394,13 +414,6 @@ def _plain_record(entry: Entry) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value
-
-
-def _reason_of(result: object) -> str:
-    """An end marker's reason, from its parsed result (as ``_reason`` reads a record)."""
-    if result is None:
-        return ""
-    return str(result.get("reason", "")) if isinstance(result, dict) else str(result)
 
 
 #: An unfinished run of at most this many entries is read with the rest of its page, in one

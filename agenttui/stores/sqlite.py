@@ -421,17 +421,7 @@ class SQLiteStore(Store):
         return leases
 
     async def get_lease(self, run_id: str) -> LeaseInfo | None:
-        if self._leases is None:
-            return None
-        rows = await self._fetch(
-            f"SELECT holder, expiry - {_NOW} FROM {self._leases} WHERE run_id = ?", (run_id,), "reading a lease"
-        )
-        if not rows:
-            return None
-        holder, expires_in = rows[0]
-        if not isinstance(holder, str) or not isinstance(expires_in, int | float):
-            raise StoreError(f"{self.display_url}: the lease row of run {run_id!r} is malformed")
-        return LeaseInfo(run_id, holder, float(expires_in))
+        return (await self.get_leases([run_id])).get(run_id)
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ import asyncpg
 
 from agenttui.errors import ConfigError, SchemaVersionError
 from agenttui.stores.base import LIST_PAGE_SIZE
+from agenttui.stores.summary import USAGE_MEMBERS
 
 #: The newest schema version this module reads and writes.
 SCHEMA_VERSION = 1
@@ -286,7 +287,7 @@ def _usage_checks() -> str:
     """Each usage member absent, null, or an integer of at most 18 digits (SQLite's JSON reads a
     longer one as a real; the reference, ``summarize``, holds every store to the same bound)."""
     checks = []
-    for member in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+    for member in USAGE_MEMBERS:
         value = f"j->'usage'->'{member}'"
         checks.append(
             f"(COALESCE(pg_catalog.jsonb_typeof({value}), 'null') = 'null'"
@@ -296,10 +297,7 @@ def _usage_checks() -> str:
 
 
 def _tokens() -> str:
-    return " + ".join(
-        f"COALESCE((j->'usage'->>'{member}')::pg_catalog.numeric, 0)"
-        for member in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-    )
+    return " + ".join(f"COALESCE((j->'usage'->>'{member}')::pg_catalog.numeric, 0)" for member in USAGE_MEMBERS)
 
 
 # One pass over a page of runs' entries (``stores.summary`` says what it sums and why). Bytes that
@@ -389,10 +387,6 @@ class Statements:
             " WHERE run_id = $1 AND holder = $2 AND expiry >= pg_catalog.now() RETURNING true"
         )
         self.release = f"DELETE FROM {leases} WHERE run_id = $1 AND holder = $2"
-        self.get_lease = (
-            "SELECT holder, extract(epoch FROM expiry - pg_catalog.now())::pg_catalog.float8 AS expires_in"
-            f" FROM {leases} WHERE run_id = $1"
-        )
         self.get_leases = (
             "SELECT run_id, holder, extract(epoch FROM expiry - pg_catalog.now())::pg_catalog.float8 AS expires_in"
             f" FROM {leases} WHERE run_id = ANY($1::pg_catalog.text[])"

@@ -292,10 +292,7 @@ class PostgresStore(Store):
 
     async def get_lease(self, run_id: str) -> LeaseInfo | None:
         """The lease row with ``expires_in`` computed on the server's clock; None on a legacy store."""
-        if not self._has_leases:
-            return None
-        row = await self._retrying(lambda: self._pool.fetchrow(self._sql.get_lease, run_id))
-        return None if row is None else LeaseInfo(run_id, row["holder"], row["expires_in"])
+        return (await self.get_leases([run_id])).get(run_id)
 
     async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
         if not run_ids:
