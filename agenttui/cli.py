@@ -245,18 +245,21 @@ async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
 
     async def body(opened: Store) -> None:
         # Streamed: a million runs print from the first one on, not after all are read. The
-        # JSON array is written piece by piece; each element is what safe_json would write.
+        # JSON array is written piece by piece; each element is what safe_json would write. The
+        # stream flushes as its buffer fills (each line, on a terminal), not after every run.
+        out = click.get_text_stream("stdout")
         first = True
         async for status in list_statuses(opened):
             if wanted and status.state not in wanted:
                 continue
             if as_json:
-                click.echo(("[" if first else ",") + safe_json(_status_json(status), indent=None))
+                out.write(("[" if first else ",") + safe_json(_status_json(status), indent=None) + "\n")
             else:
-                click.echo(_status_line(status))
+                out.write(_status_line(status) + "\n")
             first = False
         if as_json:
-            click.echo("[]" if first else "]")
+            out.write("[]\n" if first else "]\n")
+        out.flush()
 
     await _with_store(store, body)
 

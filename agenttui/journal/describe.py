@@ -73,9 +73,15 @@ def _script(char: str) -> str:
     return unicodedata.name(char, "UNKNOWN").split(" ", 1)[0]
 
 
+# Made once: json.dumps with options builds a new encoder on every call (a CLI may write a
+# million objects).
+_ENCODERS = {indent: json.JSONEncoder(indent=indent, ensure_ascii=False) for indent in (None, 2)}
+
+
 def safe_json(value: Any, *, indent: int | None = 2) -> str:
     """JSON text for a terminal or a pipe: readable Unicode, but no byte a terminal acts on."""
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    encoder = _ENCODERS.get(indent) or json.JSONEncoder(indent=indent, ensure_ascii=False)
+    text = encoder.encode(value)
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -71,23 +71,35 @@ class StatusScheduler:
         if self._tracker is None or self._tracker.store is not store:
             self._tracker = StatusTracker(store)
         tracker = self._tracker
+
+        def next_page() -> asyncio.Future[list[RunStatus]]:
+            page = list(itertools.islice(self._queue, SUMMARY_PAGE))
+            for run_id in page:
+                del self._queue[run_id]
+            return asyncio.ensure_future(_unlocked(partial(statuses, store, page, tracker.status), locked))
+
         batch: list[RunStatus] = []
         last_batch = time.monotonic()
-        while self.pending:
-            if self._urgent or not store.IMPLEMENTS_SUMMARIES:
-                queue = self._urgent or self._queue
-                run_id = next(iter(queue))
-                del queue[run_id]
-                batch.append(await _unlocked(partial(tracker.status, run_id), locked))
-            else:
-                page = list(itertools.islice(self._queue, SUMMARY_PAGE))
-                for run_id in page:
-                    del self._queue[run_id]
-                batch += await _unlocked(partial(statuses, store, page, tracker.status), locked)
-            await asyncio.sleep(0)
-            if not self.pending or time.monotonic() - last_batch > batch_seconds:
-                yield batch
-                batch, last_batch = [], time.monotonic()
+        ahead: asyncio.Future[list[RunStatus]] | None = None
+        """The next page, read while this one is decided (the database works while Python does)."""
+        try:
+            while self.pending or ahead is not None:
+                if self._urgent or not store.IMPLEMENTS_SUMMARIES:
+                    queue = self._urgent or self._queue
+                    run_id = next(iter(queue))
+                    del queue[run_id]
+                    batch.append(await _unlocked(partial(tracker.status, run_id), locked))
+                else:
+                    reading = ahead or next_page()
+                    ahead = next_page() if self._queue else None
+                    batch += await reading
+                await asyncio.sleep(0)
+                if not (self.pending or ahead) or time.monotonic() - last_batch > batch_seconds:
+                    yield batch
+                    batch, last_batch = [], time.monotonic()
+        finally:
+            if ahead is not None:
+                ahead.cancel()
         if batch:
             yield batch
 

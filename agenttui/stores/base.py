@@ -227,7 +227,7 @@ class Store(abc.ABC):
 
     async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
         """The summary of each of ``run_ids`` the store holds (``stores.summary.summarize`` says
-        what one holds), in one round trip; a run with no entries has none. ``end_markers``: the
+        what one holds), in one round trip, in no particular order; a run with no entries has none. ``end_markers``: the
         step names that end a run. Raises ``ConfigError`` unless ``IMPLEMENTS_SUMMARIES``.
         """
         raise ConfigError(f"{type(self).__name__} cannot sum runs up")

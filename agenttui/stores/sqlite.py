@@ -41,7 +41,7 @@ from agenttui.stores.base import (
     prefix_end,
     stored_entry,
 )
-from agenttui.stores.summary import RunSummary
+from agenttui.stores.summary import USAGE_MEMBERS, RunSummary, summarize
 
 Layout = Literal["current", "legacy"]
 
@@ -59,59 +59,52 @@ _LEGACY_COLUMNS = frozenset({"run_id", "seq", "name", "data"})
 # fixed for the whole statement) and works on every SQLite this package meets.
 _NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 
-# One pass over a page of runs' entries (``stores.summary`` says what it sums and why). Each entry's
-# bytes are parsed once for the three members that matter (name, kind, usage), kept in a small
-# JSON array, and the checks read that: 38 ms a page of 500 runs of 10 entries, against 67 ms for
-# a JSON function per check on the whole record. (JSON that is not an object has no name, so it
-# fails the name check without a test of its own.) CASE, not AND, guards the JSON functions on the
-# stored bytes (SQLite does not promise to short-circuit; they raise on bytes that are not JSON),
-# and the text is cast from the blob, so SQLite reads it as JSON text, never as binary JSONB.
-# Token counts of 19 digits and more are left to the exact rules, as in every store; a sum that
+# One pass over a page of runs' entries (``stores.summary`` says what it sums and why). SQLite
+# keeps the last few documents it parsed, so each entry's bytes are parsed once and the members
+# that matter (name, kind, usage) are looked up in that parse; the small values are kept in a
+# materialized table and each check runs once, on them. Bytes that are not JSON make the JSON
+# functions raise, failing the page: ``summaries`` then halves it until the run that holds them
+# is found (a guard of json_valid on every entry would cost more than that, on a page in a
+# thousand). The checks are conservative (a store may call suspect an entry the reference trusts,
+# never the reverse): json_extract returns an object or an array as text, so a name or a kind
+# that begins like one is suspect, and a usage counts only when json_type says it is an object.
+# The text is cast from the blob, so SQLite reads it as JSON text, never as binary JSONB. Token
+# counts of 19 digits and more are left to the exact rules, as in every store; a sum that
 # overflows fails the query, and its page is read run by run.
-_SUMMARIES = """
+_TEXT = "CAST(data AS TEXT)"
+_COUNTS_ARE_INTEGERS = " AND ".join(
+    f"coalesce(nullif(json_type(usage, '$.{member}'), 'null'), 'integer') = 'integer'"
+    f" AND coalesce(json_extract(usage, '$.{member}'), 0) BETWEEN -999999999999999999 AND 999999999999999999"
+    for member in USAGE_MEMBERS
+)
+_USAGE_TOKENS = " + ".join(f"coalesce(json_extract(usage, '$.{member}'), 0)" for member in USAGE_MEMBERS)
+_SUMMARIES = f"""
 WITH entry AS MATERIALIZED (
     SELECT run_id, seq, name,
-        CASE WHEN typeof(name) = 'text' AND typeof(data) IN ('blob', 'text')
-                  AND substr(data, 1, 12) != CAST('{{"redacted":' AS BLOB) AND json_valid(CAST(data AS TEXT))
-             THEN json_extract(CAST(data AS TEXT), '$.name', '$.kind', '$.usage')
-        END AS a
-    FROM {steps} WHERE run_id IN ({runs})
-), member AS MATERIALIZED (
-    SELECT run_id, seq, name, a, json_extract(a, '$[1]') AS kind,
-        CASE WHEN json_type(a, '$[2]') = 'object' THEN json_extract(a, '$[2]') END AS u
-    FROM entry
-), judged AS (
-    SELECT run_id, seq, name, kind, u,
-        a IS NOT NULL AND json_type(a, '$[0]') = 'text' AND json_extract(a, '$[0]') = name
-            AND coalesce(nullif(json_type(a, '$[1]'), 'null'), 'text') = 'text'
-            AND CASE WHEN u IS NULL THEN coalesce(json_type(a, '$[2]'), 'null') = 'null'
-                ELSE coalesce(nullif(json_type(u, '$.input_tokens'), 'null'), 'integer') = 'integer'
-                 AND coalesce(json_extract(u, '$.input_tokens'), 0) BETWEEN -999999999999999999 AND 999999999999999999
-                 AND coalesce(nullif(json_type(u, '$.output_tokens'), 'null'), 'integer') = 'integer'
-                 AND coalesce(json_extract(u, '$.output_tokens'), 0) BETWEEN -999999999999999999 AND 999999999999999999
-                 AND coalesce(nullif(json_type(u, '$.cache_read_tokens'), 'null'), 'integer') = 'integer'
-                 AND coalesce(json_extract(u, '$.cache_read_tokens'), 0) BETWEEN -999999999999999999 AND 999999999999999999
-                 AND coalesce(nullif(json_type(u, '$.cache_write_tokens'), 'null'), 'integer') = 'integer'
-                 AND coalesce(json_extract(u, '$.cache_write_tokens'), 0) BETWEEN -999999999999999999 AND 999999999999999999 END AS ok
-    FROM member
+        typeof(name) = 'text' AND typeof(data) IN ('blob', 'text')
+            AND substr(data, 1, 12) != CAST('{{{{"redacted":' AS BLOB) AS readable,
+        json_extract({_TEXT}, '$.name') AS own_name,
+        json_extract({_TEXT}, '$.kind') AS kind,
+        CASE coalesce(json_type({_TEXT}, '$.usage'), 'null')
+            WHEN 'object' THEN json_extract({_TEXT}, '$.usage') WHEN 'null' THEN NULL ELSE ''
+        END AS usage
+    FROM {{steps}} WHERE run_id IN ({{runs}})
 ), run AS (
-    SELECT run_id, count(*) AS steps,
-        sum(ok AND kind = 'model') AS turns,
-        sum(CASE WHEN ok AND u IS NOT NULL THEN coalesce(json_extract(u, '$.input_tokens'), 0)
-                                + coalesce(json_extract(u, '$.output_tokens'), 0)
-                                + coalesce(json_extract(u, '$.cache_read_tokens'), 0)
-                                + coalesce(json_extract(u, '$.cache_write_tokens'), 0) ELSE 0 END) AS tokens,
-        min(ok) = 0 AS suspect,
+    SELECT run_id, count(*) AS steps, sum(kind = 'model') AS turns,
+        sum(CASE WHEN usage != '' THEN {_USAGE_TOKENS} ELSE 0 END) AS tokens,
+        min(readable AND typeof(own_name) = 'text' AND own_name = name AND substr(name, 1, 1) NOT IN ('{{{{', '[')
+            AND (kind IS NULL OR typeof(kind) = 'text' AND substr(kind, 1, 1) NOT IN ('{{{{', '['))
+            AND CASE WHEN usage IS NULL THEN 1 WHEN usage = '' THEN 0 ELSE {_COUNTS_ARE_INTEGERS} END
+        ) = 0 AS suspect,
         min(seq) AS first_seq,
-        min(CASE WHEN name IN ({markers}) THEN seq END) AS end_seq
-    FROM judged GROUP BY run_id
+        min(CASE WHEN name IN ({{markers}}) THEN seq END) AS end_seq
+    FROM entry GROUP BY run_id
 )
 SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect,
        first.seq, first.name, first.data, last.seq, last.name, last.data
 FROM run
-JOIN {steps} AS first ON first.seq = run.first_seq
-LEFT JOIN {steps} AS last ON last.seq = run.end_seq
-ORDER BY run.run_id
+JOIN {{steps}} AS first ON first.seq = run.first_seq
+LEFT JOIN {{steps}} AS last ON last.seq = run.end_seq
 """
 
 
@@ -376,7 +369,19 @@ class SQLiteStore(Store):
         sql = _SUMMARIES.format(
             steps=self._steps, runs=", ".join("?" * len(run_ids)), markers=", ".join("?" * len(markers)) or "NULL"
         )
-        rows = await self._fetch(sql, [*run_ids, *markers], "summing runs up")
+        try:
+            rows = await self._fetch(sql, [*run_ids, *markers], "summing runs up")
+        except _NotJSON:
+            # Some entry on the page is not JSON: halve the page until its run is found, and sum
+            # that run up here, by the reference, from its entries.
+            if len(run_ids) > 1:
+                half = len(run_ids) // 2
+                return [
+                    *await self.summaries(run_ids[:half], end_markers),
+                    *await self.summaries(run_ids[half:], end_markers),
+                ]
+            found = summarize(run_ids[0], [entry async for entry in self.load(run_ids[0])], end_markers)
+            return [] if found is None else [found]
         return [
             RunSummary(
                 run_id,
@@ -634,6 +639,10 @@ def _url(path: str) -> str:
     return f"sqlite://{path}"
 
 
+class _NotJSON(StoreError):
+    """A JSON function met stored bytes that are not JSON (``summaries`` finds their run)."""
+
+
 def _translate(exc: sqlite3.Error, url: str, doing: str) -> StoreError:
     """A one-line agenttui error for a driver error met while ``doing`` something to ``url``."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary result code
@@ -645,4 +654,6 @@ def _translate(exc: sqlite3.Error, url: str, doing: str) -> StoreError:
         return StoreError(f"{url} is damaged: {exc} (while {doing})")
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return StoreLockedError(f"{url} is locked by another process (while {doing}): {exc}")
+    if str(exc) == "malformed JSON":
+        return _NotJSON(f"{url}: {doing} failed: an entry is not JSON")
     return StoreError(f"{url}: {doing} failed: {exc}")

@@ -8,7 +8,9 @@ reference every store's query is tested against (``tests/stores/test_summaries.p
 
 A summary is only trusted when no entry is ``suspect``: an entry that may not decode (not a JSON
 object, a name other than its row's, a member of the wrong type, a redaction tombstone, a damaged
-row) sends the run to the exact rules, which decode it and say why.
+row) sends the run to the exact rules, which decode it and say why. A store may be more cautious
+than ``summarize`` (call an entry suspect that it trusts, to check less per entry on the database
+side), never less: suspect only costs the run a slower, exact read.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ class RunSummary:
     run_id: str
     steps: int
     turns: int
-    """Entries whose record's ``kind`` is ``model``."""
+    """Entries whose record's ``kind`` is ``model`` (read only when no entry is ``suspect``)."""
     tokens: int
-    """Every record's usage, summed."""
+    """Every record's usage, summed (read only when no entry is ``suspect``)."""
     first: Entry
     """The first entry in commit order: a current journal's header."""
     end: Entry | None
