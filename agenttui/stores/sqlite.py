@@ -81,9 +81,9 @@ _USAGE_TOKENS = " + ".join(f"coalesce(json_extract(usage, '$.{member}'), 0)" for
 _SUMMARIES = f"""
 WITH entry AS MATERIALIZED (
     SELECT run_id, seq, name,
-        typeof(name) = 'text' AND typeof(data) IN ('blob', 'text')
-            AND substr(data, 1, 12) != CAST('{{{{"redacted":' AS BLOB) AS readable,
-        json_extract({_TEXT}, '$.name') AS own_name,
+        typeof(name) = 'text' AND substr(name, 1, 1) NOT IN ('{{{{', '[')
+            AND typeof(data) IN ('blob', 'text') AND substr(data, 1, 12) != CAST('{{{{"redacted":' AS BLOB)
+            AND json_extract({_TEXT}, '$.name') IS name AS named,
         json_extract({_TEXT}, '$.kind') AS kind,
         CASE coalesce(json_type({_TEXT}, '$.usage'), 'null')
             WHEN 'object' THEN json_extract({_TEXT}, '$.usage') WHEN 'null' THEN NULL ELSE ''
@@ -92,8 +92,7 @@ WITH entry AS MATERIALIZED (
 ), run AS (
     SELECT run_id, count(*) AS steps, sum(kind = 'model') AS turns,
         sum(CASE WHEN usage != '' THEN {_USAGE_TOKENS} ELSE 0 END) AS tokens,
-        min(readable AND typeof(own_name) = 'text' AND own_name = name AND substr(name, 1, 1) NOT IN ('{{{{', '[')
-            AND (kind IS NULL OR typeof(kind) = 'text' AND substr(kind, 1, 1) NOT IN ('{{{{', '['))
+        min(named AND (kind IS NULL OR typeof(kind) = 'text' AND substr(kind, 1, 1) NOT IN ('{{{{', '['))
             AND CASE WHEN usage IS NULL THEN 1 WHEN usage = '' THEN 0 ELSE {_COUNTS_ARE_INTEGERS} END
         ) = 0 AS suspect,
         min(seq) AS first_seq,
