@@ -110,7 +110,8 @@ LEFT JOIN {{steps}} AS last ON last.seq = run.end_seq
 class SQLiteStore(Store):
     """A journal in one SQLite file, shared safely with other processes (WAL, busy timeout 30 s).
 
-    Open it with ``await SQLiteStore.open(path)``. Each handle owns one connection; open several
+    Open it with ``await SQLiteStore.open(path)``. Each handle owns one connection (and, once it
+    sums runs up, a second, read-only one, so that two pages are summed at once); open several
     handles (or processes) for parallel work. ``layout`` says which schema the file holds.
     """
 
@@ -129,10 +130,23 @@ class SQLiteStore(Store):
     """``"current"`` (the ``bide_*`` tables) or ``"legacy"`` (the pre-v0.9 ``steps`` table, read-only)."""
 
     def __init__(
-        self, conn: aiosqlite.Connection, path: str, *, read_only: bool, layout: Layout, table_prefix: str
+        self,
+        conn: aiosqlite.Connection,
+        path: str,
+        *,
+        read_only: bool,
+        layout: Layout,
+        table_prefix: str,
+        immutable: bool = False,
     ) -> None:
         """Use ``SQLiteStore.open``; this wraps a connection that ``open`` has already checked."""
         self._conn: aiosqlite.Connection | None = conn
+        self._second_uri = f"file:{quote(path)}?mode=ro{'&immutable=1' if immutable else ''}"
+        self._second_conn: aiosqlite.Connection | None = None
+        """A read-only connection for a second page of summaries, opened when first needed."""
+        self._second_opening = asyncio.Lock()
+        self._sum_on_second = False
+        """Where the next page of summaries goes: pages alternate between the two connections."""
         self._path = path
         self.file_path = Path(path)  # the change feed watches it and its WAL
         self.read_only = read_only
@@ -189,6 +203,7 @@ class SQLiteStore(Store):
             conn, layout = await _connect_and_prepare(
                 uri + "&immutable=1", path, url, read_only=True, table_prefix=table_prefix
             )
+            return cls(conn, path, read_only=True, layout=layout, table_prefix=table_prefix, immutable=True)
         return cls(conn, path, read_only=read_only, layout=layout, table_prefix=table_prefix)
 
     @property
@@ -198,9 +213,12 @@ class SQLiteStore(Store):
     async def close(self) -> None:
         """Close the connection; a read-only handle also removes idle WAL files its read created."""
         conn, self._conn = self._conn, None
+        second, self._second_conn = self._second_conn, None
         if conn is None:
             return
         try:
+            if second is not None:
+                await second.close()
             await _disconnect(conn, self._path, read_only=self.read_only)
         except sqlite3.Error as exc:
             raise _translate(exc, self.display_url, "closing") from exc
@@ -368,8 +386,12 @@ class SQLiteStore(Store):
         sql = _SUMMARIES.format(
             steps=self._steps, runs=", ".join("?" * len(run_ids)), markers=", ".join("?" * len(markers)) or "NULL"
         )
+        # Pages are summed up two at a time (``list_statuses`` reads ahead), on alternate
+        # connections, so SQLite's work on them runs in two threads.
+        on_second, self._sum_on_second = self._sum_on_second, not self._sum_on_second
         try:
-            rows = await self._fetch(sql, [*run_ids, *markers], "summing runs up")
+            conn = await self._second_connection() if on_second else None
+            rows = await self._fetch(sql, [*run_ids, *markers], "summing runs up", conn)
         except _NotJSON:
             # Some entry on the page is not JSON: halve the page until its run is found, and sum
             # that run up here, by the reference, from its entries.
@@ -429,13 +451,29 @@ class SQLiteStore(Store):
 
     # -- helpers ------------------------------------------------------------------------------
 
-    async def _fetch(self, sql: str, params: Sequence[object], doing: str) -> list[tuple[Any, ...]]:
-        """Run one autocommit statement to completion and return its rows, or raise ``StoreError``."""
+    async def _second_connection(self) -> aiosqlite.Connection | None:
+        """The read-only connection for a second page of summaries, or None (the handle's own
+        then) where it cannot be opened."""
+        async with self._second_opening:
+            if self._second_conn is None and self._conn is not None:
+                try:
+                    second = await _connect(self._second_uri)
+                except sqlite3.Error:
+                    return None
+                await second.execute_fetchall(f"PRAGMA busy_timeout = {_READER_BUSY_TIMEOUT_MS}")
+                self._second_conn = second
+            return self._second_conn
+
+    async def _fetch(
+        self, sql: str, params: Sequence[object], doing: str, conn: aiosqlite.Connection | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Run one autocommit statement to completion (on the handle's own connection unless
+        given another) and return its rows, or raise ``StoreError``."""
         if self._conn is None:
             raise StoreError(f"{self.display_url} is closed")
         try:
             return cast(
-                list[tuple[Any, ...]], await self._conn.execute_fetchall(sql, params)
+                list[tuple[Any, ...]], await (conn or self._conn).execute_fetchall(sql, params)
             )  # fetchall() makes a list
         except sqlite3.Error as exc:
             raise _translate(exc, self.display_url, doing) from exc

@@ -24,6 +24,7 @@ from agenttui.errors import (
     StoreConnectionError,
     StoreError,
 )
+from agenttui.journal import keys
 from agenttui.stores.sqlite import SQLiteStore, _switch_to_wal
 
 REPO = Path(__file__).resolve().parents[2]
@@ -320,6 +321,23 @@ async def test_read_only_full_read_changes_nothing_on_disk(tmp_path: Path) -> No
         await reader.get_lease(run_id)
     await reader.close()
     await second.close()
+    assert snapshot(path) == before
+
+
+async def test_summing_runs_up_on_two_connections_changes_nothing_on_disk(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as writer:
+        for run in range(4):
+            await writer.insert(f"run-{run}", "@journal", b'{"name":"@journal","kind":"header"}')
+            await writer.insert(f"run-{run}", "run:complete", b'{"name":"run:complete","kind":"value"}')
+    before = snapshot(path)
+    reader = await SQLiteStore.open(path, read_only=True)
+    # Pages alternate between the handle's connection and a second one: both at once, twice.
+    pages = [["run-0", "run-1"], ["run-2", "run-3"]] * 2
+    summed = await asyncio.gather(*(reader.summaries(page, keys.END_MARKERS) for page in pages))
+    assert [sorted(s.run_id for s in summaries) for summaries in summed] == pages
+    assert all(not s.suspect and s.end is not None for summaries in summed for s in summaries)
+    await reader.close()
     assert snapshot(path) == before
 
 
