@@ -550,6 +550,30 @@ class StatusTracker:
         """The run's status now (read again after a failure, as ``run_status`` does)."""
         return await _resilient(run_id, lambda: self._read(run_id))
 
+    async def statuses(self, run_ids: Sequence[str]) -> list[RunStatus]:
+        """The statuses of ``run_ids`` now, in order. Runs read before are read on, one by one;
+        the others are read whole at once (their entries in one round trip, their leases in
+        another), as a viewer's first look at thousands of unfinished runs is."""
+        first = [run_id for run_id in run_ids if run_id not in self._runs]
+        decided: dict[str, RunStatus] = {}
+        if len(first) > 1:
+            try:
+                loaded = await self.store.load_runs(first)
+            except (StoreConnectionError, StoreLockedError):
+                raise
+            except StoreError:
+                loaded = {}  # read one by one instead, each saying why it fails
+            leases = await _leases(self.store, {root_run_id(run_id) for run_id in loaded})
+            for run_id, entries in loaded.items():
+                records = []
+                for start in range(0, len(entries), BATCH_STEPS):  # a long run lets the loop breathe
+                    records += [decode_entry(entry) for entry in entries[start : start + BATCH_STEPS]]
+                    await asyncio.sleep(0)
+                lease = UNKNOWN_LEASE if leases is None else leases.get(root_run_id(run_id))
+                decided[run_id] = status_of(run_id, records, lease)
+                self._keep(run_id, entries[-1].seq, records, sum(len(entry.data) for entry in entries))
+        return [decided[run_id] if run_id in decided else await self.status(run_id) for run_id in run_ids]
+
     async def _read(self, run_id: str) -> RunStatus:
         last_seq, records, size = self._runs.pop(run_id, (-1, [], 0))
         self._bytes -= size
@@ -558,13 +582,16 @@ class StatusTracker:
             size += len(entry.data)
             last_seq = entry.seq
         status = status_of(run_id, records, await _lease(self.store, run_id))
-        # Re-inserted: the newest read is kept longest. A run larger than the budget is not kept.
+        self._keep(run_id, last_seq, records, size)
+        return status
+
+    def _keep(self, run_id: str, last_seq: int, records: list[Record], size: int) -> None:
+        """Keep a run's records to read on from (the newest read kept longest), within budget."""
         # A read that overlapped this one (a scheduler's page read ahead) may have kept it first.
         if overlapped := self._runs.pop(run_id, None):
             self._bytes -= overlapped[2]
-        if size <= self.budget_bytes:
+        if size <= self.budget_bytes:  # a run larger than the whole budget is not kept
             self._runs[run_id] = (last_seq, records, size)
             self._bytes += size
         while self._runs and (len(self._runs) > self.capacity or self._bytes > self.budget_bytes):
             self._bytes -= self._runs.pop(next(iter(self._runs)))[2]
-        return status

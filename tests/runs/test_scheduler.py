@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from agenttui.journal import Journal, Record, StepKind, keys
-from agenttui.runs.scheduler import StatusScheduler, moving_with_the_clock
+from agenttui.runs.scheduler import URGENT_AT_ONCE, StatusScheduler, moving_with_the_clock
 from agenttui.runs.status import RunState, RunStatus
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
@@ -63,11 +63,11 @@ async def test_a_run_read_before_waits_its_turn_even_when_unfinished(make_store:
 
 async def test_statuses_come_in_batches_while_many_wait(make_store: StoreFactory) -> None:
     store = await make_store()
-    run_ids = [f"run-{n:03}" for n in range(30)]
+    run_ids = [f"run-{n:03}" for n in range(3 * URGENT_AT_ONCE)]
     await write_runs(store, finished=run_ids, unfinished=[])
     seen: dict[str, RunStatus] = {}
     scheduler = StatusScheduler(seen.__contains__)
-    scheduler.ask(run_ids, urgent=True)  # read one at a time, as the change feed's runs are
+    scheduler.ask(run_ids, urgent=True)  # read a few at a time, as the change feed's runs are
     batches = await read_all(scheduler, store, seen, batch_seconds=0)
     assert len(batches) > 1 and [run_id for batch in batches for run_id in batch] == run_ids
 

@@ -8,7 +8,7 @@ import dataclasses
 
 from agenttui.demo.build import build_demo
 from agenttui.journal import Journal, Record, StepKind, keys
-from agenttui.runs.status import RunState, RunStatus, run_status, statuses
+from agenttui.runs.status import RunState, RunStatus, StatusTracker, run_status, statuses
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
 from tests.gocorpus import write_corpus
@@ -56,6 +56,10 @@ async def test_summary_statuses_equal_the_exact_statuses(make_store: StoreFactor
     assert [comparable(s) for s in summed] == expected
     # Without a reader of its own, a page's short unfinished runs are read whole in one go.
     assert [comparable(s) for s in await statuses(store, run_ids)] == expected
+    # A tracker's first read of many runs reads them in one go too, and reads on from there.
+    tracker = StatusTracker(store)
+    assert [comparable(s) for s in await tracker.statuses(run_ids)] == expected
+    assert [comparable(s) for s in await tracker.statuses(run_ids)] == expected
     finished = {s.run_id for s in summed if s.state in (RunState.COMPLETE, RunState.ABORTED, RunState.CANCELLED)}
     assert len(finished) > 20
     if store.IMPLEMENTS_SUMMARIES:
