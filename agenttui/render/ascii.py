@@ -16,6 +16,7 @@ from itertools import accumulate
 
 from agenttui.render.blocks import Block, FanOutBlock, LoopBlock, NodeBlock, SubAgentBlock, loop_name
 from agenttui.render.boxes import MIN_WIDTH, Canvas
+from agenttui.render.bulk import collector_paused
 from agenttui.render.flow import FlowKind, FlowStep
 from agenttui.render.glyphs import glyphs_for
 from agenttui.render.rows import Row
@@ -188,10 +189,11 @@ class Flowchart:
         """Add the nodes of new records, as ``append`` adds one; the first row whose drawing changed."""
         done = self._pop_done()
         changed = len(self._blocks) - 1  # its bottom edge gains a connector
-        for step in steps:
-            first = self._push(step)
-            if changed < 0 or first < changed:
-                changed = first
+        with collector_paused():  # a long run's blocks are many objects, all kept
+            for step in steps:
+                first = self._push(step)
+                if changed < 0 or first < changed:
+                    changed = first
         if done is not None:
             self._push(done)
         return self._starts[changed] if changed >= 0 else 0
@@ -207,27 +209,33 @@ class Flowchart:
 
     def _push(self, step: FlowStep) -> int:
         """Add one node to the end, grouped with the blocks before it; the first block changed."""
-        first = self._place(step)
+        blocks = self._blocks
+        if step.kind != _TOOL:  # a box of its own: most nodes, so added here without more calls
+            first = len(blocks)
+            box = NodeBlock(step, first > 0)
+            blocks.append(box)
+            self._starts.append(self._row_count)
+            self._row_count += box.height
+        else:
+            first = self._place_call(step)
         if step.record_index is not None:
             self._node_records.append(step.record_index)
-            self._node_blocks.append(len(self._blocks) - 1)  # a new node always lands in the last block
+            self._node_blocks.append(len(blocks) - 1)  # a new node always lands in the last block
         return first
 
-    def _place(self, step: FlowStep) -> int:
+    def _place_call(self, tool: FlowStep) -> int:
+        """Add a tool call: a sub-agent's box, a row of its turn's fan-out, or a box that may fold loops."""
         blocks = self._blocks
-        lead = bool(blocks)
-        if step.kind != _TOOL:
-            return self._add(NodeBlock(step, lead))
-        child = self._children.get(step.child_run_id) if step.child_run_id is not None else None
+        child = self._children.get(tool.child_run_id) if tool.child_run_id is not None else None
         if child is not None:
-            return self._add(SubAgentBlock(step, child, self._open_child, lead))
-        if step.parallel:
-            last = blocks[-1] if blocks else None
-            if isinstance(last, FanOutBlock) and last.turn == step.turn:
-                last.extend(step)
-                return self._grew()
-            return self._add(FanOutBlock(step))
-        return self._fold_loops(step)
+            return self._add(SubAgentBlock(tool, child, self._open_child, bool(blocks)))
+        if not tool.parallel:
+            return self._fold_loops(tool)
+        last = blocks[-1] if blocks else None
+        if isinstance(last, FanOutBlock) and last.turn == tool.turn:
+            last.extend(tool)
+            return self._grew()
+        return self._add(FanOutBlock(tool))
 
     def _fold_loops(self, tool: FlowStep) -> int:
         """Add a single tool call's box, folding the tail once it ends with enough identical loops.
@@ -237,7 +245,7 @@ class Flowchart:
         """
         blocks = self._blocks
         name = loop_name(tool)
-        # The tool box joins the blocks ..., [-2] a tool box or a loop fold, [-1] an LLM box. This
+        # The tool box joins the blocks ..., [-2] a loop fold or a tool box, [-1] an LLM box. This
         # runs for every single tool call: most are told apart in a few comparisons, inline.
         llm = blocks[-1] if len(blocks) >= 2 else None
         if type(llm) is not NodeBlock or llm.step.kind != _LLM:
@@ -246,11 +254,13 @@ class Flowchart:
         if type(before) is LoopBlock:
             if before.name != name:
                 return self._add(NodeBlock(tool, True))
-            self._pop(1)
+            self._pop(1)  # the LLM box joins the fold, with this tool
             before.extend(llm.step, tool)
             return self._remap(before, llm.step)
-        loop = [tool, llm.step]  # the loops' boxes, from the last one back
-        for at in range(-2, -2 * LoopBlock.MIN_LOOPS, -1):
+        if type(before) is not NodeBlock or before.step.kind != _TOOL or loop_name(before.step) != name:
+            return self._add(NodeBlock(tool, True))  # the commonest case: no loop repeated
+        loop = [tool, llm.step, before.step]  # the loops' boxes, from the last one back
+        for at in range(-3, -2 * LoopBlock.MIN_LOOPS, -1):
             box = blocks[at] if len(blocks) >= -at else None
             kind = _TOOL if at % 2 == 0 else _LLM
             if type(box) is not NodeBlock or box.step.kind != kind or (kind == _TOOL and loop_name(box.step) != name):

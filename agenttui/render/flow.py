@@ -12,6 +12,7 @@ from typing import NamedTuple, TypeAlias
 
 from agenttui.journal.keys import sub_run_id
 from agenttui.journal.record import Message, Record, StepKind, ToolUsePart
+from agenttui.render.bulk import collector_paused
 
 FAIL_MARK = "\u2717"  # ✗
 OK_MARK = "\u2713"  # ✓
@@ -111,34 +112,35 @@ class FlowTail:
         add = out.append
         calls, run_id = self._calls, self._run_id
         index, turn = self._index - 1, self._turn
-        try:
-            for record in records:
-                index += 1
-                if record.unreadable or record.tombstone is not None:
-                    continue
-                kind = record.kind
-                if kind == _MODEL:
-                    if turn == self._learnt:
-                        self._learn(turn, record.message)
-                    add(_new(FlowStep, (_LLM, LLM_LABEL, False, index, turn, False, "", None)))
-                    turn += 1
-                elif kind == _TOOL_RESULT:
-                    call_id, failed = record.tool_use_id, record.is_error
-                    label, call_turn, parallel = calls.get(call_id) or self._call_not_seen(call_id)
-                    if failed:
-                        label = self._failed_label(label)
-                    child = self._child(run_id, call_id) if run_id is not None and call_id else None
-                    add(_new(FlowStep, (_TOOL, label, failed, index, call_turn, parallel, call_id, child)))
-                elif kind == _APPROVAL:
-                    call_id, approved = record.tool_use_id, record.approved
-                    call_turn = (calls.get(call_id) or self._call_not_seen(call_id))[1]
-                    label = APPROVED_LABEL if approved else DENIED_LABEL
-                    add(FlowStep(_APPROVAL_NODE, label, not approved, index, call_turn, False, call_id))
-                elif kind == _VALUE:
-                    add(FlowStep(_STEP, "step: " + record.name, False, index))
-                # attempt, header, signal, saga_fail, not_started and unknown kinds are no node.
-        finally:
-            self._index, self._turn = index + 1, turn
+        with collector_paused():  # a long run's nodes are many objects, all kept
+            try:
+                for record in records:
+                    index += 1
+                    if record.unreadable or record.tombstone is not None:
+                        continue
+                    kind = record.kind
+                    if kind == _MODEL:
+                        if turn == self._learnt:
+                            self._learn(turn, record.message)
+                        add(_new(FlowStep, (_LLM, LLM_LABEL, False, index, turn, False, "", None)))
+                        turn += 1
+                    elif kind == _TOOL_RESULT:
+                        call_id, failed = record.tool_use_id, record.is_error
+                        label, call_turn, parallel = calls.get(call_id) or self._call_not_seen(call_id)
+                        if failed:
+                            label = self._failed_label(label)
+                        child = self._child(run_id, call_id) if run_id is not None and call_id else None
+                        add(_new(FlowStep, (_TOOL, label, failed, index, call_turn, parallel, call_id, child)))
+                    elif kind == _APPROVAL:
+                        call_id, approved = record.tool_use_id, record.approved
+                        call_turn = (calls.get(call_id) or self._call_not_seen(call_id))[1]
+                        label = APPROVED_LABEL if approved else DENIED_LABEL
+                        add(FlowStep(_APPROVAL_NODE, label, not approved, index, call_turn, False, call_id))
+                    elif kind == _VALUE:
+                        add(FlowStep(_STEP, "step: " + record.name, False, index))
+                    # attempt, header, signal, saga_fail, not_started and unknown kinds are no node.
+            finally:
+                self._index, self._turn = index + 1, turn
         return out
 
     def _learn(self, turn: int, message: Message | None) -> None:
