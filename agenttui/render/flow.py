@@ -34,7 +34,7 @@ class FlowStep(NamedTuple):
 
     A named tuple, not a frozen dataclass: a long run makes one per record, and a named tuple is
     built in 0.3 µs where a frozen dataclass takes 1.1 µs (it sets each field through
-    ``object.__setattr__``).
+    ``object.__setattr__``). Being a tuple, it also unpacks, and equals a plain tuple of its fields.
     """
 
     kind: FlowKind
@@ -67,7 +67,7 @@ _Call: TypeAlias = tuple[str, int | None, bool]
 made several calls. A plain tuple: one is made per call, and a named one takes 0.3 µs to build."""
 
 _new = tuple.__new__
-"""Builds a ``FlowStep`` from all its fields in 0.17 µs, where ``FlowStep(...)`` takes 0.3 µs."""
+"""Builds a ``FlowStep`` from all eight fields in 0.17 µs, where ``FlowStep(...)`` takes 0.3 µs."""
 
 
 class FlowTail:
