@@ -8,6 +8,7 @@ spans tagged by role, for the front end to style from its theme.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
@@ -15,6 +16,7 @@ from itertools import accumulate
 
 from agenttui.render.blocks import Block, FanOutBlock, LoopBlock, NodeBlock, SubAgentBlock, loop_name
 from agenttui.render.boxes import MIN_WIDTH, Canvas
+from agenttui.render.bulk import collector_paused
 from agenttui.render.flow import FlowKind, FlowStep
 from agenttui.render.glyphs import glyphs_for
 from agenttui.render.rows import Row
@@ -43,13 +45,14 @@ class Flowchart:
         """The record index whose node is drawn with the ``selected`` role."""
         self._children: Children = children if children is not None else {}
         self._blocks: list[Block] = []
-        self._starts: list[int] = []  # the index: each block's first row, ascending
+        # The index. Arrays take 8 bytes an entry where a list of new ints takes 36; the record
+        # indices are the steps' own ints, so a list of them costs no more and appends faster.
+        self._starts = array("q")  # each block's first row, ascending
+        self._node_records: list[int] = []  # the record index of each node that has one, ascending
+        self._node_blocks = array("q")  # the block drawing each of those nodes
         self._row_count = 0
-        self._block_of: dict[int, int] = {}  # record index -> block drawing it
-        self._node_records: list[int] = []  # record indices of the nodes, ascending
         self._cache: OrderedDict[tuple[Block, int, bool, int, bool], tuple[Row, ...]] = OrderedDict()
-        for step in steps:
-            self._push(step)
+        self.extend(steps)
 
     # -- size and the index ------------------------------------------------------------------
 
@@ -87,7 +90,7 @@ class Flowchart:
         if start >= stop:
             return []
         canvas = Canvas(max(width, MIN_WIDTH), glyphs_for(ascii), self.selected)
-        selected = self._block_of.get(self.selected) if self.selected is not None else None
+        selected = self._block_of(self.selected) if self.selected is not None else None
         out: list[Row] = []
         b = self.block_at(start)
         row = start
@@ -129,14 +132,16 @@ class Flowchart:
         A record with no node of its own (an attempt marker, a signal, the header) maps to the
         node drawn before it, or to the start node's label row.
         """
-        block = self._block_of.get(record)
-        if block is None:
-            before = bisect_right(self._node_records, record) - 1
-            if before < 0:
-                return min(1, max(self._row_count - 1, 0))
-            record = self._node_records[before]
-            block = self._block_of[record]
-        return self._starts[block] + self._blocks[block].row_of(record)
+        node = bisect_right(self._node_records, record) - 1
+        if node < 0:
+            return min(1, max(self._row_count - 1, 0))
+        block = self._node_blocks[node]
+        return self._starts[block] + self._blocks[block].row_of(self._node_records[node])
+
+    def _block_of(self, record: int) -> int | None:
+        """The block drawing the node of ``record``, None if it has no node."""
+        node = bisect_right(self._node_records, record) - 1
+        return self._node_blocks[node] if node >= 0 and self._node_records[node] == record else None
 
     def record_for_row(self, row: int) -> int | None:
         """The history record the node at ``row`` shows (a fold: its first), None for start and done."""
@@ -165,7 +170,8 @@ class Flowchart:
         """Re-index the rows from ``block`` on, after its height changed."""
         if changed:
             blocks = self._blocks
-            self._starts[block:] = accumulate((b.height for b in blocks[block:-1]), initial=self._starts[block])
+            heights = (b.height for b in blocks[block:-1])
+            self._starts[block:] = array("q", accumulate(heights, initial=self._starts[block]))
             self._row_count = self._starts[-1] + blocks[-1].height
         return changed
 
@@ -177,82 +183,106 @@ class Flowchart:
         The closing done node, if the chart ends with one, stays last. Returns the first row whose
         drawing changed.
         """
+        return self.extend((step,))
+
+    def extend(self, steps: Iterable[FlowStep]) -> int:
+        """Add the nodes of new records, as ``append`` adds one; the first row whose drawing changed."""
         done = self._pop_done()
         changed = len(self._blocks) - 1  # its bottom edge gains a connector
-        first = self._push(step)
-        if changed >= 0:
-            first = min(first, changed)
+        with collector_paused():  # a long run's blocks are many objects, all kept
+            for step in steps:
+                first = self._push(step)
+                if changed < 0 or first < changed:
+                    changed = first
         if done is not None:
             self._push(done)
-        return self._starts[first]
+        return self._starts[changed] if changed >= 0 else 0
 
     def _pop_done(self) -> FlowStep | None:
         last = self._blocks[-1] if self._blocks else None
         if isinstance(last, NodeBlock) and last.step.kind == _DONE:
             self._pop(1)
+            if last.step.record_index is not None:
+                del self._node_records[-1], self._node_blocks[-1]
             return last.step
         return None
 
     def _push(self, step: FlowStep) -> int:
         """Add one node to the end, grouped with the blocks before it; the first block changed."""
-        first = self._place(step)
+        blocks = self._blocks
+        if step.kind != _TOOL:  # a box of its own: most nodes, so added here without more calls
+            first = len(blocks)
+            box = NodeBlock(step, first > 0)
+            blocks.append(box)
+            self._starts.append(self._row_count)
+            self._row_count += box.height
+        else:
+            first = self._place_call(step)
         if step.record_index is not None:
             self._node_records.append(step.record_index)
-            self._block_of[step.record_index] = len(self._blocks) - 1  # a new node always lands last
+            self._node_blocks.append(len(blocks) - 1)  # a new node always lands in the last block
         return first
 
-    def _place(self, step: FlowStep) -> int:
+    def _place_call(self, tool: FlowStep) -> int:
+        """Add a tool call: a sub-agent's box, a row of its turn's fan-out, or a box that may fold loops."""
         blocks = self._blocks
-        lead = bool(blocks)
-        if step.kind != _TOOL:
-            return self._add(NodeBlock(step, lead))
-        child = self._children.get(step.child_run_id) if step.child_run_id is not None else None
+        child = self._children.get(tool.child_run_id) if tool.child_run_id is not None else None
         if child is not None:
-            return self._add(SubAgentBlock(step, child, self._open_child, lead))
-        if step.parallel:
-            last = blocks[-1] if blocks else None
-            if isinstance(last, FanOutBlock) and last.turn == step.turn:
-                last.extend(step)
-                return self._grew()
-            return self._add(FanOutBlock(step))
-        return self._fold_loops(NodeBlock(step, lead))
+            return self._add(SubAgentBlock(tool, child, self._open_child, bool(blocks)))
+        if not tool.parallel:
+            return self._fold_loops(tool)
+        last = blocks[-1] if blocks else None
+        if isinstance(last, FanOutBlock) and last.turn == tool.turn:
+            last.extend(tool)
+            return self._grew()
+        return self._add(FanOutBlock(tool))
 
-    def _fold_loops(self, tool: NodeBlock) -> int:
+    def _fold_loops(self, tool: FlowStep) -> int:
         """Add a single tool call's box, folding the tail once it ends with enough identical loops.
 
         Returns the first block changed. The tail is only ever looked at from its end, so building
         the chart node by node and appending a node to it group alike.
         """
         blocks = self._blocks
-        name = loop_name(tool.step)
-        # The tool box joins the blocks ..., [-2] tool, [-1] LLM.
-        llm = _node_step(blocks, -1, _LLM, name)
-        if llm is None:
-            return self._add(tool)
-        before = blocks[-2] if len(blocks) >= 2 else None
-        if isinstance(before, LoopBlock) and before.name == name:
-            self._pop(1)
-            before.extend(llm, tool.step)
-            return self._remap(before, llm)
-        # Cheap rejection first: most tool boxes do not repeat the loop before them.
-        if _node_step(blocks, -2, _TOOL, name) is None:
-            return self._add(tool)
-        size = 2 * LoopBlock.MIN_LOOPS - 1  # boxes before this one that make up the loops
-        tail = [_node_step(blocks, -at, _TOOL if at % 2 == 0 else _LLM, name) for at in range(size, 0, -1)]
-        if any(step is None for step in tail):
-            return self._add(tool)
-        steps = [step for step in tail if step is not None] + [tool.step]
-        self._pop(size)
-        loop = LoopBlock(steps, lead=bool(blocks))
-        self._add(loop)
-        return self._remap(loop, *steps)
+        name = loop_name(tool)
+        # The tool box joins the blocks ..., [-2] a loop fold or a tool box, [-1] an LLM box. This
+        # runs for every single tool call: most are told apart in a few comparisons, inline.
+        llm = blocks[-1] if len(blocks) >= 2 else None
+        if type(llm) is not NodeBlock or llm.step.kind != _LLM:
+            return self._add(NodeBlock(tool, bool(blocks)))
+        before = blocks[-2]
+        if type(before) is LoopBlock:
+            if before.name != name:
+                return self._add(NodeBlock(tool, True))
+            self._pop(1)  # the LLM box joins the fold, with this tool
+            before.extend(llm.step, tool)
+            return self._remap(before, llm.step)
+        if type(before) is not NodeBlock or before.step.kind != _TOOL or loop_name(before.step) != name:
+            return self._add(NodeBlock(tool, True))  # the commonest case: no loop repeated
+        loop = [tool, llm.step, before.step]  # the loops' boxes, from the last one back
+        for at in range(-3, -2 * LoopBlock.MIN_LOOPS, -1):
+            box = blocks[at] if len(blocks) >= -at else None
+            kind = _TOOL if at % 2 == 0 else _LLM
+            if type(box) is not NodeBlock or box.step.kind != kind or (kind == _TOOL and loop_name(box.step) != name):
+                return self._add(NodeBlock(tool, True))
+            loop.append(box.step)
+        loop.reverse()
+        self._pop(len(loop) - 1)
+        fold = LoopBlock(loop, lead=bool(blocks))
+        self._add(fold)
+        return self._remap(fold, *loop[:-1])
 
     def _remap(self, block: Block, *steps: FlowStep) -> int:
-        """Point the records of ``steps``, moved into ``block`` (the last block), at it."""
+        """Point the records of ``steps``, moved into ``block`` (the last block), at it.
+
+        They are the last nodes added, so their entries are the last of ``_node_blocks``.
+        """
         index = self._grew()
+        node_blocks, node = self._node_blocks, len(self._node_blocks)
         for step in steps:
             if step.record_index is not None:
-                self._block_of[step.record_index] = index
+                node -= 1
+                node_blocks[node] = index
         return index
 
     def _add(self, block: Block) -> int:
@@ -278,18 +308,6 @@ class Flowchart:
 
 # Enum attribute lookups cost ~0.3 µs each, a third of the budget per node when indexing 100,000.
 _LLM, _TOOL, _DONE = FlowKind.LLM, FlowKind.TOOL, FlowKind.DONE
-
-
-def _node_step(blocks: list[Block], at: int, kind: FlowKind, loop: str) -> FlowStep | None:
-    """The step of ``blocks[at]`` if it is the box of a ``kind`` node (if a tool, of the loop ``loop``)."""
-    if len(blocks) < -at:
-        return None
-    block = blocks[at]
-    if not isinstance(block, NodeBlock) or block.step.kind != kind:
-        return None
-    if kind == _TOOL and loop_name(block.step) != loop:
-        return None
-    return block.step
 
 
 def render_text(

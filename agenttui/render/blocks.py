@@ -78,7 +78,7 @@ class NodeBlock(Block):
     __slots__ = ("step",)
 
     def __init__(self, step: FlowStep, lead: bool) -> None:
-        super().__init__(lead)
+        self.lead = lead  # not through Block.__init__: a long run makes one of these per node
         self.step = step
 
     @property

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Container, Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple, TypeAlias
 
 from agenttui.journal.keys import sub_run_id
-from agenttui.journal.record import Message, Record, StepKind
+from agenttui.journal.record import Message, Record, StepKind, ToolUsePart
+from agenttui.render.bulk import collector_paused
 
 FAIL_MARK = "\u2717"  # ✗
 OK_MARK = "\u2713"  # ✓
@@ -28,9 +29,13 @@ class FlowKind(enum.StrEnum):
     DONE = "done"
 
 
-@dataclass(frozen=True, slots=True)
-class FlowStep:
-    """One node of a run's flowchart."""
+class FlowStep(NamedTuple):
+    """One node of a run's flowchart: a plain value, compared and hashed by its fields.
+
+    A named tuple, not a frozen dataclass: a long run makes one per record, and a named tuple is
+    built in 0.3 µs where a frozen dataclass takes 1.1 µs (it sets each field through
+    ``object.__setattr__``). Being a tuple, it also unpacks, and equals a plain tuple of its fields.
+    """
 
     kind: FlowKind
     label: str
@@ -50,24 +55,29 @@ class FlowStep:
 
 START = FlowStep(FlowKind.USER, "user")
 DONE = FlowStep(FlowKind.DONE, "done")
+LLM_LABEL = "LLM"
+APPROVED_LABEL = f"approved {OK_MARK}"
+DENIED_LABEL = f"denied {FAIL_MARK}"
+FAILED_SUFFIX = f" {FAIL_MARK}"
+"""What a failed tool call's label ends with."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """A tool call as its model turn requested it."""
+_Call: TypeAlias = tuple[str, int | None, bool]
+"""A tool call as its model turn requested it: its node's label, that turn, and whether the turn
+made several calls. A plain tuple: one is made per call, and a named one takes 0.3 µs to build."""
 
-    name: str
-    turn: int
-    parallel: bool
+_new = tuple.__new__
+"""Builds a ``FlowStep`` from all eight fields in 0.17 µs, where ``FlowStep(...)`` takes 0.3 µs."""
 
 
 class FlowTail:
     """Turns a run's records into flow steps one at a time, in history order, as a live tail reads them.
 
     ``run_id`` and ``sub_runs`` (any container of run ids, such as the mapping of child steps a
-    ``Flowchart`` is given) mark the tool calls that started a sub-agent. ``lookahead`` holds
-    records whose tool calls are learnt up front: ``flow_steps`` passes the whole run, so that a
-    tool result is named even in a journal whose model turn comes after it. The SDK always
+    ``Flowchart`` is given) mark the tool calls that started a sub-agent. ``lookahead`` is the
+    run's history from its first record, for a journal whose tool result comes before the model
+    turn that requested the call: when a record names a call no model turn seen so far made, the
+    later model turns are learnt from it. ``flow_steps`` passes the whole run. The SDK always
     journals a model turn before its tool results, so a live tail needs no lookahead.
     """
 
@@ -81,72 +91,101 @@ class FlowTail:
         self._run_id = run_id
         self._sub_runs = sub_runs
         self._calls: dict[str, _Call] = {}
+        # One string per distinct label, shared by every node that shows it:
+        self._labels: dict[str, str] = {}  # tool name -> "tool: <name>"
+        self._failed_labels: dict[str, str] = {}  # "tool: <name>" -> "tool: <name> ✗"
         self._turn = 0
         self._index = 0
         self._learnt = 0  # model turns whose calls are known already
-        for message in (r.message for r in lookahead if _is_model(r)):
-            self._learn(message)
+        self._lookahead: Iterable[Record] | None = lookahead  # None once read
 
     def step(self, record: Record) -> FlowStep | None:
         """The node for the next record of the history, or None for a record the chart skips."""
-        index = self._index
-        self._index += 1
-        if _is_model(record):
-            turn = self._turn
-            self._turn += 1
-            if turn == self._learnt:
-                self._learn(record.message)
-            return FlowStep(_LLM, "LLM", record_index=index, turn=turn)
-        if record.unreadable or record.tombstone is not None:
-            return None
-        if record.kind == _TOOL_RESULT:
-            return self._tool_step(record, index)
-        if record.kind == _APPROVAL:
-            call = self._calls.get(record.tool_use_id)
-            label = f"approved {OK_MARK}" if record.approved else f"denied {FAIL_MARK}"
-            return FlowStep(
-                _APPROVAL_NODE, label, failed=not record.approved, record_index=index,
-                turn=call.turn if call else None, tool_use_id=record.tool_use_id,
-            )  # fmt: skip
-        if record.kind == _VALUE:
-            return FlowStep(_STEP, "step: " + record.name, record_index=index)
-        # attempt, header, signal, saga_fail, not_started and unknown kinds are no node.
-        return None
+        steps = self.steps((record,))
+        return steps[0] if steps else None
 
     def steps(self, records: Iterable[Record]) -> list[FlowStep]:
         """The nodes for the next records of the history, skipped records left out."""
-        return [step for record in records if (step := self.step(record)) is not None]
+        # This runs once per record, 100,000 times for a long run: the rules for model turns and
+        # tool results are inline, over locals, since a method call per record costs a good part.
+        out: list[FlowStep] = []
+        add = out.append
+        calls, run_id = self._calls, self._run_id
+        index, turn = self._index - 1, self._turn
+        with collector_paused():  # a long run's nodes are many objects, all kept
+            try:
+                for record in records:
+                    index += 1
+                    if record.unreadable or record.tombstone is not None:
+                        continue
+                    kind = record.kind
+                    if kind == _MODEL:
+                        if turn == self._learnt:
+                            self._learn(turn, record.message)
+                        add(_new(FlowStep, (_LLM, LLM_LABEL, False, index, turn, False, "", None)))
+                        turn += 1
+                    elif kind == _TOOL_RESULT:
+                        call_id, failed = record.tool_use_id, record.is_error
+                        label, call_turn, parallel = calls.get(call_id) or self._call_not_seen(call_id)
+                        if failed:
+                            label = self._failed_label(label)
+                        child = self._child(run_id, call_id) if run_id is not None and call_id else None
+                        add(_new(FlowStep, (_TOOL, label, failed, index, call_turn, parallel, call_id, child)))
+                    elif kind == _APPROVAL:
+                        call_id, approved = record.tool_use_id, record.approved
+                        call_turn = (calls.get(call_id) or self._call_not_seen(call_id))[1]
+                        label = APPROVED_LABEL if approved else DENIED_LABEL
+                        add(FlowStep(_APPROVAL_NODE, label, not approved, index, call_turn, False, call_id))
+                    elif kind == _VALUE:
+                        add(FlowStep(_STEP, "step: " + record.name, False, index))
+                    # attempt, header, signal, saga_fail, not_started and unknown kinds are no node.
+            finally:
+                self._index, self._turn = index + 1, turn
+        return out
 
-    def _tool_step(self, record: Record, index: int) -> FlowStep:
-        call = self._calls.get(record.tool_use_id)
-        name = call.name if call is not None and call.name else record.tool_use_id
-        label = "tool: " + name + (f" {FAIL_MARK}" if record.is_error else "")
-        child = None
-        if self._run_id is not None and record.tool_use_id:
-            candidate = sub_run_id(self._run_id, record.tool_use_id)
-            child = candidate if candidate in self._sub_runs else None
-        return FlowStep(
-            _TOOL, label, failed=record.is_error, record_index=index,
-            turn=call.turn if call else None, parallel=call.parallel if call else False,
-            tool_use_id=record.tool_use_id, child_run_id=child,
-        )  # fmt: skip
-
-    def _learn(self, message: Message | None) -> None:
-        """Remember the tool calls of the next model turn; the first turn naming an id wins."""
-        turn = self._learnt
+    def _learn(self, turn: int, message: Message | None) -> None:
+        """Remember the tool calls of model turn ``turn``, the next one; the first turn naming an id wins."""
         self._learnt += 1
-        uses = message.tool_uses if message is not None else ()
+        if message is None:
+            return
+        uses = [part for part in message.parts if isinstance(part, ToolUsePart)]
+        calls, labels, parallel = self._calls, self._labels, len(uses) > 1
         for use in uses:
-            self._calls.setdefault(use.id, _Call(use.name, turn, len(uses) > 1))
+            if use.id not in calls:
+                name = use.name or use.id  # a result names a nameless call by its id
+                calls[use.id] = (labels.get(name) or self._tool_label(name), turn, parallel)
+
+    def _call_not_seen(self, call_id: str) -> _Call:
+        """A call no model turn seen so far made: learnt from the rest of the lookahead, else a stand-in."""
+        if self._lookahead is not None:
+            seen = 0
+            for record in self._lookahead:
+                if record.kind == _MODEL and not record.unreadable and record.tombstone is None:
+                    if seen == self._learnt:
+                        self._learn(seen, record.message)
+                    seen += 1
+            self._lookahead = None
+            call = self._calls.get(call_id)
+            if call is not None:
+                return call
+        # Not remembered: a model turn yet to come may still make it.
+        return (self._labels.get(call_id) or self._tool_label(call_id), None, False)
+
+    def _tool_label(self, name: str) -> str:
+        return self._labels.setdefault(name, "tool: " + name)
+
+    def _failed_label(self, label: str) -> str:
+        return self._failed_labels.get(label) or self._failed_labels.setdefault(label, label + FAILED_SUFFIX)
+
+    def _child(self, run_id: str, call_id: str) -> str | None:
+        """The sub-run this call started, if the caller said it exists."""
+        candidate = sub_run_id(run_id, call_id)
+        return candidate if candidate in self._sub_runs else None
 
 
 # Enum attribute lookups cost ~0.3 µs each: a good part of the time per record on 100,000 of them.
 _MODEL, _TOOL_RESULT, _APPROVAL, _VALUE = StepKind.MODEL, StepKind.TOOL_RESULT, StepKind.APPROVAL, StepKind.VALUE
 _LLM, _TOOL, _APPROVAL_NODE, _STEP = FlowKind.LLM, FlowKind.TOOL, FlowKind.APPROVAL, FlowKind.STEP
-
-
-def _is_model(record: Record) -> bool:
-    return record.kind == _MODEL and not record.unreadable and record.tombstone is None
 
 
 def flow_steps(

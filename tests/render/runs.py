@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 from hypothesis import strategies as st
 
-from agenttui.journal import Message, Record, TextPart, ToolUsePart
+from agenttui.journal import Message, Record, TextPart, Tombstone, ToolUsePart
 from agenttui.render import DONE, START, FlowKind, FlowStep
 
 HEADER = Record("@journal", "header", format="bide.journal.v1-dev")
@@ -122,3 +124,50 @@ def charts_with_children(draw: st.DrawFn) -> tuple[list[FlowStep], dict[str, lis
     steps = draw(charts(sub_agents=True))
     children = {s.child_run_id: draw(charts(max_turns=4)) for s in steps if s.child_run_id is not None}
     return steps, children
+
+
+# -- a long run of every shape -----------------------------------------------------------------
+
+LONG_RUN_ID = "run-long"
+LONG_TOOLS = ("search_orders", "fetch_invoice", "charge_card", "refund", "lookup_customer", 'odd "name" <#&>')
+
+
+def long_run(turns: int, seed: int = 14) -> tuple[list[Record], set[str]]:
+    """A run of ``turns`` model turns with every shape the chart draws, and its sub-run ids.
+
+    Repeated tools (loops that fold), parallel calls, failures, approvals and denials, step
+    values, markers, unreadable and redacted records, results journaled before their model turn
+    or for calls no turn made, and tool calls that started sub-agents. Deterministic for a seed.
+    """
+    rnd = random.Random(seed)
+    records = [HEADER, value("run:start")]
+    sub_runs: set[str] = set()
+    tool = LONG_TOOLS[0]
+    for turn in range(turns):
+        if rnd.random() < 0.3:
+            tool = rnd.choice(LONG_TOOLS)
+        width = 3 if rnd.random() < 0.2 else 0 if rnd.random() < 0.05 else 1
+        calls = [(f"c{turn}-{k}", tool if width == 1 else rnd.choice(LONG_TOOLS)) for k in range(width)]
+        early = bool(calls) and rnd.random() < 0.01  # a result journaled before its model turn
+        if early:
+            records.append(result(calls[0][0]))
+        records.append(model(turn, *calls))
+        for call_id, _ in calls[1:] if early else calls:
+            shape = rnd.random()
+            if shape < 0.03:
+                records.append(approval(call_id, rnd.random() < 0.7))
+            elif shape < 0.05:
+                records.append(attempt(call_id))
+            elif shape < 0.06:
+                sub_runs.add(f"{LONG_RUN_ID}>{call_id}")
+            records.append(result(call_id, error=rnd.random() < 0.05))
+        shape = rnd.random()
+        if shape < 0.01:
+            records.append(value(f"step-{turn}"))
+        elif shape < 0.015:
+            records.append(result(f"nobody-{turn}"))  # a result no model turn asked for
+        elif shape < 0.02:
+            records.append(Record(f"tool:u{turn}", "tool_result", tool_use_id=f"u{turn}", unreadable="bad bytes"))
+        elif shape < 0.025:
+            records.append(Record(f"@llm/r{turn}", "model", tombstone=Tombstone("ab", 1)))
+    return [*records, model(turns), value("run:complete")], sub_runs

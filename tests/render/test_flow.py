@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agenttui.errors import CorruptRecordError
 from agenttui.journal import Message, Record, Tombstone, ToolUsePart
 from agenttui.journal.codec import unreadable_record
@@ -133,3 +135,26 @@ def test_steps_are_plain_values() -> None:
     step = FlowStep(FlowKind.TOOL, "tool: t", record_index=3)
     assert step == FlowStep(FlowKind.TOOL, "tool: t", record_index=3)
     assert hash(step) == hash(FlowStep(FlowKind.TOOL, "tool: t", record_index=3))
+
+
+def test_steps_cannot_be_changed() -> None:
+    step = FlowStep(FlowKind.TOOL, "tool: t", record_index=3)
+    with pytest.raises(AttributeError):
+        step.label = "tool: u"  # type: ignore[misc]  # (what is being tested)
+
+
+def test_the_nodes_of_one_tool_share_their_label() -> None:
+    # One string per distinct label, however many calls: a long run holds a few, not one a node.
+    steps = flow_steps(runs.loops(5, failing=(1, 3)))
+    ok = [s.label for s in steps if s.kind == FlowKind.TOOL and not s.failed]
+    failed = [s.label for s in steps if s.failed]
+    assert len({id(label) for label in ok}) == 1 and len({id(label) for label in failed}) == 1
+    assert ok[0] == "tool: search" and failed[0] == "tool: search ✗"
+
+
+def test_a_result_before_its_model_turn_reads_the_rest_of_the_run_once() -> None:
+    records = [runs.HEADER, runs.result("c1"), runs.model(0, ("c1", "late"), ("c2", "other")), runs.result("c2")]
+    steps = flow_steps(records)
+    assert [(s.label, s.turn, s.parallel) for s in steps[1:-1]] == [
+        ("tool: late", 0, True), ("LLM", 0, False), ("tool: other", 0, True),
+    ]  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -178,6 +180,23 @@ def test_appending_draws_what_building_at_once_draws(steps: list[FlowStep], data
     whole = Flowchart(steps)
     assert chart.block_heights() == whole.block_heights()
     assert chart.rows(0, chart.row_count, 60) == whole.rows(0, whole.row_count, 60)
+
+
+@drawing
+@given(charts(), st.data())
+def test_extending_in_batches_draws_what_building_at_once_draws(steps: list[FlowStep], data: st.DataObject) -> None:
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(steps) - 1), max_size=4)) | {1, len(steps) - 1})
+    chart = Flowchart([steps[0], DONE])
+    for start, stop in itertools.pairwise(cuts):
+        before = chart.rows(0, chart.row_count, 60)
+        first = chart.extend(steps[start:stop])
+        assert chart.rows(0, first, 60) == before[:first], "rows above the first changed one stay as they were"
+    whole = Flowchart(steps)
+    assert chart.block_heights() == whole.block_heights()
+    assert chart.rows(0, chart.row_count, 60) == whole.rows(0, whole.row_count, 60)
+    records = [step.record_index for step in steps if step.record_index is not None]
+    for record in range(max(records, default=0) + 2):
+        assert chart.row_for_record(record) == whole.row_for_record(record)
 
 
 @settings(deadline=None, max_examples=30)

@@ -63,8 +63,7 @@ class FlowchartView(ScrollView, can_focus=True):
 
     def append(self, records: list[Record]) -> None:
         """New records of a tailed run: each adds one block, nothing is re-indexed."""
-        for step in self._tail.steps(records):
-            self.chart.append(step)
+        self.chart.extend(self._tail.steps(records))
         self._sized()
 
     def _sized(self) -> None:
