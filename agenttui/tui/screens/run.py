@@ -22,7 +22,7 @@ from agenttui.journal.record import Record
 from agenttui.render.flow import FlowStep
 from agenttui.replay.events import events_of
 from agenttui.runs.operations import replay_command
-from agenttui.runs.status import RunStatus, run_status
+from agenttui.runs.status import RunStatus, statuses
 from agenttui.runs.tree import sub_run_steps
 from agenttui.runs.view import RecordRow, RunView, utterance
 from agenttui.stores import describe_url
@@ -36,8 +36,13 @@ from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.status_bar import StatusBar
 
-#: Records are handed to the list in batches this often while a long run loads.
+#: Records are handed to the list in batches: the first as soon as it fills a screen
+#: (``SCREENFUL``) or ``BATCH_SECONDS`` have passed; then, while a long run loads, each batch
+#: waits twice as long as the one before, up to ``BATCH_SECONDS_MAX``. Every batch lays the
+#: screen out and paints it again: at one batch every 50 ms, a 50,000-record run took 100 of them.
+SCREENFUL = 100
 BATCH_SECONDS = 0.05
+BATCH_SECONDS_MAX = 0.25
 
 
 class RunScreen(StoreScreen):
@@ -101,7 +106,7 @@ class RunScreen(StoreScreen):
         self._framed = False
         """The sub-runs have been read (once, before the first record, for the flowchart)."""
         self._read_once = False
-        self._loaded = False
+        """A load has read to the end: what later loads read arrived while watching."""
         self._status_text = "loading…"
         self.status: RunStatus | None = None
 
@@ -156,22 +161,27 @@ class RunScreen(StoreScreen):
                 if children:
                     self.post_message(RunScreen.SubRunsLoaded(children))
             batch: list[tuple[int, Record]] = []
-            last_post = time.monotonic()
+            last_post, wait, posted = time.monotonic(), BATCH_SECONDS, False
             tail = self._read_once
             after = max(self._read_to, self.view.last_seq)
             async for entry, record in Journal(self.store).entries(self.run_id, after=after):
                 batch.append((entry.seq, record))
                 self._read_to = entry.seq
-                if time.monotonic() - last_post > BATCH_SECONDS:
+                if time.monotonic() - last_post > wait or (not posted and len(batch) == SCREENFUL):
                     self.post_message(RunScreen.RecordsLoaded(batch, tail))
                     batch, last_post = [], time.monotonic()
+                    wait = min(2 * wait, BATCH_SECONDS_MAX) if posted else wait
+                    posted = True
             self.post_message(RunScreen.RecordsLoaded(batch, tail))
             self._read_once = True
         self.refresh_status()
 
     @work(exclusive=True, group="run-status", exit_on_error=False)
     async def refresh_status(self) -> None:
-        self.post_message(RunScreen.StatusRead(await run_status(self.store, self.run_id)))
+        # From the store's summary where it decides (a finished run): read whole, a long run's
+        # records would all be decoded again, and held at once.
+        (status,) = await statuses(self.store, [self.run_id])
+        self.post_message(RunScreen.StatusRead(status))
 
     def on_run_screen_status_read(self, message: RunScreen.StatusRead) -> None:
         status = self.status = message.status
@@ -193,7 +203,6 @@ class RunScreen(StoreScreen):
             journal.cursor = 0
         elif message.tail and self.follow and at_end and fresh:
             journal.cursor = len(view) - 1
-        self._loaded = True
         if not len(view):
             self._status_text = "no records: this run does not exist (yet)"
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
@@ -256,7 +265,7 @@ class RunScreen(StoreScreen):
         line = Text(f" run {printable_id(self.run_id)}", style="bold")
         line.append(f"   {len(self.view):,} records   {printable(self._status_text)}")
         line.append("   · following" if self.follow else "")
-        self.query_one("#run-title", Static).update(line)
+        self.query_one("#run-title", Static).update(line, layout=False)  # one line, always
 
     # -- actions -----------------------------------------------------------------------------
 
