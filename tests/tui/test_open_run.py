@@ -74,7 +74,7 @@ async def test_a_long_conversation_shows_its_start_and_its_newest_voices(demo_db
         assert voices.left_out > 0 and len(voices.indices) == CONVERSATION_VOICES + 1
         conversation = shown(screen.query_one("#conversation-content"))
         assert conversation.startswith(f"as of record #{last}\n\nuser\nAudit every open order")
-        assert f"… {voices.left_out:,} more voices (agenttui show --at {last} prints every one)" in conversation
+        assert f"… {voices.left_out:,} voices in between (agenttui show --at {last} prints them all)" in conversation
         assert "Auditing order A-1004 (pass 8)." in conversation  # the last lookup, before the answer
         assert conversation.rstrip().endswith("Audit done: 39 lookups, no anomalies.")
         assert conversation.count("tool lookup_order") == CONVERSATION_VOICES // 2

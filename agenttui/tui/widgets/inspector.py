@@ -187,7 +187,7 @@ class ConversationView(VerticalScroll):
         blocks: list[RenderableType] = [Text(f"as of record #{index}", style="italic")]
         for at, voice in enumerate(said):
             if at == 1 and left_out:
-                more = f"… {left_out:,} more voices (agenttui show --at {index} prints every one)"
+                more = f"… {left_out:,} voices in between (agenttui show --at {index} prints them all)"
                 blocks += [Text(""), Text(more, style="italic")]
             content = Group(*_parts(voice.message, full=False)) if voice.message else _value(voice.text, full=False)
             blocks += [
