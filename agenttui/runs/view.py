@@ -1,14 +1,37 @@
-"""One run as a viewer holds it (RunView), and its conversation as it stood at any record."""
+"""One run as a viewer holds it (RunView): a compact row per record, the records themselves read
+back on demand, and the run's conversation as it stood at any record."""
 
 from __future__ import annotations
 
+import sys
+from array import array
+from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agenttui.agent.runstart import RunStart
-from agenttui.journal.describe import raw_json_text
+from agenttui.journal.describe import kind_icon, raw_json_text, summary
+from agenttui.journal.journal import decode_entry
 from agenttui.journal.keys import RUN_START
 from agenttui.journal.record import Message, Record, StepKind
+from agenttui.stores.base import Store
+
+SUMMARY_LIMIT = 256
+"""Characters of a record's summary its row keeps. A list cuts the summary to its width, so a
+row shows the same as long as the list is narrower than this; and a 1 MB tool result costs its
+row no more than a short one."""
+DECODED_BUDGET = 1_000_000
+"""Bytes of decoded records a view keeps for its panes, counted as ``record_cost`` (3,000 records
+of the benchmark's long run, 4.5 MB in memory). The record read last is kept whatever its size."""
+CONVERSATION_VOICES = 40
+"""Voices the conversation as of a record shows besides the first (the user's input): the newest."""
+CONVERSATION_BYTES = 256_000
+"""Stored bytes of the newest voices the conversation reads back; at least the newest is read."""
+
+_MODEL, _TOOL_RESULT, _APPROVAL = StepKind.MODEL, StepKind.TOOL_RESULT, StepKind.APPROVAL
+_KINDS: dict[str, str] = {kind.value: kind for kind in StepKind}
+"""A known kind as one shared object: each decoded record holds its own copy of the string."""
 
 
 def tool_names(records: Iterable[Record]) -> dict[str, str]:
@@ -20,24 +43,89 @@ def tool_names(records: Iterable[Record]) -> dict[str, str]:
 
 def _index_calls(records: Iterable[Record], names: dict[str, str]) -> None:
     for record in records:
-        if record.kind == StepKind.MODEL and record.message:
+        if record.kind == _MODEL and record.message:
             for call in record.message.tool_uses:
-                names.setdefault(call.id, call.name)
+                # Interned: a long run names the same few tools tens of thousands of times.
+                names.setdefault(call.id, sys.intern(call.name))
+
+
+@dataclass(slots=True)  # not frozen: a frozen one takes three times as long to make, 0.1 s a 50,000-record run
+class RecordRow:
+    """One record as a list shows it: all a view keeps of a record once it has been read. Never
+    changed once made."""
+
+    name: str
+    kind: str
+    icon: str
+    """``kind_icon`` of the record."""
+    summary: str
+    """What the record holds, in one line cut to ``SUMMARY_LIMIT`` characters (unescaped:
+    pass it through ``printable``). A tool result names its tool as the calls read so far do."""
+    failed: bool = False
+    """Drawn as a failure: unreadable, a tool result that is an error, a denied approval."""
+    unreadable: str = ""
+    """Why the record's stored bytes do not decode ("" when they do)."""
+    size: int = 0
+    """The record's stored bytes."""
+
+
+def record_row(record: Record, names: Mapping[str, str]) -> RecordRow:
+    """The row of ``record``; ``names`` gives the tool names of the calls made so far."""
+    failed = bool(record.unreadable) or record.is_error or (record.kind == _APPROVAL and not record.approved)
+    return RecordRow(
+        record.name, _KINDS.get(record.kind, record.kind), kind_icon(record), summary(record, names)[:SUMMARY_LIMIT],
+        failed, record.unreadable, len(record.raw),
+    )  # fmt: skip
+
+
+def speaks(record: Record) -> bool:
+    """Whether the record is a voice of the run's conversation (``utterance`` gives it)."""
+    return (
+        record.name == RUN_START
+        or (record.kind == _MODEL and record.message is not None)
+        or record.kind == _TOOL_RESULT
+        or record.kind == _APPROVAL
+        or record.name.startswith("interrupt:")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Voices:
+    """The records the conversation as of a record is told from: the first voice and the newest
+    ones, in order, and how many voices between them are left out."""
+
+    indices: list[int]
+    left_out: int = 0
 
 
 class RunView:
-    """One run's records as a viewer holds them while they arrive: in commit order, with the
-    seq of the newest, each call id's tool name and the model turns so far, all kept up in one
-    pass over each new record (a live view never reads a record twice)."""
+    """One run as a viewer holds it while its records arrive: a compact row per record, in commit
+    order, with the seq of the newest, each call id's tool name, the model turns so far and which
+    records are voices of the conversation, all kept up in one pass over each new record (a live
+    view never reads a record twice).
 
-    def __init__(self, run_id: str) -> None:
+    The records themselves are not kept: the panes that show one in full (the inspector, the
+    conversation) get it from ``cached`` or ``read``, which reads it back from the store. Decoded
+    records are kept up to a budget (``DECODED_BUDGET``), the ones used last.
+    """
+
+    def __init__(self, run_id: str, *, decoded_budget: int = DECODED_BUDGET) -> None:
         self.run_id = run_id
-        self.records: list[Record] = []
+        self.rows: list[RecordRow] = []
+        """One a record, in commit order; a record's index in the run is its row's."""
         self.tool_names: dict[str, str] = {}
         """Call id → tool name; the same dict for the view's lifetime, so a widget may hold it."""
         self.last_seq = -1
         """The seq of the newest record read from the store (-1: none yet); read on from it."""
         self.model_turns = 0
+        self.decoded = DecodedRecords(decoded_budget)
+        """The decoded records the view keeps for its panes."""
+        self._voices = array("q")  # the index of each record that speaks, ascending
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    # -- records arriving --------------------------------------------------------------------
 
     def add_entries(self, entries: Sequence[tuple[int, Record]]) -> list[Record]:
         """Add the records read from the store, each with its seq, and return those that are
@@ -49,17 +137,127 @@ class RunView:
         return fresh
 
     def add(self, records: Sequence[Record]) -> None:
-        """Add records that follow the ones held (a replay's, which have no seq)."""
-        self.records.extend(records)
-        _index_calls(records, self.tool_names)
-        self.model_turns += sum(record.kind == StepKind.MODEL for record in records)
+        """Add records that follow the ones held (a replay's, which have no seq). While the view's
+        budget has room, the decoded records are kept too: a short run is never read twice."""
+        names = self.tool_names
+        _index_calls(records, names)
+        for record in records:
+            index = len(self.rows)
+            self.rows.append(record_row(record, names))
+            if speaks(record):
+                self._voices.append(index)
+            self.model_turns += record.kind == _MODEL
+            self.decoded.offer(index, record)
 
     def clear(self) -> None:
         """Forget every record (a replay that went back starts its journal again)."""
-        self.records.clear()
+        self.rows.clear()
         self.tool_names.clear()
         self.last_seq = -1
         self.model_turns = 0
+        del self._voices[:]
+        self.decoded.clear()
+
+    # -- records read back -------------------------------------------------------------------
+
+    def cached(self, indices: Iterable[int]) -> list[Record] | None:
+        """The decoded records at ``indices`` if the view holds every one, else None (``read``)."""
+        records = []
+        for index in indices:
+            record = self.decoded.get(index)
+            if record is None:
+                return None
+            records.append(record)
+        return records
+
+    async def read(self, store: Store, indices: Iterable[int]) -> list[Record]:
+        """The decoded records at ``indices``: the ones the view holds, the others read back from
+        ``store`` (by step name, unique in a run). A record its row found unreadable stays so,
+        for the same reason; one the store no longer holds comes back as an unreadable stand-in."""
+        records = []
+        for index in indices:
+            record = self.decoded.get(index)
+            if record is None:
+                record = await self._read_back(store, self.rows[index])
+                self.decoded.put(index, record)
+            records.append(record)
+        return records
+
+    async def _read_back(self, store: Store, row: RecordRow) -> Record:
+        entry = await store.get(self.run_id, row.name)
+        if entry is None:
+            return Record(row.name, "", unreadable="the store no longer holds this record")
+        if row.unreadable:  # the load may have known more than the row alone (a damaged run id)
+            return Record(row.name, "", unreadable=row.unreadable, raw=entry.data)
+        return decode_entry(entry)
+
+    # -- the conversation --------------------------------------------------------------------
+
+    def voices(self, index: int) -> Voices:
+        """The records the conversation as of record ``index`` is told from: the first voice (the
+        user's input) and the newest up to ``index``, at most ``CONVERSATION_VOICES`` of them and
+        ``CONVERSATION_BYTES`` of stored bytes (the newest always)."""
+        said = bisect_right(self._voices, index)
+        if said == 0:
+            return Voices([])
+        newest: list[int] = []
+        size = 0
+        for at in reversed(range(1, said)):
+            voice = self._voices[at]
+            size += self.rows[voice].size
+            if newest and (len(newest) == CONVERSATION_VOICES or size > CONVERSATION_BYTES):
+                break
+            newest.append(voice)
+        shown = [self._voices[0], *reversed(newest)]
+        return Voices(shown, said - len(shown))
+
+
+def record_cost(record: Record) -> int:
+    """What keeping a decoded record costs, for a budget: its stored bytes (decoded, a record of
+    the 50,000-record benchmark run takes about 4.5 times its stored bytes in memory), and at
+    least 256, so that records held without their bytes (a replay's) still fill a budget."""
+    return max(len(record.raw), 256)
+
+
+class DecodedRecords:
+    """Decoded records by index, the ones used last, up to a budget of their ``record_cost``."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.size = 0
+        """The cost of the records held."""
+        self._records: OrderedDict[int, Record] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def get(self, index: int) -> Record | None:
+        record = self._records.get(index)
+        if record is not None:
+            self._records.move_to_end(index)
+        return record
+
+    def offer(self, index: int, record: Record) -> None:
+        """Keep ``record`` if it fits the budget as it stands (nothing is dropped for it)."""
+        if self.size + record_cost(record) <= self.budget:
+            self._keep(index, record)
+
+    def put(self, index: int, record: Record) -> None:
+        """Keep ``record``, dropping the ones used longest ago while over budget (never this one)."""
+        self._keep(index, record)
+        while self.size > self.budget and len(self._records) > 1:
+            _, dropped = self._records.popitem(last=False)
+            self.size -= record_cost(dropped)
+
+    def _keep(self, index: int, record: Record) -> None:
+        if (held := self._records.pop(index, None)) is not None:
+            self.size -= record_cost(held)
+        self._records[index] = record
+        self.size += record_cost(record)
+
+    def clear(self) -> None:
+        self._records.clear()
+        self.size = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,23 +274,27 @@ class Utterance:
     """A tool's result that is an error."""
 
 
+def utterance(record: Record, at: int, names: Mapping[str, str]) -> Utterance | None:
+    """What record ``at`` says in the conversation, or None for a record that says nothing
+    (``speaks`` tells which without building it)."""
+    if record.name == RUN_START:
+        start = RunStart.decode(record.result)
+        return Utterance("user", at, start.input.text or raw_json_text(record.result))
+    if record.kind == _MODEL and record.message is not None:
+        return Utterance("assistant", at, message=record.message)
+    if record.kind == _TOOL_RESULT:
+        name = names.get(record.tool_use_id, record.tool_use_id)
+        return Utterance(f"tool {name}", at, raw_json_text(record.result, indent=2), is_error=record.is_error)
+    if record.kind == _APPROVAL:
+        return Utterance("human", at, f"{'approved' if record.approved else 'denied'} {record.tool_use_id}")
+    if record.name.startswith("interrupt:"):
+        return Utterance("human", at, raw_json_text(record.result))
+    return None
+
+
 def conversation_at(records: Sequence[Record], index: int, names: Mapping[str, str] | None = None) -> list[Utterance]:
     """The conversation as it stood after record ``index``: the user's input, every assistant
     message, tool result and human decision up to it, in order."""
     upto = records[: index + 1]
     names = names if names is not None else tool_names(upto)
-    said: list[Utterance] = []
-    for at, record in enumerate(upto):
-        if record.name == RUN_START:
-            start = RunStart.decode(record.result)
-            said.append(Utterance("user", at, start.input.text or raw_json_text(record.result)))
-        elif record.kind == StepKind.MODEL and record.message is not None:
-            said.append(Utterance("assistant", at, message=record.message))
-        elif record.kind == StepKind.TOOL_RESULT:
-            name = names.get(record.tool_use_id, record.tool_use_id)
-            said.append(Utterance(f"tool {name}", at, raw_json_text(record.result, indent=2), is_error=record.is_error))
-        elif record.kind == StepKind.APPROVAL:
-            said.append(Utterance("human", at, f"{'approved' if record.approved else 'denied'} {record.tool_use_id}"))
-        elif record.name.startswith("interrupt:"):
-            said.append(Utterance("human", at, raw_json_text(record.result)))
-    return said
+    return [said for at, record in enumerate(upto) if (said := utterance(record, at, names)) is not None]

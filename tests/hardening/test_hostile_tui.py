@@ -237,7 +237,7 @@ async def open_run(pilot: Pilot[Any], run_id: str) -> RunScreen:
     pilot.app.open_run(run_id)
     await settle(pilot)
     screen = pilot.app.screen
-    assert isinstance(screen, RunScreen) and screen.records, screen
+    assert isinstance(screen, RunScreen) and screen.rows, screen
     return screen
 
 
@@ -292,7 +292,7 @@ async def test_every_run_pane_shows_hostile_records_inert(hostile_db: Path) -> N
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = await open_run(pilot, RUN_MARKUP)
-        names = [record.name for record in screen.records]
+        names = [row.name for row in screen.rows]
         assert names[:3] == ["@journal", "run:start", "@llm/0"] and names[-1] == "run:complete"
         assert_inert(app, "journal and title")
         assert_shows(
@@ -465,7 +465,7 @@ async def test_a_ten_megabyte_value_opens_cut_with_a_way_to_see_more(hostile_db:
         started = time.monotonic()
         screen = await open_run(pilot, RUN_HUGE)
         journal = screen.query_one(JournalList)
-        journal.cursor = [record.name for record in screen.records].index("tool:call_0_0")
+        journal.cursor = [row.name for row in screen.rows].index("tool:call_0_0")
         await pilot.pause()
         opened = time.monotonic() - started
         assert opened < 5, f"opening a run with a 10 MB value took {opened:.1f} s"
@@ -497,8 +497,9 @@ async def test_deeply_nested_json_shows_without_recursion_errors(hostile_db: Pat
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = await open_run(pilot, RUN_DEEP)
-        names = [record.name for record in screen.records]
-        readable, abyss = screen.records[names.index("tool:call_0_0")], screen.records[-1]
+        names = [row.name for row in screen.rows]
+        assert app.store is not None
+        readable, abyss = await screen.view.read(app.store, [names.index("tool:call_0_0"), len(names) - 1])
         assert readable.result == _deep(READABLE_DEPTH) and not readable.unreadable
         assert abyss.name == "note:abyss" and abyss.unreadable  # deeper than the reader goes: shown so, not raised
         journal = screen.query_one(JournalList)

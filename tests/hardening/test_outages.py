@@ -120,7 +120,7 @@ async def test_postgres_stopped_and_restarted_under_the_tui(postgres_cluster: Po
         assert [(r.run_id, status_of(r).state) for r in screen_of(app, RunsScreen).table.items] == shown
         app.open_run("refund-a1002")
         await settle(pilot)
-        assert len(screen_of(app, RunScreen).records) == 12
+        assert len(screen_of(app, RunScreen).rows) == 12
 
 
 @pytest.mark.postgres
@@ -216,7 +216,7 @@ async def test_the_sqlite_file_made_unreadable_under_the_tui(demo_db: Path) -> N
             await settle(pilot)
             screen = app.screen
             assert isinstance(screen, RunScreen)
-            shown = [r.name for r in screen.records]
+            shown = [r.name for r in screen.rows]
             bar = screen.query_one(StatusBar)
             modes = {f: f.stat().st_mode for f in sqlite_files(demo_db)}
             for f in modes:
@@ -225,8 +225,8 @@ async def test_the_sqlite_file_made_unreadable_under_the_tui(demo_db: Path) -> N
                 await Journal(writer).append(
                     AWAITING_APPROVAL, Record("ops-note", StepKind.VALUE, result=b'"while unreadable"')
                 )
-                await until(pilot, lambda: len(screen.records) > len(shown), "the record committed meanwhile to appear")
-                assert [r.name for r in screen.records] == [*shown, "ops-note"]
+                await until(pilot, lambda: len(screen.rows) > len(shown), "the record committed meanwhile to appear")
+                assert [r.name for r in screen.rows] == [*shown, "ops-note"]
                 assert app.screen is screen, f"{app.screen!r} covers the run"
                 assert (bar.connection, bar.tail) == ("connected", "watching")
             finally:

@@ -14,6 +14,7 @@ from textual import events
 from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.worker import WorkerCancelled
 
 from agenttui.demo.build import build_demo
 from agenttui.runs.status import RunStatus
@@ -55,7 +56,10 @@ async def settle(pilot: Pilot[Any]) -> None:
         busy = [w for w in app.workers if w.group != "tail" and not w.is_finished]
         if not busy:
             break
-        await app.workers.wait_for_complete(busy)
+        try:
+            await app.workers.wait_for_complete(busy)
+        except WorkerCancelled:
+            pass  # an exclusive worker a newer one replaced (a pane reading for a cursor that moved on)
         await pilot.pause()
     await pilot.pause()
 

@@ -141,7 +141,7 @@ async def test_open_a_run_step_and_time_travel(demo_db: Path) -> None:
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RunScreen)
-        assert [r.name for r in screen.records][:4] == ["@journal", "run:start", "@llm/0", "tool:call_0_0"]
+        assert [r.name for r in screen.rows][:4] == ["@journal", "run:start", "@llm/0", "tool:call_0_0"]
         await pilot.press("j", "j", "j")
         await pilot.pause()
         text = shown(screen.query_one("#inspector-content"))
@@ -165,7 +165,7 @@ async def test_a_run_opened_before_the_store_is_open_loads_once_it_opens(demo_db
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RunScreen), screen
-        assert [r.name for r in screen.records][:1] == ["@journal"]
+        assert [r.name for r in screen.rows][:1] == ["@journal"]
         assert opened_early  # else this test did not test the early case
 
 
@@ -204,7 +204,7 @@ async def test_run_given_at_start_opens_over_the_runs_list(demo_db: Path) -> Non
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, RunScreen) and app.screen.run_id == "refund-a1005"
-        assert len(app.screen.records) == 5
+        assert len(app.screen.rows) == 5
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, RunsScreen) and len(app.screen.table.items) == 17
@@ -260,8 +260,8 @@ async def test_an_unreadable_record_shows_and_the_rest_still_shows(demo_db: Path
         app.open_run("refund-a1005")
         await settle(pilot)
         screen = screen_of(app, RunScreen)
-        names = [r.name for r in screen.records]
-        assert names[-2:] == ["@llm/2", "note"] and screen.records[-2].unreadable
+        names = [r.name for r in screen.rows]
+        assert names[-2:] == ["@llm/2", "note"] and screen.rows[-2].unreadable
         screen.journal_list.cursor = len(names) - 2
         await pilot.pause()
         assert "unreadable" in shown(screen.query_one("#inspector-content"))
@@ -347,14 +347,14 @@ async def test_live_tail_shows_a_record_another_writer_commits(demo_db: Path) ->
         app.open_run("refund-a1005")
         await settle(pilot)
         screen = screen_of(app, RunScreen)
-        before = len(screen.records)
+        before = len(screen.rows)
         writer = await SQLiteStore.open(demo_db)
         try:
             await Journal(writer).append("refund-a1005", Record("ops-note", StepKind.VALUE, result=b'"looked at it"'))
             for _ in range(100):  # the watcher is event-driven: wait for its message, bounded
-                if len(screen.records) > before:
+                if len(screen.rows) > before:
                     break
                 await asyncio.sleep(0.05)
         finally:
             await writer.close()
-        assert [r.name for r in screen.records[before:]] == ["ops-note"]
+        assert [r.name for r in screen.rows[before:]] == ["ops-note"]

@@ -48,7 +48,7 @@ async def test_runs_statuses_and_a_run(demo_schema: tuple[str, str]) -> None:
         assert len(rows) == 17
         app.open_run("refund-a1002")
         await settle(pilot)
-        assert isinstance(app.screen, RunScreen) and len(app.screen.records) == 12
+        assert isinstance(app.screen, RunScreen) and len(app.screen.rows) == 12
 
 
 async def test_live_tail_by_notifications(postgres_cluster: PostgresCluster, demo_schema: tuple[str, str]) -> None:
@@ -62,16 +62,14 @@ async def test_live_tail_by_notifications(postgres_cluster: PostgresCluster, dem
         screen = app.screen
         assert isinstance(screen, RunScreen)
         await pilot.press("G")  # at the newest record: follow mode keeps the cursor there
-        before = len(screen.records)
+        before = len(screen.rows)
         writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
         try:
             await Journal(writer).append("refund-a1005", Record("ops-note", StepKind.VALUE, result=b'"seen"'))
-            await until(pilot, lambda: len(screen.records) > before, "the committed record to appear")
+            await until(pilot, lambda: len(screen.rows) > before, "the committed record to appear")
         finally:
             await writer.close()
-        assert (
-            screen.records[-1].name == "ops-note" and screen.journal_list.cursor == len(screen.records) - 1
-        )  # followed
+        assert screen.rows[-1].name == "ops-note" and screen.journal_list.cursor == len(screen.rows) - 1  # followed
 
 
 async def test_replay_and_approve(postgres_cluster: PostgresCluster, demo_schema: tuple[str, str]) -> None:

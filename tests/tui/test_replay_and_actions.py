@@ -64,8 +64,8 @@ async def test_replay_turn_by_turn_to_the_end(demo_db: Path) -> None:
             assert screen.session is not None and screen.session.progress.turn == turn
         assert screen.session is not None and screen.session.progress.state == "finished"
         assert screen.diff is not None and screen.diff.matches
-        assert [r.name for r in screen.records] == await names(demo_db, "refund-a1002") or {
-            r.name for r in screen.records
+        assert [r.name for r in screen.rows] == await names(demo_db, "refund-a1002") or {
+            r.name for r in screen.rows
         } == set(await names(demo_db, "refund-a1002"))
         events = screen.query_one(EventsView).items
         kinds = [kind for kind, _ in events]
@@ -93,7 +93,7 @@ async def test_back_and_jump_replay_again_from_the_start(demo_db: Path) -> None:
         await settle(pilot)
         assert app.screen is screen and screen.session.progress.turn == 10
         assert not screen.query_one("#replay-jump").display
-        assert sum(r.kind == "model" for r in screen.records) == 10
+        assert sum(r.kind == "model" for r in screen.rows) == 10
         await pilot.press("e")
         await settle(pilot)
         assert screen.session.progress.state == "finished" and screen.diff is not None and screen.diff.matches

@@ -22,7 +22,7 @@ from agenttui.journal.record import Record
 from agenttui.render.diff import JournalDiff, RowState
 from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
 from agenttui.replay.verdict import Verdict, VerdictKind
-from agenttui.runs.view import RunView
+from agenttui.runs.view import RecordRow, RunView
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
@@ -103,7 +103,7 @@ class ReplayScreen(StoreScreen):
         """Your tools that run for real in this replay, as a person confirmed (none by default)."""
         self.session: ReplaySession | None = None
         self.view = RunView(run_id)
-        """The replayed journal so far and its tool names."""
+        """The replayed journal so far: a row for each record, and its tool names."""
         self.diff: JournalDiff | None = None
         self.verdict: Verdict | None = None
         """What the replay found, once it is done."""
@@ -134,13 +134,13 @@ class ReplayScreen(StoreScreen):
         if self.live_tools:  # the status bar says what this replay does to the world
             self.query_one(StatusBar).writes = f"LIVE side effects: {', '.join(self.live_tools)}"
         self.query_one(EventsView).empty_text = "No events yet."
-        self.query_one(JournalList).tool_names = self.view.tool_names
         self._title()
         self.drive("open")
 
     @property
-    def records(self) -> list[Record]:
-        return self.view.records
+    def rows(self) -> list[RecordRow]:
+        """What the journal list shows of each replayed record."""
+        return self.view.rows
 
     # -- the replay worker -------------------------------------------------------------------
 
@@ -195,18 +195,19 @@ class ReplayScreen(StoreScreen):
         flowchart = self.query_one(FlowchartView)
         if message.restarted:
             self.view.clear()
-        new = message.records[len(self.records) :]
+        before = len(self.view)
+        new = message.records[before:]
         self.view.add(new)
         if message.restarted:
             self._detail_shown = None
             self._restart_events(list(progress.events))
-            journal.set_items(list(new))
+            journal.set_items(self.view.rows[before:])
             flowchart.load(new, self.run_id)
         else:
-            journal.extend(new)
+            journal.extend(self.view.rows[before:])
             flowchart.append(new)
-        if self.records:
-            journal.cursor = len(self.records) - 1
+        if len(self.view):
+            journal.cursor = len(self.view) - 1
         bar = self.query_one(ProgressBar)
         bar.update(total=max(progress.recorded_turns, 1), progress=min(progress.turn, progress.recorded_turns))
         self._title()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
@@ -21,9 +22,9 @@ from agenttui.journal.record import Record
 from agenttui.render.flow import FlowStep
 from agenttui.replay.events import events_of
 from agenttui.runs.operations import replay_command
-from agenttui.runs.status import RunStatus, run_status
+from agenttui.runs.status import RunStatus, statuses
 from agenttui.runs.tree import sub_run_steps
-from agenttui.runs.view import RunView
+from agenttui.runs.view import RecordRow, RunView, utterance
 from agenttui.stores import describe_url
 from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.tui.screens.base import StoreScreen
@@ -35,8 +36,13 @@ from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.status_bar import StatusBar
 
-#: Records are handed to the list in batches this often while a long run loads.
+#: Records are handed to the list in batches: the first as soon as it fills a screen
+#: (``SCREENFUL``) or ``BATCH_SECONDS`` have passed; then, while a long run loads, each batch
+#: waits twice as long as the one before, up to ``BATCH_SECONDS_MAX``. Every batch lays the
+#: screen out and paints it again: at one batch every 50 ms, a 50,000-record run took 100 of them.
+SCREENFUL = 100
 BATCH_SECONDS = 0.05
+BATCH_SECONDS_MAX = 0.25
 
 
 class RunScreen(StoreScreen):
@@ -52,9 +58,18 @@ class RunScreen(StoreScreen):
 
     @dataclass
     class SubRunsLoaded(Message):
-        """The flow steps of the run's sub-runs, so the flowchart can frame them."""
+        """The flow steps of the run's sub-runs, so the flowchart can frame them (before any record)."""
 
         children: dict[str, list[FlowStep]]
+
+    @dataclass
+    class RecordsRead(Message):
+        """Records read back from the store for a pane: the one inspected, or the voices of the
+        conversation as of record ``index``."""
+
+        pane: str
+        index: int
+        records: list[Record]
 
     @dataclass
     class StatusRead(Message):
@@ -84,8 +99,14 @@ class RunScreen(StoreScreen):
         super().__init__()
         self.run_id = run_id
         self.view = RunView(run_id)
-        """The records read so far, their tool names and the seq to read on from."""
-        self._loaded = False
+        """A row for each record read so far, their tool names and the seq to read on from."""
+        self._one_load = asyncio.Lock()
+        self._read_to = -1
+        """The seq of the newest record a load has read (its batch may not be handled yet)."""
+        self._framed = False
+        """The sub-runs have been read (once, before the first record, for the flowchart)."""
+        self._read_once = False
+        """A load has read to the end: what later loads read arrived while watching."""
         self._status_text = "loading…"
         self.status: RunStatus | None = None
 
@@ -110,12 +131,12 @@ class RunScreen(StoreScreen):
         return self.query_one(JournalList)
 
     @property
-    def records(self) -> list[Record]:
-        return self.view.records
+    def rows(self) -> list[RecordRow]:
+        """What the journal list shows of each record read so far."""
+        return self.view.rows
 
     def on_mount(self) -> None:
         self._title()
-        self.journal_list.tool_names = self.view.tool_names
         self.journal_list.empty_text = "Reading the journal…"
         self.journal_list.focus()
         if self.tui.store is not None:
@@ -128,26 +149,39 @@ class RunScreen(StoreScreen):
 
     @work(group="run-load", exit_on_error=False)
     async def load_records(self) -> None:
-        """Read what is new since the last record seen, in batches: a long run paints its first
-        page before the rest is read. Overlapping loads are harmless: batches dedupe by seq."""
-        batch: list[tuple[int, Record]] = []
-        last_post = time.monotonic()
-        tail = self._loaded
-        async for entry, record in Journal(self.store).entries(self.run_id, after=self.view.last_seq):
-            batch.append((entry.seq, record))
-            if time.monotonic() - last_post > BATCH_SECONDS:
-                self.post_message(RunScreen.RecordsLoaded(batch, tail))
-                batch, last_post = [], time.monotonic()
-        self.post_message(RunScreen.RecordsLoaded(batch, tail))
+        """Read what is new since the last record read, in batches: a long run paints its first
+        page before the rest is read. One load reads at a time: a change heard during the first
+        load is read after it, from where it stopped."""
+        async with self._one_load:
+            if not self._framed:
+                # The flowchart frames the sub-runs as each record arrives: it keeps no records
+                # to draw again from, so it hears of the sub-runs first.
+                children = await sub_run_steps(self.store, self.run_id)
+                self._framed = True
+                if children:
+                    self.post_message(RunScreen.SubRunsLoaded(children))
+            batch: list[tuple[int, Record]] = []
+            last_post, wait, posted = time.monotonic(), BATCH_SECONDS, False
+            tail = self._read_once
+            after = max(self._read_to, self.view.last_seq)
+            async for entry, record in Journal(self.store).entries(self.run_id, after=after):
+                batch.append((entry.seq, record))
+                self._read_to = entry.seq
+                if time.monotonic() - last_post > wait or (not posted and len(batch) == SCREENFUL):
+                    self.post_message(RunScreen.RecordsLoaded(batch, tail))
+                    batch, last_post = [], time.monotonic()
+                    wait = min(2 * wait, BATCH_SECONDS_MAX) if posted else wait
+                    posted = True
+            self.post_message(RunScreen.RecordsLoaded(batch, tail))
+            self._read_once = True
         self.refresh_status()
-        if not tail:
-            children = await sub_run_steps(self.store, self.run_id)
-            if children:
-                self.post_message(RunScreen.SubRunsLoaded(children))
 
     @work(exclusive=True, group="run-status", exit_on_error=False)
     async def refresh_status(self) -> None:
-        self.post_message(RunScreen.StatusRead(await run_status(self.store, self.run_id)))
+        # From the store's summary where it decides (a finished run): read whole, a long run's
+        # records would all be decoded again, and held at once.
+        (status,) = await statuses(self.store, [self.run_id])
+        self.post_message(RunScreen.StatusRead(status))
 
     def on_run_screen_status_read(self, message: RunScreen.StatusRead) -> None:
         status = self.status = message.status
@@ -157,30 +191,25 @@ class RunScreen(StoreScreen):
         self._title()
 
     def on_run_screen_records_loaded(self, message: RunScreen.RecordsLoaded) -> None:
-        journal = self.journal_list
-        at_end = journal.cursor >= len(self.records) - 1
-        first_batch = not self.records
-        turns_before = self.view.model_turns
-        fresh = self.view.add_entries(message.entries)
-        journal.extend(fresh)
+        journal, view = self.journal_list, self.view
+        at_end = journal.cursor >= len(view) - 1
+        before = len(view)
+        turns_before = view.model_turns
+        fresh = view.add_entries(message.entries)
+        journal.extend(view.rows[before:])
         self.query_one(FlowchartView).append(fresh)
-        self.query_one(EventsView).add(
-            events_of(self.run_id, fresh, first_turn=turns_before, names=self.view.tool_names)
-        )
-        if first_batch and self.records:
+        self.query_one(EventsView).add(events_of(self.run_id, fresh, first_turn=turns_before, names=view.tool_names))
+        if before == 0 and len(view):
             journal.cursor = 0
         elif message.tail and self.follow and at_end and fresh:
-            journal.cursor = len(self.records) - 1
-        self._loaded = True
-        if not self.records:
+            journal.cursor = len(view) - 1
+        if not len(view):
             self._status_text = "no records: this run does not exist (yet)"
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
         self._title()
 
     def on_run_screen_sub_runs_loaded(self, message: RunScreen.SubRunsLoaded) -> None:
-        flowchart = self.query_one(FlowchartView)
-        flowchart.load(self.records, self.run_id, message.children)
-        flowchart.select_record(self.journal_list.cursor)
+        self.query_one(FlowchartView).load([], self.run_id, message.children)
 
     def on_store_changed(self, message: StoreChanged) -> None:
         if message.run_ids is None or self.run_id in message.run_ids:
@@ -193,18 +222,39 @@ class RunScreen(StoreScreen):
         self._show(event.index)
 
     def _show(self, index: int) -> None:
-        if not 0 <= index < len(self.records):
+        if not 0 <= index < len(self.view):
             return
-        active = self.query_one(TabbedContent).active
-        if active == "inspector":
-            self.query_one(RecordInspector).show(self.records[index], index, self.view.tool_names)
-        elif active == "conversation":
-            self.query_one(ConversationView).show(self.records, index, self.view.tool_names)
+        pane = self.query_one(TabbedContent).active
+        if pane in ("inspector", "conversation"):
+            wanted = [index] if pane == "inspector" else self.view.voices(index).indices
+            records = self.view.cached(wanted)
+            if records is None:
+                self.read_records(pane, index, wanted)
+            else:
+                self._show_records(pane, index, records)
         self.query_one(FlowchartView).select_record(index)
+
+    @work(exclusive=True, group="run-read", exit_on_error=False)
+    async def read_records(self, pane: str, index: int, wanted: list[int]) -> None:
+        """Read back the records a pane shows for record ``index`` (the view keeps a few only)."""
+        self.post_message(RunScreen.RecordsRead(pane, index, await self.view.read(self.store, wanted)))
+
+    def on_run_screen_records_read(self, message: RunScreen.RecordsRead) -> None:
+        if message.index == self.journal_list.cursor and message.pane == self.query_one(TabbedContent).active:
+            self._show_records(message.pane, message.index, message.records)
+
+    def _show_records(self, pane: str, index: int, records: list[Record]) -> None:
+        names = self.view.tool_names
+        if pane == "inspector":
+            self.query_one(RecordInspector).show(records[0], index, names)
+            return
+        voices = self.view.voices(index)
+        said = [u for at, r in zip(voices.indices, records, strict=True) if (u := utterance(r, at, names)) is not None]
+        self.query_one(ConversationView).show(said, index, voices.left_out)
 
     @on(FlowchartView.RecordSelected)
     def flowchart_moved(self, event: FlowchartView.RecordSelected) -> None:
-        if event.record_index < len(self.records):
+        if event.record_index < len(self.view):
             self.journal_list.cursor = event.record_index
 
     @on(TabbedContent.TabActivated)
@@ -213,9 +263,9 @@ class RunScreen(StoreScreen):
 
     def _title(self) -> None:
         line = Text(f" run {printable_id(self.run_id)}", style="bold")
-        line.append(f"   {len(self.records):,} records   {printable(self._status_text)}")
+        line.append(f"   {len(self.view):,} records   {printable(self._status_text)}")
         line.append("   · following" if self.follow else "")
-        self.query_one("#run-title", Static).update(line)
+        self.query_one("#run-title", Static).update(line, layout=False)  # one line, always
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -223,8 +273,8 @@ class RunScreen(StoreScreen):
         self.follow = not self.follow
         self._title()
         self.notify("following new records" if self.follow else "not following", timeout=2)
-        if self.follow and self.records:
-            self.journal_list.cursor = len(self.records) - 1
+        if self.follow and len(self.view):
+            self.journal_list.cursor = len(self.view) - 1
 
     def action_show_pane(self, pane: str) -> None:
         self.show_pane(pane)

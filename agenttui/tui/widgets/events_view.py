@@ -19,6 +19,10 @@ from agenttui.agent.model import Finish, ReasoningDelta, TextDelta, ToolCallDelt
 from agenttui.journal.describe import printable
 from agenttui.tui.widgets.virtual_list import VirtualList
 
+LINE_LIMIT = 256
+"""Characters of an event's line kept: a line shows as much as the pane is wide, so this keeps
+what any pane shows, and a tool's 1 MB result costs the list no more than a short one."""
+
 
 def event_line(event: AgentEvent) -> tuple[str, str]:
     """(kind, text) describing an event; the text is untrusted and must go through printable."""
@@ -58,7 +62,7 @@ class EventsView(VirtualList[tuple[str, str]]):
 
     def add(self, events: Sequence[AgentEvent]) -> None:
         at_end = self.cursor >= len(self.items) - 1
-        self.extend([event_line(e) for e in events])
+        self.extend([(kind, text[:LINE_LIMIT]) for kind, text in map(event_line, events)])
         if at_end and self.items:
             self.cursor = len(self.items) - 1
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from rich.console import Group, RenderableType
@@ -24,7 +24,7 @@ from agenttui.journal.record import (
     ToolUsePart,
     UnknownPart,
 )
-from agenttui.runs.view import conversation_at
+from agenttui.runs.view import Utterance
 
 #: Characters of one value shown before it is cut; ``r`` in the inspector shows more.
 VALUE_LIMIT = 4000
@@ -181,9 +181,18 @@ class ConversationView(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield self._content
 
-    def show(self, records: Sequence[Record], index: int, names: Mapping[str, str]) -> None:
+    def show(self, said: Sequence[Utterance], index: int, left_out: int = 0) -> None:
+        """The voices ``said`` as of record ``index``; ``left_out`` voices between the first and
+        the second are not shown (a long run's conversation shows its start and its newest)."""
         blocks: list[RenderableType] = [Text(f"as of record #{index}", style="italic")]
-        for said in conversation_at(records, index, names):
-            content = Group(*_parts(said.message, full=False)) if said.message else _value(said.text, full=False)
-            blocks += [Text(""), Text(printable(said.speaker + (" ✗" if said.is_error else "")), style="bold"), content]
+        for at, voice in enumerate(said):
+            if at == 1 and left_out:
+                more = f"… {left_out:,} voices in between (agenttui show --at {index} prints them all)"
+                blocks += [Text(""), Text(more, style="italic")]
+            content = Group(*_parts(voice.message, full=False)) if voice.message else _value(voice.text, full=False)
+            blocks += [
+                Text(""),
+                Text(printable(voice.speaker + (" ✗" if voice.is_error else "")), style="bold"),
+                content,
+            ]
         self._content.update(Group(*blocks))

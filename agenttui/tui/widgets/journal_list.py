@@ -6,8 +6,9 @@ from typing import ClassVar
 
 from rich.text import Text
 
-from agenttui.journal.describe import clip, kind_icon, printable, summary
-from agenttui.journal.record import Record, StepKind
+from agenttui.journal.describe import clip, printable
+from agenttui.journal.record import StepKind
+from agenttui.runs.view import RecordRow
 from agenttui.tui.widgets.virtual_list import VirtualList
 
 _MUTED_KINDS = {StepKind.HEADER, StepKind.ATTEMPT, StepKind.NOT_STARTED}
@@ -19,8 +20,8 @@ _PREFIX = 9
 """Index (6), a space, the kind icon and a space."""
 
 
-class JournalList(VirtualList[Record]):
-    """The stepped journal view. ``tool_names`` maps call ids to tool names for summaries."""
+class JournalList(VirtualList[RecordRow]):
+    """The stepped journal view, drawn from each record's row (``RunView.rows``)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = VirtualList.COMPONENT_CLASSES | {
         "journal-list--model",
@@ -29,23 +30,22 @@ class JournalList(VirtualList[Record]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.tool_names: dict[str, str] = {}
         self._longest_name = 0
 
-    def set_items(self, items: list[Record]) -> None:
+    def set_items(self, items: list[RecordRow]) -> None:
         self._longest_name = 0
         self._measure(items)
         super().set_items(items)
 
-    def extend(self, items: list[Record]) -> None:
+    def extend(self, items: list[RecordRow]) -> None:
         widened = self._measure(items)
         super().extend(items)
         if widened:
             self.refresh_items()
 
-    def _measure(self, records: list[Record]) -> bool:
+    def _measure(self, rows: list[RecordRow]) -> bool:
         """Note the longest step name; whether it grew (every line is then drawn again)."""
-        longest = max((len(r.name) for r in records), default=0)
+        longest = max((len(row.name) for row in rows), default=0)
         if longest <= self._longest_name:
             return False
         self._longest_name = longest
@@ -55,16 +55,12 @@ class JournalList(VirtualList[Record]):
         room = max(NAME_COLUMN_MIN, min(NAME_COLUMN_MAX, width - _PREFIX - 1 - SUMMARY_MIN))
         return min(self._longest_name, room)
 
-    def render_item(self, item: Record, index: int, width: int) -> Text:
+    def render_item(self, item: RecordRow, index: int, width: int) -> Text:
         line = Text(f"{index:>6} ", style=self.muted(), no_wrap=True)
-        icon_style = (
-            self.error()
-            if item.unreadable or item.is_error or (item.kind == StepKind.APPROVAL and not item.approved)
-            else ""
-        )
+        icon_style = self.error() if item.failed else ""
         if item.kind == StepKind.MODEL and not icon_style:
             icon_style = self.get_component_rich_style("journal-list--model", partial=True)
-        line.append(f"{kind_icon(item)} ", style=icon_style)
+        line.append(f"{item.icon} ", style=icon_style)
         name = printable(item.name)
         name_style = (
             self.muted()
@@ -73,7 +69,5 @@ class JournalList(VirtualList[Record]):
         )
         column = self.name_column(width)
         line.append(clip(name, column).ljust(column + 1), style=name_style)
-        line.append(
-            printable(summary(item, self.tool_names)[: width * 2]), style=self.error() if item.unreadable else ""
-        )
+        line.append(printable(item.summary[: width * 2]), style=self.error() if item.unreadable else "")
         return line
