@@ -244,12 +244,12 @@ class Flowchart:
         the chart node by node and appending a node to it group alike.
         """
         blocks = self._blocks
-        name = loop_name(tool)
         # The tool box joins the blocks ..., [-2] a loop fold or a tool box, [-1] an LLM box. This
         # runs for every single tool call: most are told apart in a few comparisons, inline.
         llm = blocks[-1] if len(blocks) >= 2 else None
         if type(llm) is not NodeBlock or llm.step.kind != _LLM:
             return self._add(NodeBlock(tool, bool(blocks)))
+        name = loop_name(tool)
         before = blocks[-2]
         if type(before) is LoopBlock:
             if before.name != name:
