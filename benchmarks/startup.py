@@ -1,0 +1,320 @@
+"""Start-up: from the process's start to the first rows painted, in a real terminal, beside the floor.
+
+    python benchmarks/startup.py [--repeats 7] [--runs 100000] [--cache DIR] [--size 120x40]
+
+Every figure is one whole process, the real command as a user starts it (``python -m agenttui``,
+what the console script runs), timed from just before the benchmark spawns it:
+
+- the TUI (``agenttui STORE``) runs in a pseudo-terminal of ``--size``; it counts as painted when
+  the terminal has been sent a frame holding one of the store's run ids (a row of the runs list),
+  read from the terminal's side. Its peak RSS (``VmHWM``) and CPU time are read at that moment;
+  then ``q`` quits it. On a demo store (``agenttui demo --no-tui``, built afresh) and on the TUI
+  benchmark's store of ``--runs`` runs (``benchmarks/tui.py``, cached under ``--cache``).
+- the floors, measured the same way in the same run: ``python -c pass``, and a bare Textual app
+  that paints one ``Static`` (and one with a one-row ``DataTable``): Textual's own import and
+  first frame, which no Textual app starts faster than.
+- the command line, timed to its exit: ``agenttui --help`` and ``agenttui runs DEMO --json``.
+
+The cases are interleaved (one of each, then again), so a change in the machine's load hits all
+alike; each row gives the median, min and max of ``--repeats`` runs, the median CPU time (user +
+system) and the largest peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import signal
+import sqlite3
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+TARGET_SECONDS = 0.35
+"""Issue 14: first rows painted at most this long after the process starts."""
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+SPAWNER = """
+import os, sys, time
+out = os.open(sys.argv[1], os.O_WRONLY)
+started = time.perf_counter()
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ, file_actions=[
+    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, out, 2)])
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - started
+print(wall, os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+"""Spawns a command and reports its wall time, exit code, CPU time and peak RSS (KiB). A process's
+peak RSS counts the memory of the process that forked it, up to its exec: this spawner (python
+-I -S, 8 MB) is smaller than any command timed, the benchmark itself (30 MB) is not."""
+
+BARE_STATIC = """
+from textual.app import App
+from textual.widgets import Static
+
+class Floor(App[None]):
+    BINDINGS = [("q", "quit")]
+
+    def compose(self):
+        yield Static("floor-row-0000001")
+
+Floor().run()
+"""
+
+BARE_DATATABLE = """
+from textual.app import App
+from textual.widgets import DataTable
+
+class Floor(App[None]):
+    BINDINGS = [("q", "quit")]
+
+    def compose(self):
+        yield DataTable()
+
+    def on_mount(self):
+        table = self.query_one(DataTable)
+        table.add_columns("RUN", "STATUS")
+        table.add_row("floor-row-0000001", "complete")
+
+Floor().run()
+"""
+
+
+@dataclass
+class Case:
+    """One command to time: to its exit, or (with ``painted``) to the frame holding a match."""
+
+    name: str
+    argv: list[str]
+    painted: re.Pattern[bytes] | None = None
+    """Bytes the terminal receives once the first rows are on screen; None: timed to its exit."""
+    floor: bool = False
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+    peaks_mb: list[float] = field(default_factory=list)
+
+
+def environment() -> dict[str, str]:
+    """The children's: this worktree's agenttui first on the path, a colour terminal, no Textual
+    developer settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTUAL")}
+    return env | {"PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLORTERM": "truecolor"}
+
+
+def to_exit(case: Case, env: dict[str, str]) -> None:
+    """Time ``case`` to its exit, spawned by ``SPAWNER``; its output goes to a file."""
+    with tempfile.NamedTemporaryFile() as out:
+        spawned = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", SPAWNER, out.name, *case.argv],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        wall, code, cpu, peak_kb = spawned.stdout.split()
+        text = Path(out.name).read_bytes()
+    if int(code) != 0:
+        raise SystemExit(f"{case.name}: exit {code}: {text[-2000:].decode(errors='replace')}")
+    case.walls.append(float(wall))
+    case.cpus.append(float(cpu))
+    case.peaks_mb.append(int(peak_kb) / 1024)
+
+
+def to_first_paint(case: Case, env: dict[str, str], size: tuple[int, int]) -> None:
+    """Spawn ``case`` in a pseudo-terminal, time it to the first frame that matches, then quit it."""
+    assert case.painted is not None
+    master, slave = pty.openpty()
+    columns, rows = size
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    started = time.perf_counter()
+    process = subprocess.Popen(case.argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    seen = b""
+    painted = None
+    try:
+        while painted is None:
+            ready, _, _ = select.select([master], [], [], 30)
+            if not ready:
+                raise SystemExit(f"{case.name}: nothing painted in 30 s; the screen so far: {seen[-2000:]!r}")
+            try:
+                seen += os.read(master, 1 << 16)
+            except OSError as exc:  # the child closed the terminal: it exited before painting
+                raise SystemExit(f"{case.name}: exited before painting: {seen[-2000:]!r}") from exc
+            if case.painted.search(seen):
+                painted = time.perf_counter()
+                case.walls.append(painted - started)
+                case.cpus.append(cpu_seconds(process.pid))
+                case.peaks_mb.append(peak_rss_mb(process.pid))
+        os.write(master, b"q")
+        quit_and_drain(process, master)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+
+
+def quit_and_drain(process: subprocess.Popen[bytes], master: int) -> None:
+    """Read what the app still writes (a full terminal would block it) until it exits; then
+    SIGTERM, then SIGKILL, if it does not."""
+    deadline = time.monotonic() + 10
+    while process.poll() is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                os.read(master, 1 << 16)
+            except OSError:
+                break
+    for stop in (signal.SIGTERM, signal.SIGKILL):
+        if process.poll() is None:
+            process.send_signal(stop)
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process so far (in clock ticks, 10 ms on Linux)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime: fields 14 and 15
+
+
+def peak_rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024  # kB
+
+
+def run_ids_pattern(store: Path, limit: int = 1000) -> re.Pattern[bytes]:
+    """Any of the store's run ids, as a row of the runs list shows it (a store of more than
+    ``limit`` runs: the benchmark's, whose ids all read ``bench-NNNNNNN``)."""
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as conn:
+        ids = [row[0] for row in conn.execute("SELECT DISTINCT run_id FROM bide_steps LIMIT ?", (limit + 1,))]
+    if len(ids) > limit:
+        return re.compile(rb"bench-\d{7}")
+    return re.compile(b"|".join(re.escape(i.encode()) for i in sorted(ids, key=len, reverse=True)))
+
+
+def checked_interpreter(env: dict[str, str]) -> None:
+    """The children must import this worktree's agenttui, not another install of it."""
+    found = subprocess.run(
+        [sys.executable, "-c", "import agenttui; print(agenttui.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if not Path(found).is_relative_to(ROOT):
+        raise SystemExit(f"the children would import {found}, not {ROOT}")
+
+
+def report(cases: list[Case], repeats: int, size: tuple[int, int], loads: list[tuple[float, ...]]) -> str:
+    floor = next(c for c in cases if c.floor and c.painted is not None)
+    floor_median = statistics.median(floor.walls)
+    rows = []
+    for case in cases:
+        median = statistics.median(case.walls)
+        versus = ""
+        if case.painted is not None and case is not floor:
+            versus = f"{median / floor_median:.2f}x, +{(median - floor_median) * 1000:.0f} ms"
+        rows.append([case.name, "first rows" if case.painted else "exit", ms(median), ms(min(case.walls)),
+                     ms(max(case.walls)), ms(statistics.median(case.cpus)), f"{max(case.peaks_mb):.0f} MB", versus])  # fmt: skip
+    headers = [
+        "process",
+        "until",
+        "median",
+        "min",
+        "max",
+        "CPU",
+        "peak RSS",
+        f"vs {floor.name.removeprefix('floor: ')}",
+    ]
+    lines = [
+        f"Start-up, {repeats} runs of each, interleaved; terminal {size[0]}x{size[1]}; {os.cpu_count()} cores, "
+        f"Python {sys.version.split()[0]}; load average {' -> '.join(f'{load[0]:.1f}' for load in loads)}",
+        "",
+        table(headers, rows),
+        "",
+    ]
+    for case in cases:
+        if case.painted is not None and not case.floor:
+            median = statistics.median(case.walls)
+            met = "met" if median <= TARGET_SECONDS else "MISSED"
+            lines.append(f"{case.name}: first rows in {ms(median)} (median), target ≤ {ms(TARGET_SECONDS)}: {met}")
+    return "\n".join(lines)
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+            + " |" for r in rows]  # fmt: skip
+    return "\n".join([line, rule, *body])
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=100_000, help="runs in the large store (benchmarks/tui.py's)")
+    parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where the large store is cached")
+    parser.add_argument("--size", default="120x40", help="the terminal, COLUMNSxROWS")
+    parser.add_argument("--json", action="store_true", help="print every figure as JSON after the table")
+    args = parser.parse_args()
+    columns, rows = (int(n) for n in args.size.split("x"))
+    size = (columns, rows)
+    env = environment()
+    checked_interpreter(env)
+    from tui import runs_store
+
+    large = runs_store(Path(args.cache), args.runs)
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="agenttui-startup-") as work:
+        demo = Path(work) / "demo.db"
+        subprocess.run([python, "-m", "agenttui", "demo", "--path", str(demo), "--no-tui"], env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        cases = [
+            Case("python -c pass", [python, "-c", "pass"], floor=True),
+            Case("floor: bare Textual app, one Static", [python, "-c", BARE_STATIC], re.compile(rb"floor-row"), True),
+            Case(
+                "floor: bare Textual app, a DataTable", [python, "-c", BARE_DATATABLE], re.compile(rb"floor-row"), True
+            ),
+            Case("agenttui DEMO (17 runs)", [python, "-m", "agenttui", str(demo)], run_ids_pattern(demo)),
+            Case(
+                f"agenttui LARGE ({args.runs:,} runs)", [python, "-m", "agenttui", str(large)], run_ids_pattern(large)
+            ),
+            Case("agenttui --help", [python, "-m", "agenttui", "--help"]),
+            Case("agenttui runs DEMO --json", [python, "-m", "agenttui", "runs", str(demo), "--json"]),
+        ]
+        loads = [os.getloadavg()]
+        for _ in range(args.repeats):
+            for case in cases:
+                if case.painted is None:
+                    to_exit(case, env)
+                else:
+                    to_first_paint(case, env, size)
+        loads.append(os.getloadavg())
+    print(report(cases, args.repeats, size, loads))
+    if args.json:
+        print(json.dumps({c.name: {"wall_s": c.walls, "cpu_s": c.cpus, "peak_rss_mb": c.peaks_mb} for c in cases}))
+
+
+if __name__ == "__main__":
+    main()
