@@ -100,6 +100,7 @@ class Case:
 
     name: str
     argv: list[str]
+    env: dict[str, str]
     painted: re.Pattern[bytes] | None = None
     """Bytes the terminal receives once the first rows are on screen; None: timed to its exit."""
     floor: bool = False
@@ -107,20 +108,28 @@ class Case:
     cpus: list[float] = field(default_factory=list)
     peaks_mb: list[float] = field(default_factory=list)
 
+    def forget(self) -> None:
+        self.walls.clear()
+        self.cpus.clear()
+        self.peaks_mb.clear()
 
-def environment() -> dict[str, str]:
+
+def environment(bytecode: Path | None) -> dict[str, str]:
     """The children's: this worktree's agenttui first on the path, a colour terminal, no Textual
-    developer settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTUAL")}
-    return env | {"PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLORTERM": "truecolor"}
+    developer settings; compiled modules kept under ``bytecode`` (None: compiled afresh each time)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "PYTHONDONTWRITEBYTECODE"))}
+    env |= {"PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLORTERM": "truecolor"}
+    if bytecode is None:
+        return env | {"PYTHONDONTWRITEBYTECODE": "1"}
+    return env | {"PYTHONPYCACHEPREFIX": str(bytecode)}
 
 
-def to_exit(case: Case, env: dict[str, str]) -> None:
+def to_exit(case: Case, size: tuple[int, int]) -> None:
     """Time ``case`` to its exit, spawned by ``SPAWNER``; its output goes to a file."""
     with tempfile.NamedTemporaryFile() as out:
         spawned = subprocess.run(
             [sys.executable, "-I", "-S", "-c", SPAWNER, out.name, *case.argv],
-            env=env, capture_output=True, text=True, check=True,
+            env=case.env | {"COLUMNS": str(size[0]), "LINES": str(size[1])}, capture_output=True, text=True, check=True,
         )  # fmt: skip
         wall, code, cpu, peak_kb = spawned.stdout.split()
         text = Path(out.name).read_bytes()
@@ -131,14 +140,14 @@ def to_exit(case: Case, env: dict[str, str]) -> None:
     case.peaks_mb.append(int(peak_kb) / 1024)
 
 
-def to_first_paint(case: Case, env: dict[str, str], size: tuple[int, int]) -> None:
+def to_first_paint(case: Case, size: tuple[int, int]) -> None:
     """Spawn ``case`` in a pseudo-terminal, time it to the first frame that matches, then quit it."""
     assert case.painted is not None
     master, slave = pty.openpty()
     columns, rows = size
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     started = time.perf_counter()
-    process = subprocess.Popen(case.argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    process = subprocess.Popen(case.argv, stdin=slave, stdout=slave, stderr=slave, env=case.env, start_new_session=True)
     os.close(slave)
     seen = b""
     painted = None
@@ -230,8 +239,9 @@ def report(cases: list[Case], repeats: int, size: tuple[int, int], loads: list[t
         versus = ""
         if case.painted is not None and case is not floor:
             versus = f"{median / floor_median:.2f}x, +{(median - floor_median) * 1000:.0f} ms"
-        rows.append([case.name, "first rows" if case.painted else "exit", ms(median), ms(min(case.walls)),
-                     ms(max(case.walls)), ms(statistics.median(case.cpus)), f"{max(case.peaks_mb):.0f} MB", versus])  # fmt: skip
+        walls, until = case.walls, "first rows" if case.painted else "exit"
+        cpu, peak = ms(statistics.median(case.cpus)), f"{max(case.peaks_mb):.0f} MB"
+        rows.append([case.name, until, ms(median), ms(min(walls)), ms(max(walls)), cpu, peak, versus])
     headers = [
         "process",
         "until",
@@ -261,8 +271,12 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-            + " |" for r in rows]  # fmt: skip
+    body = [
+        "| "
+        + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        + " |"
+        for r in rows
+    ]
     return "\n".join([line, rule, *body])
 
 
@@ -280,36 +294,37 @@ def main() -> None:
     args = parser.parse_args()
     columns, rows = (int(n) for n in args.size.split("x"))
     size = (columns, rows)
-    env = environment()
-    checked_interpreter(env)
     from tui import runs_store
 
     large = runs_store(Path(args.cache), args.runs)
     python = sys.executable
     with tempfile.TemporaryDirectory(prefix="agenttui-startup-") as work:
+        env, uncompiled = environment(Path(work) / "bytecode"), environment(None)
+        checked_interpreter(env)
         demo = Path(work) / "demo.db"
         subprocess.run([python, "-m", "agenttui", "demo", "--path", str(demo), "--no-tui"], env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        agenttui = [python, "-m", "agenttui"]
+        floor_row, demo_rows, large_rows = re.compile(b"floor-row"), run_ids_pattern(demo), run_ids_pattern(large)
         cases = [
-            Case("python -c pass", [python, "-c", "pass"], floor=True),
-            Case("floor: bare Textual app, one Static", [python, "-c", BARE_STATIC], re.compile(rb"floor-row"), True),
-            Case(
-                "floor: bare Textual app, a DataTable", [python, "-c", BARE_DATATABLE], re.compile(rb"floor-row"), True
-            ),
-            Case("agenttui DEMO (17 runs)", [python, "-m", "agenttui", str(demo)], run_ids_pattern(demo)),
-            Case(
-                f"agenttui LARGE ({args.runs:,} runs)", [python, "-m", "agenttui", str(large)], run_ids_pattern(large)
-            ),
-            Case("agenttui --help", [python, "-m", "agenttui", "--help"]),
-            Case("agenttui runs DEMO --json", [python, "-m", "agenttui", "runs", str(demo), "--json"]),
+            Case("python -c pass", [python, "-c", "pass"], env, floor=True),
+            Case("floor: bare Textual app, one Static", [python, "-c", BARE_STATIC], env, floor_row, floor=True),
+            Case("floor: bare Textual app, a DataTable", [python, "-c", BARE_DATATABLE], env, floor_row, floor=True),
+            Case("agenttui DEMO (17 runs)", [*agenttui, str(demo)], env, demo_rows),
+            Case(f"agenttui LARGE ({args.runs:,} runs)", [*agenttui, str(large)], env, large_rows),
+            Case("agenttui DEMO, no bytecode cache", [*agenttui, str(demo)], uncompiled, demo_rows),
+            Case("agenttui --help", [*agenttui, "--help"], env),
+            Case("agenttui runs DEMO --json", [*agenttui, "runs", str(demo), "--json"], env),
         ]
         loads = [os.getloadavg()]
-        for _ in range(args.repeats):
+        for round in range(args.repeats + 1):
             for case in cases:
                 if case.painted is None:
-                    to_exit(case, env)
+                    to_exit(case, size)
                 else:
-                    to_first_paint(case, env, size)
+                    to_first_paint(case, size)
+                if round == 0:  # a warm-up: the bytecode cache filled, the files in the page cache
+                    case.forget()
         loads.append(os.getloadavg())
     print(report(cases, args.repeats, size, loads))
     if args.json:
