@@ -116,6 +116,9 @@ class AgentTuiApp(App[int]):
         self._store_file_identity: tuple[int, int] | None = None
         """The (device, inode) of the file the app's own store opened (SQLite), to tell a file
         moved away or replaced from a connection that failed."""
+        self.first_rows_shown = asyncio.Event()
+        """Set once the runs list has painted its first rows: the change feed waits for it to
+        start watching the file (see ``follow_changes``)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -182,6 +185,7 @@ class AgentTuiApp(App[int]):
             self.store,
             lambda runs: self.post_message(StoreChanged(set(runs) if runs is not None else None)),
             lambda state: self.post_message(TailStateChanged(state)),
+            ready=self.first_rows_shown.wait,
         )
 
     def on_store_changed(self, message: StoreChanged) -> None:

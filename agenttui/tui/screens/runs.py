@@ -184,6 +184,8 @@ class RunsScreen(StoreScreen):
         if new:
             self._rows_changed()
             self.compute_statuses(new)
+        if not self.tui.first_rows_shown.is_set():
+            self.app.call_after_refresh(self.tui.first_rows_shown.set)
         if message.done:
             self._listed = True
             self._rows_changed()
