@@ -18,7 +18,6 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.worker import Worker, WorkerState
 
-from agenttui.agent.factory import AgentFactory, load_factory
 from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
 from agenttui.journal.describe import printable
 from agenttui.stores import describe_url, open_store
@@ -39,11 +38,13 @@ from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
 
-# The first screen is the runs list: what only a run's screen or an operation needs is imported
-# where it is first used (open_run, operate, recover_all), not at start-up. The run screen brings
-# the replay and diff screens, the flowchart, the panes, the agent loop's replay and the
-# operations: about 40 ms of the process's start (benchmarks/startup.py).
+# The first screen is the runs list: what only a run's screen, an operation or the user's agent
+# needs is imported where it is first used (open_run, operate, recover_all, __init__ given
+# --agent), not at start-up. The run screen brings the replay and diff screens, the flowchart,
+# the panes, replay and the operations; the agent factory the agent loop: about 50 ms of the
+# process's start (benchmarks/startup.py).
 if TYPE_CHECKING:
+    from agenttui.agent.factory import AgentFactory
     from agenttui.runs.operations import Operation
     from agenttui.runs.status import RunStatus
 
@@ -96,7 +97,11 @@ class AgentTuiApp(App[int]):
         """``--run``: the run whose journal opens at start, over the runs list."""
         self.agent_spec = agent_spec
         """``--agent module:factory``: the user's agent, for replays with their code and re-drives."""
-        self.agent_factory: AgentFactory | None = load_factory(agent_spec) if agent_spec else None
+        self.agent_factory: AgentFactory | None = None
+        if agent_spec:
+            from agenttui.agent.factory import load_factory
+
+            self.agent_factory = load_factory(agent_spec)
         self.url = url or (store.display_url if store else "")
         self.store: Store | None = store
         self._owns_store = store is None
