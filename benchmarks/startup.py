@@ -1,6 +1,7 @@
 """Start-up: from the process's start to the first rows painted, in a real terminal, beside the floor.
 
     python benchmarks/startup.py [--repeats 7] [--runs 100000] [--cache DIR] [--size 120x40]
+                                 [--against CHECKOUT] [--json]
 
 Every figure is one whole process, the real command as a user starts it (``python -m agenttui``,
 what the console script runs), timed from just before the benchmark spawns it:
@@ -11,13 +12,20 @@ what the console script runs), timed from just before the benchmark spawns it:
   then ``q`` quits it. On a demo store (``agenttui demo --no-tui``, built afresh) and on the TUI
   benchmark's store of ``--runs`` runs (``benchmarks/tui.py``, cached under ``--cache``).
 - the floors, measured the same way in the same run: ``python -c pass``, and a bare Textual app
-  that paints one ``Static`` (and one with a one-row ``DataTable``): Textual's own import and
-  first frame, which no Textual app starts faster than.
+  that paints one ``Static`` (and one a one-row ``DataTable``): Textual's own import and first
+  frame, which no Textual app starts faster than.
+- the imports alone, timed to exit: Textual's app module, and what ``agenttui STORE`` imports
+  before it runs the app (``agenttui.cli``, ``agenttui.tui.app``).
 - the command line, timed to its exit: ``agenttui --help`` and ``agenttui runs DEMO --json``.
+- ``--against CHECKOUT``: the TUI cases again with another checkout's agenttui (the commit before
+  a change, say), in the same run; the report gives this tree's time over that one's.
 
-The cases are interleaved (one of each, then again), so a change in the machine's load hits all
-alike; each row gives the median, min and max of ``--repeats`` runs, the median CPU time (user +
-system) and the largest peak RSS.
+The children get a bytecode cache of their own (as an installed package has its ``.pyc`` files;
+this machine sets ``PYTHONDONTWRITEBYTECODE``); one more case shows the demo without one. They run
+in an empty directory, so ``-m agenttui`` imports the checkout on ``PYTHONPATH``, not the current
+directory's. The cases are interleaved (one of each, then again, after one warm-up round), so a
+change in the machine's load hits all alike; each row gives the median, min and max of
+``--repeats`` runs, the median CPU time (user + system) and the largest peak RSS.
 """
 
 from __future__ import annotations
@@ -101,9 +109,12 @@ class Case:
     name: str
     argv: list[str]
     env: dict[str, str]
+    cwd: Path
     painted: re.Pattern[bytes] | None = None
     """Bytes the terminal receives once the first rows are on screen; None: timed to its exit."""
     floor: bool = False
+    against: Case | None = None
+    """The same command with this tree's agenttui, when this one runs another checkout's."""
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     peaks_mb: list[float] = field(default_factory=list)
@@ -114,11 +125,11 @@ class Case:
         self.peaks_mb.clear()
 
 
-def environment(bytecode: Path | None) -> dict[str, str]:
-    """The children's: this worktree's agenttui first on the path, a colour terminal, no Textual
+def environment(root: Path, bytecode: Path | None) -> dict[str, str]:
+    """The children's: ``root``'s agenttui first on the path, a colour terminal, no Textual
     developer settings; compiled modules kept under ``bytecode`` (None: compiled afresh each time)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "PYTHONDONTWRITEBYTECODE"))}
-    env |= {"PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLORTERM": "truecolor"}
+    env |= {"PYTHONPATH": str(root), "TERM": "xterm-256color", "COLORTERM": "truecolor"}
     if bytecode is None:
         return env | {"PYTHONDONTWRITEBYTECODE": "1"}
     return env | {"PYTHONPYCACHEPREFIX": str(bytecode)}
@@ -128,7 +139,7 @@ def to_exit(case: Case, size: tuple[int, int]) -> None:
     """Time ``case`` to its exit, spawned by ``SPAWNER``; its output goes to a file."""
     with tempfile.NamedTemporaryFile() as out:
         spawned = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", SPAWNER, out.name, *case.argv],
+            [sys.executable, "-I", "-S", "-c", SPAWNER, out.name, *case.argv], cwd=case.cwd,
             env=case.env | {"COLUMNS": str(size[0]), "LINES": str(size[1])}, capture_output=True, text=True, check=True,
         )  # fmt: skip
         wall, code, cpu, peak_kb = spawned.stdout.split()
@@ -147,7 +158,9 @@ def to_first_paint(case: Case, size: tuple[int, int]) -> None:
     columns, rows = size
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     started = time.perf_counter()
-    process = subprocess.Popen(case.argv, stdin=slave, stdout=slave, stderr=slave, env=case.env, start_new_session=True)
+    process = subprocess.Popen(
+        case.argv, stdin=slave, stdout=slave, stderr=slave, cwd=case.cwd, env=case.env, start_new_session=True
+    )
     os.close(slave)
     seen = b""
     painted = None
@@ -217,17 +230,14 @@ def run_ids_pattern(store: Path, limit: int = 1000) -> re.Pattern[bytes]:
     return re.compile(b"|".join(re.escape(i.encode()) for i in sorted(ids, key=len, reverse=True)))
 
 
-def checked_interpreter(env: dict[str, str]) -> None:
-    """The children must import this worktree's agenttui, not another install of it."""
+def checked_interpreter(root: Path, env: dict[str, str], cwd: Path) -> None:
+    """The children must import ``root``'s agenttui, not another install of it."""
     found = subprocess.run(
         [sys.executable, "-c", "import agenttui; print(agenttui.__file__)"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    if not Path(found).is_relative_to(ROOT):
-        raise SystemExit(f"the children would import {found}, not {ROOT}")
+        cwd=cwd, env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    if not Path(found).is_relative_to(root):
+        raise SystemExit(f"the children would import {found}, not {root}'s agenttui")
 
 
 def report(cases: list[Case], repeats: int, size: tuple[int, int], loads: list[tuple[float, ...]]) -> str:
@@ -260,8 +270,11 @@ def report(cases: list[Case], repeats: int, size: tuple[int, int], loads: list[t
         "",
     ]
     for case in cases:
-        if case.painted is not None and not case.floor:
-            median = statistics.median(case.walls)
+        median = statistics.median(case.walls)
+        if case.against is not None:
+            ours = statistics.median(case.against.walls)
+            lines.append(f"{case.against.name} / {case.name}: {ours / median:.2f} ({ms(ours)} / {ms(median)})")
+        elif case.painted is not None and not case.floor:
             met = "met" if median <= TARGET_SECONDS else "MISSED"
             lines.append(f"{case.name}: first rows in {ms(median)} (median), target ≤ {ms(TARGET_SECONDS)}: {met}")
     return "\n".join(lines)
@@ -290,6 +303,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100_000, help="runs in the large store (benchmarks/tui.py's)")
     parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where the large store is cached")
     parser.add_argument("--size", default="120x40", help="the terminal, COLUMNSxROWS")
+    parser.add_argument("--against", type=Path, help="another checkout, whose TUI is timed too")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON after the table")
     args = parser.parse_args()
     columns, rows = (int(n) for n in args.size.split("x"))
@@ -298,24 +312,38 @@ def main() -> None:
 
     large = runs_store(Path(args.cache), args.runs)
     python = sys.executable
-    with tempfile.TemporaryDirectory(prefix="agenttui-startup-") as work:
-        env, uncompiled = environment(Path(work) / "bytecode"), environment(None)
-        checked_interpreter(env)
-        demo = Path(work) / "demo.db"
-        subprocess.run([python, "-m", "agenttui", "demo", "--path", str(demo), "--no-tui"], env=env, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="agenttui-startup-") as temporary:
+        work = Path(temporary)
+        here = work / "here"  # the children's working directory: empty
+        here.mkdir()
+        env, uncompiled = environment(ROOT, work / "bytecode"), environment(ROOT, None)
+        checked_interpreter(ROOT, env, here)
+        demo = work / "demo.db"
+        subprocess.run([python, "-m", "agenttui", "demo", "--path", str(demo), "--no-tui"], cwd=here, env=env,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         agenttui = [python, "-m", "agenttui"]
         floor_row, demo_rows, large_rows = re.compile(b"floor-row"), run_ids_pattern(demo), run_ids_pattern(large)
+        imports = "import agenttui.cli, agenttui.tui.app"
+        static, datatable = [python, "-c", BARE_STATIC], [python, "-c", BARE_DATATABLE]
         cases = [
-            Case("python -c pass", [python, "-c", "pass"], env, floor=True),
-            Case("floor: bare Textual app, one Static", [python, "-c", BARE_STATIC], env, floor_row, floor=True),
-            Case("floor: bare Textual app, a DataTable", [python, "-c", BARE_DATATABLE], env, floor_row, floor=True),
-            Case("agenttui DEMO (17 runs)", [*agenttui, str(demo)], env, demo_rows),
-            Case(f"agenttui LARGE ({args.runs:,} runs)", [*agenttui, str(large)], env, large_rows),
-            Case("agenttui DEMO, no bytecode cache", [*agenttui, str(demo)], uncompiled, demo_rows),
-            Case("agenttui --help", [*agenttui, "--help"], env),
-            Case("agenttui runs DEMO --json", [*agenttui, "runs", str(demo), "--json"], env),
-        ]
+            Case("python -c pass", [python, "-c", "pass"], env, here, floor=True),
+            Case("floor: bare Textual app, one Static", static, env, here, floor_row, floor=True),
+            Case("floor: bare Textual app, a DataTable", datatable, env, here, floor_row, floor=True),
+            Case("import textual.app", [python, "-c", "import textual.app"], env, here, floor=True),
+            Case("import agenttui.cli, agenttui.tui.app", [python, "-c", imports], env, here),
+            Case("agenttui DEMO (17 runs)", [*agenttui, str(demo)], env, here, demo_rows),
+            Case(f"agenttui LARGE ({args.runs:,} runs)", [*agenttui, str(large)], env, here, large_rows),
+            Case("agenttui DEMO, no bytecode cache", [*agenttui, str(demo)], uncompiled, here, demo_rows),
+            Case("agenttui --help", [*agenttui, "--help"], env, here),
+            Case("agenttui runs DEMO --json", [*agenttui, "runs", str(demo), "--json"], env, here),
+        ]  # fmt: skip
+        if args.against is not None:
+            against = args.against.resolve()
+            other = environment(against, work / "bytecode-against")
+            checked_interpreter(against, other, here)
+            for ours in [c for c in cases if c.painted is not None and c.name.startswith("agenttui") and c.env is env]:
+                name = ours.name.replace("agenttui", f"agenttui of {against.name}", 1)
+                cases.append(Case(name, ours.argv, other, here, ours.painted, against=ours))
         loads = [os.getloadavg()]
         for round in range(args.repeats + 1):
             for case in cases:
