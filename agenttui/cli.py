@@ -36,9 +36,6 @@ from agenttui.journal.describe import (
 )
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
-from agenttui.render.diff import payload_diff
-from agenttui.replay.events import events_of
-from agenttui.replay.verdict import Verdict
 from agenttui.runs.status import RunState, RunStatus, list_statuses
 from agenttui.runs.view import conversation_at, tool_names
 from agenttui.stores import open_store
@@ -46,6 +43,7 @@ from agenttui.stores.base import LeaseInfo, Store
 
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentSetup
+    from agenttui.replay.verdict import Verdict
 
 T = TypeVar("T")
 
@@ -320,6 +318,7 @@ async def events(store: str, run_id: str, as_json: bool) -> None:
     """Print the semantic events rebuilt from a run's journal (replay events)."""
     records = await _with_store(store, lambda s: _history(s, run_id))
     from agenttui.agent.events import AssistantTurn
+    from agenttui.replay.events import events_of
 
     out: list[dict[str, Any]] = []
     for event in events_of(run_id, records):
@@ -421,6 +420,7 @@ async def replay_command(
     exit 2: refused (not a run the agent loop re-drives: a flow, a session journal, ...)
     """
     from agenttui.agent.factory import load_factory
+    from agenttui.render.diff import payload_diff
     from agenttui.replay.session import replay_verdict
 
     setup = load_factory(agent_spec)(run_id) if agent_spec else None

@@ -26,7 +26,7 @@ from agenttui.agent.events import (
     TurnStarted,
 )
 from agenttui.agent.model import Model, ModelRequest, TurnAssembler
-from agenttui.agent.pauses import PendingApproval, ResumeHalt, RollbackRequested, RunEnded
+from agenttui.agent.pauses import PendingApproval, ResumeHalt, RollbackRequested, RunEnded, tally_approved
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
 from agenttui.errors import AgentTuiError
@@ -273,22 +273,6 @@ def _result_record(key: str, tool_use_id: str, output: ToolOutput, safety: ToolS
         safety=safety.recorded() if safety is not None else None,
         approval=safety.approval_policy() if safety is not None else None,
     )
-
-
-def tally_approved(tally: Record) -> bool:
-    """Whether a terminal m-of-n tally (``approval-tally:<c>``) approved the call."""
-    try:
-        value = decode_json(tally.result)
-    except ValueError:
-        return False
-    if not isinstance(value, dict):
-        return False
-    approved, need = value.get("approved"), value.get("need")
-    if isinstance(approved, bool):
-        return approved
-    if isinstance(approved, list):
-        approved = len(approved)
-    return isinstance(approved, int) and isinstance(need, int) and approved >= need > 0
 
 
 async def latest_attempt(journal: Journal, run_id: str, tool_use_id: str) -> tuple[int, Record | None]:

@@ -1,15 +1,22 @@
 """Durable pauses: the run stops, its journal says where, and a human or a timer lets it go on.
 
 Each pause is an exception the run raises out of ``Agent.run``; none is journaled (the journal
-already shows what is open). ``recover`` counts a pause as a successful re-drive.
+already shows what is open). ``recover`` counts a pause as a successful re-drive. Whether an
+m-of-n tally ended an approval pause (``tally_approved``) is read here too: by the loop, and by a
+run's status without the loop.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from agenttui.errors import AgentTuiError
+from agenttui.journal.codec import decode_json
 from agenttui.journal.keys import root_run_id
+
+if TYPE_CHECKING:
+    from agenttui.journal.record import Record
 
 
 class RunPaused(AgentTuiError):
@@ -120,3 +127,19 @@ class AlreadyDecided(AgentTuiError):
     def __init__(self, message: str, standing: object) -> None:
         super().__init__(message)
         self.standing = standing
+
+
+def tally_approved(tally: Record) -> bool:
+    """Whether a terminal m-of-n tally (``approval-tally:<c>``) approved the call."""
+    try:
+        value = decode_json(tally.result)
+    except ValueError:
+        return False
+    if not isinstance(value, dict):
+        return False
+    approved, need = value.get("approved"), value.get("need")
+    if isinstance(approved, bool):
+        return approved
+    if isinstance(approved, list):
+        approved = len(approved)
+    return isinstance(approved, int) and isinstance(need, int) and approved >= need > 0

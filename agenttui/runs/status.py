@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypedDict, Unpack
 
-from agenttui.agent.loop import tally_approved
+from agenttui.agent.pauses import tally_approved
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import interrupt_name
 from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App
@@ -18,12 +18,8 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.worker import Worker, WorkerState
 
-from agenttui.agent.factory import AgentFactory, load_factory
 from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
 from agenttui.journal.describe import printable
-from agenttui.runs.choices import choices_for
-from agenttui.runs.operations import Operation, RecoverAll
-from agenttui.runs.status import RunStatus
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.stores.changes import file_identity, follow_changes
@@ -39,10 +35,18 @@ from agenttui.tui.messages import (
 )
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, ErrorDialog, PromptDialog
 from agenttui.tui.screens.help import HelpScreen
-from agenttui.tui.screens.recover import RecoverProgress
-from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
+
+# The first screen is the runs list: what only a run's screen, an operation or the user's agent
+# needs is imported where it is first used (open_run, operate, recover_all, __init__ given
+# --agent), not at start-up. The run screen brings the replay and diff screens, the flowchart,
+# the panes, replay and the operations; the agent factory the agent loop: about 50 ms of the
+# process's start (benchmarks/startup.py).
+if TYPE_CHECKING:
+    from agenttui.agent.factory import AgentFactory
+    from agenttui.runs.operations import Operation
+    from agenttui.runs.status import RunStatus
 
 CLOSE_SECONDS = 1.0
 """The longest quitting waits for the store to close."""
@@ -93,7 +97,11 @@ class AgentTuiApp(App[int]):
         """``--run``: the run whose journal opens at start, over the runs list."""
         self.agent_spec = agent_spec
         """``--agent module:factory``: the user's agent, for replays with their code and re-drives."""
-        self.agent_factory: AgentFactory | None = load_factory(agent_spec) if agent_spec else None
+        self.agent_factory: AgentFactory | None = None
+        if agent_spec:
+            from agenttui.agent.factory import load_factory
+
+            self.agent_factory = load_factory(agent_spec)
         self.url = url or (store.display_url if store else "")
         self.store: Store | None = store
         self._owns_store = store is None
@@ -104,19 +112,23 @@ class AgentTuiApp(App[int]):
             self.register_theme(loaded_theme)
         self._theme_problems = loaded.problems
         self._wanted_theme = theme or DEFAULT_THEME
+        # Set before the app runs, so the stylesheet is parsed with the theme's variables from the
+        # start: set on mount, every rule was parsed twice more (the theme's refresh, and the
+        # next widget's styles after it), about 20 ms of start-up.
+        self.theme = self._wanted_theme if self._wanted_theme in self.available_themes else DEFAULT_THEME
         self.failure = ""
         """Why the app could not do its job (the store would not open); the CLI prints it."""
         self._store_file_identity: tuple[int, int] | None = None
         """The (device, inode) of the file the app's own store opened (SQLite), to tell a file
         moved away or replaced from a connection that failed."""
+        self.first_rows_shown = asyncio.Event()
+        """Set once the runs list has painted its first rows: the change feed waits for it to
+        start watching the file (see ``follow_changes``)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        if self._wanted_theme in self.available_themes:
-            self.theme = self._wanted_theme
-        else:
-            self.theme = DEFAULT_THEME
+        if self._wanted_theme not in self.available_themes:
             self.notify(f"no theme {self._wanted_theme!r}; using {DEFAULT_THEME}", severity="warning")
         for problem in self._theme_problems:
             self.notify(f"theme not loaded: {problem}", severity="warning")
@@ -178,6 +190,7 @@ class AgentTuiApp(App[int]):
             self.store,
             lambda runs: self.post_message(StoreChanged(set(runs) if runs is not None else None)),
             lambda state: self.post_message(TailStateChanged(state)),
+            ready=self.first_rows_shown.wait,
         )
 
     def on_store_changed(self, message: StoreChanged) -> None:
@@ -256,14 +269,17 @@ class AgentTuiApp(App[int]):
     # -- actions -----------------------------------------------------------------------------
 
     def open_run(self, run_id: str) -> None:
-        screen = RunScreen(run_id)
-        self.push_screen(screen)
+        from agenttui.tui.screens.run import RunScreen
+
+        self.push_screen(RunScreen(run_id))
 
     # -- recover operations: choose, ask, confirm, then write ------------------------------------
 
     @work(exclusive=True, group="operation", exit_on_error=False)
     async def operate(self, status: RunStatus, pick: str | None = None) -> None:
         """Offer the operations that fit ``status`` (or take the one starting with ``pick``)."""
+        from agenttui.runs.choices import choices_for
+
         choices = choices_for(status, self.agent_spec, self.agent_factory)
         if pick is not None:
             choices = [c for c in choices if c[0].startswith(pick)]
@@ -314,6 +330,9 @@ class AgentTuiApp(App[int]):
 
     @work(exclusive=True, group="operation", exit_on_error=False)
     async def recover_all(self) -> None:
+        from agenttui.runs.operations import RecoverAll
+        from agenttui.tui.screens.recover import RecoverProgress
+
         if self.agent_factory is None or not self.agent_spec:
             self.notify("start agenttui with --agent module:factory to recover runs", severity="warning")
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -25,6 +26,7 @@ from agenttui.errors import (
     StoreError,
 )
 from agenttui.journal import keys
+from agenttui.stores.changes import follow_changes
 from agenttui.stores.sqlite import SQLiteStore, _switch_to_wal
 
 REPO = Path(__file__).resolve().parents[2]
@@ -455,3 +457,32 @@ def test_a_program_that_never_closes_its_store_still_exits(tmp_path: Path) -> No
     assert child.returncode == 1 and "the caller's bug" in child.stderr
     with closing(sqlite3.connect(tmp_path / "left-open.db")) as conn:  # the committed insert is there
         assert conn.execute("SELECT name FROM bide_steps").fetchall() == [("a",)]
+
+
+async def test_a_change_feed_that_waits_to_watch_reports_what_was_committed_meanwhile(tmp_path: Path) -> None:
+    # A viewer starts the file watcher once it has shown its first rows; a commit made while the
+    # feed waited (after the viewer read the store) must still reach it.
+    store = await SQLiteStore.open(tmp_path / "feed.db")
+    waiting, go, heard = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    changed: list[set[str] | None] = []
+
+    async def ready() -> None:
+        waiting.set()  # the feed has noted where the store is
+        await go.wait()
+
+    def on_change(runs: set[str] | None) -> None:
+        changed.append(runs)
+        heard.set()
+
+    feed = asyncio.create_task(follow_changes(store, on_change, lambda _: None, ready=ready))
+    try:
+        await asyncio.wait_for(waiting.wait(), 10)
+        await store.insert("meanwhile", "a", b"1")
+        go.set()
+        await asyncio.wait_for(heard.wait(), 10)
+        assert changed == [{"meanwhile"}]
+    finally:
+        feed.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await feed
+        await store.close()

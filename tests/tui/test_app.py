@@ -17,6 +17,7 @@ from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.inspector import RecordInspector
+from agenttui.tui.widgets.key_footer import KeyFooter
 from tests.tui.conftest import screen_of, settle, status_of, type_ahead
 
 SIZE = (140, 40)
@@ -278,6 +279,25 @@ async def test_help_lists_bindings_with_ids(demo_db: Path) -> None:
             assert binding_id in text
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
+
+
+async def test_the_footer_composes_its_keys_again_only_when_they_change(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+
+        def keys() -> list[Widget]:
+            return list(screen.query_one(KeyFooter).query("FooterKey"))
+
+        before = keys()
+        assert "Filter" in [key.description for key in before]  # type: ignore[attr-defined]  # FooterKey's
+        screen.refresh_bindings()  # as a focus change or a resumed screen does: the same keys
+        await settle(pilot)
+        assert keys() == before  # the same widgets: nothing composed again
+        await pilot.press("slash")  # in the filter, "/" is text: the Filter key goes
+        await settle(pilot)
+        assert "Filter" not in [key.description for key in keys()]  # type: ignore[attr-defined]  # FooterKey's
 
 
 async def test_palette_offers_actions_and_runs(demo_db: Path) -> None:

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, cast
 
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import TabbedContent
 from textual.worker import Worker, WorkerState
 
 from agenttui.stores.base import Store
@@ -45,6 +44,9 @@ class StoreScreen(Screen[None]):
         """Switch the screen's tabbed panes to ``pane``. Focus inside the pane being hidden goes
         to the journal first: left there, Textual would move it into a hidden pane's neighbour
         and the tabs would follow it straight back."""
+        # Imported here: the runs list, the first screen, has no tabs (about 8 ms of start-up).
+        from textual.widgets import TabbedContent
+
         tabs = self.query_one(TabbedContent)
         if self.focused is not None and tabs in self.focused.ancestors:
             self.query_one("JournalList").focus()

@@ -10,13 +10,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from agenttui.journal.describe import printable
 from agenttui.journal.journal import Journal
 from agenttui.render.diff import JournalDiff, RowState, diff_journals
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
+from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.status_bar import StatusBar
 
 
@@ -43,7 +44,7 @@ class DiffScreen(StoreScreen):
         with VerticalScroll(id="diff-detail-scroll"):
             yield Static(id="diff-detail")
         yield StatusBar(id="status-bar")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.compare()

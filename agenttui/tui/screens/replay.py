@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import Input, ProgressBar, Static, TabbedContent, TabPane
 
 from agenttui.agent.events import AgentEvent
 from agenttui.agent.factory import AgentSetup
@@ -28,6 +28,7 @@ from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.journal_list import JournalList
+from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.status_bar import StatusBar
 
 #: Events of a replayed turn are posted at most this often (see ``EventBatches``).
@@ -126,7 +127,7 @@ class ReplayScreen(StoreScreen):
                 with TabPane("Flowchart", id="flow"):
                     yield FlowchartView(id="replay-flowchart")
         yield StatusBar(id="status-bar")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#replay-jump").display = False

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
@@ -34,6 +34,7 @@ from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
 from agenttui.tui.widgets.journal_list import JournalList
+from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.status_bar import StatusBar
 
 #: Records are handed to the list in batches: the first as soon as it fills a screen
@@ -124,7 +125,7 @@ class RunScreen(StoreScreen):
                 with TabPane("Flowchart", id="flow"):
                     yield FlowchartView(id="run-flowchart")
         yield StatusBar(id="status-bar")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def journal_list(self) -> JournalList:

@@ -12,7 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from agenttui.errors import StoreLockedError
 from agenttui.journal import keys
@@ -29,6 +29,7 @@ from agenttui.tui.messages import (
 )
 from agenttui.tui.runs_model import RunsModel
 from agenttui.tui.screens.base import StoreScreen
+from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
 from agenttui.tui.widgets.status_bar import StatusBar
 
@@ -103,7 +104,7 @@ class RunsScreen(StoreScreen):
         yield RunsHeader(id="runs-header")
         yield RunsTable(id="runs-table")
         yield StatusBar(id="status-bar")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def table(self) -> RunsTable:
@@ -183,6 +184,8 @@ class RunsScreen(StoreScreen):
         if new:
             self._rows_changed()
             self.compute_statuses(new)
+        if not self.tui.first_rows_shown.is_set():
+            self.app.call_after_refresh(self.tui.first_rows_shown.set)
         if message.done:
             self._listed = True
             self._rows_changed()

@@ -18,6 +18,9 @@ from textual.strip import Strip
 
 T = TypeVar("T")
 
+BLANK = -1
+"""The index under which the blank line drawn below the items is kept with the drawn lines."""
+
 
 class VirtualList(ScrollView, Generic[T], can_focus=True):
     """A list of items, one line each, of any length: only visible rows are ever rendered.
@@ -133,7 +136,12 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
         if index >= len(self.items):
             if index == 0 and self.empty_text:
                 return self._draw_text(Text(self.empty_text, style=self.muted()), width, self.rich_style)
-            return Strip.blank(width, self.rich_style)
+            # One blank strip for every line below the items: ``rich_style`` walks the ancestors.
+            key = (BLANK, width, False, False)
+            line = self._lines.get(key)
+            if line is None:
+                line = self._lines[key] = Strip.blank(width, self.rich_style)
+            return line
         key = (index, width, index == self.cursor, self.has_focus)
         line = self._lines.get(key)
         if line is None:

@@ -1,0 +1,363 @@
+"""Start-up: from the process's start to the first rows painted, in a real terminal, beside the floor.
+
+    python benchmarks/startup.py [--repeats 7] [--runs 100000] [--cache DIR] [--size 120x40]
+                                 [--against CHECKOUT] [--json]
+
+Every figure is one whole process, the real command as a user starts it (``python -m agenttui``,
+what the console script runs), timed from just before the benchmark spawns it:
+
+- the TUI (``agenttui STORE``) runs in a pseudo-terminal of ``--size``; it counts as painted when
+  the terminal has been sent a frame holding one of the store's run ids (a row of the runs list),
+  read from the terminal's side. Its peak RSS (``VmHWM``) and CPU time are read at that moment;
+  then ``q`` quits it. On a demo store (``agenttui demo --no-tui``, built afresh) and on the TUI
+  benchmark's store of ``--runs`` runs (``benchmarks/tui.py``, cached under ``--cache``).
+- the floors, measured the same way in the same run: ``python -c pass``, and a bare Textual app
+  that paints one ``Static`` (and one a one-row ``DataTable``): Textual's own import and first
+  frame, which no Textual app starts faster than.
+- the imports alone, timed to exit: Textual's app module, and what ``agenttui STORE`` imports
+  before it runs the app (``agenttui.cli``, ``agenttui.tui.app``).
+- the command line, timed to its exit: ``agenttui --help`` and ``agenttui runs DEMO --json``.
+- ``--against CHECKOUT``: the TUI cases again with another checkout's agenttui (the commit before
+  a change, say), in the same run; the report gives this tree's time over that one's.
+
+The children get a bytecode cache of their own (as an installed package has its ``.pyc`` files;
+this machine sets ``PYTHONDONTWRITEBYTECODE``); one more case shows the demo without one. They run
+in an empty directory, so ``-m agenttui`` imports the checkout on ``PYTHONPATH``, not the current
+directory's. The cases are interleaved (one of each, then again, after one warm-up round), so a
+change in the machine's load hits all alike; each row gives the median, min and max of
+``--repeats`` runs, the median CPU time (user + system) and the largest peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import signal
+import sqlite3
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+TARGET_SECONDS = 0.35
+"""Issue 14: first rows painted at most this long after the process starts."""
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+SPAWNER = """
+import os, sys, time
+out = os.open(sys.argv[1], os.O_WRONLY)
+started = time.perf_counter()
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ, file_actions=[
+    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, out, 2)])
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - started
+print(wall, os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+"""Spawns a command and reports its wall time, exit code, CPU time and peak RSS (KiB). A process's
+peak RSS counts the memory of the process that forked it, up to its exec: this spawner (python
+-I -S, 8 MB) is smaller than any command timed, the benchmark itself (30 MB) is not."""
+
+BARE_STATIC = """
+from textual.app import App
+from textual.widgets import Static
+
+class Floor(App[None]):
+    BINDINGS = [("q", "quit")]
+
+    def compose(self):
+        yield Static("floor-row-0000001")
+
+Floor().run()
+"""
+
+BARE_DATATABLE = """
+from textual.app import App
+from textual.widgets import DataTable
+
+class Floor(App[None]):
+    BINDINGS = [("q", "quit")]
+
+    def compose(self):
+        yield DataTable()
+
+    def on_mount(self):
+        table = self.query_one(DataTable)
+        table.add_columns("RUN", "STATUS")
+        table.add_row("floor-row-0000001", "complete")
+
+Floor().run()
+"""
+
+
+@dataclass
+class Case:
+    """One command to time: to its exit, or (with ``painted``) to the frame holding a match."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    painted: re.Pattern[bytes] | None = None
+    """Bytes the terminal receives once the first rows are on screen; None: timed to its exit."""
+    floor: bool = False
+    against: Case | None = None
+    """The same command with this tree's agenttui, when this one runs another checkout's."""
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+    peaks_mb: list[float] = field(default_factory=list)
+
+    def forget(self) -> None:
+        self.walls.clear()
+        self.cpus.clear()
+        self.peaks_mb.clear()
+
+
+def environment(root: Path, bytecode: Path | None) -> dict[str, str]:
+    """The children's: ``root``'s agenttui first on the path, a colour terminal, no Textual
+    developer settings; compiled modules kept under ``bytecode`` (None: compiled afresh each time)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "PYTHONDONTWRITEBYTECODE"))}
+    env |= {"PYTHONPATH": str(root), "TERM": "xterm-256color", "COLORTERM": "truecolor"}
+    if bytecode is None:
+        return env | {"PYTHONDONTWRITEBYTECODE": "1"}
+    return env | {"PYTHONPYCACHEPREFIX": str(bytecode)}
+
+
+def to_exit(case: Case, size: tuple[int, int]) -> None:
+    """Time ``case`` to its exit, spawned by ``SPAWNER``; its output goes to a file."""
+    with tempfile.NamedTemporaryFile() as out:
+        spawned = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", SPAWNER, out.name, *case.argv], cwd=case.cwd,
+            env=case.env | {"COLUMNS": str(size[0]), "LINES": str(size[1])}, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        wall, code, cpu, peak_kb = spawned.stdout.split()
+        text = Path(out.name).read_bytes()
+    if int(code) != 0:
+        raise SystemExit(f"{case.name}: exit {code}: {text[-2000:].decode(errors='replace')}")
+    case.walls.append(float(wall))
+    case.cpus.append(float(cpu))
+    case.peaks_mb.append(int(peak_kb) / 1024)
+
+
+def to_first_paint(case: Case, size: tuple[int, int]) -> None:
+    """Spawn ``case`` in a pseudo-terminal, time it to the first frame that matches, then quit it."""
+    assert case.painted is not None
+    master, slave = pty.openpty()
+    columns, rows = size
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        case.argv, stdin=slave, stdout=slave, stderr=slave, cwd=case.cwd, env=case.env, start_new_session=True
+    )
+    os.close(slave)
+    seen = b""
+    painted = None
+    try:
+        while painted is None:
+            ready, _, _ = select.select([master], [], [], 30)
+            if not ready:
+                raise SystemExit(f"{case.name}: nothing painted in 30 s; the screen so far: {seen[-2000:]!r}")
+            try:
+                seen += os.read(master, 1 << 16)
+            except OSError as exc:  # the child closed the terminal: it exited before painting
+                raise SystemExit(f"{case.name}: exited before painting: {seen[-2000:]!r}") from exc
+            if case.painted.search(seen):
+                painted = time.perf_counter()
+                case.walls.append(painted - started)
+                case.cpus.append(cpu_seconds(process.pid))
+                case.peaks_mb.append(peak_rss_mb(process.pid))
+        os.write(master, b"q")
+        quit_and_drain(process, master)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+
+
+def quit_and_drain(process: subprocess.Popen[bytes], master: int) -> None:
+    """Read what the app still writes (a full terminal would block it) until it exits; then
+    SIGTERM, then SIGKILL, if it does not."""
+    deadline = time.monotonic() + 10
+    while process.poll() is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                os.read(master, 1 << 16)
+            except OSError:
+                break
+    for stop in (signal.SIGTERM, signal.SIGKILL):
+        if process.poll() is None:
+            process.send_signal(stop)
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process so far (in clock ticks, 10 ms on Linux)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime: fields 14 and 15
+
+
+def peak_rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024  # kB
+
+
+def run_ids_pattern(store: Path, limit: int = 1000) -> re.Pattern[bytes]:
+    """Any of the store's run ids, as a row of the runs list shows it (a store of more than
+    ``limit`` runs: the benchmark's, whose ids all read ``bench-NNNNNNN``)."""
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as conn:
+        ids = [row[0] for row in conn.execute("SELECT DISTINCT run_id FROM bide_steps LIMIT ?", (limit + 1,))]
+    if len(ids) > limit:
+        return re.compile(rb"bench-\d{7}")
+    return re.compile(b"|".join(re.escape(i.encode()) for i in sorted(ids, key=len, reverse=True)))
+
+
+def checked_interpreter(root: Path, env: dict[str, str], cwd: Path) -> None:
+    """The children must import ``root``'s agenttui, not another install of it."""
+    found = subprocess.run(
+        [sys.executable, "-c", "import agenttui; print(agenttui.__file__)"],
+        cwd=cwd, env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    if not Path(found).is_relative_to(root):
+        raise SystemExit(f"the children would import {found}, not {root}'s agenttui")
+
+
+def report(cases: list[Case], repeats: int, size: tuple[int, int], loads: list[tuple[float, ...]]) -> str:
+    floor = next(c for c in cases if c.floor and c.painted is not None)
+    floor_median = statistics.median(floor.walls)
+    rows = []
+    for case in cases:
+        median = statistics.median(case.walls)
+        versus = ""
+        if case.painted is not None and case is not floor:
+            versus = f"{median / floor_median:.2f}x, +{(median - floor_median) * 1000:.0f} ms"
+        walls, until = case.walls, "first rows" if case.painted else "exit"
+        cpu, peak = ms(statistics.median(case.cpus)), f"{max(case.peaks_mb):.0f} MB"
+        rows.append([case.name, until, ms(median), ms(min(walls)), ms(max(walls)), cpu, peak, versus])
+    headers = [
+        "process",
+        "until",
+        "median",
+        "min",
+        "max",
+        "CPU",
+        "peak RSS",
+        f"vs {floor.name.removeprefix('floor: ')}",
+    ]
+    lines = [
+        f"Start-up, {repeats} runs of each, interleaved; terminal {size[0]}x{size[1]}; {os.cpu_count()} cores, "
+        f"Python {sys.version.split()[0]}; load average {' -> '.join(f'{load[0]:.1f}' for load in loads)}",
+        "",
+        table(headers, rows),
+        "",
+    ]
+    for case in cases:
+        median = statistics.median(case.walls)
+        if case.against is not None:
+            ours = statistics.median(case.against.walls)
+            lines.append(f"{case.against.name} / {case.name}: {ours / median:.2f} ({ms(ours)} / {ms(median)})")
+        elif case.painted is not None and not case.floor:
+            met = "met" if median <= TARGET_SECONDS else "MISSED"
+            lines.append(f"{case.name}: first rows in {ms(median)} (median), target ≤ {ms(TARGET_SECONDS)}: {met}")
+    return "\n".join(lines)
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = [
+        "| "
+        + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        + " |"
+        for r in rows
+    ]
+    return "\n".join([line, rule, *body])
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=100_000, help="runs in the large store (benchmarks/tui.py's)")
+    parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where the large store is cached")
+    parser.add_argument("--size", default="120x40", help="the terminal, COLUMNSxROWS")
+    parser.add_argument("--against", type=Path, help="another checkout, whose TUI is timed too")
+    parser.add_argument("--json", action="store_true", help="print every figure as JSON after the table")
+    args = parser.parse_args()
+    columns, rows = (int(n) for n in args.size.split("x"))
+    size = (columns, rows)
+    from tui import runs_store
+
+    large = runs_store(Path(args.cache), args.runs)
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="agenttui-startup-") as temporary:
+        work = Path(temporary)
+        here = work / "here"  # the children's working directory: empty
+        here.mkdir()
+        env, uncompiled = environment(ROOT, work / "bytecode"), environment(ROOT, None)
+        checked_interpreter(ROOT, env, here)
+        demo = work / "demo.db"
+        subprocess.run([python, "-m", "agenttui", "demo", "--path", str(demo), "--no-tui"], cwd=here, env=env,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        agenttui = [python, "-m", "agenttui"]
+        floor_row, demo_rows, large_rows = re.compile(b"floor-row"), run_ids_pattern(demo), run_ids_pattern(large)
+        imports = "import agenttui.cli, agenttui.tui.app"
+        static, datatable = [python, "-c", BARE_STATIC], [python, "-c", BARE_DATATABLE]
+        cases = [
+            Case("python -c pass", [python, "-c", "pass"], env, here, floor=True),
+            Case("floor: bare Textual app, one Static", static, env, here, floor_row, floor=True),
+            Case("floor: bare Textual app, a DataTable", datatable, env, here, floor_row, floor=True),
+            Case("import textual.app", [python, "-c", "import textual.app"], env, here, floor=True),
+            Case("import agenttui.cli, agenttui.tui.app", [python, "-c", imports], env, here),
+            Case("agenttui DEMO (17 runs)", [*agenttui, str(demo)], env, here, demo_rows),
+            Case(f"agenttui LARGE ({args.runs:,} runs)", [*agenttui, str(large)], env, here, large_rows),
+            Case("agenttui DEMO, no bytecode cache", [*agenttui, str(demo)], uncompiled, here, demo_rows),
+            Case("agenttui --help", [*agenttui, "--help"], env, here),
+            Case("agenttui runs DEMO --json", [*agenttui, "runs", str(demo), "--json"], env, here),
+        ]  # fmt: skip
+        if args.against is not None:
+            against = args.against.resolve()
+            other = environment(against, work / "bytecode-against")
+            checked_interpreter(against, other, here)
+            for ours in [c for c in cases if c.painted is not None and c.name.startswith("agenttui") and c.env is env]:
+                name = ours.name.replace("agenttui", f"agenttui of {against.name}", 1)
+                cases.append(Case(name, ours.argv, other, here, ours.painted, against=ours))
+        loads = [os.getloadavg()]
+        for round in range(args.repeats + 1):
+            for case in cases:
+                if case.painted is None:
+                    to_exit(case, size)
+                else:
+                    to_first_paint(case, size)
+                if round == 0:  # a warm-up: the bytecode cache filled, the files in the page cache
+                    case.forget()
+        loads.append(os.getloadavg())
+    print(report(cases, args.repeats, size, loads))
+    if args.json:
+        print(json.dumps({c.name: {"wall_s": c.walls, "cpu_s": c.cpus, "peak_rss_mb": c.peaks_mb} for c in cases}))
+
+
+if __name__ == "__main__":
+    main()
