@@ -245,7 +245,7 @@ async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
         # Streamed: a million runs print from the first one on, not after all are read. The
         # JSON array is written piece by piece; each element is what safe_json would write. The
         # stream flushes as its buffer fills (each line, on a terminal), not after every run.
-        out = click.get_text_stream("stdout")
+        out = sys.stdout
         first = True
         async for status in list_statuses(opened):
             if wanted and status.state not in wanted:
