@@ -1,10 +1,17 @@
 """Every run's status at store scale: `agenttui runs` against the one-query floor, from process start.
 
-    python benchmarks/statuses.py [--runs 100000] [--cache DIR] [--repeats 3] [--no-postgres]
+    python benchmarks/statuses.py [--shape production|uniform] [--runs 100000] [--cache DIR]
+                                  [--repeats 3] [--no-postgres]
 
-The store is the TUI benchmark's (``benchmarks/tui.py``, part a): ``--runs`` runs, 98% complete,
-1% stalled, 1% in flight under a live lease, cached under ``--cache``. Each figure is a whole
-process, timed from its start to its exit, with its peak resident memory:
+``--shape`` picks the store of ``--runs`` runs, cached under ``--cache``:
+
+- ``production`` (the default; ``benchmarks/shapes.py``): runs driven by the runtime, of every
+  status, 5-50 records long for the most part, a few of 500 and 5,000 and one of 50,000, with
+  sub-runs and tool results of 100 kB-1 MB;
+- ``uniform``: the TUI benchmark's (``benchmarks/tui.py``, part a), 100,000 copies of one
+  10-record run, 98% complete, 1% stalled, 1% in flight under a live lease.
+
+Each figure is a whole process, timed from its start to its exit, with its peak resident memory:
 
 - ``agenttui runs STORE --json``, every status, as a user runs it;
 - the floor: one Python process that opens the file and makes one SQL pass over every entry,
@@ -142,15 +149,22 @@ async def on_postgres(store: Path, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shape", choices=["production", "uniform"], default="production")
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--cache", default="/tmp/agenttui-bench-cache")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-postgres", action="store_true")
     args = parser.parse_args()
-    from tui import runs_store
+    if args.shape == "production":
+        from shapes import describe, production_store, shape_of
 
-    store = runs_store(Path(args.cache), args.runs)
-    print(f"SQLite, {args.runs:,} runs:")
+        store = production_store(Path(args.cache), args.runs)
+        print(f"The production-shaped store: {describe(shape_of(store))}\n")
+    else:
+        from tui import runs_store
+
+        store = runs_store(Path(args.cache), args.runs)
+    print(f"SQLite, {args.runs:,} runs ({args.shape}):")
     measure(
         {
             "agenttui runs --json": [sys.executable, "-m", "agenttui", "runs", str(store), "--json"],
@@ -159,7 +173,7 @@ def main() -> None:
         args.repeats,
     )
     if not args.no_postgres:
-        print(f"\nPostgreSQL, {args.runs:,} runs:")
+        print(f"\nPostgreSQL, {args.runs:,} runs ({args.shape}):")
         asyncio.run(on_postgres(store, args.repeats))
 
 
