@@ -752,7 +752,11 @@ def report(results: dict[str, Any]) -> str:
         if "error" in b:
             add("(b)", "run screen", b["error"])
         else:
-            add("(b)", f"every status of {b['runs_listed']:,} runs read, before opening the run", ms(b["listed_s"]))
+            add(
+                "(b)",
+                f"every status of the {b['runs_listed']:,} run(s) read, before opening the run",
+                ms(b["listed_s"]),
+            )
             add("(b)", "peak resident memory before opening the run", f"{b['peak_rss_listed_mb']:,.0f} MB")
             add("(b)", f"open a {b['records']:,}-record run -> first records painted", ms(b["first_paint_s"]), "≤ 500 ms",
                 verdict(b["first_paint_s"], TARGETS["run_first_paint"]))  # fmt: skip
@@ -845,7 +849,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=20.0, help="records a second the live writer commits")
     parser.add_argument("--recover-runs", type=int, default=1000, help="stalled runs (f) recovers")
     parser.add_argument(
-        "--cache", default=str(Path(tempfile.gettempdir()) / "agenttui-bench-tui"), help="where built stores are kept"
+        "--cache", default=str(Path(tempfile.gettempdir()) / "agenttui-bench-cache"), help="where built stores are kept"
     )
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL parts")
     parser.add_argument("--profile", action="store_true", help="cProfile each part; top functions on stderr")
