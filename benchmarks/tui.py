@@ -1,16 +1,24 @@
 """TUI benchmarks: the real app, headless (Pilot), over large stores built for it.
 
-    python benchmarks/tui.py [--parts abcdef] [--runs 100000] [--no-postgres] [--cache DIR] [--profile]
+    python benchmarks/tui.py [--parts abcdef] [--shape production|uniform] [--runs 100000]
+                             [--no-postgres] [--cache DIR] [--profile]
 
-(a) Runs screen on a store of ``--runs`` runs and 10 records each (1,000,000 records at the
-    default): from the StoreOpened message to the first rows painted (target 0.3 s), until every
-    run is listed, until every status is computed (``model.pending == 0``), key response while
-    statuses compute, and the process's peak resident memory (target 200 MB).
-(b) Run screen of one run of 50,000 records: from opening it to the first records painted (target
-    0.5 s), to all loaded (target 2x ``Journal.history()`` of the run, the floor, timed in fresh
-    processes just before and just after), then page-downs to the end of the run, the inspector
-    following (time per page, key to the new cursor row painted), and at the end the
-    conversation, events and flowchart panes shown; peak memory after all that (target 150 MB).
+(a) Runs screen on a store of ``--runs`` runs: from the StoreOpened message to the first rows
+    painted (target 0.3 s), until every run is listed, until every status is computed
+    (``model.pending == 0``), key response while statuses compute, and the process's peak
+    resident memory (target 200 MB).
+(b) Run screen of one run of 50,000 records: once the runs screen has read every status, from
+    opening the run to the first records painted (target 0.5 s), to all loaded (target 2x
+    ``Journal.history()`` of the run, the floor, timed in fresh processes just before and just
+    after), then page-downs to the end of the run, the inspector following (time per page, key to
+    the new cursor row painted), and at the end the conversation, events and flowchart panes
+    shown; peak RSS before opening it, and after all that (target 150 MB).
+
+``--shape`` picks the stores of (a) and (b): ``production`` (the default) is the production-shaped
+store of ``benchmarks/shapes.py``, every run driven by the runtime (every status, most runs 5-50
+records, sub-runs, tool results of 100 kB-1 MB), and (b) opens its 50,000-record run;
+``uniform`` is ``--runs`` copies of one 10-record run for (a), and a store holding only a
+50,002-record run for (b).
 (c) Live tail: another process commits 200 records at 20/s, each carrying its commit time; the
     latency is the time until the open RunScreen has painted the record (the frame after its
     handler; p50/p95, target p95 0.25 s), on SQLite and PostgreSQL. The change-feed mechanism in effect is reported.
@@ -20,8 +28,8 @@
 (f) RecoverAll over 1,000 stalled runs with the demo's agent (desk tools, refund script) on
     PostgreSQL: runs/s.
 
-Every part runs in a fresh child process (``--child``), so peak memory is that part's own. Stores
-are built from canonical records (``encode_record``/``encode_header`` of records the runtime
+Every part runs in a fresh child process (``--child``), so peak memory is that part's own. The
+uniform stores are built from canonical records (``encode_record``/``encode_header`` of records the runtime
 wrote once) with ``sqlite3.executemany``, and cached under ``--cache`` between runs.
 
 PostgreSQL: the server ``AGENTTUI_BENCH_PG_DSN`` names (fresh schemas, dropped afterwards), or the
@@ -68,6 +76,7 @@ from agenttui.journal.codec import decode_record, encode_header, encode_record  
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
 from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
+from benchmarks.shapes import LONGEST_RUN, production_store  # noqa: E402
 
 SIZE = (120, 40)
 ORDERS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
@@ -202,6 +211,32 @@ def long_run_store(cache: Path, records: int) -> Path:
     return cached(cache, f"long-run-{records}.db", build)
 
 
+def runs_screen_store(args: argparse.Namespace) -> Path:
+    """(a)'s store: of ``--runs`` runs, of ``--shape``."""
+    if args.shape == "production":
+        return production_store(Path(args.cache), args.runs)
+    return runs_store(Path(args.cache), args.runs)
+
+
+@dataclasses.dataclass(frozen=True)
+class LongRun:
+    """(b)'s store and the long run it opens."""
+
+    path: Path
+    run_id: str
+    records: int
+
+
+def long_run(args: argparse.Namespace) -> LongRun:
+    if args.shape == "production":
+        path, run_id = production_store(Path(args.cache), args.runs), LONGEST_RUN
+    else:
+        path, run_id = long_run_store(Path(args.cache), LONG_RUN_RECORDS), "long-run"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        records = conn.execute("SELECT count(*) FROM bide_steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+    return LongRun(path, run_id, records)
+
+
 def replay_store(cache: Path, turns: int) -> Path:
     """A ``turns``-turn audit recorded by the runtime itself (replay re-drives it, so its
     run:start must allow that many turns)."""
@@ -273,7 +308,8 @@ async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         records = conn.execute("SELECT count(*) FROM bide_steps").fetchone()[0]
         store_runs = conn.execute("SELECT count(DISTINCT run_id) FROM bide_steps").fetchone()[0]
         unfinished = [row[0] for row in conn.execute(
-            "SELECT run_id FROM bide_steps GROUP BY run_id HAVING sum(name = 'run:complete') = 0")]  # fmt: skip
+            "SELECT run_id FROM bide_steps GROUP BY run_id"
+            " HAVING sum(name IN ('run:complete', 'run:aborted', 'run:cancelled')) = 0")]  # fmt: skip
     paints = Paints(RunsTable)
     marks: dict[str, float] = {}
 
@@ -345,26 +381,30 @@ async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def part_b(args: argparse.Namespace, path: Path) -> dict[str, Any]:
+async def part_b(args: argparse.Namespace, target: LongRun) -> dict[str, Any]:
     from agenttui.tui.app import AgentTuiApp
     from agenttui.tui.screens.run import RunScreen
+    from agenttui.tui.screens.runs import RunsScreen
     from agenttui.tui.widgets.inspector import RecordInspector
     from agenttui.tui.widgets.journal_list import JournalList
 
     paints = Paints(JournalList)
-    app = AgentTuiApp(str(path), tail=False)
+    app = AgentTuiApp(str(target.path), tail=False)
     async with app.run_test(size=SIZE) as pilot:
-        await until(lambda: app.store is not None and not any(w.group in ("runs-list", "runs-status") and not w.is_finished for w in app.workers)
-                    and len(app.screen.table.items) == 1, 60, what="the runs screen")  # fmt: skip
+        launched = time.perf_counter()
+        await until(lambda: isinstance(app.screen, RunsScreen) and app.screen._listed and app.screen.model.pending == 0,
+                    args.a_timeout, every=0.1, what="every run listed, with its status")  # fmt: skip
+        runs_listed = len(app.screen.model.statuses)  # type: ignore[attr-defined]  # the RunsScreen: until() above waited for it
+        listed_s, rss_listed = time.perf_counter() - launched, peak_rss_mb()
         started, started_cpu = time.perf_counter(), time.process_time()
-        app.open_run("long-run")
+        app.open_run(target.run_id)
         await until(lambda: isinstance(app.screen, RunScreen), 10)
         screen = app.screen
         assert isinstance(screen, RunScreen)
         first = await until(lambda: paints.first is not None, 60, what="the first records painted")
         first = paints.first  # type: ignore[assignment]  # not None: until() above waited for it
         first_batch = len(screen.rows)
-        loaded = await until(lambda: len(screen.rows) >= 50_000 and not any(w.group == "run-load" and not w.is_finished for w in screen.workers),
+        loaded = await until(lambda: len(screen.rows) >= target.records and not any(w.group == "run-load" and not w.is_finished for w in screen.workers),
                              600, every=0.01, what="the whole run")  # fmt: skip
         loaded_cpu = time.process_time() - started_cpu
         total = len(screen.rows)
@@ -373,11 +413,11 @@ async def part_b(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         inspector = screen.query_one(RecordInspector)
 
         async def page_down() -> float:
-            target = min(journal.cursor + max(1, journal.scrollable_content_region.height - 1), total - 1)
+            row = min(journal.cursor + max(1, journal.scrollable_content_region.height - 1), total - 1)
             before = time.perf_counter()
             await pilot.press("pagedown")
-            await until(lambda: paints.painted_since(before, target) is not None, 30, what=f"record {target} painted")
-            return paints.painted_since(before, target) - before  # type: ignore[operator]  # not None: until() above waited for it
+            await until(lambda: paints.painted_since(before, row) is not None, 30, what=f"record {row} painted")
+            return paints.painted_since(before, row) - before  # type: ignore[operator]  # not None: until() above waited for it
 
         # To the end, the inspector following: past the first few thousand records, each page
         # reads its record back from the store.
@@ -405,18 +445,19 @@ async def part_b(args: argparse.Namespace, path: Path) -> dict[str, Any]:
         "records": total, "first_paint_s": first - started, "first_batch": first_batch,
         "loaded_s": loaded - started, "loaded_cpu_s": loaded_cpu, "page_s": pages,
         "panes_s": panes, "cursor_after": cursor, "peak_rss_mb": peak_rss_mb(),
+        "runs_listed": runs_listed, "listed_s": listed_s, "peak_rss_listed_mb": rss_listed,
     }  # fmt: skip
 
 
-async def part_b_floor(args: argparse.Namespace, path: Path) -> dict[str, Any]:
+async def part_b_floor(args: argparse.Namespace, target: LongRun) -> dict[str, Any]:
     """(b)'s floor: ``Journal.history()`` of the long run, three times, in a process of its own
     (in (b)'s, its records, all held at once, would count in the app's peak memory)."""
     wall, cpu = [], []
-    async with await SQLiteStore.open(path, read_only=True) as store:
+    async with await SQLiteStore.open(target.path, read_only=True) as store:
         for _ in range(3):
             gc.collect()
             started, started_cpu = time.perf_counter(), time.process_time()
-            records = await Journal(store).history("long-run")
+            records = await Journal(store).history(target.run_id)
             wall.append(time.perf_counter() - started)
             cpu.append(time.process_time() - started_cpu)
             del records
@@ -654,9 +695,9 @@ async def part_f(args: argparse.Namespace, _: None) -> dict[str, Any]:
 
 #: Each part: what it needs built first (synchronously, outside the app's event loop), and the measurement.
 PARTS: dict[str, tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.Namespace, Any], Any]]] = {
-    "a": (lambda args: runs_store(Path(args.cache), args.runs), part_a),
-    "b": (lambda args: long_run_store(Path(args.cache), LONG_RUN_RECORDS), part_b),
-    "b-floor": (lambda args: long_run_store(Path(args.cache), LONG_RUN_RECORDS), part_b_floor),
+    "a": (runs_screen_store, part_a),
+    "b": (long_run, part_b),
+    "b-floor": (long_run, part_b_floor),
     "c": (lambda args: None, part_c),
     "d": (lambda args: replay_store(Path(args.cache), REPLAY_TURNS), part_d),
     "e": (lambda args: audit_records(DIFF_RECORDS // 2, template_records())[:DIFF_RECORDS], part_e),
@@ -667,7 +708,7 @@ PARTS: dict[str, tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.N
 
 
 def run_child(part: str, args: argparse.Namespace, store_url: str = "") -> dict[str, Any]:
-    argv = [sys.executable, __file__, "--child", part, "--cache", args.cache, "--runs", str(args.runs), "--a-timeout", str(args.a_timeout),
+    argv = [sys.executable, __file__, "--child", part, "--cache", args.cache, "--shape", args.shape, "--runs", str(args.runs), "--a-timeout", str(args.a_timeout),
             "--count", str(args.count), "--rate", str(args.rate), "--recover-runs", str(args.recover_runs)]  # fmt: skip
     if store_url:
         argv += ["--store-url", store_url]
@@ -764,6 +805,12 @@ def report(results: dict[str, Any]) -> str:
         if "error" in b:
             add("(b)", "run screen", b["error"])
         else:
+            add(
+                "(b)",
+                f"every status of the {b['runs_listed']:,} run(s) read, before opening the run",
+                ms(b["listed_s"]),
+            )
+            add("(b)", "peak resident memory before opening the run", f"{b['peak_rss_listed_mb']:,.0f} MB")
             add("(b)", f"open a {b['records']:,}-record run -> first records painted", ms(b["first_paint_s"]), "≤ 500 ms",
                 verdict(b["first_paint_s"], TARGETS["run_first_paint"]))  # fmt: skip
             add("(b)", "open -> every record loaded (CPU)", f"{ms(b['loaded_s'])} ({ms(b['loaded_cpu_s'])})")
@@ -842,7 +889,7 @@ def report(results: dict[str, Any]) -> str:
             )
     return "\n".join(
         [
-            f"agenttui TUI benchmarks, {date.today().isoformat()}",
+            f"agenttui TUI benchmarks, {date.today().isoformat()}, {results['shape']} stores for (a) and (b)",
             machine(),
             "",
             table(["part", "what", "measured", "target", ""], rows),
@@ -859,13 +906,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--parts", default="abcdef", help="which parts to run (default: all)")
-    parser.add_argument("--runs", type=int, default=100_000, help="runs in (a)'s store")
-    parser.add_argument("--a-timeout", type=float, default=1800.0, help="how long (a) waits for every status")
+    parser.add_argument(
+        "--shape", choices=["production", "uniform"], default="production", help="the stores of (a) and (b)"
+    )
+    parser.add_argument("--runs", type=int, default=100_000, help="runs in (a)'s store (and (b)'s, production-shaped)")
+    parser.add_argument("--a-timeout", type=float, default=1800.0, help="how long (a) and (b) wait for every status")
     parser.add_argument("--count", type=int, default=200, help="records the live writer of (c) commits")
     parser.add_argument("--rate", type=float, default=20.0, help="records a second the live writer commits")
     parser.add_argument("--recover-runs", type=int, default=1000, help="stalled runs (f) recovers")
     parser.add_argument(
-        "--cache", default=str(Path(tempfile.gettempdir()) / "agenttui-bench-tui"), help="where built stores are kept"
+        "--cache", default=str(Path(tempfile.gettempdir()) / "agenttui-bench-cache"), help="where built stores are kept"
     )
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL parts")
     parser.add_argument("--profile", action="store_true", help="cProfile each part; top functions on stderr")
@@ -892,7 +942,7 @@ def child(args: argparse.Namespace) -> None:
 
 
 async def parent(args: argparse.Namespace) -> None:
-    results: dict[str, Any] = {}
+    results: dict[str, Any] = {"shape": args.shape}
     for part in "abde":
         if part == "b" and part in args.parts:
             floors = [run_child("b-floor", args), run_child("b", args), run_child("b-floor", args)]

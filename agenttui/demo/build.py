@@ -34,13 +34,14 @@ class SimulatedCrash(BaseException):
 
 
 class CrashingModel:
-    """A model that dies when asked for turn ``crash_at``, as a process killed mid-call would."""
+    """A model that dies when ``agent`` asks for turn ``crash_at``, as a process killed mid-call
+    would (a sub-agent's name: the process dies inside a sub-run)."""
 
-    def __init__(self, model: Model, crash_at: int) -> None:
-        self.model, self.crash_at = model, crash_at
+    def __init__(self, model: Model, crash_at: int, *, agent: str = "refund_desk") -> None:
+        self.model, self.crash_at, self.agent = model, crash_at, agent
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
-        if request.turn == self.crash_at and request.agent == "refund_desk":
+        if request.turn == self.crash_at and request.agent == self.agent:
             raise SimulatedCrash()
         async for delta in self.model.stream(request):
             yield delta
