@@ -181,10 +181,16 @@ class RunsScreen(StoreScreen):
 
     def on_runs_screen_runs_listed(self, message: RunsScreen.RunsListed) -> None:
         new = self.model.add_runs(message.run_ids)
+        painted = self.tui.first_rows_shown.is_set()
         if new:
             self._rows_changed()
-            self.compute_statuses(new)
-        if not self.tui.first_rows_shown.is_set():
+            # Until the first rows are painted, what follows them waits for that frame: reading a
+            # status decodes records on this loop (and the change feed imports its file watcher).
+            if painted:
+                self.compute_statuses(new)
+            else:
+                self.app.call_after_refresh(self.compute_statuses, new)
+        if not painted:
             self.app.call_after_refresh(self.tui.first_rows_shown.set)
         if message.done:
             self._listed = True
