@@ -71,6 +71,7 @@ peak RSS counts the memory of the process that forked it, up to its exec: this s
 -I -S, 8 MB) is smaller than any command timed, the benchmark itself (30 MB) is not."""
 
 BARE_STATIC = """
+import os, sys
 from textual.app import App
 from textual.widgets import Static
 
@@ -80,10 +81,15 @@ class Floor(App[None]):
     def compose(self):
         yield Static("floor-row-0000001")
 
+    def on_mount(self):
+        if "--exit-when-painted" in sys.argv:  # --instructions: stop at the first frame
+            self.call_after_refresh(os._exit, 0)
+
 Floor().run()
 """
 
 BARE_DATATABLE = """
+import os, sys
 from textual.app import App
 from textual.widgets import DataTable
 
@@ -97,9 +103,27 @@ class Floor(App[None]):
         table = self.query_one(DataTable)
         table.add_columns("RUN", "STATUS")
         table.add_row("floor-row-0000001", "complete")
+        if "--exit-when-painted" in sys.argv:  # --instructions: stop at the first frame
+            self.call_after_refresh(os._exit, 0)
 
 Floor().run()
 """
+
+EXIT_WHEN_PAINTED = """
+import os, sys
+from agenttui.tui.widgets.runs_table import RunsTable
+
+def exit_when_painted(table, y, draw=RunsTable.render_line):
+    if table.items:  # a run's row: stop once the frame that holds it is written
+        table.app.call_after_refresh(os._exit, 0)
+    return draw(table, y)
+
+RunsTable.render_line = exit_when_painted
+from agenttui.cli import entry
+entry()
+"""
+"""``agenttui`` (its arguments after ``-c``), stopped at the frame after its first rows: what
+``--instructions`` counts, as the benchmark of the TUI times it (``benchmarks/tui.py``, Paints)."""
 
 
 @dataclass
@@ -118,6 +142,8 @@ class Case:
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     peaks_mb: list[float] = field(default_factory=list)
+    instructions: int | None = None
+    """Instructions to the first rows (``--instructions``), every thread's."""
 
     def forget(self) -> None:
         self.walls.clear()
@@ -152,20 +178,19 @@ def to_exit(case: Case, size: tuple[int, int]) -> None:
 
 
 def to_first_paint(case: Case, size: tuple[int, int]) -> None:
-    """Spawn ``case`` in a pseudo-terminal, time it to the first frame that matches, then quit it."""
+    """Spawn ``case`` in a pseudo-terminal, time it to the first frame that matches, read its CPU
+    time and peak RSS at that moment, then quit it."""
     assert case.painted is not None
     master, slave = pty.openpty()
-    columns, rows = size
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
     started = time.perf_counter()
     process = subprocess.Popen(
         case.argv, stdin=slave, stdout=slave, stderr=slave, cwd=case.cwd, env=case.env, start_new_session=True
     )
     os.close(slave)
     seen = b""
-    painted = None
     try:
-        while painted is None:
+        while not case.painted.search(seen):
             ready, _, _ = select.select([master], [], [], 30)
             if not ready:
                 raise SystemExit(f"{case.name}: nothing painted in 30 s; the screen so far: {seen[-2000:]!r}")
@@ -173,11 +198,9 @@ def to_first_paint(case: Case, size: tuple[int, int]) -> None:
                 seen += os.read(master, 1 << 16)
             except OSError as exc:  # the child closed the terminal: it exited before painting
                 raise SystemExit(f"{case.name}: exited before painting: {seen[-2000:]!r}") from exc
-            if case.painted.search(seen):
-                painted = time.perf_counter()
-                case.walls.append(painted - started)
-                case.cpus.append(cpu_seconds(process.pid))
-                case.peaks_mb.append(peak_rss_mb(process.pid))
+        case.walls.append(time.perf_counter() - started)
+        case.cpus.append(cpu_seconds(process.pid))
+        case.peaks_mb.append(peak_rss_mb(process.pid))
         os.write(master, b"q")
         quit_and_drain(process, master)
     finally:
@@ -187,10 +210,32 @@ def to_first_paint(case: Case, size: tuple[int, int]) -> None:
         os.close(master)
 
 
-def quit_and_drain(process: subprocess.Popen[bytes], master: int) -> None:
-    """Read what the app still writes (a full terminal would block it) until it exits; then
-    SIGTERM, then SIGKILL, if it does not."""
-    deadline = time.monotonic() + 10
+def instructions_to_first_paint(case: Case, size: tuple[int, int], log: Path) -> None:
+    """Count the instructions ``case`` runs up to the frame after its first rows, every thread's,
+    under callgrind: the floors and ``agenttui`` (``EXIT_WHEN_PAINTED``) stop there by themselves."""
+    python, *rest = case.argv
+    argv = [python, *rest, "--exit-when-painted"] if case.floor else [python, "-c", EXIT_WHEN_PAINTED, *rest[2:]]
+    valgrind = ["valgrind", f"--log-file={log}", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    process = subprocess.Popen(
+        [*valgrind, *argv], stdin=slave, stdout=slave, stderr=slave, cwd=case.cwd, env=case.env, start_new_session=True
+    )
+    os.close(slave)
+    try:
+        quit_and_drain(process, master, wait=900)
+    finally:
+        os.close(master)
+    collected = re.search(r"Collected : (\d+)", log.read_text())
+    if collected is None:
+        raise SystemExit(f"{case.name}: callgrind counted nothing: {log.read_text()[-2000:]}")
+    case.instructions = int(collected.group(1))
+
+
+def quit_and_drain(process: subprocess.Popen[bytes], master: int, wait: float = 10) -> None:
+    """Read what the app still writes (a full terminal would block it) until it exits; after
+    ``wait`` seconds, SIGTERM, then SIGKILL."""
+    deadline = time.monotonic() + wait
     while process.poll() is None and time.monotonic() < deadline:
         ready, _, _ = select.select([master], [], [], 0.1)
         if ready:
@@ -277,6 +322,12 @@ def report(cases: list[Case], repeats: int, size: tuple[int, int], loads: list[t
         elif case.painted is not None and not case.floor:
             met = "met" if median <= TARGET_SECONDS else "MISSED"
             lines.append(f"{case.name}: first rows in {ms(median)} (median), target ≤ {ms(TARGET_SECONDS)}: {met}")
+    counted = [case for case in cases if case.instructions is not None]
+    if counted:
+        floor_count = floor.instructions or 1
+        lines += ["", "Instructions to the first rows (valgrind --tool=callgrind, every thread), one run each:", ""]
+        rows = [[c.name, f"{c.instructions / 1e6:,.0f} M", f"{c.instructions / floor_count:.2f}x"] for c in counted]
+        lines.append(table(["process", "instructions", f"vs {floor.name.removeprefix('floor: ')}"], rows))
     return "\n".join(lines)
 
 
@@ -304,6 +355,9 @@ def main() -> None:
     parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where the large store is cached")
     parser.add_argument("--size", default="120x40", help="the terminal, COLUMNSxROWS")
     parser.add_argument("--against", type=Path, help="another checkout, whose TUI is timed too")
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count each TUI's instructions to its first rows (valgrind)"
+    )
     parser.add_argument("--json", action="store_true", help="print every figure as JSON after the table")
     args = parser.parse_args()
     columns, rows = (int(n) for n in args.size.split("x"))
@@ -354,9 +408,17 @@ def main() -> None:
                 if round == 0:  # a warm-up: the bytecode cache filled, the files in the page cache
                     case.forget()
         loads.append(os.getloadavg())
+        if args.instructions:
+            for case in cases:
+                if case.painted is not None and case.env is not uncompiled:
+                    instructions_to_first_paint(case, size, work / "callgrind.log")
     print(report(cases, args.repeats, size, loads))
     if args.json:
-        print(json.dumps({c.name: {"wall_s": c.walls, "cpu_s": c.cpus, "peak_rss_mb": c.peaks_mb} for c in cases}))
+        figures = {c.name: {"wall_s": c.walls, "cpu_s": c.cpus, "peak_rss_mb": c.peaks_mb} for c in cases}
+        for case in cases:
+            if case.instructions is not None:
+                figures[case.name]["instructions"] = case.instructions
+        print(json.dumps(figures))
 
 
 if __name__ == "__main__":
