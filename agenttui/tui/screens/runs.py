@@ -131,7 +131,8 @@ class RunsScreen(StoreScreen):
         """List every run id (pages of the store's size), then compute statuses behind them.
 
         The first screenful is posted as soon as it is read, the rest in batches."""
-        self._list_unfinished()
+        if self.tui.first_rows_shown.is_set():
+            self._list_unfinished()  # else once the first rows are on screen (_after_first_rows)
         batch: list[str] = []
         first_screen = max(self.size.height, 1)  # then 0: a batch is never empty
         last_post = time.monotonic()
@@ -181,20 +182,25 @@ class RunsScreen(StoreScreen):
 
     def on_runs_screen_runs_listed(self, message: RunsScreen.RunsListed) -> None:
         new = self.model.add_runs(message.run_ids)
-        painted = self.tui.first_rows_shown.is_set()
         if new:
             self._rows_changed()
-            # Until the first rows are painted, what follows them waits for that frame: reading a
-            # status decodes records on this loop (and the change feed imports its file watcher).
-            if painted:
-                self.compute_statuses(new)
-            else:
-                self.app.call_after_refresh(self.compute_statuses, new)
-        if not painted:
-            self.app.call_after_refresh(self.tui.first_rows_shown.set)
+        if not self.tui.first_rows_shown.is_set():
+            self.app.call_after_refresh(self._after_first_rows, new)
+        elif new:
+            self.compute_statuses(new)
         if message.done:
             self._listed = True
             self._rows_changed()
+
+    def _after_first_rows(self, new: list[str]) -> None:
+        """The first rows are on screen: start what waited for that frame. Reading statuses
+        decodes records on this loop, listing the unfinished runs takes a pass over the store
+        (0.2 s of SQLite on 100,000 runs), and the change feed imports its file watcher."""
+        if not self.tui.first_rows_shown.is_set():  # a second batch may be listed before the frame
+            self.tui.first_rows_shown.set()
+            self._list_unfinished()
+        if new:
+            self.compute_statuses(new)
 
     def on_runs_screen_statuses_computed(self, message: RunsScreen.StatusesComputed) -> None:
         self.model.set_statuses(message.statuses)
