@@ -1,7 +1,7 @@
 """Start-up: from the process's start to the first rows painted, in a real terminal, beside the floor.
 
     python benchmarks/startup.py [--repeats 7] [--runs 100000] [--cache DIR] [--size 120x40]
-                                 [--against CHECKOUT] [--json]
+                                 [--against CHECKOUT] [--instructions] [--json]
 
 Every figure is one whole process, the real command as a user starts it (``python -m agenttui``,
 what the console script runs), timed from just before the benchmark spawns it:
@@ -9,8 +9,10 @@ what the console script runs), timed from just before the benchmark spawns it:
 - the TUI (``agenttui STORE``) runs in a pseudo-terminal of ``--size``; it counts as painted when
   the terminal has been sent a frame holding one of the store's run ids (a row of the runs list),
   read from the terminal's side. Its peak RSS (``VmHWM``) and CPU time are read at that moment;
-  then ``q`` quits it. On a demo store (``agenttui demo --no-tui``, built afresh) and on the TUI
-  benchmark's store of ``--runs`` runs (``benchmarks/tui.py``, cached under ``--cache``).
+  then ``q`` quits it. On a demo store (``agenttui demo --no-tui``, built afresh) and on the two
+  stores of ``--runs`` runs the other benchmarks use, cached under ``--cache``: the uniform one
+  (copies of one 10-record run, ``benchmarks/tui.py``) and the production-shaped one
+  (``benchmarks/shapes.py``).
 - the floors, measured the same way in the same run: ``python -c pass``, and a bare Textual app
   that paints one ``Static`` (and one a one-row ``DataTable``): Textual's own import and first
   frame, which no Textual app starts faster than.
@@ -19,6 +21,9 @@ what the console script runs), timed from just before the benchmark spawns it:
 - the command line, timed to its exit: ``agenttui --help`` and ``agenttui runs DEMO --json``.
 - ``--against CHECKOUT``: the TUI cases again with another checkout's agenttui (the commit before
   a change, say), in the same run; the report gives this tree's time over that one's.
+- ``--instructions``: after the timed runs, each TUI and floor once more under valgrind's
+  callgrind, stopped at the frame after its first rows: the CPU instructions it took, every
+  thread's, a figure the machine's load does not move.
 
 The children get a bytecode cache of their own (as an installed package has its ``.pyc`` files;
 this machine sets ``PYTHONDONTWRITEBYTECODE``); one more case shows the demo without one. They run
@@ -265,14 +270,12 @@ def peak_rss_mb(pid: int) -> float:
     return int(line.split()[1]) / 1024  # kB
 
 
-def run_ids_pattern(store: Path, limit: int = 1000) -> re.Pattern[bytes]:
-    """Any of the store's run ids, as a row of the runs list shows it (a store of more than
-    ``limit`` runs: the benchmark's, whose ids all read ``bench-NNNNNNN``)."""
+def run_ids_pattern(store: Path) -> re.Pattern[bytes]:
+    """The first run ids of the store as the runs list shows them: it lists them in byte order and
+    clips a long id (a UUID) to its column, so the first 20 characters of the first 200."""
     with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as conn:
-        ids = [row[0] for row in conn.execute("SELECT DISTINCT run_id FROM bide_steps LIMIT ?", (limit + 1,))]
-    if len(ids) > limit:
-        return re.compile(rb"bench-\d{7}")
-    return re.compile(b"|".join(re.escape(i.encode()) for i in sorted(ids, key=len, reverse=True)))
+        ids = [row[0] for row in conn.execute("SELECT DISTINCT run_id FROM bide_steps ORDER BY run_id LIMIT 200")]
+    return re.compile(b"|".join(re.escape(i[:20].encode()) for i in ids))
 
 
 def checked_interpreter(root: Path, env: dict[str, str], cwd: Path) -> None:
@@ -351,8 +354,8 @@ def ms(seconds: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--runs", type=int, default=100_000, help="runs in the large store (benchmarks/tui.py's)")
-    parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where the large store is cached")
+    parser.add_argument("--runs", type=int, default=100_000, help="runs in the large stores (benchmarks/tui.py's)")
+    parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where the large stores are cached")
     parser.add_argument("--size", default="120x40", help="the terminal, COLUMNSxROWS")
     parser.add_argument("--against", type=Path, help="another checkout, whose TUI is timed too")
     parser.add_argument(
@@ -362,9 +365,10 @@ def main() -> None:
     args = parser.parse_args()
     columns, rows = (int(n) for n in args.size.split("x"))
     size = (columns, rows)
+    from shapes import production_store
     from tui import runs_store
 
-    large = runs_store(Path(args.cache), args.runs)
+    uniform, production = runs_store(Path(args.cache), args.runs), production_store(Path(args.cache), args.runs)
     python = sys.executable
     with tempfile.TemporaryDirectory(prefix="agenttui-startup-") as temporary:
         work = Path(temporary)
@@ -376,7 +380,8 @@ def main() -> None:
         subprocess.run([python, "-m", "agenttui", "demo", "--path", str(demo), "--no-tui"], cwd=here, env=env,
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         agenttui = [python, "-m", "agenttui"]
-        floor_row, demo_rows, large_rows = re.compile(b"floor-row"), run_ids_pattern(demo), run_ids_pattern(large)
+        floor_row = re.compile(b"floor-row")
+        demo_rows, uniform_rows, production_rows = (run_ids_pattern(store) for store in (demo, uniform, production))
         imports = "import agenttui.cli, agenttui.tui.app"
         static, datatable = [python, "-c", BARE_STATIC], [python, "-c", BARE_DATATABLE]
         cases = [
@@ -386,7 +391,8 @@ def main() -> None:
             Case("import textual.app", [python, "-c", "import textual.app"], env, here, floor=True),
             Case("import agenttui.cli, agenttui.tui.app", [python, "-c", imports], env, here),
             Case("agenttui DEMO (17 runs)", [*agenttui, str(demo)], env, here, demo_rows),
-            Case(f"agenttui LARGE ({args.runs:,} runs)", [*agenttui, str(large)], env, here, large_rows),
+            Case(f"agenttui UNIFORM ({args.runs:,} runs)", [*agenttui, str(uniform)], env, here, uniform_rows),
+            Case(f"agenttui PRODUCTION ({args.runs:,} runs)", [*agenttui, str(production)], env, here, production_rows),
             Case("agenttui DEMO, no bytecode cache", [*agenttui, str(demo)], uncompiled, here, demo_rows),
             Case("agenttui --help", [*agenttui, "--help"], env, here),
             Case("agenttui runs DEMO --json", [*agenttui, "runs", str(demo), "--json"], env, here),
