@@ -289,6 +289,8 @@ def checked_interpreter(root: Path, env: dict[str, str], cwd: Path) -> None:
 
 
 def report(cases: list[Case], repeats: int, size: tuple[int, int], loads: list[tuple[float, ...]]) -> str:
+    from tui import table  # the other benchmarks' Markdown table (benchmarks/ is on sys.path)
+
     floor = next(c for c in cases if c.floor and c.painted is not None)
     floor_median = statistics.median(floor.walls)
     rows = []
@@ -332,19 +334,6 @@ def report(cases: list[Case], repeats: int, size: tuple[int, int], loads: list[t
         rows = [[c.name, f"{c.instructions / 1e6:,.0f} M", f"{c.instructions / floor_count:.2f}x"] for c in counted]
         lines.append(table(["process", "instructions", f"vs {floor.name.removeprefix('floor: ')}"], rows))
     return "\n".join(lines)
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = [
-        "| "
-        + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-        + " |"
-        for r in rows
-    ]
-    return "\n".join([line, rule, *body])
 
 
 def ms(seconds: float) -> str:

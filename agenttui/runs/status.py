@@ -454,28 +454,44 @@ async def _page_statuses(store: Store, run_ids: Sequence[str], *, batch: bool) -
     except StoreError:
         return {}  # a page the store cannot sum up (a damaged page) is read run by run, and says why
     leases = await _leases(store, {root_run_id(s.run_id) for s in summaries if batch or s.end is not None})
-
-    def lease_of(run_id: str) -> LeaseInfo | None:
-        return UNKNOWN_LEASE if leases is None else leases.get(root_run_id(run_id))
-
     decided = {}
     undecided = []
     for summary in summaries:
-        status = status_from_summary(summary, lease_of(summary.run_id))
+        status = status_from_summary(summary, _lease_in(leases, summary.run_id))
         if status is not None:
             decided[summary.run_id] = status
         elif batch and summary.steps <= BATCH_STEPS:
             undecided.append(summary.run_id)
-    if undecided:
-        try:
-            loaded = await store.load_runs(undecided)
-        except (StoreConnectionError, StoreLockedError):
-            raise
-        except StoreError:
-            loaded = {}  # read one by one instead, each saying why it fails
-        for run_id, entries in loaded.items():
-            decided[run_id] = status_of(run_id, [decode_entry(entry) for entry in entries], lease_of(run_id))
+    for run_id, entries in (await _load_runs(store, undecided)).items():
+        decided[run_id] = status_of(run_id, await _decoded(entries), _lease_in(leases, run_id))
     return decided
+
+
+async def _load_runs(store: Store, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
+    """``store.load_runs``; nothing when the store cannot read them at once (each is then read
+    alone, and says why it fails)."""
+    if not run_ids:
+        return {}
+    try:
+        return await store.load_runs(run_ids)
+    except (StoreConnectionError, StoreLockedError):
+        raise
+    except StoreError:
+        return {}
+
+
+async def _decoded(entries: Sequence[Entry]) -> list[Record]:
+    """The entries' records, a long run's in slices, letting the event loop breathe between them."""
+    records: list[Record] = []
+    for start in range(0, len(entries), BATCH_STEPS):
+        records += [decode_entry(entry) for entry in entries[start : start + BATCH_STEPS]]
+        await asyncio.sleep(0)
+    return records
+
+
+def _lease_in(leases: dict[str, LeaseInfo] | None, run_id: str) -> LeaseInfo | None:
+    """A run's lease among those ``_leases`` read (its root run's; ``UNKNOWN_LEASE`` when they could not be)."""
+    return UNKNOWN_LEASE if leases is None else leases.get(root_run_id(run_id))
 
 
 async def _leases(store: Store, run_ids: set[str]) -> dict[str, LeaseInfo] | None:
@@ -557,20 +573,11 @@ class StatusTracker:
         first = [run_id for run_id in run_ids if run_id not in self._runs]
         decided: dict[str, RunStatus] = {}
         if len(first) > 1:
-            try:
-                loaded = await self.store.load_runs(first)
-            except (StoreConnectionError, StoreLockedError):
-                raise
-            except StoreError:
-                loaded = {}  # read one by one instead, each saying why it fails
+            loaded = await _load_runs(self.store, first)
             leases = await _leases(self.store, {root_run_id(run_id) for run_id in loaded})
             for run_id, entries in loaded.items():
-                records = []
-                for start in range(0, len(entries), BATCH_STEPS):  # a long run lets the loop breathe
-                    records += [decode_entry(entry) for entry in entries[start : start + BATCH_STEPS]]
-                    await asyncio.sleep(0)
-                lease = UNKNOWN_LEASE if leases is None else leases.get(root_run_id(run_id))
-                decided[run_id] = status_of(run_id, records, lease)
+                records = await _decoded(entries)
+                decided[run_id] = status_of(run_id, records, _lease_in(leases, run_id))
                 self._keep(run_id, entries[-1].seq, records, sum(len(entry.data) for entry in entries))
         return [decided[run_id] if run_id in decided else await self.status(run_id) for run_id in run_ids]
 
