@@ -20,9 +20,9 @@ def chart_end(status: RunStatus) -> FlowStep:
     if state == RunState.HALTED:
         return unfinished(f"halted on {call}: outcome unknown", failed=True)
     if state == RunState.AWAITING_APPROVAL:
-        return unfinished(f"awaiting approval of {call}")
+        return unfinished(f"awaiting approval: {call}")
     if state == RunState.AWAITING_INPUT:
-        return unfinished(f"awaiting input for {call}")
+        return unfinished(f"awaiting input: {call}")
     if state == RunState.SLEEPING:
         until = status.wake_at.isoformat(timespec="seconds") if status.wake_at else "its wake time"
         return unfinished(f"sleeping until {until}")

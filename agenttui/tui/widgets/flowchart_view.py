@@ -92,7 +92,8 @@ class FlowchartView(ScrollView, can_focus=True):
         self._following_record = record_index
         self.chart.selected = record_index
         self.cursor_row = self.chart.row_for_record(record_index)
-        self._keep_cursor_in_view()
+        # Once laid out again: rows just added may bring a scrollbar, and the region shrinks.
+        self.call_after_refresh(self._keep_cursor_in_view)
         self.refresh()
 
     # -- drawing -----------------------------------------------------------------------------
