@@ -36,7 +36,7 @@ from agenttui.journal.describe import (
 )
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
-from agenttui.runs.status import RunState, RunStatus, list_statuses
+from agenttui.runs.status import RunState, RunStatus, list_statuses, statuses
 from agenttui.runs.view import conversation_at, tool_names
 from agenttui.stores import open_store
 from agenttui.stores.base import LeaseInfo, Store
@@ -350,22 +350,26 @@ async def events(store: str, run_id: str, as_json: bool) -> None:
 @click.option("--width", type=int, default=None, help="With --ascii: the width to fit (default: the terminal's).")
 @run_async
 async def mermaid(store: str, run_id: str, as_ascii: bool, plain: bool, width: int | None) -> None:
-    """Print a run's Mermaid flowchart (or, with --ascii, draw it)."""
+    """Print a run's Mermaid flowchart (or, with --ascii, draw it, ending where the run stands)."""
     from agenttui.render.flow import flow_steps
-    from agenttui.runs.tree import sub_run_steps
 
-    async def body(opened: Store) -> tuple[list[Any], dict[str, Any]]:
-        return await _history(opened, run_id), (await sub_run_steps(opened, run_id) if as_ascii else {})
-
-    records, children = await _with_store(store, body)
-    steps = flow_steps(records, run_id=run_id, sub_runs=children)
     if not as_ascii:
         from agenttui.render.mermaid import for_terminal, mermaid_text
 
-        click.echo(for_terminal(mermaid_text(steps)), nl=False)
+        records = await _with_store(store, lambda s: _history(s, run_id))
+        click.echo(for_terminal(mermaid_text(flow_steps(records))), nl=False)
         return
     from agenttui.render.ascii import render_text
+    from agenttui.runs.chart_end import chart_end
+    from agenttui.runs.tree import sub_run_steps
 
+    async def body(opened: Store) -> tuple[list[Any], dict[str, Any], RunStatus]:
+        records = await _history(opened, run_id)
+        (status,) = await statuses(opened, [run_id])
+        return records, await sub_run_steps(opened, run_id), status
+
+    records, children, status = await _with_store(store, body)
+    steps = flow_steps(records, run_id=run_id, sub_runs=children, end=chart_end(status))
     click.echo(
         render_text(steps, width=width or shutil.get_terminal_size().columns, ascii=plain, children=children), nl=False
     )

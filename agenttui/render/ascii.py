@@ -17,7 +17,7 @@ from itertools import accumulate
 from agenttui.render.blocks import Block, FanOutBlock, LoopBlock, NodeBlock, SubAgentBlock, loop_name
 from agenttui.render.boxes import MIN_WIDTH, Canvas
 from agenttui.render.bulk import collector_paused
-from agenttui.render.flow import FlowKind, FlowStep
+from agenttui.render.flow import END_KINDS, FlowKind, FlowStep
 from agenttui.render.glyphs import glyphs_for
 from agenttui.render.rows import Row
 
@@ -43,6 +43,8 @@ class Flowchart:
     def __init__(self, steps: Iterable[FlowStep] = (), *, children: Children | None = None) -> None:
         self.selected: int | None = None
         """The record index whose node is drawn with the ``selected`` role."""
+        self.current_turn: int | None = None
+        """The model turn whose nodes are drawn with the ``current`` role (a replay's step)."""
         self._children: Children = children if children is not None else {}
         self._blocks: list[Block] = []
         # The index. Arrays take 8 bytes an entry where a list of new ints takes 36; the record
@@ -89,7 +91,8 @@ class Flowchart:
         start, stop = max(start, 0), min(stop, self._row_count)
         if start >= stop:
             return []
-        canvas = Canvas(max(width, MIN_WIDTH), glyphs_for(ascii), self.selected)
+        current = self.current_turn
+        canvas = Canvas(max(width, MIN_WIDTH), glyphs_for(ascii), self.selected, current)
         selected = self._block_of(self.selected) if self.selected is not None else None
         out: list[Row] = []
         b = self.block_at(start)
@@ -98,7 +101,8 @@ class Flowchart:
             block, top = self._blocks[b], self._starts[b]
             lo, hi = row - top, min(stop - top, block.height)
             has_next = b + 1 < len(self._blocks)
-            if b != selected and block.height <= self.CACHEABLE_HEIGHT:
+            cacheable = b != selected and block.height <= self.CACHEABLE_HEIGHT
+            if cacheable and (current is None or not block.holds_turn(current)):
                 out += self._drawn(block, canvas, has_next)[lo:hi]
             else:
                 out += block.rows(lo, hi, canvas, has_next=has_next)
@@ -111,7 +115,7 @@ class Flowchart:
         return "".join(row.text + "\n" for row in self.rows(0, self._row_count, width, ascii=ascii))
 
     def _drawn(self, block: Block, canvas: Canvas, has_next: bool) -> tuple[Row, ...]:
-        """All of a block's rows, from the cache when drawn before (never with a selection)."""
+        """All of a block's rows, from the cache when drawn before (never selected, nor of the current turn)."""
         # Keyed by the block itself: the cache holds it, so no new block can take its identity.
         key = (block, block.version, has_next, canvas.width, canvas.glyphs.ascii)
         rows = self._cache.get(key)
@@ -144,7 +148,7 @@ class Flowchart:
         return self._node_blocks[node] if node >= 0 and self._node_records[node] == record else None
 
     def record_for_row(self, row: int) -> int | None:
-        """The history record the node at ``row`` shows (a fold: its first), None for start and done."""
+        """The history record the node at ``row`` shows (a fold: its first), None for start and the end."""
         block = self.block_at(row)
         return self._blocks[block].record_at(row - self._starts[block])
 
@@ -180,32 +184,47 @@ class Flowchart:
     def append(self, step: FlowStep) -> int:
         """Add a node for a new record: one block is added or the last one grows, nothing re-indexed.
 
-        The closing done node, if the chart ends with one, stays last. Returns the first row whose
-        drawing changed.
+        The closing node (``done``, or where an unfinished run stands), if the chart ends with
+        one, stays last. Returns the first row whose drawing changed.
         """
         return self.extend((step,))
 
     def extend(self, steps: Iterable[FlowStep]) -> int:
         """Add the nodes of new records, as ``append`` adds one; the first row whose drawing changed."""
-        done = self._pop_done()
+        end = self._pop_end()
         changed = len(self._blocks) - 1  # its bottom edge gains a connector
         with collector_paused():  # a long run's blocks are many objects, all kept
             for step in steps:
                 first = self._push(step)
                 if changed < 0 or first < changed:
                     changed = first
-        if done is not None:
-            self._push(done)
+        if end is not None:
+            self._push(end)
         return self._starts[changed] if changed >= 0 else 0
 
-    def _pop_done(self) -> FlowStep | None:
+    @property
+    def end(self) -> FlowStep | None:
+        """The closing node: ``done``, where an unfinished run stands (``unfinished``), or None."""
         last = self._blocks[-1] if self._blocks else None
-        if isinstance(last, NodeBlock) and last.step.kind == _DONE:
+        return last.step if isinstance(last, NodeBlock) and last.step.kind in END_KINDS else None
+
+    def set_end(self, end: FlowStep) -> int:
+        """Close the chart with ``end`` instead of the closing node it has (if any), as a run's
+        status changes; the first row whose drawing changed."""
+        if end == self.end:
+            return self._row_count
+        self._pop_end()
+        changed = len(self._blocks) - 1  # the block above: its bottom edge may gain a connector
+        self._push(end)
+        return self._starts[changed] if changed >= 0 else 0
+
+    def _pop_end(self) -> FlowStep | None:
+        end = self.end
+        if end is not None:
             self._pop(1)
-            if last.step.record_index is not None:
+            if end.record_index is not None:
                 del self._node_records[-1], self._node_blocks[-1]
-            return last.step
-        return None
+        return end
 
     def _push(self, step: FlowStep) -> int:
         """Add one node to the end, grouped with the blocks before it; the first block changed."""
@@ -307,7 +326,7 @@ class Flowchart:
 
 
 # Enum attribute lookups cost ~0.3 µs each, a third of the budget per node when indexing 100,000.
-_LLM, _TOOL, _DONE = FlowKind.LLM, FlowKind.TOOL, FlowKind.DONE
+_LLM, _TOOL = FlowKind.LLM, FlowKind.TOOL
 
 
 def render_text(

@@ -14,7 +14,7 @@ from typing import ClassVar, Protocol
 from agenttui.render.boxes import (  # isort: skip  (kept packed, like the fmt: skip below)
     BOX_HEIGHT, BOX_PADDING, MIN_WIDTH, SPINE, Canvas, arrow_row, box, fan_row, fit_around, node_rows,
 )  # fmt: skip
-from agenttui.render.flow import FAIL_MARK, FlowKind, FlowStep
+from agenttui.render.flow import END_KINDS, FAIL_MARK, FlowKind, FlowStep
 from agenttui.render.rows import Role, Row, Span, clip_row
 
 
@@ -59,6 +59,10 @@ class Block:
         """Rows ``lo`` to ``hi`` (offsets) of the block; ``has_next`` says a block follows it."""
         raise NotImplementedError
 
+    def holds_turn(self, turn: int) -> bool:
+        """Whether a node of model turn ``turn`` is drawn here (its drawing depends on the current turn)."""
+        return False
+
     @property
     def folded(self) -> bool:
         return False
@@ -91,6 +95,9 @@ class NodeBlock(Block):
     def record_at(self, offset: int) -> int | None:
         return self.step.record_index
 
+    def holds_turn(self, turn: int) -> bool:
+        return self.step.turn == turn
+
     def rows(self, lo: int, hi: int, canvas: Canvas, *, has_next: bool) -> list[Row]:
         return node_rows(self.step, canvas, lead=self.lead, connector=has_next)[lo:hi]
 
@@ -122,6 +129,9 @@ class FanOutBlock(Block):
 
     def record_at(self, offset: int) -> int | None:
         return self.steps[offset].record_index
+
+    def holds_turn(self, turn: int) -> bool:
+        return self.turn == turn
 
     def rows(self, lo: int, hi: int, canvas: Canvas, *, has_next: bool) -> list[Row]:
         last = len(self.steps) - 1
@@ -205,6 +215,11 @@ class LoopBlock(FoldableBlock):
             return self.steps[0].record_index
         return self.steps[self._node_at(offset)].record_index
 
+    def holds_turn(self, turn: int) -> bool:
+        # A fold's turns ascend, one LLM → tool loop a turn: no need to look at every step.
+        first, last = self.steps[0].turn, self.steps[-1].turn
+        return first is not None and last is not None and first <= turn <= last
+
     def _node_at(self, offset: int) -> int:
         return max(0, (offset - self.lead + 1) // 4)
 
@@ -226,7 +241,11 @@ class LoopBlock(FoldableBlock):
         g = canvas.glyphs
         counts = f" {g.times}{self.loops}" + (f"{g.failures}{self.failures} {g.fail_mark}" if self.failures else "")
         text = fit_around(f"{g.folded} LLM {g.then} ", self.name, counts, canvas.width - BOX_PADDING, g)
-        role = Role.SELECTED if canvas.selected in self._positions else Role.LABEL
+        role = Role.LABEL
+        if canvas.selected in self._positions:
+            role = Role.SELECTED
+        elif canvas.current_turn is not None and self.holds_turn(canvas.current_turn):
+            role = Role.CURRENT
         style, border = (g.heavy, Role.ERROR) if self.failures else (g.light, Role.BORDER)
         return box((Span(text, role),), style, border, lead=self.lead, connector=has_next, glyphs=g)
 
@@ -268,7 +287,7 @@ class SubAgentBlock(FoldableBlock):
     def step_count(self) -> int:
         """The child's nodes, its start and done not counted."""
         if self._count is None:
-            self._count = sum(s.kind not in (FlowKind.USER, FlowKind.DONE) for s in self.child_steps)
+            self._count = sum(s.kind != FlowKind.USER and s.kind not in END_KINDS for s in self.child_steps)
         return self._count
 
     @property
@@ -289,6 +308,9 @@ class SubAgentBlock(FoldableBlock):
     def record_at(self, offset: int) -> int | None:
         return self.step.record_index
 
+    def holds_turn(self, turn: int) -> bool:
+        return self.step.turn == turn
+
     def toggle(self, offset: int) -> bool:
         interior = offset - self.lead - 1
         if not self._folded and 0 <= interior < self.chart.row_count:
@@ -303,7 +325,7 @@ class SubAgentBlock(FoldableBlock):
         n = self.step_count
         suffix = f" ({n} step{'' if n == 1 else 's'})" + (f" {g.fail_mark}" if self.step.failed else "")
         text = fit_around(f"{marker} sub-agent: ", self.name, suffix, cells, g)
-        return Span(text, Role.SELECTED if canvas.is_selected(self.step) else Role.TITLE)
+        return Span(text, canvas.label_role(self.step, Role.TITLE))
 
     def rows(self, lo: int, hi: int, canvas: Canvas, *, has_next: bool) -> list[Row]:
         g = canvas.glyphs

@@ -27,14 +27,23 @@ MIN_WIDTH = 12
 
 @dataclass(frozen=True, slots=True)
 class Canvas:
-    """How to draw: the width rows must fit, the character set, and the selected record."""
+    """How to draw: the width rows must fit, the character set, the selected record and the current turn."""
 
     width: int
     glyphs: Glyphs
     selected: int | None = None
+    current_turn: int | None = None
 
     def is_selected(self, step: FlowStep) -> bool:
         return step.record_index is not None and step.record_index == self.selected
+
+    def label_role(self, step: FlowStep, role: Role) -> Role:
+        """``role``, unless the node is selected or of the current turn."""
+        if self.is_selected(step):
+            return Role.SELECTED
+        if step.turn is not None and step.turn == self.current_turn:
+            return Role.CURRENT
+        return role
 
 
 def arrow_row(glyphs: Glyphs) -> Row:
@@ -65,6 +74,10 @@ def box(
 
 def node_look(step: FlowStep, glyphs: Glyphs) -> tuple[BoxStyle, Role, Role]:
     """A node's border style, border role and label role: styling by what it is, not by colour."""
+    if step.kind == FlowKind.UNFINISHED:
+        if step.failed:
+            return glyphs.heavy_dashed, Role.ERROR, Role.ERROR
+        return glyphs.dashed, Role.UNFINISHED, Role.UNFINISHED
     if step.failed:
         return glyphs.heavy, Role.ERROR, Role.ERROR
     if step.kind in (FlowKind.USER, FlowKind.DONE):
@@ -77,9 +90,7 @@ def node_look(step: FlowStep, glyphs: Glyphs) -> tuple[BoxStyle, Role, Role]:
 def node_rows(step: FlowStep, canvas: Canvas, *, lead: bool, connector: bool) -> list[Row]:
     """One node drawn as a box."""
     style, border, role = node_look(step, canvas.glyphs)
-    if canvas.is_selected(step):
-        role = Role.SELECTED
-    label = Span(fit_label(step, canvas.width - BOX_PADDING, canvas.glyphs), role)
+    label = Span(fit_label(step, canvas.width - BOX_PADDING, canvas.glyphs), canvas.label_role(step, role))
     return box((label,), style, border, lead=lead, connector=connector, glyphs=canvas.glyphs)
 
 
@@ -87,7 +98,7 @@ def fan_row(step: FlowStep, canvas: Canvas, *, last: bool) -> Row:
     """One parallel tool call hanging off the spine."""
     glyphs = canvas.glyphs
     branch = " " * SPINE + (glyphs.last_branch if last else glyphs.branch)
-    role = Role.SELECTED if canvas.is_selected(step) else Role.ERROR if step.failed else Role.LABEL
+    role = canvas.label_role(step, Role.ERROR if step.failed else Role.LABEL)
     return Row(Span(branch, Role.EDGE), Span(fit_label(step, canvas.width - cell_width(branch), glyphs), role))
 
 

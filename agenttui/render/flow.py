@@ -27,6 +27,9 @@ class FlowKind(enum.StrEnum):
     APPROVAL = "approval"
     STEP = "step"
     DONE = "done"
+    UNFINISHED = "unfinished"
+    """Where an unfinished run stands (halted on a call, awaiting approval...): the drawing's last
+    node instead of ``done``. Mermaid has no such node: the SDK's text always ends in ``done``."""
 
 
 class FlowStep(NamedTuple):
@@ -41,7 +44,8 @@ class FlowStep(NamedTuple):
     label: str
     """The node's text exactly as ``RenderMermaid`` writes it, before entity encoding."""
     failed: bool = False
-    """A tool result with ``is_error`` (denials included), or a denied approval."""
+    """A tool result with ``is_error`` (denials included), a denied approval, or the end of a run
+    stuck on a failure (``unfinished``)."""
     record_index: int | None = None
     """The record's index in the run's history (the header is index 0); None for start and done."""
     turn: int | None = None
@@ -55,6 +59,8 @@ class FlowStep(NamedTuple):
 
 START = FlowStep(FlowKind.USER, "user")
 DONE = FlowStep(FlowKind.DONE, "done")
+END_KINDS = frozenset((FlowKind.DONE, FlowKind.UNFINISHED))
+"""The kinds of node a chart ends in: ``done``, or where an unfinished run stands."""
 LLM_LABEL = "LLM"
 APPROVED_LABEL = f"approved {OK_MARK}"
 DENIED_LABEL = f"denied {FAIL_MARK}"
@@ -188,13 +194,24 @@ _MODEL, _TOOL_RESULT, _APPROVAL, _VALUE = StepKind.MODEL, StepKind.TOOL_RESULT, 
 _LLM, _TOOL, _APPROVAL_NODE, _STEP = FlowKind.LLM, FlowKind.TOOL, FlowKind.APPROVAL, FlowKind.STEP
 
 
+def unfinished(label: str, *, failed: bool = False) -> FlowStep:
+    """The node an unfinished run's drawing ends in, saying where it stands.
+
+    ``failed``: stuck on a failure (halted on a call whose outcome is unknown, a replay that
+    diverged), drawn as a failure is. What the label says is the caller's to decide from the
+    run's status (``runs.chart_end``): render reads no store.
+    """
+    return FlowStep(FlowKind.UNFINISHED, label, failed=failed)
+
+
 def flow_steps(
-    records: Sequence[Record], *, run_id: str | None = None, sub_runs: Container[str] = ()
+    records: Sequence[Record], *, run_id: str | None = None, sub_runs: Container[str] = (), end: FlowStep = DONE
 ) -> list[FlowStep]:
-    """The nodes of a run's flowchart: ``START``, one per drawn record, then ``DONE``.
+    """The nodes of a run's flowchart: ``START``, one per drawn record, then ``end`` (``DONE``).
 
     ``records`` is the run's history, header included. The rules are ``RenderMermaid``'s
-    (format section 5.1); see ``FlowTail`` for ``run_id`` and ``sub_runs``.
+    (format section 5.1); see ``FlowTail`` for ``run_id`` and ``sub_runs``. ``end`` is the last
+    node the terminal drawing shows (``unfinished``); Mermaid text always ends in ``done``.
     """
     tail = FlowTail(run_id=run_id, sub_runs=sub_runs, lookahead=records)
-    return [START, *tail.steps(records), DONE]
+    return [START, *tail.steps(records), end]

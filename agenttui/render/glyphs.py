@@ -25,6 +25,9 @@ ROUNDED = BoxStyle("╭", "╮", "╰", "╯", "─", "│", "┬")
 LIGHT = BoxStyle("┌", "┐", "└", "┘", "─", "│", "┬")
 HEAVY = BoxStyle("┏", "┓", "┗", "┛", "━", "┃", "┯")
 PLAIN = BoxStyle("+", "+", "+", "+", "-", "|", "+")
+DASHED = BoxStyle("┌", "┐", "└", "┘", "╌", "╎", "┬")
+HEAVY_DASHED = BoxStyle("┏", "┓", "┗", "┛", "╍", "╏", "┯")
+DOTTED = BoxStyle("+", "+", "+", "+", ".", ":", "+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +40,10 @@ class Glyphs:
     light: BoxStyle
     heavy: BoxStyle
     """Failures: failed tool calls, denials, folds and sub-agents holding a failure."""
+    dashed: BoxStyle
+    """Where an unfinished run stands: a step not taken yet."""
+    heavy_dashed: BoxStyle
+    """Where a run halted: a call whose outcome is unknown."""
     arrow: str
     branch: str
     """A fan-out row's branch off the spine, with its arrow and the space before the label."""
@@ -63,12 +70,12 @@ class Glyphs:
 
 
 UNICODE = Glyphs(
-    ascii=False, rounded=ROUNDED, light=LIGHT, heavy=HEAVY, arrow="▼", branch="├─▶ ",
+    ascii=False, rounded=ROUNDED, light=LIGHT, heavy=HEAVY, dashed=DASHED, heavy_dashed=HEAVY_DASHED, arrow="▼", branch="├─▶ ",
     last_branch="└─▶ ", folded="▸", unfolded="▾", then="→", times="×", failures=" · ",
     ellipsis="…", fail_mark=FAIL_MARK, ok_mark=OK_MARK,
 )  # fmt: skip
 ASCII = Glyphs(
-    ascii=True, rounded=PLAIN, light=PLAIN, heavy=PLAIN, arrow="v", branch="+-> ",
+    ascii=True, rounded=PLAIN, light=PLAIN, heavy=PLAIN, dashed=DOTTED, heavy_dashed=DOTTED, arrow="v", branch="+-> ",
     last_branch="+-> ", folded=">", unfolded="v", then="->", times="x", failures=", ",
     ellipsis="...", fail_mark="x", ok_mark="v",
 )  # fmt: skip

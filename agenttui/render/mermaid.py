@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from agenttui.errors import AgentTuiError
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
-from agenttui.render.flow import DONE, FAIL_MARK, OK_MARK, START, FlowKind, FlowStep, flow_steps
+from agenttui.render.flow import DONE, END_KINDS, FAIL_MARK, OK_MARK, START, FlowKind, FlowStep, flow_steps
 from agenttui.stores.base import Store
 
 HEADER = "flowchart TD"
@@ -38,10 +38,14 @@ def encode_label(label: str) -> str:
 
 
 def mermaid_text(steps: Iterable[FlowStep]) -> str:
-    """The Mermaid flowchart of these nodes; start and done nodes in ``steps`` are implied, not written."""
+    """The Mermaid flowchart of these nodes, as the SDK writes it.
+
+    The start node and the end node in ``steps`` are implied, not written: the text always ends
+    in ``done``, even where a drawing ends in where an unfinished run stands.
+    """
     lines = [HEADER, START_LINE]
     prev = "start"
-    body = (step for step in steps if step.kind not in (FlowKind.USER, FlowKind.DONE))
+    body = (step for step in steps if step.kind != FlowKind.USER and step.kind not in END_KINDS)
     for i, step in enumerate(body):
         node = f"n{i}"
         lines.append(f"  {node}[{encode_label(step.label)}]")

@@ -21,8 +21,12 @@ class Role(enum.StrEnum):
     """``step:`` nodes: engine markers and user steps, of less interest than the agent's moves."""
     SELECTED = "selected"
     """The label of the node whose record is selected."""
+    CURRENT = "current"
+    """The labels of the current turn's nodes (a replay's step being replayed), when not selected."""
     TITLE = "title"
     """The title of a sub-agent, folded or framed."""
+    UNFINISHED = "unfinished"
+    """Where an unfinished run stands (a halted one's is an ``ERROR``): border and label."""
 
 
 class Span(NamedTuple):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agenttui.render import DONE, MIN_WIDTH, START, Flowchart, FlowKind, FlowStep, Role, flow_steps
+from agenttui.render import DONE, MIN_WIDTH, START, Flowchart, FlowKind, FlowStep, Role, flow_steps, mermaid_text
+from agenttui.render.flow import unfinished
 from tests.render import runs
 
 
@@ -185,3 +186,86 @@ def test_steps_read_from_mermaid_draw_without_records() -> None:
     steps = [START, FlowStep(FlowKind.LLM, "LLM"), FlowStep(FlowKind.TOOL, "tool: t"), DONE]
     chart = Flowchart(steps)
     assert chart.record_for_row(5) is None and chart.row_for_record(7) == 1
+
+
+# -- where the run stands ----------------------------------------------------------------------
+
+WAITING = unfinished("awaiting approval: refund")
+HALTED = unfinished("halted on refund: outcome unknown", failed=True)
+
+
+def test_an_unfinished_end_is_a_dashed_box_in_its_own_role() -> None:
+    chart = Flowchart(flow_steps(runs.CHAIN, end=WAITING))
+    assert chart.end == WAITING
+    rows = chart.rows(chart.row_count - 4, chart.row_count, 80)
+    assert [row.text for row in rows] == [
+        "   ▼",
+        "┌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌┐",
+        "╎ awaiting approval: refund ╎",
+        "└╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌┘",
+    ]
+    assert {span.role for row in rows[1:] for span in row} == {Role.UNFINISHED}
+    halted = Flowchart(flow_steps(runs.CHAIN, end=HALTED))
+    rows = halted.rows(halted.row_count - 3, halted.row_count, 80)
+    assert rows[0].text.startswith("┏╍╍") and rows[1].text.startswith("╏ halted")
+    assert {span.role for row in rows for span in row} == {Role.ERROR}
+    assert halted.text(80, ascii=True).splitlines()[-2] == ": halted on refund: outcome unknown :"
+    assert chart.record_for_row(chart.row_count - 2) is None
+
+
+def test_set_end_replaces_the_closing_node_and_appends_keep_it_last() -> None:
+    steps = flow_steps(runs.MARKS)
+    chart = Flowchart([START, DONE])
+    first = chart.set_end(WAITING)
+    assert chart.end == WAITING and first == 0
+    for step in steps[1:-1]:
+        chart.append(step)
+    assert texts(chart) == texts(Flowchart([*steps[:-1], WAITING]))
+    before = texts(chart)
+    first = chart.set_end(HALTED)
+    assert texts(chart)[:first] == before[:first] and chart.end == HALTED
+    assert chart.set_end(HALTED) == chart.row_count  # nothing changed
+    chart.set_end(DONE)
+    assert texts(chart) == texts(Flowchart(steps))
+    # A chart of start alone gains an end; an empty one, its first node.
+    alone = Flowchart([START])
+    alone.set_end(WAITING)
+    assert alone.end == WAITING and alone.block_count == 2
+    empty = Flowchart()
+    assert empty.row_count == 0
+    empty.set_end(DONE)
+    assert empty.end == DONE and empty.row_count == 3
+
+
+def test_mermaid_never_writes_the_unfinished_end() -> None:
+    assert mermaid_text(flow_steps(runs.MARKS, end=HALTED)) == mermaid_text(flow_steps(runs.MARKS))
+
+
+def test_the_current_turns_nodes_are_highlighted_and_drawn_uncached() -> None:
+    chart = Flowchart(flow_steps(runs.MARKS))
+    chart.rows(0, chart.row_count, 80)  # everything cached, no turn current
+    chart.current_turn = 1  # model turn 1: its LLM node, the denial and the failed charge
+    current = [
+        row.text.strip("│┃ ")
+        for row in chart.rows(0, chart.row_count, 80)
+        if any(span.role == Role.CURRENT for span in row)
+    ]
+    assert current == ["LLM", "denied ✗", "tool: charge ✗"]
+    chart.selected = 7  # the selected node outranks the current turn
+    roles = {span.role for span in chart.rows(chart.row_for_record(7), chart.row_for_record(7) + 1, 80)[0]}
+    assert Role.SELECTED in roles and Role.CURRENT not in roles
+    chart.current_turn = None
+    assert not any(span.role == Role.CURRENT for row in chart.rows(0, chart.row_count, 80) for span in row)
+
+
+def test_the_current_turn_in_a_fan_out_and_a_fold() -> None:
+    chart = Flowchart(flow_steps(runs.FAN_OUT))
+    chart.current_turn = 0
+    fan = [row for row in chart.rows(0, chart.row_count, 80) if row.text.startswith(("   ├", "   └"))]
+    assert len(fan) == 3 and all(row[1].role == Role.CURRENT for row in fan)
+    folded = Flowchart(flow_steps(runs.loops(5)))
+    folded.current_turn = 3  # inside the fold: the folded box is the turn's
+    label = folded.rows(5, 6, 80)[0]
+    assert label.text.startswith("│ ▸ LLM → tool: search") and label[1].role == Role.CURRENT
+    folded.current_turn = 5  # the answer after the fold
+    assert folded.rows(5, 6, 80)[0][1].role == Role.LABEL

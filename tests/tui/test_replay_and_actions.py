@@ -17,6 +17,7 @@ from agenttui.agent.events import ModelEvent
 from agenttui.agent.model import Finish
 from agenttui.journal import Journal
 from agenttui.journal.record import Usage
+from agenttui.render import DONE, FlowKind, Role
 from agenttui.runs.status import RunState, run_status
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
@@ -410,3 +411,65 @@ def test_an_events_line_for_a_turn_end_with_or_without_usage() -> None:
     """A model may report no usage: the line says less, and the events pane does not fail."""
     assert event_line(ModelEvent("r", 0, Finish("stop"))) == ("delta", "  finish stop")
     assert event_line(ModelEvent("r", 0, Finish("stop", Usage(3, 4)))) == ("delta", "  finish stop (3 in / 4 out)")
+
+
+def visible_rows(flowchart: FlowchartView) -> range:
+    top = round(flowchart.scroll_offset.y)
+    return range(top, top + flowchart.scrollable_content_region.height)
+
+
+async def test_the_replay_flowchart_highlights_the_turn_replayed_and_keeps_it_in_view(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_replay(pilot, "refund-a1002")
+        await pilot.press("3")
+        flowchart = screen.query_one(FlowchartView)
+        for turn in (1, 2, 3):
+            await pilot.press("n")
+            await settle(pilot)
+            chart = flowchart.chart
+            assert chart.current_turn == turn - 1
+            # The turn's nodes, drawn in the current role; the newest of them, selected, is in view.
+            shown = chart.rows(0, chart.row_count, 80)
+            current = [i for i, row in enumerate(shown) if any(span.role == Role.CURRENT for span in row)]
+            assert current and min(current) > 2
+            assert flowchart.cursor_row in visible_rows(flowchart)
+            assert chart.record_for_row(flowchart.cursor_row) == len(screen.rows) - 1
+            assert chart.end is not None and chart.end.label == f"replayed {turn} of 4 turns"
+            assert chart.row_count - 1 in visible_rows(flowchart)  # and where the replay stands, under it
+        await pilot.press("e")
+        await settle(pilot)
+        assert flowchart.chart.end == DONE
+        assert flowchart.chart.row_count - 1 in visible_rows(flowchart)
+
+
+async def test_a_halted_replay_ends_where_the_recording_stands(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_replay(pilot, "refund-a1004-halted")
+        await pilot.press("3", "e")
+        await settle(pilot)
+        end = screen.query_one(FlowchartView).chart.end
+        assert end is not None and end.label == "halted on refund_payment: outcome unknown" and end.failed
+
+
+async def test_the_run_flowchart_ends_where_the_run_stands_and_shows_the_cursor_when_opened(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_run("refund-a1003-denied")
+        await settle(pilot)
+        screen = app.screen
+        flowchart = screen.query_one(FlowchartView)
+        assert flowchart.chart.end == DONE
+        # The cursor moves to the end while another pane shows; the flowchart, shown, scrolls to it.
+        await pilot.press("G")
+        await settle(pilot)
+        await pilot.press("w")
+        await settle(pilot)
+        assert flowchart.cursor_row in visible_rows(flowchart)
+        assert flowchart.chart.row_count - 1 in visible_rows(flowchart)
+        await pilot.press("escape")
+        app.open_run("refund-a1004-halted")
+        await settle(pilot)
+        end = app.screen.query_one(FlowchartView).chart.end
+        assert end is not None and end.kind == FlowKind.UNFINISHED and end.label.startswith("halted on refund_payment")

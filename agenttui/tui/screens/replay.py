@@ -20,8 +20,11 @@ from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.record import Record
 from agenttui.render.diff import JournalDiff, RowState
+from agenttui.render.flow import DONE, FlowStep, unfinished
 from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
 from agenttui.replay.verdict import Verdict, VerdictKind
+from agenttui.runs.chart_end import chart_end
+from agenttui.runs.status import RunStatus
 from agenttui.runs.view import RecordRow, RunView
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
@@ -55,6 +58,21 @@ class EventBatches:
             self._post(ReplayScreen.EventsEmitted(self._held))
             self._held = []
         self._last_post = time.monotonic()
+
+
+def replay_end(progress: ReplayProgress, recorded: RunStatus) -> FlowStep:
+    """Where the replayed run stands, as its flowchart's last node: the turns replayed while it
+    runs; once it stops where the recording stops, where the recording stands (``chart_end``)."""
+    state = progress.state
+    if state == ReplayState.FINISHED:
+        return DONE
+    if state == ReplayState.PAUSED:
+        return chart_end(recorded)
+    if state in (ReplayState.DIVERGED, ReplayState.FAILED):
+        return unfinished(f"{state.value}: {progress.reason}", failed=True)
+    if state == ReplayState.REFUSED:
+        return unfinished("not replayed")
+    return unfinished(f"replayed {progress.turn} of {progress.recorded_turns} turns")
 
 
 class ReplayScreen(StoreScreen):
@@ -207,6 +225,9 @@ class ReplayScreen(StoreScreen):
         else:
             journal.extend(self.view.rows[before:])
             flowchart.append(new)
+        flowchart.show_turn(progress.turn - 1 if progress.turn else None)
+        if self.session is not None:
+            flowchart.set_end(replay_end(progress, self.session.recorded_status))
         if len(self.view):
             journal.cursor = len(self.view) - 1
         bar = self.query_one(ProgressBar)

@@ -19,8 +19,9 @@ from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
-from agenttui.render.flow import FlowStep
+from agenttui.render.flow import FlowStep, unfinished
 from agenttui.replay.events import events_of
+from agenttui.runs.chart_end import chart_end
 from agenttui.runs.operations import replay_command
 from agenttui.runs.status import RunStatus, statuses
 from agenttui.runs.tree import sub_run_steps
@@ -138,6 +139,7 @@ class RunScreen(StoreScreen):
 
     def on_mount(self) -> None:
         self._title()
+        self.query_one(FlowchartView).set_end(unfinished("reading where the run stands…"))
         self.journal_list.empty_text = "Reading the journal…"
         self.journal_list.focus()
         if self.tui.store is not None:
@@ -190,6 +192,7 @@ class RunScreen(StoreScreen):
             f" · {status.detail}" if status.detail else ""
         )
         self._title()
+        self.query_one(FlowchartView).set_end(chart_end(status))
 
     def on_run_screen_records_loaded(self, message: RunScreen.RecordsLoaded) -> None:
         journal, view = self.journal_list, self.view

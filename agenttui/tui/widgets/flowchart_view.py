@@ -15,7 +15,7 @@ from textual.strip import Strip
 
 from agenttui.journal.record import Record
 from agenttui.render.ascii import Children, Flowchart
-from agenttui.render.flow import DONE, START, FlowTail
+from agenttui.render.flow import DONE, START, FlowStep, FlowTail
 from agenttui.render.rows import Role
 
 
@@ -52,14 +52,29 @@ class FlowchartView(ScrollView, can_focus=True):
         self.chart = Flowchart([START, DONE])
         self._tail = FlowTail()
         self._following_record: int | None = None
+        self._end = DONE
+        """The chart's last node: where the run stands, as its screen last heard (``set_end``)."""
 
     # -- data --------------------------------------------------------------------------------
 
     def load(self, records: list[Record], run_id: str | None = None, children: Children | None = None) -> None:
         """Draw ``records`` afresh; ``children`` holds the steps of sub-runs, drawn as foldable frames."""
         self._tail = FlowTail(run_id=run_id, sub_runs=children or {})
-        self.chart = Flowchart([START, *self._tail.steps(records), DONE], children=children)
+        current = self.chart.current_turn
+        self.chart = Flowchart([START, *self._tail.steps(records), self._end], children=children)
+        self.chart.current_turn = current
         self._sized()
+
+    def set_end(self, end: FlowStep) -> None:
+        """End the chart in ``end``: ``done``, or where an unfinished run stands (``runs.chart_end``)."""
+        self._end = end
+        self.chart.set_end(end)
+        self._sized()
+
+    def show_turn(self, turn: int | None) -> None:
+        """Highlight the nodes of model turn ``turn`` (a replay's step), or none."""
+        self.chart.current_turn = turn
+        self.refresh()
 
     def append(self, records: list[Record]) -> None:
         """New records of a tailed run: each adds one block, nothing is re-indexed."""
@@ -77,6 +92,8 @@ class FlowchartView(ScrollView, can_focus=True):
         self._following_record = record_index
         self.chart.selected = record_index
         self.cursor_row = self.chart.row_for_record(record_index)
+        # Once laid out again: rows just added may bring a scrollbar, and the region shrinks.
+        self.call_after_refresh(self._keep_cursor_in_view)
         self.refresh()
 
     # -- drawing -----------------------------------------------------------------------------
@@ -101,9 +118,27 @@ class FlowchartView(ScrollView, can_focus=True):
     def watch_cursor_row(self, old: int, new: int) -> None:
         self.refresh_lines(old - round(self.scroll_offset.y), 1)
         self.refresh_lines(new - round(self.scroll_offset.y), 1)
+        self._keep_cursor_in_view()
+
+    def _keep_cursor_in_view(self) -> None:
+        """Scroll the cursor row into view; on the last node before the chart's end, the end too.
+
+        Also called on a resize: while its tab is hidden the pane has no height, and it scrolls
+        to where the journal's cursor went once it is shown.
+        """
         top, height = round(self.scroll_offset.y), self.scrollable_content_region.height
-        if new < top or (height and new >= top + height):
-            self.scroll_to(y=max(0, new - height // 2), animate=False)
+        if not height:
+            return
+        chart, row = self.chart, self.cursor_row
+        if not 0 <= row < chart.row_count:
+            return
+        on_last_node = chart.end is not None and chart.block_count >= 2 and chart.block_at(row) == chart.block_count - 2
+        if on_last_node and chart.row_count - row <= height:
+            lowest = max(chart.row_count - height, 0)  # the first top that shows the chart's last row
+            if not lowest <= top <= row:
+                self.scroll_to(y=lowest, animate=False)
+        elif row < top or row >= top + height:
+            self.scroll_to(y=max(0, row - height // 2), animate=False)
 
     def validate_cursor_row(self, value: int) -> int:
         return max(0, min(value, self.chart.row_count - 1))
@@ -130,3 +165,4 @@ class FlowchartView(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._sized()
+        self._keep_cursor_in_view()
