@@ -405,10 +405,12 @@ def launch(
     a separate process that keeps one run in flight, so there is something to tail."""
     writer = None
     if live_writer:
+        # The store in the environment, not the arguments: a PostgreSQL URL may hold a password,
+        # and any user on the host can read a process's arguments.
         writer = subprocess.Popen(
-            [sys.executable, "-m", "agenttui.demo.live", url],
+            [sys.executable, "-m", "agenttui.demo.live"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "AGENTTUI_DEMO_STORE": url},
         )  # fmt: skip
     # asyncpg's pool logs each failed reconnect to stderr, which would scribble over the screen;
     # the status bar already says the app is reconnecting.

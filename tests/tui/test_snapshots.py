@@ -183,7 +183,7 @@ def test_divergence_with_your_agent(snap_compare: Snap, app: AgentTuiApp) -> Non
         await open_run(pilot, "refund-a1004-halted")
         await pilot.press("L")
         await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("y")
+        await pilot.press("w")
         await wait_for_screen(pilot, ReplayScreen)
         await settle(pilot)
         await pilot.press("e")

@@ -87,17 +87,21 @@ class ConfirmDialog(ModalScreen[bool]):
         lead: str = "",
     ) -> None:
         super().__init__()
-        self._title, self._will_write, self._command = title, will_write, command
-        self._heading, self._yes, self._lead = heading, yes, lead
+        self._title, self._will_write = title, will_write
+        self._heading, self._yes = heading, yes
+        self.lead = lead
+        """A line above what will be written: why it is asked now (a re-drive offered after a write)."""
+        self.command = command
+        """The CLI command that does the same, as ``y`` copies it."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
-            if self._lead:
-                yield Static(Text(printable(self._lead, multiline=True)), id="dialog-lead")
+            if self.lead:
+                yield Static(Text(printable(self.lead, multiline=True)), id="dialog-lead")
             yield Static(Text(self._heading + "\n" + printable(self._will_write, multiline=True)), id="dialog-body")
             yield Static(Text("Same from the command line (y copies it; ← → scroll it):"), id="dialog-command-label")
-            yield CommandLine(self._command, id="dialog-command")
+            yield CommandLine(self.command, id="dialog-command")
             with Horizontal(id="dialog-buttons"):
                 yield Button(self._yes, id="yes", variant="warning")
                 yield Button("Cancel (n)", id="no", variant="primary")
@@ -112,7 +116,7 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(yes)
 
     def action_copy_command(self) -> None:
-        copy_command(self, self._command)
+        copy_command(self, self.command)
 
     def action_scroll_command(self, columns: int) -> None:
         self.query_one(CommandLine).scroll_relative(x=columns, animate=False)
