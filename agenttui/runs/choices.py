@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from agenttui.agent.factory import AgentFactory
+from agenttui.errors import JournalVersionError
 from agenttui.journal.describe import clip, json_value, raw_json_text
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
@@ -48,7 +49,11 @@ def question_in(records: Sequence[Record], tool_use_id: str) -> Question | None:
 
 async def question_of(store: Store, status: RunStatus) -> Question | None:
     """The question a run awaiting input asks (None when its asking turn cannot be read)."""
-    return question_in(await Journal(store).history(status.run_id), status.tool_use_id)
+    try:
+        records = await Journal(store).history(status.run_id)
+    except JournalVersionError:
+        return None  # a format agenttui does not write: there is no answering it here anyway
+    return question_in(records, status.tool_use_id)
 
 
 def _question_text(status: RunStatus, question: Question | None) -> str:

@@ -369,7 +369,13 @@ class AgentTuiApp(App[int]):
         progress = RecoverProgress()
         operation = RecoverAll(self.agent_spec, self.agent_factory, on_progress=progress.advance, plan=plan)
         command = operation.command(describe_url(self.url))
-        dialog = ConfirmDialog(operation.title, operation.will_write(), command, heading="Will:", yes="Recover (w)")
+        dialog = ConfirmDialog(
+            operation.title,
+            operation.will_write(),
+            command,
+            heading="The pass, as the store stands now:",
+            yes="Recover (w)",
+        )
         if not await self.push_screen_wait(dialog):
             self.notify("nothing written")
             return
