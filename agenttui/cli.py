@@ -15,7 +15,6 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import wraps
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -188,23 +187,24 @@ def _check_factory(spec: str) -> None:
 
 
 @main.command()
-@click.option("--path", "path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DEMO_PATH, show_default=True,
-              help="Where to write the demo SQLite store.")  # fmt: skip
+@click.option("--path", "path", metavar="FILE|URL", default=DEFAULT_DEMO_PATH, show_default=True,
+              help="Where to build the demo: a SQLite file, or postgresql://…?schema=s (a schema holding no other runs).")  # fmt: skip
 @click.option("--no-tui", is_flag=True, help="Build the store and exit.")
-@click.option("--force", is_flag=True, help="Replace the file at --path even if it is not a demo store agenttui made.")
+@click.option("--force", is_flag=True, help="Replace the file at --path even if it is not a demo store agenttui made (never a PostgreSQL schema).")  # fmt: skip
 @click.option("--bulk-turns", type=int, default=2000, show_default=True, help="Turns in the long run.")
 @theme_option
-def demo(path: Path, no_tui: bool, force: bool, bulk_turns: int, theme: str | None) -> None:
+def demo(path: str, no_tui: bool, force: bool, bulk_turns: int, theme: str | None) -> None:
     """Build a demo store with the runtime (a run in every status) and open the TUI on it."""
-    from agenttui.demo.command import build_demo_store
+    from agenttui.demo.command import build_demo_at
+    from agenttui.stores import describe_url
 
-    run_async(build_demo_store)(path, bulk_turns=bulk_turns, echo=lambda m: click.echo(m, err=True), force=force)
+    run_async(build_demo_at)(path, bulk_turns=bulk_turns, echo=lambda m: click.echo(m, err=True), force=force)
     if no_tui:
-        click.echo(str(path))
+        click.echo(describe_url(path))
         return
     from agenttui.tui.app import launch
 
-    sys.exit(launch(str(path), theme=theme, live_writer=True, agent_spec=DEMO_FACTORY))
+    sys.exit(launch(path, theme=theme, live_writer=True, agent_spec=DEMO_FACTORY))
 
 
 def _status_json(status: RunStatus) -> dict[str, Any]:

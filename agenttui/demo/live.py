@@ -1,6 +1,8 @@
-"""``python -m agenttui.demo.live STORE``: keep one demo run in flight until terminated.
+"""``python -m agenttui.demo.live [STORE]``: keep one demo run in flight until terminated.
 
 A separate process, so the TUI tails commits made by someone else, as it would in production.
+The store is ``AGENTTUI_DEMO_STORE`` when set (how ``agenttui demo`` passes it: a PostgreSQL
+URL's password stays out of the process's arguments), else the argument.
 """
 
 from __future__ import annotations
@@ -25,6 +27,6 @@ async def main(url: str) -> None:
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        asyncio.run(main(sys.argv[1]))
+        asyncio.run(main(os.environ.get("AGENTTUI_DEMO_STORE") or sys.argv[1]))
     except (KeyboardInterrupt, SystemExit):
         pass

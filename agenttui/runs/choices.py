@@ -2,24 +2,75 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from agenttui.agent.factory import AgentFactory
+from agenttui.errors import JournalVersionError
+from agenttui.journal.describe import clip, json_value, raw_json_text
+from agenttui.journal.journal import Journal
+from agenttui.journal.record import Record, StepKind
 from agenttui.runs.operations import Answer, Cancel, Decide, Operation, Redrive, ReleaseLease, Resolve, parse_value
 from agenttui.runs.status import RunState, RunStatus
+from agenttui.stores.base import Store
+
+#: The most of the agent's words and of the call's arguments a question shows (the inspector shows all).
+QUESTION_CLIP = 400
 
 Ask = Callable[[str, str, str], Awaitable[str | None]]
 """Asks a person for a value: (title, prompt, placeholder) -> the value, or None if cancelled."""
 
 
-async def _answer(status: RunStatus, ask: Ask) -> Operation | None:
-    name = status.interrupt_name
-    value = await ask(
-        f"Answer {status.run_id}",
-        f"{status.detail}\nThe answer is recorded as interrupt:{name} (JSON, or plain text).",
-        "your answer",
-    )
-    return None if value is None else Answer(status.run_id, name, parse_value(value, json_only=False))
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What a run awaiting input asks: the agent's words in the turn that called the tool, the
+    tool's own question (an argument named ``question``, ``prompt`` or ``message``, if any) and
+    the call's arguments as recorded. Store text: show it inert."""
+
+    said: str
+    asks: str
+    arguments: str
+
+
+def question_in(records: Sequence[Record], tool_use_id: str) -> Question | None:
+    """The question of the call ``tool_use_id``, read from the last model turn that made it. Pure."""
+    for record in reversed(records):
+        if record.kind != StepKind.MODEL or record.message is None:
+            continue
+        call = next((c for c in record.message.tool_uses if c.id == tool_use_id), None)
+        if call is None:
+            continue
+        arguments = json_value(call.args)
+        asks = next((arguments[k] for k in ("question", "prompt", "message")
+                     if isinstance(arguments, dict) and isinstance(arguments.get(k), str)), "")  # fmt: skip
+        return Question(record.message.text.strip(), asks, raw_json_text(call.args))
+    return None
+
+
+async def question_of(store: Store, status: RunStatus) -> Question | None:
+    """The question a run awaiting input asks (None when its asking turn cannot be read)."""
+    try:
+        records = await Journal(store).history(status.run_id)
+    except JournalVersionError:
+        return None  # a format agenttui does not write: there is no answering it here anyway
+    return question_in(records, status.tool_use_id)
+
+
+def _question_text(status: RunStatus, question: Question | None) -> str:
+    lines = [f"{status.tool_name} ({status.tool_use_id}) asks for an answer to {status.interrupt_name}."]
+    if question is not None:
+        if question.asks:
+            lines.append(f"The question: {clip(question.asks, QUESTION_CLIP)}")
+        if question.said:
+            lines.append(f"The agent said: {clip(question.said, QUESTION_CLIP)}")
+        lines.append(f"The call's arguments: {clip(question.arguments, QUESTION_CLIP)}")
+    lines.append(f"The answer is recorded as interrupt:{status.interrupt_name} (JSON, or plain text).")
+    return "\n".join(lines)
+
+
+async def _answer(status: RunStatus, question: Question | None, ask: Ask) -> Operation | None:
+    value = await ask(f"Answer {status.run_id}", _question_text(status, question), "your answer")
+    return None if value is None else Answer(status.run_id, status.interrupt_name, parse_value(value, json_only=False))
 
 
 async def _fired(status: RunStatus, ask: Ask) -> Operation | None:
@@ -31,9 +82,10 @@ async def _fired(status: RunStatus, ask: Ask) -> Operation | None:
 
 
 def choices_for(
-    status: RunStatus, factory_spec: str | None, factory: AgentFactory | None
+    status: RunStatus, factory_spec: str | None, factory: AgentFactory | None, question: Question | None = None
 ) -> list[tuple[str, Callable[[Ask], Awaitable[Operation | None]]]]:
-    """The operations that make sense for a run in ``status``, each with how to build it."""
+    """The operations that make sense for a run in ``status``, each with how to build it
+    (``question``: what a run awaiting input asks, shown when asking for the answer)."""
 
     def ready(operation: Operation) -> Callable[[Ask], Awaitable[Operation | None]]:
         async def build(_: Ask) -> Operation | None:
@@ -47,7 +99,7 @@ def choices_for(
         out += [(f"Approve {status.tool_name} ({call})", ready(Decide(run_id, call, True))),
                 (f"Deny {status.tool_name} ({call})", ready(Decide(run_id, call, False)))]  # fmt: skip
     if status.state == RunState.AWAITING_INPUT:
-        out.append((f"Answer the question of {status.tool_name}", lambda ask: _answer(status, ask)))
+        out.append((f"Answer the question of {status.tool_name}", lambda ask: _answer(status, question, ask)))
     if status.state == RunState.HALTED:
         out += [(f"It did not fire: retry {status.tool_name}", ready(Resolve(run_id, call, False))),
                 ("It fired: record its result", lambda ask: _fired(status, ask))]  # fmt: skip
@@ -69,3 +121,11 @@ def choices_for(
             )
         )
     return out
+
+
+def follow_up(operation: Operation, factory_spec: str | None, factory: AgentFactory | None) -> Operation | None:
+    """What to offer once ``operation`` is written: a decision or an answer leaves its run ready,
+    so re-drive it, when an agent is configured to drive it (None otherwise)."""
+    if not isinstance(operation, Decide | Answer) or factory is None or not factory_spec:
+        return None
+    return Redrive(operation.run_id, factory_spec, factory)

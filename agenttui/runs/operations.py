@@ -22,7 +22,7 @@ from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.runs import actions
 from agenttui.runs.lease import LeaseHeld, lease, new_holder
-from agenttui.runs.recover import RecoverReport, recover_runs
+from agenttui.runs.recover import RecoverPlan, RecoverReport, recover_runs
 from agenttui.stores.base import LeaseInfo, Store
 
 
@@ -246,16 +246,22 @@ class Redrive:
 
 @dataclass(frozen=True)
 class RecoverAll:
-    """The spec's Recover: re-drive every unfinished run (pauses count as recovered)."""
+    """The spec's Recover: re-drive every unfinished run (pauses count as recovered).
+
+    Given the ``plan`` a person was shown (``plan_recover``), it touches those runs and no other.
+    """
 
     factory_spec: str
     factory: Callable[[str], AgentSetup]
     on_progress: Callable[[int, str], None] | None = None
+    plan: RecoverPlan | None = None
 
     title = "Recover every unfinished run"
 
     def will_write(self) -> str:
-        return "for each unfinished root run not leased elsewhere: its next steps, under its lease"
+        if self.plan is None:
+            return "for each unfinished root run not leased elsewhere: its next steps, under its lease"
+        return "\n".join(plan_lines(self.plan))
 
     def command(self, store_url: str) -> str:
         return _cli("recover", store_url, "--agent", self.factory_spec)
@@ -266,10 +272,47 @@ class RecoverAll:
             start = next(r for r in records if r.name == keys.RUN_START)
             await self.factory(run_id).agent(store).run(run_id, RunStart.decode(start.result).input)
 
-        return await recover_runs(store, resume, on_progress=self.on_progress)
+        only = None if self.plan is None else [status.run_id for status in self.plan.to_drive]
+        return await recover_runs(store, resume, on_progress=self.on_progress, run_ids=only)
 
     async def apply(self, store: Store) -> str:
         return "\n".join(report_lines(await self.run(store)))
+
+
+#: The most run ids a plan's line names for one status (the rest are counted).
+PLAN_IDS = 3
+
+
+def plan_lines(plan: RecoverPlan, *, width: int = 70) -> list[str]:
+    """What a recover pass will touch, before it starts: the runs it re-drives, a line per status
+    with its count and first run ids, then what it leaves alone. Run ids are the store's: show
+    them inert."""
+    drive = RecoverPlan.by_state(plan.to_drive)
+    lines = [f"re-drives {len(plan.to_drive)} unfinished runs, each under its lease:"]
+    column = max((len(f"{len(ids)} {state.value}") for state, ids in drive.items()), default=0)
+    for state, ids in drive.items():
+        head = f"  {f'{len(ids)} {state.value}':<{column}}  "
+        lines.append(head + _ids(ids, width - len(head)))
+    if plan.left_alone:
+        alone = RecoverPlan.by_state(plan.left_alone)
+        lines.append(
+            f"leaves alone {len(plan.left_alone)}: "
+            + ", ".join(f"{len(ids)} {state.value}" for state, ids in alone.items())
+        )
+    return lines
+
+
+def _ids(run_ids: Sequence[str], width: int) -> str:
+    """The first run ids that fit ``width``, then how many more."""
+    shown: list[str] = []
+    for run_id in run_ids[:PLAN_IDS]:
+        rest = len(run_ids) - len(shown) - 1
+        candidate = ", ".join([*shown, run_id]) + (f", +{rest} more" if rest else "")
+        if len(candidate) > width and shown:
+            break
+        shown.append(run_id)
+    rest = len(run_ids) - len(shown)
+    return ", ".join(shown) + (f", +{rest} more" if rest else "")
 
 
 def report_lines(report: RecoverReport, *, most: int | None = None) -> list[str]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from agenttui.agent.pauses import RollbackRequested, RunNotStarted, RunPaused
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.runs.lease import DEFAULT_TTL, LeaseHeld, lease
+from agenttui.runs.status import RunState, RunStatus, statuses
 from agenttui.stores.base import Store
 
 Resume = Callable[[str], Awaitable[object]]
@@ -27,6 +29,58 @@ class RecoverReport:
     """Genuine faults: model, storage or tool errors."""
 
 
+#: Unfinished runs a recover pass leaves alone: another driver holds it, it never started, or
+#: its saga driver is rolling it back (``_recover_one`` re-checks each under the run's lease).
+LEFT_ALONE = frozenset({RunState.IN_FLIGHT, RunState.NOT_STARTED, RunState.CANCELLING})
+PLAN_PAGE = 500
+
+
+@dataclass(slots=True)
+class RecoverPlan:
+    """What a recover pass would do, read before it starts: the unfinished root runs it would
+    re-drive and those it would leave alone, each with its status as read."""
+
+    to_drive: list[RunStatus] = field(default_factory=list)
+    left_alone: list[RunStatus] = field(default_factory=list)
+
+    @staticmethod
+    def by_state(runs: Sequence[RunStatus]) -> dict[RunState, list[str]]:
+        """The runs' ids by status, the most common status first."""
+        counts = Counter(status.state for status in runs)
+        return {state: [s.run_id for s in runs if s.state == state] for state, _ in counts.most_common()}
+
+
+async def plan_recover(store: Store) -> RecoverPlan:
+    """The runs ``recover_runs`` would touch now, and those it would leave alone; nothing written.
+
+    Raises ``ConfigError`` for a store that cannot list its runs.
+    """
+    if not store.IMPLEMENTS_LISTING:
+        raise ConfigError(f"recover needs a store that can list its runs; {store.display_url} cannot")
+    plan = RecoverPlan()
+    page: list[str] = []
+    async for run_id in _unfinished_roots(store):
+        page.append(run_id)
+        if len(page) == PLAN_PAGE:
+            _sort_into(plan, await statuses(store, page))
+            page = []
+    _sort_into(plan, await statuses(store, page) if page else [])
+    return plan
+
+
+def _sort_into(plan: RecoverPlan, read: Sequence[RunStatus]) -> None:
+    for status in read:
+        if status.state.finished:
+            continue  # ended since it was listed
+        (plan.left_alone if status.state in LEFT_ALONE else plan.to_drive).append(status)
+
+
+async def _unfinished_roots(store: Store) -> AsyncIterator[str]:
+    async for run_id in store.runs(exclude_holding=keys.END_MARKERS):
+        if ">" not in run_id:  # a sub-run or a session's journal: its parent drives it
+            yield run_id
+
+
 async def recover(store: Store, resume: Resume, *, ttl: float = DEFAULT_TTL) -> tuple[int, list[BaseException]]:
     """The spec's ``Recover``: (runs re-driven, genuine errors); a run back in a pause is no error.
 
@@ -42,26 +96,31 @@ async def recover_runs(
     *,
     ttl: float = DEFAULT_TTL,
     on_progress: Callable[[int, str], None] | None = None,
+    run_ids: Sequence[str] | None = None,
 ) -> RecoverReport:
     """Re-drive every unfinished run, each under its lease, and report on each.
 
     ``resume(run_id)`` is deployment policy: it knows the agent and input to re-drive with.
     Sub-runs and session runs are skipped (their parent drives them). Each run is driven under
     its lease; a run leased by a live driver is skipped. Raises ``ConfigError`` for a store that
-    cannot list its runs. ``on_progress(done, run_id)`` is called after each run.
+    cannot list its runs. ``on_progress(done, run_id)`` is called after each run. ``run_ids``:
+    these runs only, instead of every unfinished one (the runs a ``RecoverPlan`` showed).
     """
-    if not store.IMPLEMENTS_LISTING:
+    if run_ids is None and not store.IMPLEMENTS_LISTING:
         raise ConfigError(f"recover needs a store that can list its runs; {store.display_url} cannot")
     report = RecoverReport()
     done = 0
-    async for run_id in store.runs(exclude_holding=keys.END_MARKERS):
-        if ">" in run_id:
-            continue
+    async for run_id in _unfinished_roots(store) if run_ids is None else _each(run_ids):
         await _recover_one(store, run_id, resume, ttl, report)
         done += 1
         if on_progress is not None:
             on_progress(done, run_id)
     return report
+
+
+async def _each(run_ids: Sequence[str]) -> AsyncIterator[str]:
+    for run_id in run_ids:
+        yield run_id
 
 
 async def _recover_one(store: Store, run_id: str, resume: Resume, ttl: float, report: RecoverReport) -> None:

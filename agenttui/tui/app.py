@@ -278,9 +278,14 @@ class AgentTuiApp(App[int]):
     @work(exclusive=True, group="operation", exit_on_error=False)
     async def operate(self, status: RunStatus, pick: str | None = None) -> None:
         """Offer the operations that fit ``status`` (or take the one starting with ``pick``)."""
-        from agenttui.runs.choices import choices_for
+        from agenttui.runs.choices import choices_for, follow_up, question_of
+        from agenttui.runs.operations import Answer, Decide
+        from agenttui.runs.status import RunState
 
-        choices = choices_for(status, self.agent_spec, self.agent_factory)
+        asked = None
+        if status.state == RunState.AWAITING_INPUT and self.store is not None:
+            asked = await question_of(self.store, status)
+        choices = choices_for(status, self.agent_spec, self.agent_factory, asked)
         if pick is not None:
             choices = [c for c in choices if c[0].startswith(pick)]
         if not choices:
@@ -296,17 +301,30 @@ class AgentTuiApp(App[int]):
         if index is None:
             return
         operation = await choices[index][1](self._ask)
-        if operation is not None:
-            await self._confirm_and_apply(operation, status.run_id)
+        if operation is None:
+            return
+        # A decision or an answer leaves its run ready: with an agent given (--agent), offer to
+        # re-drive it at once; what was written is said in that offer instead of a notice.
+        redrive = follow_up(operation, self.agent_spec, self.agent_factory)
+        written = await self._confirm_and_apply(operation, status.run_id, announce=redrive is None)
+        if written is not None and redrive is not None:
+            lead = f"{written}.\nThe run is ready to go on: re-drive it now?"
+            await self._confirm_and_apply(redrive, status.run_id, lead=lead)
+        elif written is not None and isinstance(operation, Decide | Answer):
+            self.notify(f"{printable(status.run_id)} is ready: re-drive it with agenttui redrive, or start "
+                        "agenttui with --agent module:factory", timeout=6, markup=False)  # fmt: skip
 
     async def _ask(self, title: str, prompt: str, placeholder: str) -> str | None:
         return await self.push_screen_wait(PromptDialog(title, prompt, placeholder))
 
-    async def _confirm_and_apply(self, operation: Operation, run_id: str | None) -> None:
+    async def _confirm_and_apply(
+        self, operation: Operation, run_id: str | None, *, lead: str = "", announce: bool = True
+    ) -> str | None:
+        """Show what ``operation`` writes; write it once confirmed. What it wrote, or None."""
         command = operation.command(describe_url(self.url))
-        if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command)):
+        if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command, lead=lead)):
             self.notify("nothing written")
-            return
+            return None
         store, opened = await self._writable_store()
         try:
             message = await operation.apply(store)
@@ -314,8 +332,10 @@ class AgentTuiApp(App[int]):
             if opened:
                 await store.close()
         # Both name runs and calls, and a re-drive's message quotes the model: untrusted text.
-        self.notify(printable(message, multiline=True), title=printable(operation.title), timeout=6, markup=False)
+        if announce:
+            self.notify(printable(message, multiline=True), title=printable(operation.title), timeout=6, markup=False)
         self.post_message(StoreChanged({run_id} if run_id else None))
+        return message
 
     async def _writable_store(self) -> tuple[Store, bool]:
         """A store handle for one write: opened for it alone, unless the app was handed a store."""
@@ -330,16 +350,34 @@ class AgentTuiApp(App[int]):
 
     @work(exclusive=True, group="operation", exit_on_error=False)
     async def recover_all(self) -> None:
+        """Show which runs a recover pass will touch, by status; recover those once confirmed."""
         from agenttui.runs.operations import RecoverAll
+        from agenttui.runs.recover import plan_recover
         from agenttui.tui.screens.recover import RecoverProgress
 
         if self.agent_factory is None or not self.agent_spec:
             self.notify("start agenttui with --agent module:factory to recover runs", severity="warning")
             return
+        if self.store is None:
+            return
+        self.notify("reading the unfinished runs…", timeout=2)
+        plan = await plan_recover(self.store)
+        if not plan.to_drive:
+            alone = f" ({len(plan.left_alone)} left to their drivers)" if plan.left_alone else ""
+            self.notify(f"no unfinished run to recover{alone}")
+            return
         progress = RecoverProgress()
-        operation = RecoverAll(self.agent_spec, self.agent_factory, on_progress=progress.advance)
+        operation = RecoverAll(self.agent_spec, self.agent_factory, on_progress=progress.advance, plan=plan)
         command = operation.command(describe_url(self.url))
-        if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command)):
+        dialog = ConfirmDialog(
+            operation.title,
+            operation.will_write(),
+            command,
+            heading="The pass, as the store stands now:",
+            yes="Recover (w)",
+        )
+        if not await self.push_screen_wait(dialog):
+            self.notify("nothing written")
             return
         self.push_screen(progress)
         store, opened = await self._writable_store()
@@ -373,10 +411,12 @@ def launch(
     a separate process that keeps one run in flight, so there is something to tail."""
     writer = None
     if live_writer:
+        # The store in the environment, not the arguments: a PostgreSQL URL may hold a password,
+        # and any user on the host can read a process's arguments.
         writer = subprocess.Popen(
-            [sys.executable, "-m", "agenttui.demo.live", url],
+            [sys.executable, "-m", "agenttui.demo.live"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "AGENTTUI_DEMO_STORE": url},
         )  # fmt: skip
     # asyncpg's pool logs each failed reconnect to stderr, which would scribble over the screen;
     # the status bar already says the app is reconnecting.

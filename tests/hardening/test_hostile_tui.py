@@ -445,7 +445,7 @@ async def test_acting_on_a_hostile_run_shows_its_dialogs_and_outcome_inert(hosti
         assert_shows(
             screen_text(app), "confirm", [r"Approve call call\x1b[2J[b] of run", run_shown, "agenttui approve"]
         )
-        await pilot.press("y")
+        await pilot.press("w")
         await settle(pilot)
         # The outcome's notification names the call and the run in its title.
         await until(pilot, lambda: "approved: wrote" in screen_text(app), "the outcome's notification")

@@ -92,7 +92,7 @@ async def test_replay_and_approve(postgres_cluster: PostgresCluster, demo_schema
         screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
         await pilot.press("a")
         await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("y")
+        await pilot.press("w")
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDialog), app.screen
         from agenttui.tui.screens.dialogs import ErrorDialog

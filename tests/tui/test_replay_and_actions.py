@@ -168,7 +168,7 @@ async def act(pilot: Pilot[Any], run_id: str, key: str, *, choose: int | None = 
             await pilot.press("down")
         await pilot.press("enter")
     await wait_for_screen(pilot, ConfirmDialog)
-    await pilot.press("y")
+    await pilot.press("w")
     await settle(pilot)
 
 
@@ -220,7 +220,14 @@ async def test_answer_resolve_and_redrive(demo_db: Path) -> None:
         await wait_for_screen(pilot, PromptDialog)
         await pilot.press(*"store credit", "enter")
         await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("y")
+        await pilot.press("w")
+        # Answered, the run is ready: with an agent given, a re-drive is offered at once; not now.
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, ConfirmDialog) and app.screen.lead.endswith("re-drive it now?"),
+            "the offer",
+        )
+        await pilot.press("n")
         await settle(pilot)
         assert (await names(demo_db, "question-a1001"))[-1] == "interrupt:ask-call_1_0"
         # resolve the halt as "did not fire", then re-drive it to completion with the demo agent
@@ -254,7 +261,7 @@ async def test_a_run_leased_elsewhere_is_refused_naming_the_holder(demo_db: Path
         ]
         app.operate(stale, "Cancel")
         await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("y")
+        await pilot.press("w")
         await settle(pilot)
         from agenttui.tui.screens.dialogs import ErrorDialog
 
@@ -273,7 +280,7 @@ async def test_two_apps_racing_one_approval_write_once(demo_db: Path) -> None:
             screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
             await pilot.press("a")
             await wait_for_screen(pilot, ConfirmDialog)
-        await asyncio.gather(p1.press("y"), p2.press("y"))
+        await asyncio.gather(p1.press("w"), p2.press("w"))
         await settle(p1)
         await settle(p2)
     assert (await names(demo_db, "refund-a1005")).count("approval:call_1_0") == 1
@@ -335,7 +342,7 @@ async def test_pressing_approve_twice_writes_once(demo_db: Path) -> None:
         await act(pilot, "refund-a1005", "a")
         app.operate(stale, "Approve")  # the same status again, as a second press before the refresh
         await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("y")
+        await pilot.press("w")
         await settle(pilot)
     assert (await names(demo_db, "refund-a1005")).count("approval:call_1_0") == 1
 
@@ -352,7 +359,7 @@ async def test_resolve_as_fired_records_the_confirmed_result(demo_db: Path) -> N
         await wait_for_screen(pilot, PromptDialog)
         await pilot.press(*'{"refund_id": "rf_manual"}', "enter")
         await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("y")
+        await pilot.press("w")
         await settle(pilot)
     store = await SQLiteStore.open(demo_db, read_only=True)
     record = await Journal(store).get("refund-a1004-halted", "tool:call_1_0")
@@ -368,7 +375,7 @@ async def test_recover_every_unfinished_run_with_progress(demo_db: Path) -> None
         await settle(pilot)
         await pilot.press("R")
         await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("y")
+        await pilot.press("w")
         await wait_for_screen(pilot, RecoverProgress)
         await settle(pilot)
         await until(pilot, lambda: screen_of(app, RecoverProgress)._done, "recover to finish")
@@ -400,7 +407,7 @@ async def test_release_a_lapsed_lease(demo_db: Path) -> None:
         assert status.lease_lapsed
         app.operate(status, "Release")
         await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("y")
+        await pilot.press("w")
         await settle(pilot)
     store = await SQLiteStore.open(demo_db, read_only=True)
     assert await store.get_lease("refund-a1001-stalled") is None

@@ -21,7 +21,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from agenttui.tui.app import AgentTuiApp
-from agenttui.tui.screens.dialogs import ConfirmDialog
+from agenttui.tui.screens.dialogs import ConfirmDialog, PromptDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
@@ -174,6 +174,50 @@ def test_confirm_approval(snap_compare: Snap, app: AgentTuiApp) -> None:
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
+NARROW = (80, 24)
+
+
+def test_answer_prompt_at_80x24(snap_compare: Snap, app: AgentTuiApp) -> None:
+    """``o`` on the run awaiting input, then Answer: the question, the agent's words, the call."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await select_run(pilot, "question-a1001")
+        await pilot.press("o", "enter")
+        await wait_for_screen(pilot, PromptDialog)
+        freeze_cursors(pilot)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=NARROW, run_before=run_before)
+
+
+def test_confirm_answer_at_80x24(snap_compare: Snap, app: AgentTuiApp) -> None:
+    """The answer's confirmation: its command wider than the dialog stays on one line, scrolled."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await select_run(pilot, "question-a1001")
+        await pilot.press("o", "enter")
+        await wait_for_screen(pilot, PromptDialog)
+        await pilot.press(*"store credit for the walnut lamp, please", "enter")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("right")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=NARROW, run_before=run_before)
+
+
+def test_recover_preview_at_80x24(snap_compare: Snap, app: AgentTuiApp) -> None:
+    """``R``: the runs recover will touch, by status, and those it leaves alone, before it asks."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("R")
+        await wait_for_screen(pilot, ConfirmDialog)
+        pilot.app.clear_notifications()  # "reading the unfinished runs…" lasts a wall-clock while
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=NARROW, run_before=run_before)
+
+
 def test_divergence_with_your_agent(snap_compare: Snap, app: AgentTuiApp) -> None:
     """The halted run replayed with the demo's agent, its side effects live as a person confirmed:
     its refund runs for real (into the replay's own store), so it diverges, and the status bar says
@@ -183,7 +227,7 @@ def test_divergence_with_your_agent(snap_compare: Snap, app: AgentTuiApp) -> Non
         await open_run(pilot, "refund-a1004-halted")
         await pilot.press("L")
         await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("y")
+        await pilot.press("w")
         await wait_for_screen(pilot, ReplayScreen)
         await settle(pilot)
         await pilot.press("e")

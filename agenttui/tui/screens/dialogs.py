@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, HorizontalScroll, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -33,26 +35,73 @@ class ErrorDialog(ModalScreen[None]):
         self.dismiss()
 
 
+class CommandLine(HorizontalScroll):
+    """A CLI command on one line that never wraps: wider than the dialog, it scrolls sideways
+    (focus it, then left/right), so what a terminal shows is the command as typed, ready to select."""
+
+    def __init__(self, command: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.command = command
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(printable(self.command), no_wrap=True, overflow="ignore"), id="command-text")
+
+
+def copy_command(screen: ModalScreen[Any], command: str) -> None:
+    """Copy ``command`` to the clipboard with OSC 52 (works over SSH), and say so.
+
+    A command that quotes a control, bidi or invisible character from the store is not copied:
+    pasted into a shell, it would not be the command the dialog shows.
+    """
+    if printable(command) != command:
+        screen.notify("not copied: the command holds characters a terminal cannot show (see it above)",
+                      severity="warning", markup=False)  # fmt: skip
+        return
+    screen.app.copy_to_clipboard(command)
+    screen.notify("copied the command (OSC 52)", timeout=3)
+
+
 class ConfirmDialog(ModalScreen[bool]):
-    """Asks before a write: shows what will be written and the equivalent CLI command."""
+    """Asks before a write: shows what will be written and the equivalent CLI command.
+
+    ``w`` writes; ``n`` or esc writes nothing; ``y`` copies the command (the key that copies
+    everywhere), so a reflexive "yes" copies and writes nothing.
+    """
 
     BINDINGS = [
-        Binding("y", "answer(True)", "Yes, write it", id="confirm.yes"),
+        Binding("w", "answer(True)", "Write it", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+        Binding("y", "copy_command", "Copy the command", id="confirm.copy"),
+        Binding("left", "scroll_command(-8)", "Scroll the command left", show=False, id="confirm.scroll-left"),
+        Binding("right", "scroll_command(8)", "Scroll the command right", show=False, id="confirm.scroll-right"),
     ]
 
     def __init__(
-        self, title: str, will_write: str, command: str, *, heading: str = "Will write:", yes: str = "Write it (y)"
+        self,
+        title: str,
+        will_write: str,
+        command: str,
+        *,
+        heading: str = "Will write:",
+        yes: str = "Write it (w)",
+        lead: str = "",
     ) -> None:
         super().__init__()
-        self._title, self._will_write, self._command = title, will_write, command
+        self._title, self._will_write = title, will_write
         self._heading, self._yes = heading, yes
+        self.lead = lead
+        """A line above what will be written: why it is asked now (a re-drive offered after a write)."""
+        self.command = command
+        """The CLI command that does the same, as ``y`` copies it."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
+            if self.lead:
+                yield Static(Text(printable(self.lead, multiline=True)), id="dialog-lead")
             yield Static(Text(self._heading + "\n" + printable(self._will_write, multiline=True)), id="dialog-body")
-            yield Static(Text("Same from the command line:\n  " + printable(self._command)), id="dialog-command")
+            yield Static(Text("Same from the command line (y copies it; ← → scroll it):"), id="dialog-command-label")
+            yield CommandLine(self.command, id="dialog-command")
             with Horizontal(id="dialog-buttons"):
                 yield Button(self._yes, id="yes", variant="warning")
                 yield Button("Cancel (n)", id="no", variant="primary")
@@ -65,6 +114,12 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+    def action_copy_command(self) -> None:
+        copy_command(self, self.command)
+
+    def action_scroll_command(self, columns: int) -> None:
+        self.query_one(CommandLine).scroll_relative(x=columns, animate=False)
 
 
 class PromptDialog(ModalScreen[str | None]):

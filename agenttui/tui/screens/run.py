@@ -319,7 +319,7 @@ class RunScreen(StoreScreen):
                 self.app.push_screen(ReplayScreen(self.run_id, setup, live_tools=live))
 
         dialog = ConfirmDialog(f"Replay {self.run_id} with your tools' side effects live", "\n".join(f"  {n}" for n in live), command,
-                               heading="Will run for real, side effects and all (into a replay store, never this one):", yes="Run them (y)")  # fmt: skip
+                               heading="Will run for real, side effects and all (into a replay store, never this one):", yes="Run them (w)")  # fmt: skip
         self.app.push_screen(dialog, chosen)
 
     def action_toggle_panes(self) -> None:
