@@ -39,6 +39,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -89,15 +90,39 @@ asyncio.run(main())
 """
 
 
+#: Runs a command in this interpreter and, at its exit, writes its own peak resident memory (``VmHWM``)
+#: to the file named by the first argument: a child's ``ru_maxrss`` can start at its parent's peak
+#: (this benchmark's process, which copies the store to PostgreSQL), so it is not the child's own.
+PEAK = r"""
+import atexit, runpy, sys
+def report(path=sys.argv[1]):
+    with open("/proc/self/status") as status:
+        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    with open(path, "w") as out:
+        out.write(peak)
+atexit.register(report)
+if sys.argv[2] == "-m":
+    sys.argv = [sys.argv[3], *sys.argv[4:]]
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+else:
+    script, sys.argv = sys.argv[3], ["-c", *sys.argv[4:]]
+    exec(compile(script, "<floor>", "exec"), {"__name__": "__main__"})
+"""
+
+
 def timed(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one process, from its start to its exit."""
-    started = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{argv[:4]} failed: {process.stderr.read().decode() if process.stderr else ''}")
-    return wall, usage.ru_maxrss / 1024
+    """(wall seconds, peak RSS in MB) of one process, from its start to its exit; ``argv`` is
+    ``[python, "-m", module, *args]`` or ``[python, "-c", script, *args]``."""
+    with tempfile.NamedTemporaryFile("r") as peak:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [argv[0], "-c", PEAK, peak.name, *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        _, errors = process.communicate()
+        wall = time.perf_counter() - started
+        if process.returncode != 0:
+            raise SystemExit(f"{argv[:4]} failed: {errors.decode()}")
+        return wall, int(peak.read()) / 1024
 
 
 def measure(commands: dict[str, list[str]], repeats: int) -> None:
