@@ -605,6 +605,46 @@ def decode_record(data: bytes, row_name: str | None = None) -> Record:
     return Record(**fields, raw=data)
 
 
+def decode_outline(data: bytes, row_name: str) -> Record | None:
+    """The name, kind and usage of the record in ``data`` as ``decode_record`` reads them, and
+    nothing else (a stand-in for a record whose other members nobody will read); None where they
+    cannot be told cheaply, or the record would not decode so (not an object, another name, a
+    kind or usage of the wrong type).
+
+    ``data`` must be known to hold one JSON object (a run summary parsed it): bytes that begin
+    as the codec writes a record, ``{"name":<row_name>,"kind":"<kind>"``, where no key could be
+    a second ``kind`` or a ``usage`` (no other ``"kind"`` or ``"usage"``, no ``\\u`` escape), are
+    read from that start alone, unparsed, for a tool result's payload can be a megabyte. Other
+    bytes are parsed by the C JSON parser, a tenth of ``decode_record``'s time. The members
+    besides these three are not checked, so ``decode_record`` may still refuse the record."""
+    start = b'{"name":' + encode_string(row_name) + b',"kind":"'
+    if data.startswith(start):
+        end = data.find(b'"', len(start))
+        written = data[len(start) : end]
+        if (
+            end != -1
+            and b"\\" not in written
+            and data.find(b'"kind"', end) == -1
+            and b'"usage"' not in data
+            and b"\\u" not in data
+        ):
+            return Record(row_name, _go_string(written.decode("utf-8", "surrogateescape")))
+    try:
+        value = _decoder.decode(data.decode("utf-8", "surrogateescape"))
+    except (ValueError, RecursionError):
+        return None
+    if type(value) is not dict:
+        return None
+    name, kind = value.get("name"), value.get("kind")
+    if type(name) is not str or _go_string(name) != row_name or (kind is not None and type(kind) is not str):
+        return None
+    try:
+        usage = _usage(value.get("usage"), "usage")
+    except ValueError:
+        return None
+    return Record(row_name, "" if kind is None else _go_string(kind), usage=usage)
+
+
 def unreadable_record(row_name: str, data: bytes, error: CorruptRecordError) -> Record:
     """The stand-in for stored bytes that do not decode, so the rest of a run still shows."""
     return Record(row_name, "", unreadable=error.message, raw=data)

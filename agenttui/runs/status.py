@@ -11,6 +11,7 @@ import asyncio
 import base64
 import enum
 import json
+import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import interrupt_name
 from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.journal import keys
-from agenttui.journal.codec import decode_json
+from agenttui.journal.codec import decode_json, decode_outline
 from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
@@ -398,12 +399,24 @@ _JSON = json.JSONDecoder()
 
 
 def _plain_record(entry: Entry) -> dict[str, Any] | None:
-    """A header's or an end marker's members, parsed by the C JSON parser (a fifth of the
-    codec's time, which counts at 100,000 runs), or None unless the codec would read the entry
+    """A header's or an end marker's members, or None unless the codec would read the entry
     just so: UTF-8 JSON, an object of known members of the right types, under its own name, its
-    salt base64. Anything else goes to the exact rules, which decode it and say what is wrong."""
+    salt base64. Anything else goes to the exact rules, which decode it and say what is wrong.
+
+    Bytes as the codec writes such a record with no result (``_WRITTEN``: every header, most end
+    markers) are matched, not parsed; the rest are parsed by the C JSON parser (a fifth of the
+    codec's time). At 100,000 runs either counts."""
     if entry.damage:
         return None
+    if (written := _WRITTEN.fullmatch(entry.data)) is not None:
+        name, kind, format_ = written.groups()
+        if name.decode() != entry.name:
+            return None
+        return (
+            {"name": entry.name, "kind": kind.decode(), "format": format_.decode()}
+            if format_
+            else {"name": entry.name, "kind": kind.decode()}
+        )
     try:  # raw_decode: json.loads spends more on checking the ends than on parsing
         text = entry.data.decode()
         value, end = _JSON.raw_decode(text)
@@ -424,6 +437,17 @@ def _plain_record(entry: Entry) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value
+
+
+#: A JSON string's text with nothing escaped: printable ASCII but the quote and the backslash.
+_PLAIN_TEXT = rb"[ !#-\[\]-~]*"
+#: Base64 that ``b64decode(validate=True)`` reads: whole quads, the last one maybe padded.
+_BASE64 = rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
+#: A header or an end marker without a result, as the codec writes it: its plain members in order.
+_WRITTEN = re.compile(
+    rb'\{"name":"(' + _PLAIN_TEXT + rb')","kind":"(' + _PLAIN_TEXT + rb')"(?:,"format":"(' + _PLAIN_TEXT + rb')")?'
+    rb'(?:,"salt":"' + _BASE64 + rb'")?\}'
+)
 
 
 #: An unfinished run of at most this many entries is read with the rest of its page, in one
@@ -447,24 +471,43 @@ async def statuses(
 async def _page_statuses(store: Store, run_ids: Sequence[str], *, batch: bool) -> dict[str, RunStatus]:
     """The statuses a page's summaries decide and, with ``batch``, those of the page's other
     short runs, read whole at once; a run missing from the answer is left to the caller."""
-    try:
-        summaries = await store.summaries(run_ids, keys.END_MARKERS)
-    except (StoreConnectionError, StoreLockedError):
-        raise
-    except StoreError:
-        return {}  # a page the store cannot sum up (a damaged page) is read run by run, and says why
+    summaries = await _summaries(store, run_ids)
     leases = await _leases(store, {root_run_id(s.run_id) for s in summaries if batch or s.end is not None})
     decided = {}
-    undecided = []
+    undecided = {}
     for summary in summaries:
         status = status_from_summary(summary, _lease_in(leases, summary.run_id))
         if status is not None:
             decided[summary.run_id] = status
         elif batch and summary.steps <= BATCH_STEPS:
-            undecided.append(summary.run_id)
-    for run_id, entries in (await _load_runs(store, undecided)).items():
-        decided[run_id] = status_of(run_id, await _decoded(entries), _lease_in(leases, run_id))
+            undecided[summary.run_id] = _vouched(summary)
+    for run_id, (_, records) in (await _read_runs(store, undecided)).items():
+        decided[run_id] = status_of(run_id, records, _lease_in(leases, run_id))
     return decided
+
+
+async def _summaries(store: Store, run_ids: Sequence[str]) -> list[RunSummary]:
+    """The runs' summaries; none when the store cannot sum this page up (a damaged page: its
+    runs are then read one by one, and each says why it fails)."""
+    try:
+        return await store.summaries(run_ids, keys.END_MARKERS)
+    except (StoreConnectionError, StoreLockedError):
+        raise
+    except StoreError:
+        return []
+
+
+def _vouched(summary: RunSummary) -> int:
+    """How many of a run's first entries its summary vouches for (all, unless one is suspect)."""
+    return 0 if summary.suspect else summary.steps
+
+
+async def _read_runs(store: Store, vouched: dict[str, int]) -> dict[str, tuple[list[Entry], list[Record]]]:
+    """Runs read whole at once, by ``store.load_runs``: each run's entries and the records the
+    exact rules read of them (``_status_records``, given how many first entries a summary
+    vouched for). A run the store could not read is missing from the answer."""
+    loaded = await _load_runs(store, list(vouched))
+    return {run_id: (entries, await _status_records(entries, vouched[run_id])) for run_id, entries in loaded.items()}
 
 
 async def _load_runs(store: Store, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
@@ -480,13 +523,49 @@ async def _load_runs(store: Store, run_ids: Sequence[str]) -> dict[str, list[Ent
         return {}
 
 
-async def _decoded(entries: Sequence[Entry]) -> list[Record]:
-    """The entries' records, a long run's in slices, letting the event loop breathe between them."""
+async def _status_records(entries: Sequence[Entry], vouched: int = 0) -> list[Record]:
+    """What the exact rules read of a run's entries: each decoded, a long run's in slices
+    (letting the event loop breathe between them), but the tool results and the model turns
+    before the last among the first ``vouched`` entries, which a summary found to be JSON
+    objects under their own names.
+
+    The rules read only the name, kind and usage of those: a tool result is looked up by name,
+    an earlier model turn only counts (its message is never read). They stand in by their
+    outline (``decode_outline``), which costs a tenth of decoding them, and nothing at all for a
+    tool result's payload of a megabyte. What a summary does not check (a member of the wrong
+    type) is found when the run is opened, as for a finished run's records (docs/decisions.md,
+    "Run summaries")."""
     records: list[Record] = []
+    last_outlined_turn = -1
     for start in range(0, len(entries), BATCH_STEPS):
-        records += [decode_entry(entry) for entry in entries[start : start + BATCH_STEPS]]
+        for index in range(start, min(start + BATCH_STEPS, len(entries))):
+            entry = entries[index]
+            outline = _outline(entry) if index < vouched else None
+            if outline is None:
+                records.append(decode_entry(entry))
+                continue
+            if outline.kind == StepKind.MODEL:
+                last_outlined_turn = index
+            records.append(outline)
         await asyncio.sleep(0)
+    # The last model turn's message says what the run waits on: read it whole.
+    if last_outlined_turn >= 0 and not any(r.kind == StepKind.MODEL for r in records[last_outlined_turn + 1 :]):
+        records[last_outlined_turn] = decode_entry(entries[last_outlined_turn])
     return records
+
+
+def _outline(entry: Entry) -> Record | None:
+    """A tool result's or a model turn's outline (by its name, ``decode_outline`` tells its kind), or None."""
+    if not entry.name.startswith(_OUTLINED_PREFIXES) or entry.damage:
+        return None
+    outline = decode_outline(entry.data, entry.name)
+    return outline if outline is not None and outline.kind in _OUTLINED_KINDS else None
+
+
+#: The names of the records the rules read only the outline of (a model turn's ``@llm/<n>``, a
+#: tool result's ``tool:<id>``); a record of another kind under such a name is decoded.
+_OUTLINED_PREFIXES = ("@llm/", keys.TOOL_PREFIX)
+_OUTLINED_KINDS = frozenset({StepKind.MODEL, StepKind.TOOL_RESULT})
 
 
 def _lease_in(leases: dict[str, LeaseInfo] | None, run_id: str) -> LeaseInfo | None:
@@ -568,15 +647,24 @@ class StatusTracker:
 
     async def statuses(self, run_ids: Sequence[str]) -> list[RunStatus]:
         """The statuses of ``run_ids`` now, in order. Runs read before are read on, one by one;
-        the others are read whole at once (their entries in one round trip, their leases in
-        another), as a viewer's first look at thousands of unfinished runs is."""
+        the others at once, as a viewer's first look at thousands of unfinished runs is: on a
+        store that sums runs up, finished runs from their summaries, and the rest read whole in
+        one round trip (their leases in another), their tool results' payloads undecoded where
+        the summary vouches for them (``_status_records``)."""
         first = [run_id for run_id in run_ids if run_id not in self._runs]
         decided: dict[str, RunStatus] = {}
         if len(first) > 1:
-            loaded = await _load_runs(self.store, first)
-            leases = await _leases(self.store, {root_run_id(run_id) for run_id in loaded})
-            for run_id, entries in loaded.items():
-                records = await _decoded(entries)
+            summaries = await _summaries(self.store, first) if self.store.IMPLEMENTS_SUMMARIES else []
+            leases = await _leases(self.store, {root_run_id(run_id) for run_id in first})
+            vouched = dict.fromkeys(first, 0)
+            for summary in summaries:
+                status = status_from_summary(summary, _lease_in(leases, summary.run_id))
+                if status is not None:
+                    decided[summary.run_id] = status
+                    vouched.pop(summary.run_id, None)
+                elif summary.run_id in vouched:
+                    vouched[summary.run_id] = _vouched(summary)
+            for run_id, (entries, records) in (await _read_runs(self.store, vouched)).items():
                 decided[run_id] = status_of(run_id, records, _lease_in(leases, run_id))
                 self._keep(run_id, entries[-1].seq, records, sum(len(entry.data) for entry in entries))
         return [decided[run_id] if run_id in decided else await self.status(run_id) for run_id in run_ids]

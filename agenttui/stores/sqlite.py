@@ -41,7 +41,7 @@ from agenttui.stores.base import (
     prefix_end,
     stored_entry,
 )
-from agenttui.stores.summary import USAGE_MEMBERS, RunSummary, summarize
+from agenttui.stores.summary import USAGE_MEMBERS, RunSummary
 
 Layout = Literal["current", "legacy"]
 
@@ -60,14 +60,16 @@ _LEGACY_COLUMNS = frozenset({"run_id", "seq", "name", "data"})
 _NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 
 # One pass over a page of runs' entries (``stores.summary`` says what it sums and why). SQLite
-# keeps the last few documents it parsed, so each entry's bytes are parsed once and the members
-# that matter (name, kind, usage) are looked up in that parse; the small values are kept in a
-# materialized table and each check runs once, on them. Bytes that are not JSON make the JSON
-# functions raise, failing the page: ``summaries`` then halves it until the run that holds them
-# is found (a guard of json_valid on every entry would cost more than that, on a page in a
-# thousand). The checks are conservative (a store may call suspect an entry the reference trusts,
-# never the reverse): json_extract returns an object or an array as text, so a name or a kind
-# that begins like one is suspect, and a usage counts only when json_type says it is an object.
+# keeps the last few documents it parsed, so each entry's bytes are parsed once, by json_valid,
+# and the members that matter (name, kind, usage) are looked up in that parse; the small values
+# are kept in a materialized table and each check runs once, on them. Bytes that are not JSON
+# are suspect. (Without the guard, they made the JSON functions raise, failing the page, which
+# was halved until their run was found: on the production-shaped store, whose damaged runs sit
+# on more than half of the pages, that doubled the queries' time. In a value, SQLite evaluates
+# both sides of an AND, so each guard is a CASE.) The checks are conservative (a store may call
+# suspect an entry the reference trusts, never the reverse): json_extract returns an object or
+# an array as text, so a name or a kind that begins like one is suspect, and a usage counts only
+# when json_type says it is an object.
 # The text is cast from the blob, so SQLite reads it as JSON text, never as binary JSONB. Token
 # counts of 19 digits and more are left to the exact rules, as in every store; a sum that
 # overflows fails the query, and its page is read run by run.
@@ -83,9 +85,9 @@ WITH entry AS MATERIALIZED (
     SELECT run_id, seq, name,
         typeof(name) = 'text' AND substr(name, 1, 1) NOT IN ('{{{{', '[')
             AND typeof(data) IN ('blob', 'text') AND substr(data, 1, 12) != CAST('{{{{"redacted":' AS BLOB)
-            AND json_extract({_TEXT}, '$.name') IS name AS named,
-        json_extract({_TEXT}, '$.kind') AS kind,
-        CASE coalesce(json_type({_TEXT}, '$.usage'), 'null')
+            AND CASE WHEN json_valid({_TEXT}) THEN json_extract({_TEXT}, '$.name') IS name ELSE 0 END AS named,
+        CASE WHEN json_valid({_TEXT}) THEN json_extract({_TEXT}, '$.kind') END AS kind,
+        CASE coalesce(CASE WHEN json_valid({_TEXT}) THEN json_type({_TEXT}, '$.usage') END, 'null')
             WHEN 'object' THEN json_extract({_TEXT}, '$.usage') WHEN 'null' THEN NULL ELSE ''
         END AS usage
     FROM {{steps}} WHERE run_id IN ({{runs}})
@@ -389,20 +391,8 @@ class SQLiteStore(Store):
         # Pages are summed up two at a time (``list_statuses`` reads ahead), on alternate
         # connections, so SQLite's work on them runs in two threads.
         on_second, self._sum_on_second = self._sum_on_second, not self._sum_on_second
-        try:
-            conn = await self._second_connection() if on_second else None
-            rows = await self._fetch(sql, [*run_ids, *markers], "summing runs up", conn)
-        except _NotJSON:
-            # Some entry on the page is not JSON: halve the page until its run is found, and sum
-            # that run up here, by the reference, from its entries.
-            if len(run_ids) > 1:
-                half = len(run_ids) // 2
-                return [
-                    *await self.summaries(run_ids[:half], end_markers),
-                    *await self.summaries(run_ids[half:], end_markers),
-                ]
-            found = summarize(run_ids[0], [entry async for entry in self.load(run_ids[0])], end_markers)
-            return [] if found is None else [found]
+        conn = await self._second_connection() if on_second else None
+        rows = await self._fetch(sql, [*run_ids, *markers], "summing runs up", conn)
         return [
             RunSummary(
                 run_id,
@@ -676,10 +666,6 @@ def _url(path: str) -> str:
     return f"sqlite://{path}"
 
 
-class _NotJSON(StoreError):
-    """A JSON function met stored bytes that are not JSON (``summaries`` finds their run)."""
-
-
 def _translate(exc: sqlite3.Error, url: str, doing: str) -> StoreError:
     """A one-line agenttui error for a driver error met while ``doing`` something to ``url``."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary result code
@@ -691,6 +677,4 @@ def _translate(exc: sqlite3.Error, url: str, doing: str) -> StoreError:
         return StoreError(f"{url} is damaged: {exc} (while {doing})")
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return StoreLockedError(f"{url} is locked by another process (while {doing}): {exc}")
-    if str(exc) == "malformed JSON":
-        return _NotJSON(f"{url}: {doing} failed: an entry is not JSON")
     return StoreError(f"{url}: {doing} failed: {exc}")

@@ -36,6 +36,21 @@ async def write_odd_runs(store: Store) -> None:
     await store.insert("header-only-other", keys.HEADER, b'{"name":"@journal","kind":"header","format":"other.v9"}')
     await store.insert("header-only-other", keys.RUN_COMPLETE, b'{"name":"run:complete","kind":"value"}')
     await store.acquire_lease("leased-done", "worker-1#1", ttl=600)
+    # Unfinished runs whose tool results and earlier turns stand in by their outline: where the
+    # bytes' start does not tell their kind and usage as the codec reads them, they are parsed.
+    turn = b'{"name":"@llm/%d","kind":"model","message":{"role":"assistant","parts":[{"id":"c%d","name":"lookup","type":"tool_use"}]},"usage":{"input_tokens":%d}}'
+    odd_results = {
+        "open-plain": b'{"name":"tool:c0","kind":"tool_result","tool_use_id":"c0","result":{"kind":"x","usage":1}}',
+        "open-second-kind": b'{"name":"tool:c0","kind":"tool_result","kind":"model"}',
+        "open-escaped-kind": b'{"name":"tool:c0","kind":"tool_result","k\\u0069nd":"model"}',
+        "open-tool-usage": b'{"name":"tool:c0","kind":"tool_result","usage":{"output_tokens":11}}',
+        "open-spaces": b' { "name" : "tool:c0" , "kind" : "tool_result" } ',
+    }
+    for run_id, result in odd_results.items():
+        await journal.append(run_id, start)
+        await store.insert(run_id, "@llm/0", turn % (0, 0, 5))
+        await store.insert(run_id, "tool:c0", result)
+        await store.insert(run_id, "@llm/1", turn % (1, 1, 7))
 
 
 async def test_summary_statuses_equal_the_exact_statuses(make_store: StoreFactory) -> None:
@@ -71,3 +86,5 @@ async def test_summary_statuses_equal_the_exact_statuses(make_store: StoreFactor
     assert by_id["leased-done"].lease_holder == "worker-1#1" and by_id["leased-done"].state == RunState.COMPLETE
     assert by_id["renamed"].state == RunState.UNREADABLE and by_id["not-json"].state == RunState.UNREADABLE
     assert by_id["header-only-other"].state == RunState.UNREADABLE
+    assert by_id["open-plain"].state == RunState.STALLED and by_id["open-plain"].tokens == 12
+    assert by_id["open-tool-usage"].tokens == 23 and by_id["open-second-kind"].turns == 3

@@ -108,3 +108,26 @@ async def test_load_runs_reads_several_runs_as_load_reads_each(make_store: Store
     for run_id in ODD:
         assert loaded[run_id] == [entry async for entry in store.load(run_id)], run_id
     assert await store.load_runs([]) == {}
+
+
+#: Keys the codec reads as the reference does (the last of duplicates; escapes decoded) and
+#: SQLite's JSON path lookups do not (the first; escapes kept): known, not yet fixed there.
+KEYS_SQLITE_MISREADS = {
+    "second-name": b'{"name":"odd","kind":"value","name":"other"}',
+    "escaped-kind": b'{"name":"odd","k\\u0069nd":"model"}',
+}
+
+
+async def test_keys_written_twice_or_escaped(make_store: StoreFactory) -> None:
+    store = await make_store()
+    for case, data in KEYS_SQLITE_MISREADS.items():
+        await store.insert(case, "odd", data)
+    misread = []
+    for summary in await store.summaries(list(KEYS_SQLITE_MISREADS), ENDS):
+        reference = summarize(summary.run_id, [entry async for entry in store.load(summary.run_id)], ENDS)
+        assert reference is not None
+        if summary.suspect < reference.suspect or (not summary.suspect and summary.turns != reference.turns):
+            misread.append(summary.run_id)
+    if make_store.kind == "sqlite" and misread:
+        pytest.xfail(f"SQLite's json_extract reads the first of duplicate keys and matches keys unescaped: {misread}")
+    assert misread == []

@@ -23,7 +23,7 @@ from agenttui.journal import (
     encode_header,
     encode_record,
 )
-from agenttui.journal.codec import compact_raw
+from agenttui.journal.codec import compact_raw, decode_outline
 
 # Section 7 of the format reference, as the stored bytes hold them.
 GOLDEN_MODEL = (
@@ -325,3 +325,46 @@ def test_go_struct_members_survive_decode_encode(data: bytes) -> None:
     assert encode_record(record) == data
     for key in struct_members:
         assert (getattr(record, key) is None) == (b'"' + key.encode() + b'":' not in data)
+
+
+OUTLINED = [
+    b'{"name":"tool:c1","kind":"tool_result","tool_use_id":"c1","result":{"rows":[1,2,3]}}',
+    b'{"name":"tool:c1","kind":"tool_result","result":"' + b"x" * 200_000 + b'"}',
+    b'{"name":"tool:c1","kind":"model","usage":{"input_tokens":3,"output_tokens":4}}',
+    b'{"name":"tool:c1","kind":"tool_result","result":{"kind":"model"}}',  # a second "kind", nested
+    b'{"name":"tool:c1","kind":"tool_result","kind":"model"}',  # the codec reads the last
+    b'{"name":"tool:c1","kind":"tool_result","k\\u0069nd":"model"}',  # an escaped key
+    b'{"name":"tool:c1","kind":"tool_result","usage":{"input_tokens":5}}',
+    b'{"name":"tool:c1","kind":"tool_result","result":{"usage":{"input_tokens":5}}}',
+    b'{"name":"tool:c1","kind":"tool_result","usage":{"input_tokens":1.5}}',
+    b'{"name":"tool:c1","kind":"tool_result","usage":{"input_tokens":true}}',
+    b' { "name" : "tool:c1" , "kind" : "model" , "usage" : { "output_tokens" : 9 } } ',
+    b'{"name":"tool:c1","kind":null}',
+    b'{"name":"tool:c1"}',
+    b'{"name":"tool:c1","kind":7}',
+    b'{"name":"other","kind":"model"}',
+    b'{"kind":"model"}',
+    b'{"name":"tool:c1","kind":"tool_r\\u0065sult"}',
+    b'{"name":"tool:c1","kind":"caf\xc3\xa9 \xff"}',  # not UTF-8, cleaned as the codec cleans it
+    b'["name","tool:c1"]',
+]
+
+
+@pytest.mark.parametrize("data", OUTLINED)
+def test_an_outline_reads_name_kind_and_usage_as_the_codec_does(data: bytes) -> None:
+    outline = decode_outline(data, "tool:c1")
+    try:
+        record = decode_record(data, "tool:c1")
+    except CorruptRecordError:
+        assert outline is None
+        return
+    if outline is not None:  # None only costs the caller a decode
+        assert (outline.name, outline.kind, outline.usage) == (record.name, record.kind, record.usage)
+
+
+def test_a_tool_result_as_the_codec_writes_it_is_outlined_from_its_start() -> None:
+    """No parse: the payload may be a megabyte (a payload that is not JSON shows it is never read)."""
+    outline = decode_outline(b'{"name":"tool:c1","kind":"tool_result","result":{' + b"]" * 1000 + b"}", "tool:c1")
+    assert outline is not None and (outline.kind, outline.usage) == ("tool_result", None)
+    for data in OUTLINED[:3]:
+        assert decode_outline(data, "tool:c1") is not None
