@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.worker import Worker, WorkerState
 
 from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
-from agenttui.journal.describe import printable
+from agenttui.journal.inert import printable
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.stores.changes import file_identity, follow_changes
@@ -33,16 +33,14 @@ from agenttui.tui.messages import (
     StoreReopened,
     TailStateChanged,
 )
-from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, ErrorDialog, PromptDialog
-from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
 
-# The first screen is the runs list: what only a run's screen, an operation or the user's agent
-# needs is imported where it is first used (open_run, operate, recover_all, __init__ given
-# --agent), not at start-up. The run screen brings the replay and diff screens, the flowchart,
-# the panes, replay and the operations; the agent factory the agent loop: about 50 ms of the
-# process's start (benchmarks/startup.py).
+# The first screen is the runs list: what only a run's screen, an operation, a dialog, the help
+# or the user's agent needs is imported where it is first used (open_run, operate, recover_all,
+# worker_failed, action_help, __init__ given --agent), not at start-up. The run screen brings
+# the replay and diff screens, the flowchart, the panes, replay and the operations; the agent
+# factory the agent loop: about 50 ms of the process's start (benchmarks/startup.py).
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentFactory
     from agenttui.runs.operations import Operation
@@ -212,6 +210,8 @@ class AgentTuiApp(App[int]):
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         """The one error hub: every failed worker, the app's or a screen's, ends up here."""
+        from agenttui.tui.screens.dialogs import ErrorDialog
+
         error = worker.error
         if error is None:
             return
@@ -279,6 +279,7 @@ class AgentTuiApp(App[int]):
     async def operate(self, status: RunStatus, pick: str | None = None) -> None:
         """Offer the operations that fit ``status`` (or take the one starting with ``pick``)."""
         from agenttui.runs.choices import choices_for
+        from agenttui.tui.screens.dialogs import ChoiceDialog
 
         choices = choices_for(status, self.agent_spec, self.agent_factory)
         if pick is not None:
@@ -300,9 +301,13 @@ class AgentTuiApp(App[int]):
             await self._confirm_and_apply(operation, status.run_id)
 
     async def _ask(self, title: str, prompt: str, placeholder: str) -> str | None:
+        from agenttui.tui.screens.dialogs import PromptDialog
+
         return await self.push_screen_wait(PromptDialog(title, prompt, placeholder))
 
     async def _confirm_and_apply(self, operation: Operation, run_id: str | None) -> None:
+        from agenttui.tui.screens.dialogs import ConfirmDialog
+
         command = operation.command(describe_url(self.url))
         if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command)):
             self.notify("nothing written")
@@ -331,6 +336,7 @@ class AgentTuiApp(App[int]):
     @work(exclusive=True, group="operation", exit_on_error=False)
     async def recover_all(self) -> None:
         from agenttui.runs.operations import RecoverAll
+        from agenttui.tui.screens.dialogs import ConfirmDialog
         from agenttui.tui.screens.recover import RecoverProgress
 
         if self.agent_factory is None or not self.agent_spec:
@@ -352,6 +358,8 @@ class AgentTuiApp(App[int]):
         self.post_message(StoreChanged(None))
 
     def action_help(self) -> None:
+        from agenttui.tui.screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
