@@ -110,10 +110,7 @@ class AgentTuiApp(App[int]):
             self.register_theme(loaded_theme)
         self._theme_problems = loaded.problems
         self._wanted_theme = theme or DEFAULT_THEME
-        # Set before the app runs, so the stylesheet is parsed with the theme's variables from the
-        # start: set on mount, every rule was parsed twice more (the theme's refresh, and the
-        # next widget's styles after it), about 20 ms of start-up.
-        self.theme = self._wanted_theme if self._wanted_theme in self.available_themes else DEFAULT_THEME
+        self._start_with_theme(self._wanted_theme if self._wanted_theme in self.available_themes else DEFAULT_THEME)
         self.failure = ""
         """Why the app could not do its job (the store would not open); the CLI prints it."""
         self._store_file_identity: tuple[int, int] | None = None
@@ -122,6 +119,25 @@ class AgentTuiApp(App[int]):
         self.first_rows_shown = asyncio.Event()
         """Set once the runs list has painted its first rows: the change feed waits for it to
         start watching the file (see ``follow_changes``)."""
+
+    def _start_with_theme(self, name: str) -> None:
+        """Make ``name`` the theme before any stylesheet is read, so the first parse has its variables.
+
+        Set as ``theme`` is set later (its watcher), it would also re-parse every CSS source and
+        restyle the app once it runs: 10-15 ms of start-up (benchmarks/startup.py). Before the
+        first parse, what the watcher does beyond that is the theme's classes and, for a theme
+        whose darkness or ANSI colours differ from Textual's default, the truecolor filter that
+        ``App.__init__`` built for that one: such a theme goes through the watcher.
+        """
+        before, theme = self.current_theme, self.get_theme(name)
+        if theme is None or (theme.dark, theme.ansi) != (before.dark, before.ansi):
+            self.theme = name  # the watcher: filter, classes and a re-parse
+            return
+        self.set_reactive(App.theme, name)
+        self.stylesheet.set_variables(self.get_css_variables())
+        self.set_class(True, f"-theme-{name}", update=False)
+        self.set_class(theme.dark, "-dark-mode", update=False)
+        self.set_class(not theme.dark, "-light-mode", update=False)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
