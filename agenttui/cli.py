@@ -21,28 +21,19 @@ import click
 
 from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, RunNotFoundError
-from agenttui.journal.describe import (
-    clip,
-    json_value,
-    kind_icon,
-    part_json,
-    part_text,
-    printable,
-    printable_id,
-    record_json,
-    safe_json,
-    summary,
-)
-from agenttui.journal.journal import Journal
-from agenttui.journal.record import Record
-from agenttui.runs.status import RunState, RunStatus, list_statuses, statuses
-from agenttui.runs.view import conversation_at, tool_names
+from agenttui.journal.inert import clip, printable, printable_id, safe_json
+from agenttui.runs.state import RunState
 from agenttui.stores import open_store
 from agenttui.stores.base import LeaseInfo, Store
 
+# `agenttui STORE` imports what the TUI's first screen needs and no more: the records, the
+# Journal, the status rules and the views of a run are imported by the commands that use them
+# (benchmarks/startup.py).
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentSetup
+    from agenttui.journal.record import Record
     from agenttui.replay.verdict import Verdict
+    from agenttui.runs.status import RunStatus
 
 T = TypeVar("T")
 
@@ -121,6 +112,8 @@ async def _with_store(url: str, body: Callable[[Store], Awaitable[T]], *, read_o
 
 
 async def _history(store: Store, run_id: str) -> list[Any]:
+    from agenttui.journal.journal import Journal
+
     records = (await Journal(store).read(run_id)).records
     if not records:
         raise RunNotFoundError(run_id)
@@ -239,6 +232,8 @@ def _status_json(status: RunStatus) -> dict[str, Any]:
 @run_async
 async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
     """List every run with its status, a page of runs at a time as their statuses are read."""
+    from agenttui.runs.status import list_statuses
+
     wanted = {RunState(s) for s in states}
 
     async def body(opened: Store) -> None:
@@ -279,6 +274,9 @@ def _status_line(s: RunStatus) -> str:
 @run_async
 async def show(store: str, run_id: str, as_json: bool, at: int | None) -> None:
     """Print a run's journal, one record a line (with --at N, its conversation as of record N)."""
+    from agenttui.journal.describe import kind_icon, record_json, summary
+    from agenttui.runs.view import tool_names
+
     records = await _with_store(store, lambda s: _history(s, run_id))
     if at is not None:
         _show_conversation(records, at, as_json=as_json)
@@ -293,6 +291,9 @@ async def show(store: str, run_id: str, as_json: bool, at: int | None) -> None:
 
 
 def _show_conversation(records: list[Record], at: int, *, as_json: bool) -> None:
+    from agenttui.journal.describe import part_json, part_text
+    from agenttui.runs.view import conversation_at
+
     if not 0 <= at < len(records):
         fail(f"--at {at}: the run has {len(records):,} records, numbered 0 to {len(records) - 1:,}")
     said = conversation_at(records, at)
@@ -318,6 +319,7 @@ async def events(store: str, run_id: str, as_json: bool) -> None:
     """Print the semantic events rebuilt from a run's journal (replay events)."""
     records = await _with_store(store, lambda s: _history(s, run_id))
     from agenttui.agent.events import AssistantTurn
+    from agenttui.journal.describe import json_value
     from agenttui.replay.events import events_of
 
     out: list[dict[str, Any]] = []
@@ -361,6 +363,7 @@ async def mermaid(store: str, run_id: str, as_ascii: bool, plain: bool, width: i
         return
     from agenttui.render.ascii import render_text
     from agenttui.runs.chart_end import chart_end
+    from agenttui.runs.status import statuses
     from agenttui.runs.tree import sub_run_steps
 
     async def body(opened: Store) -> tuple[list[Any], dict[str, Any], RunStatus]:
@@ -477,6 +480,8 @@ def _confirm_live_tools(setup: AgentSetup | None, names: tuple[str, ...], yes: b
 
 def verdict_json(run_id: str, tools: str, turns: int, recorded_turns: int, verdict: Verdict) -> dict[str, Any]:
     """A replay's verdict for scripts: the same words the text output and the TUI use."""
+    from agenttui.journal.describe import record_json
+
     divergence = verdict.divergence
     return {
         "run_id": run_id, "tools": tools, "verdict": verdict.kind.value, "exit_code": verdict.exit_code,

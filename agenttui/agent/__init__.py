@@ -2,29 +2,16 @@
 
 What a person does to a run (approve, deny, answer, resolve, cancel) lives in ``agenttui.runs``.
 
-The loop, its events, the scripted model and sub-agents are imported when first asked for
-(``__getattr__``), not with the package: a run's status reads ``pauses`` and ``runstart``, and
-importing those must not bring the loop with them (benchmarks/startup.py).
+Every name is imported when first asked for (``agenttui.lazy``), not with the package: a run's
+status reads ``pauses`` and ``runstart``, and recover ``pauses``; importing those must not bring
+the models, the tools or the loop with them (benchmarks/startup.py).
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from agenttui.agent.model import Finish, Model, ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta, ToolSpec
-from agenttui.agent.pauses import (
-    Interrupted,
-    NothingPending,
-    PendingApproval,
-    ResumeHalt,
-    RunEnded,
-    RunNotStarted,
-    RunPaused,
-    Sleeping,
-)
-from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety, tool
-from agenttui.agent.waker import MemWaker, Waker, with_waker
+from agenttui.lazy import lazy_names
 
 if TYPE_CHECKING:
     from agenttui.agent.events import (
@@ -37,15 +24,35 @@ if TYPE_CHECKING:
         TurnStarted,
     )
     from agenttui.agent.loop import Agent, Result, TurnLimitExceeded
+    from agenttui.agent.model import Finish, Model, ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta, ToolSpec
+    from agenttui.agent.pauses import (
+        Interrupted,
+        NothingPending,
+        PendingApproval,
+        ResumeHalt,
+        RunEnded,
+        RunNotStarted,
+        RunPaused,
+        Sleeping,
+    )
     from agenttui.agent.scripted import Call, ScriptedModel, Turn
     from agenttui.agent.subagent import subagent_tool
+    from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety, tool
+    from agenttui.agent.waker import MemWaker, Waker, with_waker
 
 LAZY = {
     "events": ("AgentEvent", "AssistantTurn", "Finished", "ModelEvent", "ToolCompleted", "ToolStarted", "TurnStarted"),
     "loop": ("Agent", "Result", "TurnLimitExceeded"),
+    "model": ("Finish", "Model", "ModelRequest", "ReasoningDelta", "TextDelta", "ToolCallDelta", "ToolSpec"),
+    "pauses": (
+        "Interrupted", "NothingPending", "PendingApproval", "ResumeHalt", "RunEnded", "RunNotStarted", "RunPaused",
+        "Sleeping",
+    ),
     "scripted": ("Call", "ScriptedModel", "Turn"),
     "subagent": ("subagent_tool",),
-}
+    "tools": ("Tool", "ToolContext", "ToolOutput", "ToolSafety", "tool"),
+    "waker": ("MemWaker", "Waker", "with_waker"),
+}  # fmt: skip
 """The modules imported when one of their names is first asked for, and those names."""
 
 __all__ = [
@@ -58,11 +65,4 @@ __all__ = [
     "tool", "with_waker",
 ]  # fmt: skip
 
-
-def __getattr__(name: str) -> Any:
-    for module, names in LAZY.items():
-        if name in names:
-            value = getattr(import_module(f"{__name__}.{module}"), name)
-            globals()[name] = value  # asked once
-            return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, LAZY)

@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from agenttui.errors import AgentTuiError
-from agenttui.journal.codec import decode_json
 from agenttui.journal.keys import root_run_id
 
 if TYPE_CHECKING:
@@ -131,6 +130,10 @@ class AlreadyDecided(AgentTuiError):
 
 def tally_approved(tally: Record) -> bool:
     """Whether a terminal m-of-n tally (``approval-tally:<c>``) approved the call."""
+    # Here, not at the top: recover imports the pauses, and the codec would bring the records
+    # with it into the runs list's start-up (benchmarks/startup.py).
+    from agenttui.journal.codec import decode_json
+
     try:
         value = decode_json(tally.result)
     except ValueError:

@@ -1,24 +1,31 @@
 """Runs: what a run is (status, run trees) and what a person does to it (actions, the operations
 a person confirms, recover), each write under the run's lease.
 
-The actions are imported when one of them is first asked for (``__getattr__``), not with the
-package: the runs list reads ``status``, and importing it must not bring the actions and the
-agent loop behind them (benchmarks/startup.py).
+Most names are imported when first asked for (``agenttui.lazy``), not with the package: the runs
+list shows states before it reads a status, and importing ``state`` must not bring the status
+rules, the actions and the agent loop behind them (benchmarks/startup.py). ``lease`` and
+``recover`` are imported with it: each is also the name of its module, which, once imported,
+would shadow a name given lazily.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agenttui.lazy import lazy_names
 from agenttui.runs.lease import LeaseHeld, LeaseLost, lease
 from agenttui.runs.recover import RecoverReport, recover, recover_runs
-from agenttui.runs.status import RunState, RunStatus, is_complete, run_status, status_of
 
 if TYPE_CHECKING:
     from agenttui.runs.actions import ActionOutcome, answer, approve, cancel, deny, resolve_halt
+    from agenttui.runs.state import RunState
+    from agenttui.runs.status import RunStatus, is_complete, run_status, status_of
 
-LAZY = {"actions": ("ActionOutcome", "answer", "approve", "cancel", "deny", "resolve_halt")}
+LAZY = {
+    "actions": ("ActionOutcome", "answer", "approve", "cancel", "deny", "resolve_halt"),
+    "state": ("RunState",),
+    "status": ("RunStatus", "is_complete", "run_status", "status_of"),
+}
 """The modules imported when one of their names is first asked for, and those names."""
 
 __all__ = [
@@ -41,11 +48,4 @@ __all__ = [
     "status_of",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    for module, names in LAZY.items():
-        if name in names:
-            value = getattr(import_module(f"{__name__}.{module}"), name)
-            globals()[name] = value  # asked once
-            return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, LAZY)

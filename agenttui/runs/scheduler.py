@@ -7,11 +7,14 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from functools import partial
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from agenttui.errors import StoreLockedError
-from agenttui.runs.status import SUMMARY_PAGE, RunState, RunStatus, StatusTracker, statuses
+from agenttui.runs.state import RunState
 from agenttui.stores.base import Store
+
+if TYPE_CHECKING:
+    from agenttui.runs.status import RunStatus, StatusTracker
 
 #: Statuses are handed on in batches at most this often, so 100,000 runs cost a viewer a few
 #: hundred repaints, not 100,000.
@@ -72,6 +75,10 @@ class StatusScheduler:
         responsive while 100,000 statuses fill in. While another process holds a lock on the
         store, ``locked`` is awaited (say so, wait a moment) and the same read is made again.
         """
+        # The status rules are imported with the first read, not with the scheduler: a runs list
+        # paints its first rows before it reads a status (benchmarks/startup.py).
+        from agenttui.runs.status import SUMMARY_PAGE, StatusTracker, statuses
+
         if self._tracker is None or self._tracker.store is not store:
             self._tracker = StatusTracker(store)
         tracker = self._tracker

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import enum
 import json
 import re
 from collections import deque
@@ -28,57 +27,9 @@ from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
+from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
 from agenttui.stores.base import Entry, LeaseInfo, Store
 from agenttui.stores.summary import RunSummary
-
-
-class RunState(enum.StrEnum):
-    COMPLETE = "complete"
-    ABORTED = "aborted"
-    CANCELLED = "cancelled"
-    CANCELLING = "cancelling"
-    """A saga whose rollback was requested (``run:cancel-requested``) and has not ended yet."""
-    HALTED = "halted"
-    AWAITING_APPROVAL = "awaiting-approval"
-    AWAITING_INPUT = "awaiting-input"
-    SLEEPING = "sleeping"
-    READY = "ready"
-    """What the run waited on has come (a decision, an answer, its wake time): re-drive it."""
-    IN_FLIGHT = "in-flight"
-    STALLED = "stalled"
-    NOT_STARTED = "not-started"
-    """No ``run:start``: the run never started (a session's journal, a signal sent ahead)."""
-    UNREADABLE = "unreadable"
-
-    @property
-    def finished(self) -> bool:
-        return self in (RunState.COMPLETE, RunState.ABORTED, RunState.CANCELLED)
-
-    @property
-    def paused(self) -> bool:
-        return self in (RunState.AWAITING_APPROVAL, RunState.AWAITING_INPUT, RunState.SLEEPING, RunState.HALTED)
-
-    @property
-    def icon(self) -> str:
-        """A one-cell mark, so a status reads without colour."""
-        return _ICONS[self]
-
-
-_ICONS = {
-    RunState.COMPLETE: "✓",
-    RunState.ABORTED: "✗",
-    RunState.CANCELLED: "⊘",
-    RunState.CANCELLING: "⊖",
-    RunState.HALTED: "‼",
-    RunState.AWAITING_APPROVAL: "?",
-    RunState.AWAITING_INPUT: "…",
-    RunState.SLEEPING: "◷",
-    RunState.READY: "▷",
-    RunState.IN_FLIGHT: "▶",
-    RunState.STALLED: "■",
-    RunState.NOT_STARTED: "○",
-    RunState.UNREADABLE: "!",
-}
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from agenttui.errors import StoreURLError
+from agenttui.lazy import lazy_names
 from agenttui.stores.base import Entry, Inserted, LeaseInfo, Store
-from agenttui.stores.memory import MemStore
+
+if TYPE_CHECKING:
+    from agenttui.stores.memory import MemStore
 
 __all__ = ["Entry", "Inserted", "LeaseInfo", "MemStore", "Store", "describe_url", "open_store", "sqlite_path"]
+
+LAZY = {"memory": ("MemStore",)}
+"""Each store's module is imported when it is opened, or its class first asked for: a viewer of
+one SQLite file imports no other store (benchmarks/startup.py)."""
+
+__getattr__ = lazy_names(__name__, LAZY)
 
 _PASSWORD_PARAMETER = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
 
@@ -33,6 +43,8 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
     if not url:
         raise StoreURLError(f"no store given: expected {_URL_FORMS}")
     if url == "memory:":
+        from agenttui.stores.memory import MemStore
+
         return MemStore(read_only=read_only)
     scheme = _scheme(url)
     if scheme in ("postgresql", "postgres"):

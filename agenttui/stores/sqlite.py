@@ -22,7 +22,8 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Collection, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -51,6 +52,8 @@ _BUSY_TIMEOUT_MS = 30_000
 _READER_BUSY_TIMEOUT_MS = 5_000
 #: Seconds to wait for aiosqlite's thread to end after a failed open (it has one close to run).
 _THREAD_STOP_TIMEOUT = 5.0
+_ITER_CHUNK_SIZE = 64
+"""Rows a cursor iterated with ``async for`` fetches at a time (aiosqlite.connect's default)."""
 _LEGACY_TABLE = "steps"
 _LEGACY_COLUMNS = frozenset({"run_id", "seq", "name", "data"})
 
@@ -482,19 +485,30 @@ def require_file(path: str | os.PathLike[str]) -> None:
 async def _connect_and_prepare(
     uri: str, path: str, url: str, *, read_only: bool, table_prefix: str
 ) -> tuple[aiosqlite.Connection, Layout]:
+    layouts: list[Layout] = []
+
+    def prepare(conn: sqlite3.Connection) -> None:
+        layouts.append(_prepare(conn, url, read_only=read_only, table_prefix=table_prefix))
+
     try:
-        conn = await _connect(uri)
-    except sqlite3.Error as exc:
+        conn = await _connect(uri, prepare)
+    except sqlite3.Error as exc:  # _prepare raises StoreErrors: this is the connection failing
         raise _open_failed(exc, path, url, read_only=read_only) from exc
-    try:
-        return conn, await _prepare(conn, url, read_only=read_only, table_prefix=table_prefix)
     except BaseException:
-        await _disconnect(conn, path, read_only=read_only)
+        if read_only:
+            await asyncio.to_thread(_remove_idle_wal_files, path)
         raise
+    return conn, layouts[0]
 
 
-async def _connect(uri: str) -> aiosqlite.Connection:
-    """``aiosqlite.connect`` with a daemon worker thread; a failed open waits for the thread to end.
+async def _connect(uri: str, prepare: Callable[[sqlite3.Connection], None] | None = None) -> aiosqlite.Connection:
+    """``aiosqlite.connect`` with a daemon worker thread, which runs ``prepare`` on the new
+    connection before it is handed over (closed if that raises); a failed open waits for the
+    thread to end.
+
+    One hand-off to the thread and back, however many statements ``prepare`` runs: the TUI opens
+    its store while its first frames are drawn, and each hand-off waits for the app's loop to be
+    free again (benchmarks/startup.py).
 
     aiosqlite 0.22 made its worker threads non-daemon: a program that ends without closing the
     store (a script that raised before ``close``) then hangs at exit. Abandoning the connection
@@ -505,14 +519,25 @@ async def _connect(uri: str) -> aiosqlite.Connection:
     for it; when the event loop closes first (the CLI exits on the error at once), the thread
     dies printing a traceback under the CLI's one-line message.
     """
-    connecting = aiosqlite.connect(uri, uri=True, isolation_level=None)
+
+    def connector() -> sqlite3.Connection:  # what aiosqlite.connect runs in the thread, and prepare
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        if prepare is not None:
+            try:
+                prepare(conn)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
+
+    connecting = aiosqlite.Connection(connector, _ITER_CHUNK_SIZE)
     # No public handle on the thread: 0.21+ keep it in _thread; before, the connection is one.
     worker = connecting if isinstance(connecting, threading.Thread) else getattr(connecting, "_thread", None)
     if isinstance(worker, threading.Thread):
         worker.daemon = True  # it starts when the connection is awaited
     try:
         return await connecting
-    except sqlite3.Error:
+    except Exception:
         if isinstance(worker, threading.Thread):
             await asyncio.to_thread(worker.join, _THREAD_STOP_TIMEOUT)
         raise
@@ -533,8 +558,9 @@ def _open_failed(exc: sqlite3.Error, path: str, url: str, *, read_only: bool) ->
     return _translate(exc, url, "opening")
 
 
-async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, table_prefix: str) -> Layout:
-    """Set the connection up, check the file's schema and, for writing, create the tables and turn on WAL.
+def _prepare(conn: sqlite3.Connection, url: str, *, read_only: bool, table_prefix: str) -> Layout:
+    """Set the connection up, check the file's schema and, for writing, create the tables and turn on WAL
+    (in the connection's thread: ``_connect``).
 
     The checks and the creation run in one transaction (IMMEDIATE when writing), so two
     processes opening a new file at once cannot both see it empty and disagree.
@@ -543,19 +569,15 @@ async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, tab
     try:
         # A viewer waits for a lock a second at a time, so it can say it is waiting (and quit at
         # once); a writer waits as long as the SDK's writers do.
-        await conn.execute_fetchall(
-            f"PRAGMA busy_timeout = {_READER_BUSY_TIMEOUT_MS if read_only else _BUSY_TIMEOUT_MS}"
-        )
+        conn.execute(f"PRAGMA busy_timeout = {_READER_BUSY_TIMEOUT_MS if read_only else _BUSY_TIMEOUT_MS}").fetchall()
         if read_only:
-            await conn.execute_fetchall("PRAGMA query_only = 1")
-        await conn.execute_fetchall("BEGIN" if read_only else "BEGIN IMMEDIATE")
-        tables = {row[0] for row in await conn.execute_fetchall("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            conn.execute("PRAGMA query_only = 1").fetchall()
+        conn.execute("BEGIN" if read_only else "BEGIN IMMEDIATE").fetchall()
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
         if version in tables:
             # Compared in SQL, where a version stored as TEXT sorts above every number (refused).
             newer = list(
-                await conn.execute_fetchall(
-                    f"SELECT version FROM {version} WHERE id = 1 AND version > {_SCHEMA_VERSION}"
-                )
+                conn.execute(f"SELECT version FROM {version} WHERE id = 1 AND version > {_SCHEMA_VERSION}").fetchall()
             )
             if newer:
                 raise SchemaVersionError(
@@ -563,9 +585,7 @@ async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, tab
                 )
         legacy = (
             _LEGACY_TABLE in tables
-            and {
-                row[0] for row in await conn.execute_fetchall(f"SELECT name FROM pragma_table_info('{_LEGACY_TABLE}')")
-            }
+            and {row[0] for row in conn.execute(f"SELECT name FROM pragma_table_info('{_LEGACY_TABLE}')").fetchall()}
             >= _LEGACY_COLUMNS
         )
         # A file with both layouts is read as current: the SDK refuses such a file, but a viewer
@@ -578,36 +598,36 @@ async def _prepare(conn: aiosqlite.Connection, url: str, *, read_only: bool, tab
             layout = "legacy"
         else:
             # Like the SDK, an empty legacy table is no journal and does not stop initialising.
-            if legacy and await conn.execute_fetchall(f"SELECT 1 FROM {_LEGACY_TABLE} LIMIT 1"):
+            if legacy and conn.execute(f"SELECT 1 FROM {_LEGACY_TABLE} LIMIT 1").fetchall():
                 raise SchemaVersionError(
                     f"{url} holds a legacy (pre-v0.9) Bide journal in table steps; legacy stores open read-only"
                 )
             layout = "current"
         if not read_only:
-            await conn.execute_fetchall(
+            conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {steps} (seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL,"
                 " name TEXT NOT NULL, data BLOB NOT NULL, UNIQUE (run_id, name))"
-            )
-            await conn.execute_fetchall(f"CREATE INDEX IF NOT EXISTS {steps}_run_seq ON {steps} (run_id, seq)")
-            await conn.execute_fetchall(
+            ).fetchall()
+            conn.execute(f"CREATE INDEX IF NOT EXISTS {steps}_run_seq ON {steps} (run_id, seq)").fetchall()
+            conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {leases} (run_id TEXT PRIMARY KEY, holder TEXT NOT NULL,"
                 " expiry REAL NOT NULL)"
-            )
-            await conn.execute_fetchall(
+            ).fetchall()
+            conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {version} (id INTEGER PRIMARY KEY CHECK (id = 1),"
                 " version INTEGER NOT NULL)"
-            )
-            await conn.execute_fetchall(f"INSERT OR IGNORE INTO {version} (id, version) VALUES (1, {_SCHEMA_VERSION})")
-        await conn.execute_fetchall("COMMIT")
+            ).fetchall()
+            conn.execute(f"INSERT OR IGNORE INTO {version} (id, version) VALUES (1, {_SCHEMA_VERSION})").fetchall()
+        conn.execute("COMMIT").fetchall()
         if not read_only:
             # Only now: a file refused above keeps its journal mode, as it keeps everything else.
-            await _switch_to_wal(conn)
+            _switch_to_wal(conn)
     except sqlite3.Error as exc:
         raise _translate(exc, url, "opening") from exc
     return layout
 
 
-async def _switch_to_wal(conn: aiosqlite.Connection) -> None:
+def _switch_to_wal(conn: sqlite3.Connection) -> None:
     """``PRAGMA journal_mode = WAL``, retried for as long as the busy timeout while the file is locked.
 
     Switching a new file's journal mode upgrades a read lock to a write lock, and SQLite answers
@@ -615,16 +635,15 @@ async def _switch_to_wal(conn: aiosqlite.Connection) -> None:
     so processes that open a new file together would otherwise fail. Once the file is in WAL mode
     the pragma changes nothing and never waits.
     """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + _BUSY_TIMEOUT_MS / 1000
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
     while True:
         try:
-            await conn.execute_fetchall("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA journal_mode = WAL").fetchall()
             return
         except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or loop.time() > deadline:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
                 raise
-        await asyncio.sleep(0.01)
+        time.sleep(0.01)
 
 
 async def _disconnect(conn: aiosqlite.Connection, path: str, *, read_only: bool) -> None:

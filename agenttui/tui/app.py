@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.worker import Worker, WorkerState
 
 from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
-from agenttui.journal.describe import printable
+from agenttui.journal.inert import printable
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.stores.changes import file_identity, follow_changes
@@ -33,16 +33,14 @@ from agenttui.tui.messages import (
     StoreReopened,
     TailStateChanged,
 )
-from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, ErrorDialog, PromptDialog
-from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.themes import DEFAULT_THEME, load_themes
 
-# The first screen is the runs list: what only a run's screen, an operation or the user's agent
-# needs is imported where it is first used (open_run, operate, recover_all, __init__ given
-# --agent), not at start-up. The run screen brings the replay and diff screens, the flowchart,
-# the panes, replay and the operations; the agent factory the agent loop: about 50 ms of the
-# process's start (benchmarks/startup.py).
+# The first screen is the runs list: what only a run's screen, an operation, a dialog, the help
+# or the user's agent needs is imported where it is first used (open_run, operate, recover_all,
+# worker_failed, action_help, __init__ given --agent), not at start-up. The run screen brings
+# the replay and diff screens, the flowchart, the panes, replay and the operations; the agent
+# factory the agent loop: about 50 ms of the process's start (benchmarks/startup.py).
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentFactory
     from agenttui.runs.operations import Operation
@@ -112,10 +110,7 @@ class AgentTuiApp(App[int]):
             self.register_theme(loaded_theme)
         self._theme_problems = loaded.problems
         self._wanted_theme = theme or DEFAULT_THEME
-        # Set before the app runs, so the stylesheet is parsed with the theme's variables from the
-        # start: set on mount, every rule was parsed twice more (the theme's refresh, and the
-        # next widget's styles after it), about 20 ms of start-up.
-        self.theme = self._wanted_theme if self._wanted_theme in self.available_themes else DEFAULT_THEME
+        self._start_with_theme(self._wanted_theme if self._wanted_theme in self.available_themes else DEFAULT_THEME)
         self.failure = ""
         """Why the app could not do its job (the store would not open); the CLI prints it."""
         self._store_file_identity: tuple[int, int] | None = None
@@ -124,6 +119,25 @@ class AgentTuiApp(App[int]):
         self.first_rows_shown = asyncio.Event()
         """Set once the runs list has painted its first rows: the change feed waits for it to
         start watching the file (see ``follow_changes``)."""
+
+    def _start_with_theme(self, name: str) -> None:
+        """Make ``name`` the theme before any stylesheet is read, so the first parse has its variables.
+
+        Set as ``theme`` is set later (its watcher), it would also re-parse every CSS source and
+        restyle the app once it runs: 10-15 ms of start-up (benchmarks/startup.py). Before the
+        first parse, what the watcher does beyond that is the theme's classes and, for a theme
+        whose darkness or ANSI colours differ from Textual's default, the truecolor filter that
+        ``App.__init__`` built for that one: such a theme goes through the watcher.
+        """
+        before, theme = self.current_theme, self.get_theme(name)
+        if theme is None or (theme.dark, theme.ansi) != (before.dark, before.ansi):
+            self.theme = name  # the watcher: filter, classes and a re-parse
+            return
+        self.set_reactive(App.theme, name)
+        self.stylesheet.set_variables(self.get_css_variables())
+        self.set_class(True, f"-theme-{name}", update=False)
+        self.set_class(theme.dark, "-dark-mode", update=False)
+        self.set_class(not theme.dark, "-light-mode", update=False)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -212,6 +226,8 @@ class AgentTuiApp(App[int]):
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         """The one error hub: every failed worker, the app's or a screen's, ends up here."""
+        from agenttui.tui.screens.dialogs import ErrorDialog
+
         error = worker.error
         if error is None:
             return
@@ -280,7 +296,8 @@ class AgentTuiApp(App[int]):
         """Offer the operations that fit ``status`` (or take the one starting with ``pick``)."""
         from agenttui.runs.choices import choices_for, follow_up, question_of
         from agenttui.runs.operations import Answer, Decide
-        from agenttui.runs.status import RunState
+        from agenttui.runs.state import RunState
+        from agenttui.tui.screens.dialogs import ChoiceDialog
 
         asked = None
         if status.state == RunState.AWAITING_INPUT and self.store is not None:
@@ -315,12 +332,16 @@ class AgentTuiApp(App[int]):
                         "agenttui with --agent module:factory", timeout=6, markup=False)  # fmt: skip
 
     async def _ask(self, title: str, prompt: str, placeholder: str) -> str | None:
+        from agenttui.tui.screens.dialogs import PromptDialog
+
         return await self.push_screen_wait(PromptDialog(title, prompt, placeholder))
 
     async def _confirm_and_apply(
         self, operation: Operation, run_id: str | None, *, lead: str = "", announce: bool = True
     ) -> str | None:
         """Show what ``operation`` writes; write it once confirmed. What it wrote, or None."""
+        from agenttui.tui.screens.dialogs import ConfirmDialog
+
         command = operation.command(describe_url(self.url))
         if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command, lead=lead)):
             self.notify("nothing written")
@@ -353,6 +374,7 @@ class AgentTuiApp(App[int]):
         """Show which runs a recover pass will touch, by status; recover those once confirmed."""
         from agenttui.runs.operations import RecoverAll
         from agenttui.runs.recover import plan_recover
+        from agenttui.tui.screens.dialogs import ConfirmDialog
         from agenttui.tui.screens.recover import RecoverProgress
 
         if self.agent_factory is None or not self.agent_spec:
@@ -390,6 +412,8 @@ class AgentTuiApp(App[int]):
         self.post_message(StoreChanged(None))
 
     def action_help(self) -> None:
+        from agenttui.tui.screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 

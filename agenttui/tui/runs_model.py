@@ -8,10 +8,13 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from agenttui.journal.keys import parent_run_id
-from agenttui.runs.status import RunState, RunStatus
+from agenttui.runs.state import RunState
+
+if TYPE_CHECKING:
+    from agenttui.runs.status import RunStatus
 
 #: The status filter cycle: everything, then the states a person acts on, then the rest.
 STATUS_FILTERS: tuple[tuple[str, frozenset[RunState] | None], ...] = (

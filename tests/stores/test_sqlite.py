@@ -15,7 +15,6 @@ from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
 import pytest
 
 from agenttui.errors import (
@@ -150,10 +149,14 @@ async def test_the_switch_to_wal_waits_for_another_writer(tmp_path: Path) -> Non
         loop = asyncio.get_running_loop()
         started = loop.time()
         loop.call_later(0.2, blocker.rollback)
-        async with aiosqlite.connect(path, isolation_level=None) as conn:
-            await _switch_to_wal(conn)
+        # In a thread of its own, as the store's connection runs it (``_connect``).
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        try:
+            await asyncio.to_thread(_switch_to_wal, conn)
             assert loop.time() - started >= 0.2
-            assert [tuple(row) for row in await conn.execute_fetchall("PRAGMA journal_mode")] == [("wal",)]
+            assert conn.execute("PRAGMA journal_mode").fetchall() == [("wal",)]
+        finally:
+            conn.close()
 
 
 # -- refusals ------------------------------------------------------------------------------------

@@ -55,7 +55,12 @@ async def settle(pilot: Pilot[Any]) -> None:
     for _ in range(50):
         busy = [w for w in app.workers if w.group != "tail" and not w.is_finished]
         if not busy:
-            break
+            # A message still queued may start the next worker (the last batch of run ids listed,
+            # then its statuses read): done only when a turn of the loop starts none.
+            await pilot.pause()
+            if not [w for w in app.workers if w.group != "tail" and not w.is_finished]:
+                break
+            continue
         try:
             await app.workers.wait_for_complete(busy)
         except WorkerCancelled:

@@ -13,6 +13,7 @@ from agenttui.journal import Journal, Record, StepKind
 from agenttui.runs.status import RunState
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.messages import StoreOpened
 from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
@@ -159,15 +160,21 @@ async def test_open_a_run_step_and_time_travel(demo_db: Path) -> None:
 
 
 async def test_a_run_opened_before_the_store_is_open_loads_once_it_opens(demo_db: Path) -> None:
-    app = AgentTuiApp(str(demo_db), tail=False)
-    async with app.run_test(size=SIZE) as pilot:
-        opened_early = app.store is None
-        app.open_run("refund-a1002")
+    # `--run`: the run's screen is pushed on mount, before the store's worker has opened it (it
+    # opens in one hand-off to its thread now, too quickly for a test to open a run before it).
+    shown_when_opened: list[object] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, StoreOpened) and not shown_when_opened:
+            shown_when_opened.append(app.screen)
+
+    app = AgentTuiApp(str(demo_db), tail=False, run_id="refund-a1002")
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RunScreen), screen
         assert [r.name for r in screen.rows][:1] == ["@journal"]
-        assert opened_early  # else this test did not test the early case
+        assert shown_when_opened == [screen]  # else this test did not test the early case
 
 
 async def test_on_an_80_column_terminal_runs_show_what_they_wait_on(demo_db: Path) -> None:

@@ -12,6 +12,19 @@ import pytest
 
 #: Modules the runs list, the first screen, does not need: imported when first used, not at start.
 NOT_AT_START = [
+    # The records, the codec, the Journal and the status rules: the statuses are read once the
+    # first rows are on screen.
+    "agenttui.journal.record",
+    "agenttui.journal.codec",
+    "agenttui.journal.journal",
+    "agenttui.journal.describe",
+    "agenttui.runs.status",
+    "agenttui.runs.view",
+    "agenttui.agent.model",
+    "agenttui.agent.tools",
+    "agenttui.stores.memory",
+    "agenttui.tui.screens.help",  # the help and the dialogs, when first shown
+    "agenttui.tui.screens.dialogs",
     "agenttui.agent.loop",  # the agent loop: replays, re-drives, recover
     "agenttui.agent.scripted",
     "agenttui.agent.factory",  # the user's agent, only with --agent
@@ -52,7 +65,7 @@ def test_the_command_line_alone_imports_no_tui() -> None:
     assert not sorted(m for m in modules if m.split(".")[0] in ("textual", "rich") or m.startswith("agenttui.tui"))
 
 
-@pytest.mark.parametrize("package", ["agenttui.agent", "agenttui.runs"])
+@pytest.mark.parametrize("package", ["agenttui.agent", "agenttui.journal", "agenttui.runs", "agenttui.stores"])
 def test_a_package_root_gives_its_heavy_names_when_first_asked(package: str) -> None:
     root = importlib.import_module(package)
     lazy: dict[str, tuple[str, ...]] = root.LAZY

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from agenttui.journal.describe import printable
+from agenttui.journal.inert import printable
 
 
 class ErrorDialog(ModalScreen[None]):

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from agenttui.runs.status import RunState
+from agenttui.runs.state import RunState
 
 
 def binding_table(screen: Screen[Any]) -> Table:

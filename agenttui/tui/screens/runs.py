@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -16,9 +17,9 @@ from textual.widgets import Input, Static
 
 from agenttui.errors import StoreLockedError
 from agenttui.journal import keys
-from agenttui.journal.describe import printable
+from agenttui.journal.inert import printable
 from agenttui.runs.scheduler import StatusScheduler, moving_with_the_clock
-from agenttui.runs.status import RunState, RunStatus
+from agenttui.runs.state import RunState
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
     WAITING_FOR_LOCK,
@@ -32,6 +33,9 @@ from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
 from agenttui.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from agenttui.runs.status import RunStatus
 
 #: Run ids are posted to the screen in batches at most this often while they are listed.
 BATCH_SECONDS = 0.1

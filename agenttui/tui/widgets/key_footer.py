@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the pin holds it
 
 Shown = tuple[tuple[Binding, bool, str, str], ...]
 """Every active binding as the footer reads it: the binding, enabled, tooltip, key display."""
@@ -40,7 +41,12 @@ class KeyFooter(Footer):
     def compose(self) -> ComposeResult:
         if self._signalled:
             self._composed = shown_keys(self.screen)
-        yield from super().compose()
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):
+                # Bound to the footer's ``compact`` (False) as it mounts, a key starts True, and was
+                # styled once for each: composed with the footer's value, it is styled once.
+                widget.set_reactive(FooterKey.compact, self.compact)
+            yield widget
 
     def bindings_changed(self, screen: Screen[Any]) -> None:
         self._signalled = True

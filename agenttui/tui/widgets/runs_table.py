@@ -8,8 +8,8 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widget import Widget
 
-from agenttui.journal.describe import clip, printable, printable_id
-from agenttui.runs.status import RunState
+from agenttui.journal.inert import clip, printable, printable_id
+from agenttui.runs.state import RunState
 from agenttui.tui.runs_model import RunRow
 from agenttui.tui.widgets.virtual_list import VirtualList
 

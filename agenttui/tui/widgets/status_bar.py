@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from agenttui.journal.describe import printable
+from agenttui.journal.inert import printable
 
 
 class StatusBar(Static):

@@ -1,0 +1,76 @@
+"""Untrusted text made inert for a terminal: every view prints record content through these.
+
+Model text, tool results and run ids may carry escape sequences, control characters or bidi
+overrides. Apart from ``describe`` (which re-exports them, with the records' summaries), so that
+a screen that shows only run ids imports no records (benchmarks/startup.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+# C0 and C1 controls (tab and newline are handled by the caller's choice), DEL, the bidi
+# embeddings, overrides and isolates that can reorder what a terminal shows, and the invisible
+# characters (zero-width spaces and joiners, word joiner, soft hyphen, BOM) that make two
+# different strings print alike.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ud800-\udfff]"
+)
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str, *, multiline: bool = False) -> str:
+    """``text`` with every control and bidi character shown as an escape, never interpreted.
+
+    Newlines and tabs are kept when ``multiline``; otherwise they become ``⏎`` and spaces.
+    """
+    text = _UNSAFE.sub(_visible, text)
+    if not multiline:
+        text = text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎").replace("\t", " ")
+    else:
+        text = text.replace("\r", "\\r")
+    return text
+
+
+# JSON escapes what JSON must; these are what a terminal could still act on, escaped as JSON allows.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def printable_id(text: str) -> str:
+    """An id (a run id, a step name, a call id) made unambiguous: ``printable``, and letters of
+    another script mixed into Latin ones (a Cyrillic ``а`` in ``refund-а1002``) shown as escapes,
+    so two ids that differ are never shown alike."""
+    text = printable(text)
+    scripts = {_script(c) for c in text if c.isalpha()}
+    if "LATIN" not in scripts or len(scripts) == 1:
+        return text
+    return "".join(c if not c.isalpha() or _script(c) == "LATIN" else f"\\u{ord(c):04x}" for c in text)
+
+
+def _script(char: str) -> str:
+    return unicodedata.name(char, "UNKNOWN").split(" ", 1)[0]
+
+
+# Made once: json.dumps with options builds a new encoder on every call (a CLI may write a
+# million objects).
+_ENCODERS = {indent: json.JSONEncoder(indent=indent, ensure_ascii=False) for indent in (None, 2)}
+
+
+def safe_json(value: Any, *, indent: int | None = 2) -> str:
+    """JSON text for a terminal or a pipe: readable Unicode, but no byte a terminal acts on."""
+    encoder = _ENCODERS.get(indent) or json.JSONEncoder(indent=indent, ensure_ascii=False)
+    text = encoder.encode(value)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
