@@ -5,7 +5,7 @@ Most names are imported when first asked for (``agenttui.lazy``), not with the p
 list shows states before it reads a status, and importing ``state`` must not bring the status
 rules, the actions and the agent loop behind them (benchmarks/startup.py). ``lease`` and
 ``recover`` are imported with it: each is also the name of its module, which, once imported,
-would shadow a name given lazily.
+would shadow a name given lazily; so is ``state`` (``recover`` needs it, and it is small).
 """
 
 from __future__ import annotations
@@ -15,15 +15,14 @@ from typing import TYPE_CHECKING
 from agenttui.lazy import lazy_names
 from agenttui.runs.lease import LeaseHeld, LeaseLost, lease
 from agenttui.runs.recover import RecoverReport, recover, recover_runs
+from agenttui.runs.state import RunState
 
 if TYPE_CHECKING:
     from agenttui.runs.actions import ActionOutcome, answer, approve, cancel, deny, resolve_halt
-    from agenttui.runs.state import RunState
     from agenttui.runs.status import RunStatus, is_complete, run_status, status_of
 
 LAZY = {
     "actions": ("ActionOutcome", "answer", "approve", "cancel", "deny", "resolve_halt"),
-    "state": ("RunState",),
     "status": ("RunStatus", "is_complete", "run_status", "status_of"),
 }
 """The modules imported when one of their names is first asked for, and those names."""

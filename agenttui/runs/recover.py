@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agenttui.agent.pauses import RollbackRequested, RunNotStarted, RunPaused
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.runs.lease import DEFAULT_TTL, LeaseHeld, lease
-from agenttui.runs.status import RunState, RunStatus, statuses
+from agenttui.runs.state import RunState
 from agenttui.stores.base import Store
+
+if TYPE_CHECKING:  # the status rules are imported by the pass that reads them, not with the runs list
+    from agenttui.runs.status import RunStatus
 
 Resume = Callable[[str], Awaitable[object]]
 
@@ -57,6 +61,8 @@ async def plan_recover(store: Store) -> RecoverPlan:
     """
     if not store.IMPLEMENTS_LISTING:
         raise ConfigError(f"recover needs a store that can list its runs; {store.display_url} cannot")
+    from agenttui.runs.status import statuses
+
     plan = RecoverPlan()
     page: list[str] = []
     async for run_id in _unfinished_roots(store):
