@@ -113,6 +113,7 @@ class RunScreen(StoreScreen):
         Binding("n", "next_hit", "Next hit", show=False, id="run.next-hit"),
         Binding("N", "previous_hit", "Previous hit", show=False, id="run.previous-hit"),
         Binding("colon", "find('jump')", "Go to record", show=False, id="run.jump"),
+        Binding("e", "toggle_expand", "Expand values", show=False, id="run.expand"),
         Binding("o", "operate", "Act on run", id="run.operate"),
         Binding("a", "operate('Approve')", "Approve", show=False, id="run.approve"),
         Binding("x", "operate('Deny')", "Deny", show=False, id="run.deny"),
@@ -363,6 +364,12 @@ class RunScreen(StoreScreen):
         dialog = ConfirmDialog(f"Replay {self.run_id} with your tools' side effects live", "\n".join(f"  {n}" for n in live), command,
                                heading="Will run for real, side effects and all (into a replay store, never this one):", yes="Run them (w)")  # fmt: skip
         self.app.push_screen(dialog, chosen)
+
+    def action_toggle_expand(self) -> None:
+        """Show long values whole, in place, in the inspector and the conversation (and cut again)."""
+        inspector, conversation = self.query_one(RecordInspector), self.query_one(ConversationView)
+        inspector.expand = conversation.expand = not inspector.expand
+        self.notify("long values shown whole (e cuts them again)" if inspector.expand else "long values cut", timeout=2)
 
     def action_toggle_panes(self) -> None:
         panes = self.query_one("#run-panes")

@@ -142,13 +142,10 @@ def describe_record(
 
 
 class RecordInspector(VerticalScroll):
-    """The selected record in full, long lines wrapped. ``e`` expands cut values in place, ``r``
-    adds the stored bytes (values uncut too)."""
+    """The selected record in full, long lines wrapped. ``expand`` shows cut values whole, in
+    place (the run screen's ``e``); ``r`` adds the stored bytes (values uncut too)."""
 
-    BINDINGS = [
-        Binding("e", "toggle_expand", "Expand values", id="inspector.expand"),
-        Binding("r", "toggle_raw", "Raw bytes / show all", id="inspector.raw"),
-    ]
+    BINDINGS = [Binding("r", "toggle_raw", "Raw bytes / show all", id="inspector.raw")]
 
     show_raw: reactive[bool] = reactive(False)
     expand: reactive[bool] = reactive(False)
@@ -178,13 +175,6 @@ class RecordInspector(VerticalScroll):
     def watch_expand(self) -> None:
         self._redraw()
 
-    def action_toggle_expand(self) -> None:
-        """Expand, in place, the values cut at ``VALUE_LIMIT`` characters (and fold them again)."""
-        self.expand = not self.expand
-        self.notify(
-            "values expanded in place (e folds them)" if self.expand else "long values cut (e expands)", timeout=2
-        )
-
     def action_toggle_raw(self) -> None:
         self.show_raw = not self.show_raw
 
@@ -193,18 +183,22 @@ class ConversationView(VerticalScroll):
     """Time travel: the conversation as it stood after the selected record, opened at that step
     (the newest voice), with progress while its records are read back."""
 
+    expand: reactive[bool] = reactive(False)
+    """Values shown whole (up to ``FULL_LIMIT``), not cut at ``VALUE_LIMIT``."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._content = Static("", id="conversation-content")
         self._step: RenderableType | None = None
         """The newest voice: the pane scrolls to its start once laid out."""
+        self._shown: tuple[Sequence[Utterance], int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield self._content
 
     def reading(self, index: int, done: int, total: int) -> None:
         """Say the conversation as of record ``index`` is being read back: ``done`` of ``total`` records."""
-        self._step = None
+        self._step = self._shown = None
         lines = Text(f"as of record #{index}", style="italic")
         lines.append(f"\n\nreading the conversation back from the store: {done:,} of {total:,} records…")
         self._content.update(lines)
@@ -213,12 +207,14 @@ class ConversationView(VerticalScroll):
     def show(self, said: Sequence[Utterance], index: int, left_out: int = 0) -> None:
         """The voices ``said`` as of record ``index``; ``left_out`` voices between the first and
         the second are not shown (a long run's conversation shows its start and its newest)."""
+        self._shown = (said, index, left_out)
+        full = self.expand
         blocks: list[RenderableType] = [Text(f"as of record #{index}", style="italic")]
         for at, voice in enumerate(said):
             if at == 1 and left_out:
                 more = f"… {left_out:,} voices in between (agenttui show --at {index} prints them all)"
                 blocks += [Text(""), Text(more, style="italic")]
-            content = Group(*_parts(voice.message, full=False)) if voice.message else _value(voice.text, full=False)
+            content = Group(*_parts(voice.message, full=full)) if voice.message else _value(voice.text, full=full)
             step = Group(Text(printable(voice.speaker + (" ✗" if voice.is_error else "")), style="bold"), content)
             blocks += [Text(""), step]
         self._step = blocks[-1] if said else None
@@ -234,3 +230,7 @@ class ConversationView(VerticalScroll):
         console = self.app.console
         step_lines = len(console.render_lines(self._step, console.options.update_width(max(1, width)), pad=False))
         self.scroll_to(y=max(0, self._content.outer_size.height - step_lines), animate=False)
+
+    def watch_expand(self) -> None:
+        if self._shown is not None:
+            self.show(*self._shown)
