@@ -194,7 +194,9 @@ async def test_colon_goes_to_a_record_and_back_to_the_search(long_db: Path) -> N
         await pilot.press("enter")
         await settle(pilot)
         assert screen.journal_list.cursor == 12
-        assert bar.display and bar.input.value == "zebra" and mode(bar) == "search"  # the search is on
+        assert (
+            screen.query_one(FindBar).display and bar.input.value == "zebra" and mode(bar) == "search"
+        )  # the search is on
         await pilot.press("n")
         assert screen.journal_list.cursor == result_index(ZEBRAS[0])
 
