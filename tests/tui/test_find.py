@@ -135,6 +135,10 @@ async def test_slash_searches_names_and_content_and_n_and_shift_n_walk_the_hits(
         assert count(screen) == "hit 15 of 15" and screen.journal_list.cursor == graces[14]
         await pilot.press("N")
         assert count(screen) == "hit 14 of 15"
+        await pilot.press("escape")  # from the list: the find line closes first
+        assert app.screen is screen and not screen.find_bar.display and not screen.journal_list.marked
+        await pilot.press("escape")
+        assert app.screen is not screen
 
 
 async def test_esc_cancels_a_search_under_way_and_closes_the_bar(

@@ -99,7 +99,7 @@ class RunScreen(StoreScreen):
 
     AUTO_FOCUS = "#journal"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="run.back"),
+        Binding("escape", "back", "Back", id="run.back"),
         Binding("f", "toggle_follow", "Follow", id="run.follow"),
         Binding("i", "show_pane('inspector')", "Inspector", id="run.inspector"),
         Binding("c", "show_pane('conversation')", "State at step", id="run.conversation"),
@@ -315,6 +315,13 @@ class RunScreen(StoreScreen):
         self.query_one("#run-title", Static).update(line, layout=False)  # one line, always
 
     # -- actions -----------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Close the find line first, if it shows (stopping its search), as k9s clears a filter."""
+        if self.find_bar.display:
+            self.find_bar.action_close()
+        else:
+            self.app.pop_screen()
 
     def action_toggle_follow(self) -> None:
         self.follow = not self.follow
