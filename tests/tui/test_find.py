@@ -91,6 +91,11 @@ def mode(bar: FindBar) -> str:
     return bar.mode
 
 
+def shows(bar: FindBar) -> bool:
+    """Whether the bar is on screen (a function, for the same reason as ``mode``)."""
+    return bar.display
+
+
 def count(screen: RunScreen) -> str:
     return shown(screen.query_one("#find-count")).strip()
 
@@ -136,7 +141,7 @@ async def test_slash_searches_names_and_content_and_n_and_shift_n_walk_the_hits(
         await pilot.press("N")
         assert count(screen) == "hit 14 of 15"
         await pilot.press("escape")  # from the list: the find line closes first
-        assert app.screen is screen and not screen.find_bar.display and not screen.journal_list.marked
+        assert app.screen is screen and not shows(screen.find_bar) and not screen.journal_list.marked
         await pilot.press("escape")
         assert app.screen is not screen
 
