@@ -229,7 +229,7 @@ class ConversationView(VerticalScroll):
         width = self._content.content_region.width
         console = self.app.console
         step_lines = len(console.render_lines(self._step, console.options.update_width(max(1, width)), pad=False))
-        self.scroll_to(y=max(0, self._content.outer_size.height - step_lines), animate=False)
+        self.scroll_to(y=max(0, self._content.outer_size.height - step_lines), animate=False, immediate=True)
 
     def watch_expand(self) -> None:
         if self._shown is not None:
