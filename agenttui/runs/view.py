@@ -7,7 +7,7 @@ import sys
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agenttui.agent.runstart import RunStart
@@ -170,16 +170,21 @@ class RunView:
             records.append(record)
         return records
 
-    async def read(self, store: Store, indices: Iterable[int]) -> list[Record]:
+    async def read(
+        self, store: Store, indices: Sequence[int], *, progress: Callable[[int, int], None] | None = None
+    ) -> list[Record]:
         """The decoded records at ``indices``: the ones the view holds, the others read back from
         ``store`` (by step name, unique in a run). A record its row found unreadable stays so,
-        for the same reason; one the store no longer holds comes back as an unreadable stand-in."""
-        records = []
+        for the same reason; one the store no longer holds comes back as an unreadable stand-in.
+        ``progress(done, total)`` hears of each record read back: how many of ``indices`` are in hand."""
+        records: list[Record] = []
         for index in indices:
             record = self.decoded.get(index)
             if record is None:
                 record = await self._read_back(store, self.rows[index])
                 self.decoded.put(index, record)
+                if progress is not None:
+                    progress(len(records) + 1, len(indices))
             records.append(record)
         return records
 

@@ -55,6 +55,11 @@ TITLES: dict[str, str] = {
     "diff.back": "diff: Leave",
     "flow.fold": "flowchart: Fold or unfold",
     "inspector.raw": "view: Raw bytes / show all",
+    "run.search": "journal: Search names and content…",
+    "run.next-hit": "journal: Next search hit",
+    "run.previous-hit": "journal: Previous search hit",
+    "run.jump": "journal: Go to record number…",
+    "run.expand": "view: Expand long values in place",
 }
 
 #: How many runs the palette offers to open by name (the runs list has the rest).

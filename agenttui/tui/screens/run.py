@@ -23,6 +23,7 @@ from agenttui.render.flow import FlowStep, unfinished
 from agenttui.replay.events import events_of
 from agenttui.runs.chart_end import chart_end
 from agenttui.runs.operations import replay_command
+from agenttui.runs.search import Hits, Needle, row_hits, search_content
 from agenttui.runs.status import RunStatus, statuses
 from agenttui.runs.tree import sub_run_steps
 from agenttui.runs.view import RecordRow, RunView, utterance
@@ -32,6 +33,7 @@ from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.events_view import EventsView
+from agenttui.tui.widgets.find_bar import FindBar
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
 from agenttui.tui.widgets.journal_list import JournalList
@@ -77,9 +79,27 @@ class RunScreen(StoreScreen):
     class StatusRead(Message):
         status: RunStatus
 
+    @dataclass
+    class ReadProgress(Message):
+        """A pane's read back is under way: ``done`` of ``total`` records read for record ``index``."""
+
+        pane: str
+        index: int
+        done: int
+        total: int
+
+    @dataclass
+    class HitsFound(Message):
+        """A page of a content search: the hits in it (maybe none) and how far the search has read."""
+
+        hits: Hits
+        indices: list[int]
+        searched: int
+        done: bool
+
     AUTO_FOCUS = "#journal"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="run.back"),
+        Binding("escape", "back", "Back", id="run.back"),
         Binding("f", "toggle_follow", "Follow", id="run.follow"),
         Binding("i", "show_pane('inspector')", "Inspector", id="run.inspector"),
         Binding("c", "show_pane('conversation')", "State at step", id="run.conversation"),
@@ -89,6 +109,11 @@ class RunScreen(StoreScreen):
         Binding("R", "replay", "Replay", id="run.replay"),
         Binding("Y", "replay_with_agent", "Replay with your agent", show=False, id="run.replay-agent"),
         Binding("L", "replay_live", "Replay with your agent, side effects live", show=False, id="run.replay-live"),
+        Binding("slash", "find('search')", "Search", id="run.search"),
+        Binding("n", "next_hit", "Next hit", show=False, id="run.next-hit"),
+        Binding("N", "previous_hit", "Previous hit", show=False, id="run.previous-hit"),
+        Binding("colon", "find('jump')", "Go to record", show=False, id="run.jump"),
+        Binding("e", "toggle_expand", "Expand values", show=False, id="run.expand"),
         Binding("o", "operate", "Act on run", id="run.operate"),
         Binding("a", "operate('Approve')", "Approve", show=False, id="run.approve"),
         Binding("x", "operate('Deny')", "Deny", show=False, id="run.deny"),
@@ -111,6 +136,10 @@ class RunScreen(StoreScreen):
         """A load has read to the end: what later loads read arrived while watching."""
         self._status_text = "loading…"
         self.status: RunStatus | None = None
+        self.hits: Hits | None = None
+        """The search the find bar started (``/``), while its bar is open."""
+        self._jump_to_hit = False
+        """Enter was pressed before any hit was found: go to the first one found."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-title")
@@ -125,6 +154,7 @@ class RunScreen(StoreScreen):
                     yield EventsView(id="events-view")
                 with TabPane("Flowchart", id="flow"):
                     yield FlowchartView(id="run-flowchart")
+        yield FindBar(id="find-bar")
         yield StatusBar(id="status-bar")
         yield KeyFooter()
 
@@ -224,6 +254,8 @@ class RunScreen(StoreScreen):
     @on(JournalList.CursorMoved, "#journal")  # events and other lists post CursorMoved too
     def cursor_moved(self, event: JournalList.CursorMoved) -> None:
         self._show(event.index)
+        if self.hits is not None:
+            self._show_count()
 
     def _show(self, index: int) -> None:
         if not 0 <= index < len(self.view):
@@ -233,6 +265,8 @@ class RunScreen(StoreScreen):
             wanted = [index] if pane == "inspector" else self.view.voices(index).indices
             records = self.view.cached(wanted)
             if records is None:
+                if pane == "conversation":  # many records to read back: say so, never a blank pane
+                    self.query_one(ConversationView).reading(index, 0, len(wanted))
                 self.read_records(pane, index, wanted)
             else:
                 self._show_records(pane, index, records)
@@ -241,7 +275,16 @@ class RunScreen(StoreScreen):
     @work(exclusive=True, group="run-read", exit_on_error=False)
     async def read_records(self, pane: str, index: int, wanted: list[int]) -> None:
         """Read back the records a pane shows for record ``index`` (the view keeps a few only)."""
-        self.post_message(RunScreen.RecordsRead(pane, index, await self.view.read(self.store, wanted)))
+
+        def progress(done: int, total: int) -> None:
+            self.post_message(RunScreen.ReadProgress(pane, index, done, total))
+
+        records = await self.view.read(self.store, wanted, progress=progress if len(wanted) > 1 else None)
+        self.post_message(RunScreen.RecordsRead(pane, index, records))
+
+    def on_run_screen_read_progress(self, message: RunScreen.ReadProgress) -> None:
+        if message.index == self.journal_list.cursor and message.pane == self.query_one(TabbedContent).active:
+            self.query_one(ConversationView).reading(message.index, message.done, message.total)
 
     def on_run_screen_records_read(self, message: RunScreen.RecordsRead) -> None:
         if message.index == self.journal_list.cursor and message.pane == self.query_one(TabbedContent).active:
@@ -272,6 +315,13 @@ class RunScreen(StoreScreen):
         self.query_one("#run-title", Static).update(line, layout=False)  # one line, always
 
     # -- actions -----------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Close the find line first, if it shows (stopping its search), as k9s clears a filter."""
+        if self.find_bar.display:
+            self.find_bar.action_close()
+        else:
+            self.app.pop_screen()
 
     def action_toggle_follow(self) -> None:
         self.follow = not self.follow
@@ -322,6 +372,138 @@ class RunScreen(StoreScreen):
                                heading="Will run for real, side effects and all (into a replay store, never this one):", yes="Run them (w)")  # fmt: skip
         self.app.push_screen(dialog, chosen)
 
+    def action_toggle_expand(self) -> None:
+        """Show long values whole, in place, in the inspector and the conversation (and cut again)."""
+        inspector, conversation = self.query_one(RecordInspector), self.query_one(ConversationView)
+        inspector.expand = conversation.expand = not inspector.expand
+        self.notify("long values shown whole (e cuts them again)" if inspector.expand else "long values cut", timeout=2)
+
     def action_toggle_panes(self) -> None:
         panes = self.query_one("#run-panes")
         panes.display = not panes.display
+
+    # -- finding records: / searches, n and N walk the hits, : goes to a record -------------------
+
+    @property
+    def find_bar(self) -> FindBar:
+        return self.query_one(FindBar)
+
+    def action_find(self, mode: str) -> None:
+        self.find_bar.open("jump" if mode == "jump" else "search", last=max(0, len(self.view) - 1))
+        if mode != "jump" and self.hits is not None:
+            self._show_count()
+
+    @on(FindBar.Changed)
+    def search_changed(self, event: FindBar.Changed) -> None:
+        """Search as the query is typed: names and summaries at once, content in a worker that
+        a newer query cancels."""
+        self.workers.cancel_group(self, "run-search")
+        self._jump_to_hit = False
+        needle = Needle(event.query)
+        if not needle:
+            self._set_hits(None)
+            return
+        hits = Hits(needle, len(self.view))
+        hits.add(row_hits(self.view.rows, needle))
+        self._set_hits(hits)
+        self.search(hits)
+
+    @work(exclusive=True, group="run-search", exit_on_error=False)
+    async def search(self, hits: Hits) -> None:
+        """Search the content of the records the list holds, a page at a time: a long run's
+        records are read back from the store, never held at once."""
+        upto = self.view.last_seq
+        async for page in search_content(self.store, self.run_id, hits.needle, upto_seq=upto):
+            self.post_message(RunScreen.HitsFound(hits, page.hits, page.searched, done=False))
+        self.post_message(RunScreen.HitsFound(hits, [], hits.total, done=True))
+
+    def on_run_screen_hits_found(self, message: RunScreen.HitsFound) -> None:
+        hits = message.hits
+        if hits is not self.hits:
+            return  # a search the bar has moved on from
+        hits.searched, hits.done = min(message.searched, hits.total), message.done
+        if hits.add(message.indices):
+            self.journal_list.refresh_items()
+        if self._jump_to_hit and len(hits):
+            self._jump_to_hit = False
+            self._go_to_hit(hits.after(self.journal_list.cursor - 1))
+        elif self._jump_to_hit and hits.done:
+            self._jump_to_hit = False
+            self.notify(f"no record holds “{printable(hits.needle.query)}”", severity="warning", timeout=3)
+        self._show_count()
+
+    @on(FindBar.Submitted)
+    def find_submitted(self, event: FindBar.Submitted) -> None:
+        journal = self.journal_list
+        journal.focus()
+        if event.mode == "jump":
+            self._leave_jump()
+            if event.value:
+                self._go_to_record(int(event.value))
+            return
+        hits = self.hits
+        if hits is None:
+            return
+        if len(hits):
+            self._go_to_hit(hits.after(journal.cursor - 1))
+        elif not hits.done:
+            self._jump_to_hit = True  # the first hit the content search finds
+        else:
+            self.notify(f"no record holds “{printable(hits.needle.query)}”", severity="warning", timeout=3)
+
+    def _leave_jump(self) -> None:
+        """The bar goes back to the search it showed before ``:``, or away if there was none."""
+        if self.hits is not None:
+            self.find_bar.open("search", focus=False)
+            self._show_count()
+        else:
+            self.find_bar.display = False
+
+    @on(FindBar.Closed)
+    def find_closed(self, event: FindBar.Closed) -> None:
+        self.journal_list.focus()
+        if event.mode == "jump":
+            self._leave_jump()
+            return
+        self.workers.cancel_group(self, "run-search")
+        self._jump_to_hit = False
+        self._set_hits(None)
+
+    def action_next_hit(self) -> None:
+        self._step_hit(forward=True)
+
+    def action_previous_hit(self) -> None:
+        self._step_hit(forward=False)
+
+    def _step_hit(self, *, forward: bool) -> None:
+        hits, cursor = self.hits, self.journal_list.cursor
+        if hits is None:
+            self.notify("/ searches the run first; then n and N walk its hits", timeout=3)
+            return
+        target = hits.after(cursor) if forward else hits.before(cursor)
+        if target is None:
+            self.notify("no hits yet: still searching" if not hits.done else "no hits", timeout=2)
+            return
+        if (target <= cursor) if forward else (target >= cursor):
+            self.notify("search wrapped to the " + ("first hit" if forward else "last hit"), timeout=2)
+        self._go_to_hit(target)
+
+    def _go_to_hit(self, index: int | None) -> None:
+        if index is not None:
+            self.journal_list.cursor = index
+            self._show_count()
+
+    def _go_to_record(self, index: int) -> None:
+        if not 0 <= index < len(self.view):
+            self.notify(f"no record #{index:,}: this run has 0 to {len(self.view) - 1:,}", severity="warning")
+            return
+        self.journal_list.cursor = index
+
+    def _set_hits(self, hits: Hits | None) -> None:
+        self.hits = hits
+        self.journal_list.marked = hits if hits is not None else frozenset()
+        self.journal_list.refresh_items()
+        self._show_count()
+
+    def _show_count(self) -> None:
+        self.find_bar.set_count(self.hits.count(self.journal_list.cursor) if self.hits is not None else "")

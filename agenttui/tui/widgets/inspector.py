@@ -26,20 +26,21 @@ from agenttui.journal.record import (
 )
 from agenttui.runs.view import Utterance
 
-#: Characters of one value shown before it is cut; ``r`` in the inspector shows more.
+#: Characters of one value shown before it is cut; ``e`` in the inspector expands it in place.
 VALUE_LIMIT = 4000
-#: Characters of one value ``r`` shows. The pane lays out everything it holds, about 0.2 s per
-#: 100,000 characters: a 10 MB value took minutes, the app frozen. The CLI prints every byte.
+#: Characters of one value ``e`` and ``r`` show. The pane lays out everything it holds, about 0.2 s
+#: per 100,000 characters: a 10 MB value took minutes, the app frozen. The CLI prints every byte.
 FULL_LIMIT = 200_000
 
 
 def _value(text: str, *, full: bool) -> Text:
-    """Untrusted text, made inert and cut to a readable length (a longer one when ``full``)."""
+    """Untrusted text, made inert and cut to a readable length (a longer one when ``full``); the
+    pane wraps its long lines."""
     shown = printable(text, multiline=True)
     limit = FULL_LIMIT if full else VALUE_LIMIT
     if len(shown) > limit:
         cut = Text(shown[:limit])
-        more = "all of them: agenttui show --json" if full else "r: show all"
+        more = "all of them: agenttui show --json" if full else "e: expand in place"
         cut.append(f"\n… {len(shown) - limit:,} more characters ({more})", style="italic")
         return cut
     return Text(shown)
@@ -141,11 +142,14 @@ def describe_record(
 
 
 class RecordInspector(VerticalScroll):
-    """The selected record in full. ``r`` toggles the stored bytes and uncut values."""
+    """The selected record in full, long lines wrapped. ``expand`` shows cut values whole, in
+    place (the run screen's ``e``); ``r`` adds the stored bytes (values uncut too)."""
 
     BINDINGS = [Binding("r", "toggle_raw", "Raw bytes / show all", id="inspector.raw")]
 
     show_raw: reactive[bool] = reactive(False)
+    expand: reactive[bool] = reactive(False)
+    """Values shown whole (up to ``FULL_LIMIT``), not cut at ``VALUE_LIMIT``."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -162,9 +166,13 @@ class RecordInspector(VerticalScroll):
     def _redraw(self) -> None:
         if self._shown is not None:
             record, index, names = self._shown
-            self._content.update(describe_record(record, index, names, full=self.show_raw, raw=self.show_raw))
+            full = self.show_raw or self.expand
+            self._content.update(describe_record(record, index, names, full=full, raw=self.show_raw))
 
     def watch_show_raw(self) -> None:
+        self._redraw()
+
+    def watch_expand(self) -> None:
         self._redraw()
 
     def action_toggle_raw(self) -> None:
@@ -172,27 +180,57 @@ class RecordInspector(VerticalScroll):
 
 
 class ConversationView(VerticalScroll):
-    """Time travel: the conversation as it stood after the selected record."""
+    """Time travel: the conversation as it stood after the selected record, opened at that step
+    (the newest voice), with progress while its records are read back."""
+
+    expand: reactive[bool] = reactive(False)
+    """Values shown whole (up to ``FULL_LIMIT``), not cut at ``VALUE_LIMIT``."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._content = Static("", id="conversation-content")
+        self._step: RenderableType | None = None
+        """The newest voice: the pane scrolls to its start once laid out."""
+        self._shown: tuple[Sequence[Utterance], int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield self._content
 
+    def reading(self, index: int, done: int, total: int) -> None:
+        """Say the conversation as of record ``index`` is being read back: ``done`` of ``total`` records."""
+        self._step = self._shown = None
+        lines = Text(f"as of record #{index}", style="italic")
+        lines.append(f"\n\nreading the conversation back from the store: {done:,} of {total:,} records…")
+        self._content.update(lines)
+        self.scroll_home(animate=False)
+
     def show(self, said: Sequence[Utterance], index: int, left_out: int = 0) -> None:
         """The voices ``said`` as of record ``index``; ``left_out`` voices between the first and
         the second are not shown (a long run's conversation shows its start and its newest)."""
+        self._shown = (said, index, left_out)
+        full = self.expand
         blocks: list[RenderableType] = [Text(f"as of record #{index}", style="italic")]
         for at, voice in enumerate(said):
             if at == 1 and left_out:
                 more = f"… {left_out:,} voices in between (agenttui show --at {index} prints them all)"
                 blocks += [Text(""), Text(more, style="italic")]
-            content = Group(*_parts(voice.message, full=False)) if voice.message else _value(voice.text, full=False)
-            blocks += [
-                Text(""),
-                Text(printable(voice.speaker + (" ✗" if voice.is_error else "")), style="bold"),
-                content,
-            ]
+            content = Group(*_parts(voice.message, full=full)) if voice.message else _value(voice.text, full=full)
+            step = Group(Text(printable(voice.speaker + (" ✗" if voice.is_error else "")), style="bold"), content)
+            blocks += [Text(""), step]
+        self._step = blocks[-1] if said else None
         self._content.update(Group(*blocks))
+        self.call_after_refresh(self._scroll_to_step)
+
+    def _scroll_to_step(self) -> None:
+        """Scroll to the start of the newest voice, the one the selected step said (or the last
+        before it): the lines it takes, counted from the end of the content."""
+        if self._step is None:
+            return
+        width = self._content.content_region.width
+        console = self.app.console
+        step_lines = len(console.render_lines(self._step, console.options.update_width(max(1, width)), pad=False))
+        self.scroll_to(y=max(0, self._content.outer_size.height - step_lines), animate=False, immediate=True)
+
+    def watch_expand(self) -> None:
+        if self._shown is not None:
+            self.show(*self._shown)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import ClassVar
 
 from rich.text import Text
@@ -26,11 +27,15 @@ class JournalList(VirtualList[RecordRow]):
     COMPONENT_CLASSES: ClassVar[set[str]] = VirtualList.COMPONENT_CLASSES | {
         "journal-list--model",
         "journal-list--name",
+        "journal-list--hit",
     }
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._longest_name = 0
+        self.marked: Container[int] = frozenset()
+        """The records a search found: their numbers are drawn as hits (``refresh_items`` after
+        changing it: drawn lines are kept)."""
 
     def set_items(self, items: list[RecordRow]) -> None:
         self._longest_name = 0
@@ -56,7 +61,9 @@ class JournalList(VirtualList[RecordRow]):
         return min(self._longest_name, room)
 
     def render_item(self, item: RecordRow, index: int, width: int) -> Text:
-        line = Text(f"{index:>6} ", style=self.muted(), no_wrap=True)
+        hit = index in self.marked
+        number_style = self.get_component_rich_style("journal-list--hit", partial=True) if hit else self.muted()
+        line = Text(f"{index:>6} ", style=number_style, no_wrap=True)
         icon_style = self.error() if item.failed else ""
         if item.kind == StepKind.MODEL and not icon_style:
             icon_style = self.get_component_rich_style("journal-list--model", partial=True)
