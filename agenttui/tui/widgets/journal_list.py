@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual.message import Message
 
 from agenttui.journal.describe import clip, printable
 from agenttui.journal.record import StepKind
@@ -28,9 +29,16 @@ class JournalList(VirtualList[RecordRow]):
         "journal-list--name",
     }
 
+    class LastAsked(Message):
+        """``G`` (or end) was pressed: a journal still loading takes it to mean its last record, once read."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._longest_name = 0
+
+    def action_cursor_last(self) -> None:
+        self.post_message(self.LastAsked())
+        super().action_cursor_last()
 
     def set_items(self, items: list[RecordRow]) -> None:
         self._longest_name = 0
