@@ -39,11 +39,11 @@ def status_legend() -> Text:
 
 
 class HelpScreen(ModalScreen[None]):
-    """``?``: what every key does here. j/k/g/G scroll it, as they move every list; esc, enter,
-    q or ? closes it."""
+    """``?``: what every key does here. j/k/g/G scroll it, as they move every list; esc, enter or
+    ? closes it (q quits, as everywhere)."""
 
     BINDINGS = [
-        Binding("escape,enter,q,question_mark", "dismiss", "Close", id="help.close"),
+        Binding("escape,enter,question_mark", "dismiss", "Close", id="help.close"),
         Binding("j,down", "scroll('down')", "Scroll down", show=False, id="help.down"),
         Binding("k,up", "scroll('up')", "Scroll up", show=False, id="help.up"),
         Binding("g,home", "scroll('home')", "Top", show=False, id="help.top"),
