@@ -86,6 +86,10 @@ MAX_RUNS = 2000
 OPEN_BY_ID = "run: Open run by id "
 """The title of the command that opens whatever id was typed, known to the list or not."""
 
+#: Typed text that looks like a run id rather than an action's name (a digit, a dash, a sub-run's
+#: ">"...): the palette offers to open it as typed. Text after "open " always is offered.
+LIKE_AN_ID = re.compile(r"[\d\-_>@/.]")
+
 Command = tuple[str, Callable[[], object], str]
 
 
@@ -177,14 +181,15 @@ class AgentTuiCommands(Provider):
         for title, callback, help_text in self._commands():
             if (score := matcher.match(title)) > 0:
                 yield Hit(score, _highlight(matcher, title), callback, text=title, help=help_text)
-        typed = re.sub(r"^\s*(run:\s*)?(open\s+)?", "", query, flags=re.IGNORECASE).strip()
+        asked = re.match(r"\s*(run:\s*)?open\s", query, flags=re.IGNORECASE)
+        typed = query[asked.end() :].strip() if asked else query.strip()
         known = False
         for run_id in self._runs_like(query):
             title, callback, help_text = self._open(run_id)
             known = known or run_id == typed
             if (score := matcher.match(title)) > 0:
                 yield Hit(score, _highlight(matcher, title), callback, text=title, help=help_text)
-        if typed and not known:
+        if typed and not known and (asked or LIKE_AN_ID.search(typed)):
             # An id the list does not know (yet): a run being written, or one the list has not read.
             title = OPEN_BY_ID + typed
             yield Hit(0.01, Content(title), partial(self.tui.open_run, typed), text=title,
