@@ -407,8 +407,8 @@ async def test_G_during_a_load_lands_on_the_last_record_once_loaded(press_g: boo
         await wait_for_screen(pilot, RunScreen)
         screen = screen_of(app, RunScreen)
         await until(pilot, lambda: len(screen.rows) > 0, "the first batch")  # the rest wait on the gate
-        if press_g:
-            await pilot.press("G")
+        await pilot.press("G" if press_g else "f")  # f: not before the status says it can be followed
+        assert not following(screen)
         store.gate.set()
         await settle(pilot)
         assert len(screen.rows) == 602  # the header, 600 steps and the end marker

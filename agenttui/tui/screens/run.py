@@ -325,7 +325,10 @@ class RunScreen(StoreScreen):
             self.app.pop_screen()
 
     def action_toggle_follow(self) -> None:
-        if self.status is not None and self.finished and not self.follow:
+        if self.status is None:  # read once the journal is: G goes to its end meanwhile
+            self.notify("the run's status is still being read: whether it can be followed, too", severity="warning")
+            return
+        if self.finished and not self.follow:
             self.notify(f"a {self.status.state.value} run gets no new records: nothing to follow", timeout=3)
             return
         self.follow = not self.follow
