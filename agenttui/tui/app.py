@@ -16,6 +16,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
@@ -288,6 +289,28 @@ class AgentTuiApp(App[int]):
         from agenttui.tui.screens.run import RunScreen
 
         self.push_screen(RunScreen(run_id))
+
+    async def act_on_screen(self, kind: str, action: str, run_id: str | None) -> None:
+        """Run ``action`` of another screen (the palette offers every screen's): the runs list,
+        with its cursor on ``run_id``; the journal or the replay of ``run_id``, found on the stack
+        (going back to it) or opened over the current screen."""
+        from agenttui.tui.screens.replay import ReplayScreen
+        from agenttui.tui.screens.run import RunScreen
+
+        kinds: dict[str, type[Screen[Any]]] = {"runs": RunsScreen, "run": RunScreen, "replay": ReplayScreen}
+        wanted = kinds[kind]
+        for depth, screen in enumerate(reversed(self.screen_stack)):
+            if isinstance(screen, wanted) and (kind == "runs" or getattr(screen, "run_id", None) == run_id):
+                for _ in range(depth):
+                    self.pop_screen()
+                break
+        else:
+            assert run_id is not None  # only the runs list is offered without a run
+            screen = RunScreen(run_id) if kind == "run" else ReplayScreen(run_id)
+            await self.push_screen(screen)
+        if isinstance(screen, RunsScreen) and run_id is not None and not screen.select_run(run_id):
+            self.notify("that run is not listed under the filter in force", severity="warning")
+        await self.run_action(action, screen)
 
     # -- recover operations: choose, ask, confirm, then write ------------------------------------
 

@@ -1,15 +1,19 @@
-"""The command palette: every action of the current screen, and the runs it can open."""
+"""The command palette: every action of every screen, and opening any run the list knows, by id."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from agenttui.tui.app import AgentTuiApp
 
 #: Palette titles of bound actions, "category: Action", by binding id.
@@ -20,11 +24,13 @@ TITLES: dict[str, str] = {
     "runs.filter": "runs: Filter",
     "runs.status-filter": "runs: Cycle status filter",
     "runs.reload": "runs: Reload",
+    "runs.copy": "runs: Copy the selected run id",
     "run.back": "run: Back to runs",
     "run.follow": "run: Toggle follow newest record",
     "run.inspector": "view: Inspector",
     "run.conversation": "view: State at step (time travel)",
     "run.toggle-panes": "view: Toggle side panes",
+    "run.copy": "run: Copy the record's name (its value, from the inspector)",
     "list.first": "journal: First record",
     "list.last": "journal: Last record",
     "list.choose": "run: Open",
@@ -52,7 +58,9 @@ TITLES: dict[str, str] = {
     "replay.diff": "view: Diff",
     "replay.flowchart": "view: Flowchart",
     "replay.back": "replay: Leave",
+    "replay.copy": "replay: Copy the step name",
     "diff.back": "diff: Leave",
+    "diff.copy": "diff: Copy the step name",
     "flow.fold": "flowchart: Fold or unfold",
     "inspector.raw": "view: Raw bytes / show all",
     "run.search": "journal: Search names and content…",
@@ -62,36 +70,115 @@ TITLES: dict[str, str] = {
     "run.expand": "view: Expand long values in place",
 }
 
-#: How many runs the palette offers to open by name (the runs list has the rest).
+#: The screens whose actions the palette offers from any other: the screen opens first, on the
+#: selected run (the runs list) or the run shown (a run, a replay). Imported when the palette
+#: asks, not at start-up (see ``AgentTuiApp.open_run``).
+SCREENS: dict[str, tuple[str, str]] = {
+    "runs": ("agenttui.tui.screens.runs", "RunsScreen"),
+    "run": ("agenttui.tui.screens.run", "RunScreen"),
+    "replay": ("agenttui.tui.screens.replay", "ReplayScreen"),
+}
+#: Bindings that mean something only on their own screen: leaving it, or closing a prompt on it.
+LOCAL_ONLY = frozenset(
+    {"run.back", "replay.back", "diff.back", "runs.filter-done", "runs.clear-filter", "replay.jump-done",
+     "replay.jump-cancel"}
+)  # fmt: skip
+#: Actions whose screens need a run: offered without one, they say so instead.
+NEEDS_RUN = frozenset({"run", "replay"})
+#: How many runs the palette offers to open by name when nothing is typed, and how many of those
+#: the typed text matches it scores (the runs list has the rest; typing narrows them).
 MAX_RUNS = 2000
+OPEN_BY_ID = "run: Open run by id "
+"""The title of the command that opens whatever id was typed, known to the list or not."""
+
+#: Typed text that looks like a run id rather than an action's name (a digit, a dash, a sub-run's
+#: ">"...): the palette offers to open it as typed. Text after "open " always is offered.
+LIKE_AN_ID = re.compile(r"[\d\-_>@/.]")
+
+Command = tuple[str, Callable[[], object], str]
+
+
+def kind_of(screen: Screen[Any]) -> str | None:
+    """Which of ``SCREENS`` (or "diff") ``screen`` is, by class name: no screen module is imported."""
+    return {"RunsScreen": "runs", "RunScreen": "run", "ReplayScreen": "replay", "DiffScreen": "diff"}.get(
+        type(screen).__name__
+    )
+
+
+def run_of(screen: Screen[Any]) -> str | None:
+    """The run a screen's actions would act on: the one selected in the list, or the one shown."""
+    selected = getattr(screen, "selected_run", None)
+    if selected is not None:
+        return cast("str | None", selected())
+    return cast("str | None", getattr(screen, "run_id", None))
+
+
+def known_runs(app: AgentTuiApp) -> Iterable[str]:
+    """Every run the runs list knows (it is at the bottom of the stack, whatever is on top)."""
+    for screen in app.screen_stack:
+        known = getattr(screen, "known_run_ids", None)
+        if known is not None:
+            return cast("Iterable[str]", known())
+    return ()
 
 
 class AgentTuiCommands(Provider):
-    """Commands built from what the screen shows now."""
+    """Commands built from what the screens show now."""
 
-    def _commands(self) -> Iterator[tuple[str, Callable[[], object], str]]:
+    @property
+    def tui(self) -> AgentTuiApp:
+        return cast("AgentTuiApp", self.app)
+
+    def _commands(self) -> Iterator[Command]:
         screen = self.screen
         seen: set[str] = set()
+        actions: set[str] = set()
         for active in screen.active_bindings.values():
             binding = active.binding
+            actions.add(binding.action)
             title = TITLES.get(binding.id or "")
             if title is None or title in seen:
                 continue
             seen.add(title)
             yield title, partial(screen.app.run_action, binding.action, active.node), binding.description
-        runs = getattr(screen, "visible_run_ids", None)
-        if runs is not None:
-            for count, run_id in enumerate(runs()):
-                if count >= MAX_RUNS:
-                    break
-                yield (
-                    f"run: Open {run_id}",
-                    partial(cast("AgentTuiApp", self.app).open_run, run_id),
-                    "open this run's journal",
-                )
+        if "copy_run_id" not in actions and hasattr(screen, "action_copy_run_id"):
+            yield (
+                "run: Copy the run id",
+                partial(screen.app.run_action, "copy_run_id", screen),
+                "y copies it on the runs list",
+            )
+        here = kind_of(screen)
+        if here is None:
+            return  # a dialog or the help: its own keys only
+        run_id = run_of(screen)
+        for kind, (module, name) in SCREENS.items():
+            if kind == here:
+                continue
+            for binding in getattr(import_module(module), name).BINDINGS:
+                title = TITLES.get(binding.id or "")
+                if title is None or title in seen or binding.id in LOCAL_ONLY or binding.action in actions:
+                    continue
+                seen.add(title)
+                if kind in NEEDS_RUN and run_id is None:
+                    yield title, partial(self._needs_a_run, title), "select a run first"
+                    continue
+                where = "the runs list" if kind == "runs" else f"this run's {'journal' if kind == 'run' else kind}"
+                yield title, partial(self.tui.act_on_screen, kind, binding.action, run_id), f"opens {where} first"
+
+    def _needs_a_run(self, title: str) -> None:
+        self.app.notify(f"{title.partition(': ')[2]}: select a run first (on the runs list)", severity="warning")
+
+    def _open(self, run_id: str) -> Command:
+        return f"run: Open {run_id}", partial(self.tui.open_run, run_id), "open this run's journal"
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._commands():
+            yield DiscoveryHit(Content(title), callback, text=title, help=help_text)
+        runs = getattr(self.screen, "visible_run_ids", None)
+        for count, run_id in enumerate(runs() if runs is not None else ()):
+            if count >= MAX_RUNS:
+                break
+            title, callback, help_text = self._open(run_id)
             yield DiscoveryHit(Content(title), callback, text=title, help=help_text)
 
     async def search(self, query: str) -> Hits:
@@ -99,6 +186,35 @@ class AgentTuiCommands(Provider):
         for title, callback, help_text in self._commands():
             if (score := matcher.match(title)) > 0:
                 yield Hit(score, _highlight(matcher, title), callback, text=title, help=help_text)
+        asked = re.match(r"\s*(run:\s*)?open\s", query, flags=re.IGNORECASE)
+        typed = query[asked.end() :].strip() if asked else query.strip()
+        known = False
+        for run_id in self._runs_like(query):
+            title, callback, help_text = self._open(run_id)
+            known = known or run_id == typed
+            if (score := matcher.match(title)) > 0:
+                yield Hit(score, _highlight(matcher, title), callback, text=title, help=help_text)
+        if typed and not known and (asked or LIKE_AN_ID.search(typed)):
+            # An id the list does not know (yet): a run being written, or one the list has not read.
+            title = OPEN_BY_ID + typed
+            yield Hit(0.01, Content(title), partial(self.tui.open_run, typed), text=title,
+                      help="opens the journal of this id, as typed")  # fmt: skip
+
+    def _runs_like(self, query: str) -> Iterator[str]:
+        """Known runs whose "run: Open <id>" holds the typed characters in order (which every
+        fuzzy match does), at most ``MAX_RUNS``: the matcher scores only those. A plain scan, as
+        the matcher's own is far slower: 100,000 ids take about 50 ms."""
+        letters = [re.escape(char) for char in query if not char.isspace()]
+        if not letters:
+            return
+        pattern = re.compile(".*?".join(letters), re.IGNORECASE)
+        found = 0
+        for run_id in known_runs(self.tui):
+            if pattern.search("run: Open " + run_id):
+                yield run_id
+                found += 1
+                if found >= MAX_RUNS:
+                    return
 
 
 def _highlight(matcher: Matcher, title: str) -> Content:

@@ -61,7 +61,7 @@ async def test_live_tail_by_notifications(postgres_cluster: PostgresCluster, dem
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RunScreen)
-        await pilot.press("G")  # at the newest record: follow mode keeps the cursor there
+        await pilot.press("f")  # follow: the cursor goes to the newest record and stays there
         before = len(screen.rows)
         writer = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
         try:

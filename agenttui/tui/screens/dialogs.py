@@ -144,8 +144,19 @@ class PromptDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class ChoiceList(OptionList):
+    """Textual's ``OptionList`` with the keys every list of agenttui's has: j/k, g/G."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False, id="choice.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="choice.up"),
+        Binding("g", "first", "First", show=False, id="choice.first"),
+        Binding("G", "last", "Last", show=False, id="choice.last"),
+    ]
+
+
 class ChoiceDialog(ModalScreen[int | None]):
-    """Pick one of several actions; enter picks, esc cancels."""
+    """Pick one of several actions; j/k or the arrows move, enter picks, esc cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="choice.cancel")]
 
@@ -156,7 +167,7 @@ class ChoiceDialog(ModalScreen[int | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
-            yield OptionList(*(Option(Text(printable(c))) for c in self._choices), id="choice-list")
+            yield ChoiceList(*(Option(Text(printable(c))) for c in self._choices), id="choice-list")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option_index)

@@ -8,7 +8,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
@@ -18,6 +17,7 @@ from agenttui.render.diff import JournalDiff, RowState, diff_journals
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.key_footer import KeyFooter
+from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 from agenttui.tui.widgets.status_bar import StatusBar
 
 
@@ -29,7 +29,10 @@ class DiffScreen(StoreScreen):
         diff: JournalDiff
 
     AUTO_FOCUS = "#diff-view"
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="diff.back")]
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="diff.back"),
+        Binding("y", "copy", "Copy step name", show=False, id="diff.copy"),
+    ]
 
     def __init__(self, left: str, right: str) -> None:
         super().__init__()
@@ -41,7 +44,7 @@ class DiffScreen(StoreScreen):
             Text(f" diff {printable(self.left)} → {printable(self.right)}   reading…", style="bold"), id="diff-title"
         )
         yield DiffView(id="diff-view")
-        with VerticalScroll(id="diff-detail-scroll"):
+        with ScrollingPane(id="diff-detail-scroll"):
             yield Static(id="diff-detail")
         yield StatusBar(id="status-bar")
         yield KeyFooter()
@@ -78,3 +81,24 @@ class DiffScreen(StoreScreen):
             if line is None or line.row is None
             else diff_detail(line.row, left_label=self.left, right_label=self.right)
         )
+
+    @on(DiffView.Chosen)
+    def open_detail(self) -> None:
+        """Enter on a step: its detail takes the keys (j/k scroll it; esc comes back)."""
+        self.focus_now(self.query_one("#diff-detail-scroll"))
+
+    def action_back(self) -> None:
+        view = self.query_one(DiffView)
+        if self.focused is not None and self.focused is not view:
+            self.focus_now(view)
+        else:
+            self.app.pop_screen()
+
+    def action_copy(self) -> None:
+        from agenttui.tui.clipboard import copy_text
+
+        line = self.query_one(DiffView).current
+        if line is None or line.row is None:
+            self.notify("no step under the cursor (identical steps are folded)", severity="warning")
+            return
+        copy_text(self, line.row.name, "the step name")

@@ -39,9 +39,18 @@ def status_legend() -> Text:
 
 
 class HelpScreen(ModalScreen[None]):
-    """``?``: what every key does here. Any of esc, q or ? closes it."""
+    """``?``: what every key does here. j/k/g/G scroll it, as they move every list; esc, enter or
+    ? closes it (q quits, as everywhere)."""
 
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help.close")]
+    BINDINGS = [
+        Binding("escape,enter,question_mark", "dismiss", "Close", id="help.close"),
+        Binding("j,down", "scroll('down')", "Scroll down", show=False, id="help.down"),
+        Binding("k,up", "scroll('up')", "Scroll up", show=False, id="help.up"),
+        Binding("g,home", "scroll('home')", "Top", show=False, id="help.top"),
+        Binding("G,end", "scroll('end')", "Bottom", show=False, id="help.bottom"),
+        Binding("pagedown,space", "scroll('page_down')", "Page down", show=False, id="help.page-down"),
+        Binding("pageup", "scroll('page_up')", "Page up", show=False, id="help.page-up"),
+    ]
 
     def __init__(self, under: Screen[Any]) -> None:
         super().__init__()
@@ -57,3 +66,7 @@ class HelpScreen(ModalScreen[None]):
                      "Nothing is written to the store unless you confirm an action."),
                 id="help-footnote",
             )  # fmt: skip
+
+    def action_scroll(self, where: str) -> None:
+        panel = self.query_one("#help-panel", VerticalScroll)
+        getattr(panel, f"scroll_{where}")(animate=False)

@@ -11,9 +11,10 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Input, ProgressBar, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
 
 from agenttui.agent.events import AgentEvent
 from agenttui.agent.factory import AgentSetup
@@ -32,6 +33,7 @@ from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.key_footer import KeyFooter
+from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 from agenttui.tui.widgets.status_bar import StatusBar
 
 #: Events of a replayed turn are posted at most this often (see ``EventBatches``).
@@ -101,7 +103,7 @@ class ReplayScreen(StoreScreen):
 
     AUTO_FOCUS = "#replayed-journal"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="replay.back"),
+        Binding("escape", "back", "Back", id="replay.back"),
         Binding("n,space", "next_turn", "Next turn", id="replay.next"),
         Binding("e", "run_to_end", "To end", id="replay.end"),
         Binding("b", "back_turn", "Back a turn", id="replay.previous"),
@@ -112,6 +114,7 @@ class ReplayScreen(StoreScreen):
         Binding("1", "show_pane('events')", "Events", show=False, id="replay.events"),
         Binding("2", "show_pane('diff')", "Diff", show=False, id="replay.diff"),
         Binding("3", "show_pane('flow')", "Flowchart", show=False, id="replay.flowchart"),
+        Binding("y", "copy", "Copy", show=False, id="replay.copy"),
     ]
 
     def __init__(self, run_id: str, setup: AgentSetup | None = None, *, live_tools: Sequence[str] = ()) -> None:
@@ -127,6 +130,8 @@ class ReplayScreen(StoreScreen):
         self.verdict: Verdict | None = None
         """What the replay found, once it is done."""
         self._detail_shown: tuple[str, RowState, str] | None = None
+        self._queued: str | None = None
+        """A move asked for while the replay was busy (opening, or a turn under way): made next."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="replay-title")
@@ -140,7 +145,7 @@ class ReplayScreen(StoreScreen):
                     yield EventsView(id="events-view")
                 with TabPane("Diff", id="diff"), Vertical():
                     yield DiffView(id="diff-view")
-                    with VerticalScroll(id="diff-detail-scroll"):
+                    with ScrollingPane(id="diff-detail-scroll"):
                         yield Static(id="diff-detail")
                 with TabPane("Flowchart", id="flow"):
                     yield FlowchartView(id="replay-flowchart")
@@ -301,22 +306,73 @@ class ReplayScreen(StoreScreen):
         self._detail_shown = shown
         self.query_one("#diff-detail", Static).update("" if row is None else diff_detail(row))
 
+    @on(JournalList.Chosen, "#replayed-journal")
+    def open_record(self, event: JournalList.Chosen) -> None:
+        """Enter on a replayed record: the diff pane, on that step against the recording."""
+        self.show_pane("diff")
+        view = self.query_one(DiffView)
+        name = self.view.rows[event.index].name
+        at = next((i for i, line in enumerate(view.items) if line.row is not None and line.row.name == name), None)
+        if at is None:
+            self.notify("the step matches the recording (folded among the identical steps)", timeout=3)
+        else:
+            view.cursor = at
+        self.focus_now(view)
+
+    @on(DiffView.Chosen, "#diff-view")
+    def open_detail(self) -> None:
+        """Enter on a step of the diff: its detail takes the keys (j/k scroll it; esc comes back)."""
+        self.focus_now(self.query_one("#diff-detail-scroll"))
+
     # -- actions -----------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """From a pane, back to the replayed journal; from the journal, leave the replay."""
+        journal = self.query_one(JournalList)
+        if self.focused is not None and self.focused is not journal:
+            self.focus_now(journal)
+        else:
+            self.app.pop_screen()
+
+    def action_copy(self) -> None:
+        """y: the step name under the cursor of the diff when it has the focus, else of the journal."""
+        from agenttui.tui.clipboard import copy_text
+
+        if isinstance(self.focused, DiffView):
+            line = self.focused.current
+            name = None if line is None or line.row is None else line.row.name
+        else:
+            row = self.query_one(JournalList).current
+            name = None if row is None else row.name
+        if name is None:
+            self.notify("no step under the cursor", severity="warning")
+            return
+        copy_text(self, name, "the step name")
 
     def _busy(self) -> bool:
         return any(w.group == "replay" and not w.is_finished for w in self.workers)
 
+    def _move(self, what: str) -> None:
+        """Drive the replay now, or once the move under way is done (the newest ask wins)."""
+        if self._busy():
+            self._queued = what
+        else:
+            self.drive(what)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        super().on_worker_state_changed(event)
+        if event.worker.group == "replay" and event.state == WorkerState.SUCCESS and self._queued:
+            what, self._queued = self._queued, None
+            self.drive(what)
+
     def action_next_turn(self) -> None:
-        if not self._busy():
-            self.drive("next")
+        self._move("next")
 
     def action_run_to_end(self) -> None:
-        if not self._busy():
-            self.drive("end")
+        self._move("end")
 
     def action_back_turn(self) -> None:
-        if not self._busy() and self.session is not None:
-            self.drive("back")
+        self._move("back")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("jump_prompt", "jump_done", "jump_cancel"):

@@ -35,7 +35,7 @@ from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.find_bar import FindBar
 from agenttui.tui.widgets.flowchart_view import FlowchartView
-from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
+from agenttui.tui.widgets.inspector import ConversationView, RecordInspector, record_value
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.status_bar import StatusBar
@@ -50,7 +50,8 @@ BATCH_SECONDS_MAX = 0.25
 
 
 class RunScreen(StoreScreen):
-    """One run. ``j/k`` step through records; the panes follow the cursor."""
+    """One run. ``j/k`` step through records; the panes follow the cursor; ``enter`` opens the
+    record in the inspector, ``esc`` comes back to the journal (and from there to the runs)."""
 
     @dataclass
     class RecordsLoaded(Message):
@@ -59,6 +60,8 @@ class RunScreen(StoreScreen):
         entries: list[tuple[int, Record]]
         tail: bool = False
         """True for records that arrived while watching (not the initial load)."""
+        last: bool = False
+        """The load that read this batch has read to the end of the journal."""
 
     @dataclass
     class SubRunsLoaded(Message):
@@ -101,6 +104,8 @@ class RunScreen(StoreScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="run.back"),
         Binding("f", "toggle_follow", "Follow", id="run.follow"),
+        Binding("r", "toggle_raw", "Raw", id="inspector.raw"),
+        Binding("y", "copy", "Copy", show=False, id="run.copy"),
         Binding("i", "show_pane('inspector')", "Inspector", id="run.inspector"),
         Binding("c", "show_pane('conversation')", "State at step", id="run.conversation"),
         Binding("v", "show_pane('events')", "Events", show=False, id="run.events"),
@@ -119,8 +124,9 @@ class RunScreen(StoreScreen):
         Binding("x", "operate('Deny')", "Deny", show=False, id="run.deny"),
     ]
 
-    follow: reactive[bool] = reactive(True)
-    """Keep the cursor on the newest record while it is there."""
+    follow: reactive[bool] = reactive(False)
+    """The cursor is on the newest record and stays there as records arrive (``f``); any move
+    elsewhere stops it, and a finished run is never followed."""
 
     def __init__(self, run_id: str) -> None:
         super().__init__()
@@ -140,6 +146,9 @@ class RunScreen(StoreScreen):
         """The search the find bar started (``/``), while its bar is open."""
         self._jump_to_hit = False
         """Enter was pressed before any hit was found: go to the first one found."""
+        self._to_end = False
+        """``G`` was pressed while the journal loads: the cursor goes on to the last record as
+        batches arrive, until the load is done or the cursor moves elsewhere."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-title")
@@ -205,7 +214,7 @@ class RunScreen(StoreScreen):
                     batch, last_post = [], time.monotonic()
                     wait = min(2 * wait, BATCH_SECONDS_MAX) if posted else wait
                     posted = True
-            self.post_message(RunScreen.RecordsLoaded(batch, tail))
+            self.post_message(RunScreen.RecordsLoaded(batch, tail, last=True))
             self._read_once = True
         self.refresh_status()
 
@@ -221,22 +230,31 @@ class RunScreen(StoreScreen):
         self._status_text = f"{status.state.icon} {status.state.value}" + (
             f" · {status.detail}" if status.detail else ""
         )
+        if self.finished:
+            self.follow = False  # it ended while followed: the cursor stays on its last record
         self._title()
         self.query_one(FlowchartView).set_end(chart_end(status))
 
+    @property
+    def finished(self) -> bool:
+        """The run has ended (as last read): no record will arrive, there is nothing to follow."""
+        return self.status is not None and self.status.state.finished
+
     def on_run_screen_records_loaded(self, message: RunScreen.RecordsLoaded) -> None:
         journal, view = self.journal_list, self.view
-        at_end = journal.cursor >= len(view) - 1
         before = len(view)
         turns_before = view.model_turns
         fresh = view.add_entries(message.entries)
         journal.extend(view.rows[before:])
         self.query_one(FlowchartView).append(fresh)
         self.query_one(EventsView).add(events_of(self.run_id, fresh, first_turn=turns_before, names=view.tool_names))
-        if before == 0 and len(view):
+        if self.follow or self._to_end:
+            if fresh:
+                journal.cursor = len(view) - 1
+        elif before == 0 and len(view):
             journal.cursor = 0
-        elif message.tail and self.follow and at_end and fresh:
-            journal.cursor = len(view) - 1
+        if message.last:
+            self._to_end = False
         if not len(view):
             self._status_text = "no records: this run does not exist (yet)"
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
@@ -253,9 +271,29 @@ class RunScreen(StoreScreen):
 
     @on(JournalList.CursorMoved, "#journal")  # events and other lists post CursorMoved too
     def cursor_moved(self, event: JournalList.CursorMoved) -> None:
+        journal = self.journal_list
+        # A move stops following, and G's pull to the end, unless it is onto the newest record
+        # (where following puts it). A report the cursor has since left behind says nothing.
+        if event.index == journal.cursor and journal.cursor != len(self.view) - 1:
+            self._to_end = False
+            if self.follow:
+                self.follow = False
+                self._title()
         self._show(event.index)
         if self.hits is not None:
             self._show_count()
+
+    def on_journal_list_last_asked(self) -> None:
+        if not self._read_once:
+            self._to_end = True  # the journal is still loading: G means its last record, once read
+
+    @on(JournalList.Chosen, "#journal")
+    def open_record(self) -> None:
+        """Enter on a record: the inspector shows it, and takes the keys (j/k scroll it, y copies
+        its value, esc comes back)."""
+        self.query_one("#run-panes").display = True
+        self.show_pane("inspector")
+        self.focus_now(self.query_one(RecordInspector))
 
     def _show(self, index: int) -> None:
         if not 0 <= index < len(self.view):
@@ -311,24 +349,70 @@ class RunScreen(StoreScreen):
     def _title(self) -> None:
         line = Text(f" run {printable_id(self.run_id)}", style="bold")
         line.append(f"   {len(self.view):,} records   {printable(self._status_text)}")
-        line.append("   · following" if self.follow else "")
+        line.append(self._follow_text())
         self.query_one("#run-title", Static).update(line, layout=False)  # one line, always
 
     # -- actions -----------------------------------------------------------------------------
 
+    def _follow_text(self) -> str:
+        """What the header says of following: nothing for a finished run (it cannot be followed)."""
+        if self.finished:
+            return ""
+        return "   · following" if self.follow else "   · not following"
+
     def action_back(self) -> None:
-        """Close the find line first, if it shows (stopping its search), as k9s clears a filter."""
+        """Close the find line first, if it shows (stopping its search), as k9s clears a filter; from a
+        pane, back to the journal; from the journal, back to the runs."""
         if self.find_bar.display:
             self.find_bar.action_close()
+        elif self.focused is not None and self.focused is not self.journal_list:
+            self.focus_now(self.journal_list)
         else:
             self.app.pop_screen()
 
     def action_toggle_follow(self) -> None:
+        if self.status is None:  # read once the journal is: G goes to its end meanwhile
+            self.notify("the run's status is still being read: whether it can be followed, too", severity="warning")
+            return
+        if self.finished and not self.follow:
+            self.notify(f"a {self.status.state.value} run gets no new records: nothing to follow", timeout=3)
+            return
         self.follow = not self.follow
-        self._title()
-        self.notify("following new records" if self.follow else "not following", timeout=2)
         if self.follow and len(self.view):
             self.journal_list.cursor = len(self.view) - 1
+        self._title()
+        self.notify("following: the cursor stays on the newest record" if self.follow else "not following",
+                    timeout=2)  # fmt: skip
+
+    def action_toggle_raw(self) -> None:
+        """The inspector's stored bytes and uncut values, shown from wherever the focus is."""
+        inspector = self.query_one(RecordInspector)
+        inspector.show_raw = not inspector.show_raw
+        if self.query_one(TabbedContent).active != "inspector" or not self.query_one("#run-panes").display:
+            self.query_one("#run-panes").display = True
+            self.show_pane("inspector")
+        self.notify("raw bytes and values uncut" if inspector.show_raw else "values cut to a readable length",
+                    timeout=2)  # fmt: skip
+
+    def action_copy(self) -> None:
+        """y: the value of the record the inspector shows when it has the focus, else the record's name."""
+        from agenttui.tui.clipboard import copy_text
+
+        inspector = self.query_one(RecordInspector)
+        if self.focused is inspector and (shown := inspector.shown) is not None:
+            record, index = shown
+            copy_text(self, record_value(record), f"record #{index}'s value")
+            return
+        row = self.journal_list.current
+        if row is None:
+            self.notify("no record to copy yet", severity="warning")
+            return
+        copy_text(self, row.name, "the record's name")
+
+    def action_copy_run_id(self) -> None:
+        from agenttui.tui.clipboard import copy_text
+
+        copy_text(self, self.run_id, "the run id")
 
     def action_show_pane(self, pane: str) -> None:
         self.show_pane(pane)

@@ -88,6 +88,7 @@ class RunsScreen(StoreScreen):
         Binding("m", "mark", "Mark for diff", show=False, id="runs.mark"),
         Binding("d", "diff_marked", "Diff marked", show=False, id="runs.diff"),
         Binding("R", "app.recover_all", "Recover all", show=False, id="runs.recover-all"),
+        Binding("y", "copy_run_id", "Copy run id", show=False, id="runs.copy"),
     ]
 
     def __init__(self) -> None:
@@ -364,11 +365,17 @@ class RunsScreen(StoreScreen):
     @on(RunsTable.FoldToggled)
     def toggle_fold(self, event: RunsTable.FoldToggled) -> None:
         row = self.table.items[event.index]
-        target = row.run_id
-        if not event.unfold and not row.children and row.depth > 0:
-            target = target.rpartition(">")[0]  # fold from a child: fold its parent
-        self.model.toggle_fold(target, event.unfold)
+        if not event.unfold and row.depth > 0 and (row.folded or not row.children):
+            self.table.cursor = self._parent_index(event.index)  # h on a sub-run: to its parent
+            return
+        self.model.toggle_fold(row.run_id, event.unfold)
         self._refresh_rows()
+
+    def _parent_index(self, index: int) -> int:
+        """The row of the run that the sub-run at ``index`` is listed under (the nearest row above
+        it, one level up)."""
+        depth = self.table.items[index].depth
+        return next((i for i in range(index - 1, -1, -1) if self.table.items[i].depth < depth), index)
 
     def action_operate(self, pick: str | None = None) -> None:
         row = self.table.current
@@ -401,6 +408,34 @@ class RunsScreen(StoreScreen):
             self.notify("mark two runs with m first", severity="warning")
             return
         self.app.push_screen(DiffScreen(*marks))
+
+    def action_copy_run_id(self) -> None:
+        from agenttui.tui.clipboard import copy_text
+
+        if (run_id := self.selected_run()) is None:
+            self.notify("no run selected", severity="warning")
+            return
+        copy_text(self, run_id, "the run id")
+
+    def select_run(self, run_id: str) -> bool:
+        """Put the cursor on ``run_id`` if it is listed (unfolding its parents); whether it is."""
+        ancestors = []
+        parent = keys.parent_run_id(run_id)
+        while parent is not None:
+            ancestors.append(parent)
+            parent = keys.parent_run_id(parent)
+        for ancestor in reversed(ancestors):
+            self.model.toggle_fold(ancestor, True)
+        if ancestors:
+            self._refresh_rows()
+        index = next((i for i, row in enumerate(self.table.items) if row.run_id == run_id), None)
+        if index is not None:
+            self.table.cursor = index
+        return index is not None
+
+    def known_run_ids(self) -> Iterable[str]:
+        """Every run listed so far, sub-runs and runs the filters hide included."""
+        return iter(self.model.statuses)
 
     def selected_run(self) -> str | None:
         row = self.table.current

@@ -8,8 +8,6 @@ from datetime import UTC, datetime
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -25,6 +23,7 @@ from agenttui.journal.record import (
     UnknownPart,
 )
 from agenttui.runs.view import Utterance
+from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
 #: Characters of one value shown before it is cut; ``e`` in the inspector expands it in place.
 VALUE_LIMIT = 4000
@@ -141,13 +140,30 @@ def describe_record(
     return Group(*body)
 
 
-class RecordInspector(VerticalScroll):
-    """The selected record in full, long lines wrapped. ``expand`` shows cut values whole, in
-    place (the run screen's ``e``); ``r`` adds the stored bytes (values uncut too)."""
+def record_value(record: Record) -> str:
+    """The value a record holds, as ``y`` copies it: its result (the JSON as stored), else its
+    message's text, else the whole record as stored. Unescaped: ``copy_text`` refuses what a
+    terminal cannot show."""
+    if record.unreadable or record.tombstone is not None:
+        return record.raw.decode("utf-8", "replace")
+    if record.result is not None:
+        return raw_json_text(record.result)
+    if record.message is not None:
+        texts = [part.text for part in record.message.parts if isinstance(part, TextPart)]
+        if texts:
+            return "\n".join(texts)
+    if record.evidence is not None:
+        return raw_json_text(record.evidence)
+    return record.raw.decode("utf-8", "replace")
 
-    BINDINGS = [Binding("r", "toggle_raw", "Raw bytes / show all", id="inspector.raw")]
+
+class RecordInspector(ScrollingPane):
+    """The selected record in full, long lines wrapped. ``expand`` shows cut values whole, in
+    place (the run screen's ``e``); ``show_raw`` adds the stored bytes and uncuts the values (the
+    run screen's ``r``, wherever the focus is)."""
 
     show_raw: reactive[bool] = reactive(False)
+    """Show the stored bytes, and values uncut (up to ``FULL_LIMIT``)."""
     expand: reactive[bool] = reactive(False)
     """Values shown whole (up to ``FULL_LIMIT``), not cut at ``VALUE_LIMIT``."""
 
@@ -169,17 +185,19 @@ class RecordInspector(VerticalScroll):
             full = self.show_raw or self.expand
             self._content.update(describe_record(record, index, names, full=full, raw=self.show_raw))
 
+    @property
+    def shown(self) -> tuple[Record, int] | None:
+        """The record shown and its index in the run, once one is."""
+        return None if self._shown is None else self._shown[:2]
+
     def watch_show_raw(self) -> None:
         self._redraw()
 
     def watch_expand(self) -> None:
         self._redraw()
 
-    def action_toggle_raw(self) -> None:
-        self.show_raw = not self.show_raw
 
-
-class ConversationView(VerticalScroll):
+class ConversationView(ScrollingPane):
     """Time travel: the conversation as it stood after the selected record, opened at that step
     (the newest voice), with progress while its records are read back."""
 

@@ -6,6 +6,7 @@ from collections.abc import Container
 from typing import ClassVar
 
 from rich.text import Text
+from textual.message import Message
 
 from agenttui.journal.describe import clip, printable
 from agenttui.journal.record import StepKind
@@ -30,12 +31,19 @@ class JournalList(VirtualList[RecordRow]):
         "journal-list--hit",
     }
 
+    class LastAsked(Message):
+        """``G`` (or end) was pressed: a journal still loading takes it to mean its last record, once read."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._longest_name = 0
         self.marked: Container[int] = frozenset()
         """The records a search found: their numbers are drawn as hits (``refresh_items`` after
         changing it: drawn lines are kept)."""
+
+    def action_cursor_last(self) -> None:
+        self.post_message(self.LastAsked())
+        super().action_cursor_last()
 
     def set_items(self, items: list[RecordRow]) -> None:
         self._longest_name = 0
