@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
@@ -33,6 +33,7 @@ from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
+from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.key_footer import KeyFooter
@@ -113,7 +114,7 @@ class RunScreen(StoreScreen):
         self.status: RunStatus | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="run-title")
+        yield HeaderBar(id="run-title")
         with Horizontal(id="run-body"):
             yield JournalList(id="journal")
             with TabbedContent(id="run-panes", initial="inspector"):
@@ -266,10 +267,15 @@ class RunScreen(StoreScreen):
         self._show(self.journal_list.cursor)
 
     def _title(self) -> None:
-        line = Text(f" run {printable_id(self.run_id)}", style="bold")
-        line.append(f"   {len(self.view):,} records   {printable(self._status_text)}")
-        line.append("   · following" if self.follow else "")
-        self.query_one("#run-title", Static).update(line, layout=False)  # one line, always
+        """The run, its size and where it stands: the status and what it waits on wrap onto a
+        line of their own rather than being cut (``HeaderBar``)."""
+        parts = [
+            Text(f"run {printable_id(self.run_id)}", style="bold"),
+            Text(f"{len(self.view):,} records"),
+            Text(printable(self._status_text)),
+            Text("· following" if self.follow else ""),
+        ]
+        self.query_one("#run-title", HeaderBar).show(parts)
 
     # -- actions -----------------------------------------------------------------------------
 

@@ -10,6 +10,9 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agenttui.journal.describe import printable
+from agenttui.tui.layout import middle_truncate
+
+_SEPARATOR = "  ·  "
 
 
 class StatusBar(Static):
@@ -20,9 +23,20 @@ class StatusBar(Static):
     """What the screen does to the world: "read-only", or a replay's live side effects."""
 
     def render(self) -> Text:
-        return Text(
-            f" {printable(self.store_url)}  ·  {self.connection}  ·  tail: {self.tail}  ·  {printable(self.writes)}"
-        )
+        """One line, by priority on a narrow terminal: live side effects first (then the line is
+        led by them), the connection, the store (cut in the middle), the tail state last."""
+        writes, store = printable(self.writes), printable(self.store_url)
+        tail = f"tail: {self.tail}"
+        parts = [store, self.connection, tail, writes]
+        if writes != "read-only":
+            parts = [writes, self.connection, store, tail]
+        width = self.size.width - 1
+        if _joined_len(parts) > width:
+            parts.remove(tail)
+        if _joined_len(parts) > width:
+            store_room = width - _joined_len([p for p in parts if p is not store])
+            parts[parts.index(store)] = middle_truncate(store, max(store_room - len(_SEPARATOR), 8))
+        return Text(" " + _SEPARATOR.join(parts))
 
     def watch_writes(self, value: str) -> None:
         self.set_class(value != "read-only", "-live")
@@ -43,3 +57,7 @@ class StatusBar(Static):
 
     def watch_connection(self, value: str) -> None:
         self.set_class(value != "connected", "-degraded")
+
+
+def _joined_len(parts: list[str]) -> int:
+    return sum(map(len, parts)) + len(_SEPARATOR) * (len(parts) - 1)
