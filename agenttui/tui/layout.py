@@ -45,8 +45,10 @@ def shared_ends(ids: Iterable[str], prefix: str | None, suffix: str | None) -> t
 def elide_shared(text: str, width: int, prefix: str, suffix: str) -> str:
     """``text`` (an id) in ``width`` cells: first without the prefix and suffix all listed ids
     share (they tell no run apart), then cut in the middle (``middle_truncate``)."""
-    if cell_len(text) <= width or text == prefix:  # one id alone shares all of itself
+    if cell_len(text) <= width:
         return text
+    if text == prefix:  # one id alone shares all of itself: only its middle gives way
+        return middle_truncate(text, width)
     # What is elided is whole parts: ``tenant-acme/`` of ``tenant-acme/refund-a1002``.
     head = prefix[: _last_separator(prefix) + 1]
     if head and text.startswith(head) and len(head) < len(text):
@@ -82,7 +84,8 @@ def clip_words(text: str, width: int) -> str:
     if width <= 1:
         return ELLIPSIS[:width]
     start = _fit_start(text, width - 1)
-    word_end = start.rstrip().rfind(" ")
+    at_word_end = text[len(start)] == " " or start.endswith(" ")
+    word_end = len(start.rstrip()) if at_word_end else start.rfind(" ")
     if word_end >= (2 * len(start)) // 3:
         start = start[:word_end]
     return start.rstrip(" ,·:;(") + ELLIPSIS

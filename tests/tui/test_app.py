@@ -176,10 +176,18 @@ async def test_on_an_80_column_terminal_runs_show_what_they_wait_on(demo_db: Pat
         await settle(pilot)
         screen = screen_of(app, RunsScreen)
         header = str(screen.query_one("#runs-header").render())
-        assert "STEPS" not in header and header.index("PENDING") == 50
+        # The id column is as wide as the longest run's line (24), not a fixed 28; no counts.
+        assert "STEPS" not in header and header.index("STATUS") == 25 and header.index("PENDING") == 45
         row = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
         line = screen.table.render_line(row).text
-        assert line.index("refund_payment (call_1_0) awa") == 50  # under its title
+        assert line.index("refund-a1005 ") == 2 and "? awaiting-approval" in line
+        assert line.index("refund_payment (call_1_0) awaits…") == 45  # under its title, cut after a word
+        for y, item in enumerate(screen.table.items):  # every id whole, every state named
+            assert item.run_id in screen.table.render_line(y).text
+        await pilot.resize_terminal(100, 24)  # the counts still give way to what a run waits on
+        await pilot.pause()
+        assert "STEPS" not in str(screen.query_one("#runs-header").render())
+        assert "refund_payment (call_1_0) awaits approval" in screen.table.render_line(row).text
         await pilot.resize_terminal(120, 24)
         await pilot.pause()
         assert "STEPS" in str(screen.query_one("#runs-header").render())
@@ -193,11 +201,12 @@ async def test_on_an_80_column_terminal_the_journal_keeps_room_for_summaries(dem
         await settle(pilot)
         journal = screen_of(app, RunScreen).journal_list
         lines = [journal.render_line(y).text.rstrip() for y in range(9)]
-        assert lines[3].startswith("     3 ⚙ tool:call_0_0  lookup_order: {")  # 14 cells: most names fit
-        assert lines[5].startswith("     5 ⊘ approval:call… denied call_1_0")  # a long one is cut, not the summary
-        await pilot.press("p")  # without the side panes, every name is whole
+        # The record number as wide as the run needs; names to 18 cells, 14 left for summaries.
+        assert lines[3].startswith("  3 ⚙ tool:call_0_0     lookup_order: {")
+        assert lines[5].startswith("  5 ⊘ approval:call_1_0 denied call_1_0")
+        await pilot.press("p")  # without the side panes, every summary is longer
         await pilot.pause()
-        assert journal.render_line(5).text.startswith("     5 ⊘ approval:call_1_0 denied call_1_0 by ops@example.com")
+        assert journal.render_line(5).text.startswith("  5 ⊘ approval:call_1_0 denied call_1_0 by ops@example.com")
 
 
 async def test_run_given_at_start_opens_over_the_runs_list(demo_db: Path) -> None:

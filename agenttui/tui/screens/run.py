@@ -271,9 +271,8 @@ class RunScreen(StoreScreen):
         line of their own rather than being cut (``HeaderBar``)."""
         parts = [
             Text(f"run {printable_id(self.run_id)}", style="bold"),
-            Text(f"{len(self.view):,} records"),
+            Text(f"{len(self.view):,} records" + (" · following" if self.follow else "")),
             Text(printable(self._status_text)),
-            Text("· following" if self.follow else ""),
         ]
         self.query_one("#run-title", HeaderBar).show(parts)
 

@@ -66,8 +66,9 @@ def runs_columns(width: int, longest_label: int) -> RunsColumns:
 
     Space goes by priority: the status; the run id (at least ``ID_MIN``, cut in the middle);
     ``DETAIL_MIN`` for what the run waits on; the id up to ``ID_COMFORT``; the detail up to
-    ``DETAIL_WANT``; the counts; the id up to its longest; the detail takes what is left. So the
-    counts are the first to go on a narrow terminal, then the id column narrows, then the detail.
+    ``DETAIL_WANT``; the counts; what is left is shared, half each, by the id (up to its longest)
+    and the detail. So the counts are the first to go on a narrow terminal, then the id column
+    narrows, then the detail.
     """
     wanted = min(max(longest_label, len("RUN")), ID_MAX)
     room = width - STATUS_WIDTH - 1  # the space after the id column
@@ -75,7 +76,7 @@ def runs_columns(width: int, longest_label: int) -> RunsColumns:
     id_width = max(id_width, min(wanted, ID_COMFORT, room - DETAIL_MIN))
     counts = room - id_width - DETAIL_WANT >= COUNTS_WIDTH
     rest = room - id_width - DETAIL_WANT - (COUNTS_WIDTH if counts else 0)
-    id_width += max(0, min(wanted - id_width, rest))
+    id_width += max(0, min(wanted - id_width, (rest + 1) // 2))
     return RunsColumns(id_width, counts)
 
 
@@ -83,7 +84,10 @@ def label_width(run_id: str) -> int:
     """The cells a run's line takes in the id column (a sub-run shows its last part, indented
     under its parent): measured once per run as runs are listed, not per drawn line."""
     depth = run_id.count(">")
-    return 2 + (len(run_id) if not depth else 2 * depth + 1 + len(run_id.rpartition(">")[2]))
+    shown = run_id if not depth else run_id.rpartition(">")[2]
+    if not (shown.isascii() and shown.isprintable()):  # escapes make it longer (printable_id)
+        shown = printable_id(shown)
+    return 2 + (len(shown) if not depth else 2 * depth + 1 + len(shown))
 
 
 class RunsTable(VirtualList[RunRow]):

@@ -36,7 +36,7 @@ class StatusBar(Static):
         if _joined_len(parts) > width:
             store_room = width - _joined_len([p for p in parts if p is not store])
             parts[parts.index(store)] = middle_truncate(store, max(store_room - len(_SEPARATOR), 8))
-        return Text(" " + _SEPARATOR.join(parts))
+        return Text(" " + _SEPARATOR.join(parts), no_wrap=True, overflow="ellipsis")
 
     def watch_writes(self, value: str) -> None:
         self.set_class(value != "read-only", "-live")
