@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import sqlite3
 from pathlib import Path
 
 from textual.widget import Widget
@@ -387,3 +389,34 @@ async def test_live_tail_shows_a_record_another_writer_commits(demo_db: Path) ->
         finally:
             await writer.close()
         assert [r.name for r in screen.rows[before:]] == ["ops-note"]
+
+
+async def test_long_run_ids_give_way_in_the_middle_and_the_footer_keeps_help(demo_db: Path) -> None:
+    """A store whose run ids share a tenant prefix and a long suffix: at 80 columns each id shows
+    what tells it apart, the status and what it waits on show, and the footer keeps ``?``; the
+    columns and keys follow a resize."""
+    with contextlib.closing(sqlite3.connect(demo_db)) as db, db:
+        for table in ("bide_steps", "bide_leases"):
+            db.execute(f"UPDATE {table} SET run_id = 'tenant-acme/' || run_id || '-2f9c1e7a-4b7d-4e2a-9f1c'"
+                       " WHERE run_id NOT LIKE '%>%'")  # fmt: skip
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+        row = next(i for i, r in enumerate(screen.table.items) if "refund-a1005-2f" in r.run_id)
+        line = screen.table.render_line(row).text
+        assert line.startswith("  …refund-a1005…") and "? awaiting-approval" in line
+        assert "refund_payment (call_1_0) awaits" in line
+
+        def footer() -> list[str]:
+            return [str(key.render()).strip() for key in screen.query_one(KeyFooter).query("FooterKey")]
+
+        assert footer()[:2] == ["? Help", "q Quit"] and "← Fold" not in footer()
+        await pilot.resize_terminal(160, 24)
+        await settle(pilot)
+        assert "← Fold" in footer()
+        assert "refund-a1005-2f9c1e7a-4b7d-4e2a-9f1c" in screen.table.render_line(row).text
+        await pilot.resize_terminal(60, 24)
+        await settle(pilot)
+        assert footer()[0] == "? Help"
+        assert sum(key.region.width for key in screen.query_one(KeyFooter).query("FooterKey")) <= 60
