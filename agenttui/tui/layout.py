@@ -93,13 +93,14 @@ def clip_words(text: str, width: int) -> str:
 
 def flow_parts(parts: Iterable[Text], width: int, *, separator: str = "   ") -> Text:
     """Parts of a header on as many lines as they need: each part goes on the line it fits,
-    else starts the next line, so a part is never cut or split between lines (one longer than a
-    line is the exception: Rich folds it). A header keeps all it says at any width."""
+    else starts the next line, so a part is never split between lines. One longer than a whole
+    line (a very long run id) is cut in the middle to fit it, keeping its style."""
     out = Text(no_wrap=False, overflow="fold")
     used = 0
-    for part in parts:
-        if not part.plain:
+    for given in parts:
+        if not given.plain:
             continue
+        part = given if given.cell_len <= width else Text(middle_truncate(given.plain, width), style=given.style)
         size = part.cell_len
         if used and used + len(separator) + size > width:
             out.append("\n")
@@ -112,9 +113,9 @@ def flow_parts(parts: Iterable[Text], width: int, *, separator: str = "   ") -> 
     return out
 
 
-def lines_of(text: Text, width: int) -> int:
-    """How many lines ``text`` takes at ``width`` (its newlines, and folds of over-long parts)."""
-    return sum(max(1, -(-cell_len(line) // max(width, 1))) for line in text.plain.split("\n"))
+def lines_of(text: Text) -> int:
+    """How many lines ``flow_parts`` made."""
+    return text.plain.count("\n") + 1
 
 
 def fit_in_order(widths: Sequence[int], width: int, *, always: int = 0) -> int:

@@ -63,7 +63,10 @@ def test_header_parts_wrap_between_parts_never_inside_one() -> None:
         "run refund-a1005   5 records",
         "? awaiting-approval · refund_payment (call_1_0)",
     ]
-    assert lines_of(narrow, 60) == 2
+    assert lines_of(narrow) == 2
+    long_id = flow_parts([Text("run tenant-acme/" + "x" * 80 + "-0123", style="bold"), Text("5 records")], 40)
+    assert long_id.plain.split("\n") == ["run tenant-acme/xxxx…xxxxxxxxxxxxxx-0123", "5 records"]
+    assert long_id.spans or long_id.style  # still bold
     assert flow_parts([Text("a"), Text(""), Text("b")], 80).plain == "a   b"  # empty parts leave no gap
 
 

@@ -32,6 +32,6 @@ class HeaderBar(Static):
     def _flow(self) -> None:
         width = self.content_region.width or self.app.size.width
         text = flow_parts(self._parts, width)
-        lines = lines_of(text, width)
+        lines = lines_of(text)
         self.update(text, layout=lines != self._lines)
         self._lines = lines

@@ -13,6 +13,8 @@ from agenttui.journal.describe import printable
 from agenttui.tui.layout import middle_truncate
 
 _SEPARATOR = "  ·  "
+STORE_MIN = 12
+"""The store's name is cut in the middle down to this many cells before it gives way."""
 
 
 class StatusBar(Static):
@@ -23,20 +25,24 @@ class StatusBar(Static):
     """What the screen does to the world: "read-only", or a replay's live side effects."""
 
     def render(self) -> Text:
-        """One line, by priority on a narrow terminal: live side effects first (then the line is
-        led by them), the connection, the store (cut in the middle), the tail state last."""
-        writes, store = printable(self.writes), printable(self.store_url)
-        tail = f"tail: {self.tail}"
-        parts = [store, self.connection, tail, writes]
+        """One line. On a narrow terminal the least important part gives way first (the store's
+        name is cut in the middle while it can be); a replay's live side effects lead the line
+        and never give way (cut at the end if they must)."""
+        writes, store, tail = printable(self.writes), printable(self.store_url), f"tail: {self.tail}"
         if writes != "read-only":
-            parts = [writes, self.connection, store, tail]
+            shown, give_way = [writes, self.connection, store, tail], [tail, store, self.connection]
+        else:
+            shown, give_way = [store, self.connection, tail, writes], [writes, tail, store]
         width = self.size.width - 1
-        if _joined_len(parts) > width:
-            parts.remove(tail)
-        if _joined_len(parts) > width:
-            store_room = width - _joined_len([p for p in parts if p is not store])
-            parts[parts.index(store)] = middle_truncate(store, max(store_room - len(_SEPARATOR), 8))
-        return Text(" " + _SEPARATOR.join(parts), no_wrap=True, overflow="ellipsis")
+        for part in give_way:
+            over = _joined_len(shown) - width
+            if over <= 0:
+                break
+            if part == store and len(store) - over >= STORE_MIN:
+                shown[shown.index(store)] = middle_truncate(store, len(store) - over)
+                break
+            shown.remove(part)
+        return Text(" " + _SEPARATOR.join(shown), no_wrap=True, overflow="ellipsis")
 
     def watch_writes(self, value: str) -> None:
         self.set_class(value != "read-only", "-live")
