@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import sqlite3
 from pathlib import Path
 
 from textual.widget import Widget
@@ -183,10 +185,18 @@ async def test_on_an_80_column_terminal_runs_show_what_they_wait_on(demo_db: Pat
         await settle(pilot)
         screen = screen_of(app, RunsScreen)
         header = str(screen.query_one("#runs-header").render())
-        assert "STEPS" not in header and header.index("PENDING") == 50
+        # The id column is as wide as the longest run's line (24), not a fixed 28; no counts.
+        assert "STEPS" not in header and header.index("STATUS") == 25 and header.index("PENDING") == 45
         row = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1005")
         line = screen.table.render_line(row).text
-        assert line.index("refund_payment (call_1_0) awa") == 50  # under its title
+        assert line.index("refund-a1005 ") == 2 and "? awaiting-approval" in line
+        assert line.index("refund_payment (call_1_0) awaits…") == 45  # under its title, cut after a word
+        for y, item in enumerate(screen.table.items):  # every id whole, every state named
+            assert item.run_id in screen.table.render_line(y).text
+        await pilot.resize_terminal(100, 24)  # the counts still give way to what a run waits on
+        await pilot.pause()
+        assert "STEPS" not in str(screen.query_one("#runs-header").render())
+        assert "refund_payment (call_1_0) awaits approval" in screen.table.render_line(row).text
         await pilot.resize_terminal(120, 24)
         await pilot.pause()
         assert "STEPS" in str(screen.query_one("#runs-header").render())
@@ -200,11 +210,12 @@ async def test_on_an_80_column_terminal_the_journal_keeps_room_for_summaries(dem
         await settle(pilot)
         journal = screen_of(app, RunScreen).journal_list
         lines = [journal.render_line(y).text.rstrip() for y in range(9)]
-        assert lines[3].startswith("     3 ⚙ tool:call_0_0  lookup_order: {")  # 14 cells: most names fit
-        assert lines[5].startswith("     5 ⊘ approval:call… denied call_1_0")  # a long one is cut, not the summary
-        await pilot.press("p")  # without the side panes, every name is whole
+        # The record number as wide as the run needs; names to 18 cells, 14 left for summaries.
+        assert lines[3].startswith("  3 ⚙ tool:call_0_0     lookup_order: {")
+        assert lines[5].startswith("  5 ⊘ approval:call_1_0 denied call_1_0")
+        await pilot.press("p")  # without the side panes, every summary is longer
         await pilot.pause()
-        assert journal.render_line(5).text.startswith("     5 ⊘ approval:call_1_0 denied call_1_0 by ops@example.com")
+        assert journal.render_line(5).text.startswith("  5 ⊘ approval:call_1_0 denied call_1_0 by ops@example.com")
 
 
 async def test_run_given_at_start_opens_over_the_runs_list(demo_db: Path) -> None:
@@ -385,3 +396,34 @@ async def test_live_tail_shows_a_record_another_writer_commits(demo_db: Path) ->
         finally:
             await writer.close()
         assert [r.name for r in screen.rows[before:]] == ["ops-note"]
+
+
+async def test_long_run_ids_give_way_in_the_middle_and_the_footer_keeps_help(demo_db: Path) -> None:
+    """A store whose run ids share a tenant prefix and a long suffix: at 80 columns each id shows
+    what tells it apart, the status and what it waits on show, and the footer keeps ``?``; the
+    columns and keys follow a resize."""
+    with contextlib.closing(sqlite3.connect(demo_db)) as db, db:
+        for table in ("bide_steps", "bide_leases"):
+            db.execute(f"UPDATE {table} SET run_id = 'tenant-acme/' || run_id || '-2f9c1e7a-4b7d-4e2a-9f1c'"
+                       " WHERE run_id NOT LIKE '%>%'")  # fmt: skip
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+        row = next(i for i, r in enumerate(screen.table.items) if "refund-a1005-2f" in r.run_id)
+        line = screen.table.render_line(row).text
+        assert line.startswith("  …refund-a1005…") and "? awaiting-approval" in line
+        assert "refund_payment (call_1_0) awaits" in line
+
+        def footer() -> list[str]:
+            return [str(key.render()).strip() for key in screen.query_one(KeyFooter).query("FooterKey")]
+
+        assert footer()[:2] == ["? Help", "q Quit"] and "← Fold" not in footer()
+        await pilot.resize_terminal(160, 24)
+        await settle(pilot)
+        assert "← Fold" in footer()
+        assert "refund-a1005-2f9c1e7a-4b7d-4e2a-9f1c" in screen.table.render_line(row).text
+        await pilot.resize_terminal(60, 24)
+        await settle(pilot)
+        assert footer()[0] == "? Help"
+        assert sum(key.region.width for key in screen.query_one(KeyFooter).query("FooterKey")) <= 60

@@ -239,3 +239,56 @@ def test_divergence_with_your_agent(snap_compare: Snap, app: AgentTuiApp) -> Non
         assert screen.diff.first_divergence is not None
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+# -- the three screens at the sizes a terminal over SSH has: 80x24, 100x30, 160x48 -------------
+
+#: At each, the run id, its status and what it waits on stay readable, the footer keeps the keys
+#: that fit (``?`` always), and the headers and the filter are never pushed off (issue 15).
+SIZES = [(80, 24), (100, 30), (160, 48)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: "{}x{}".format(*size))
+def test_runs_screen_at(snap_compare: Snap, app: AgentTuiApp, size: tuple[int, int]) -> None:
+    """With a status filter and a text filter set: the filter state shows at every width."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("s", "slash", *"a100", "enter")  # needs attention, and "a100" in the text
+        await settle(pilot)
+        freeze_cursors(pilot)
+        pilot.app.clear_notifications()  # "showing needs attention runs" would go in 2 s: not in the picture
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: "{}x{}".format(*size))
+def test_run_screen_at(snap_compare: Snap, app: AgentTuiApp, size: tuple[int, int]) -> None:
+    """A run awaiting approval: its title names the call it waits on, whole."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await open_run(pilot, "refund-a1005")
+        await pilot.press("j", "j", "j")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: "{}x{}".format(*size))
+def test_replay_screen_at(snap_compare: Snap, app: AgentTuiApp, size: tuple[int, int]) -> None:
+    """The halted run replayed with its side effects live, to its divergence: the title, the
+    verdict and the status bar's LIVE warning all show whole."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await open_run(pilot, "refund-a1004-halted")
+        await pilot.press("L")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("w")
+        await wait_for_screen(pilot, ReplayScreen)
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, ReplayScreen) and screen.verdict is not None
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -31,6 +31,7 @@ from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
+from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
@@ -134,7 +135,7 @@ class ReplayScreen(StoreScreen):
         """A move asked for while the replay was busy (opening, or a turn under way): made next."""
 
     def compose(self) -> ComposeResult:
-        yield Static(id="replay-title")
+        yield HeaderBar(id="replay-title")
         yield ProgressBar(id="replay-progress", show_eta=False)
         yield Static(id="replay-verdict")
         yield Input(placeholder="jump to turn (0 = the start)", id="replay-jump", type="integer")
@@ -266,22 +267,23 @@ class ReplayScreen(StoreScreen):
             self.query_one(JournalList).empty_text = "Not replayed: the line above says why."
 
     def _title(self) -> None:
-        line = Text(f" replay {printable_id(self.run_id)}", style="bold")
+        """Where the replay is, and why it stopped: parts that wrap onto their own lines rather
+        than being cut (``HeaderBar``); the verdict has a line of its own below."""
+        parts = [Text(f"replay {printable_id(self.run_id)}", style="bold")]
         session = self.session
         if session is None:
-            line.append("   reading the recording…")
+            parts.append(Text("reading the recording…"))
         else:
             progress = session.progress
-            line.append(f"   turn {progress.turn} of {progress.recorded_turns} · {session.mode}")
+            parts.append(Text(f"turn {progress.turn} of {progress.recorded_turns} · {session.mode}"))
             if self.verdict is None:
-                line.append(f" · {progress.state.value}")
-                if progress.reason:
-                    line.append(f" · {printable(progress.reason)}")
+                state = progress.state.value + (f" · {printable(progress.reason)}" if progress.reason else "")
+                parts.append(Text(state))
             if self.verdict is None and self.diff is not None:
                 first = self.diff.first_divergence
-                line.append("   ✓ matches the recording so far" if first is None else f"   ≠ diverges at {printable(first.name)}: {first.reason}",
-                            style="" if first is None else "bold")  # fmt: skip
-        self.query_one("#replay-title", Static).update(line, layout=False)  # one line, always
+                parts.append(Text("✓ matches the recording so far") if first is None
+                             else Text(f"≠ diverges at {printable(first.name)}: {printable(first.reason)}", style="bold"))  # fmt: skip
+        self.query_one("#replay-title", HeaderBar).show(parts)
 
     # -- panes follow each other -------------------------------------------------------------
 

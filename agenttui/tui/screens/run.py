@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
@@ -35,6 +35,7 @@ from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.find_bar import FindBar
 from agenttui.tui.widgets.flowchart_view import FlowchartView
+from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector, record_value
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.key_footer import KeyFooter
@@ -151,7 +152,7 @@ class RunScreen(StoreScreen):
         batches arrive, until the load is done or the cursor moves elsewhere."""
 
     def compose(self) -> ComposeResult:
-        yield Static(id="run-title")
+        yield HeaderBar(id="run-title")
         with Horizontal(id="run-body"):
             yield JournalList(id="journal")
             with TabbedContent(id="run-panes", initial="inspector"):
@@ -347,10 +348,14 @@ class RunScreen(StoreScreen):
         self._show(self.journal_list.cursor)
 
     def _title(self) -> None:
-        line = Text(f" run {printable_id(self.run_id)}", style="bold")
-        line.append(f"   {len(self.view):,} records   {printable(self._status_text)}")
-        line.append(self._follow_text())
-        self.query_one("#run-title", Static).update(line, layout=False)  # one line, always
+        """The run, its size and where it stands: the status and what it waits on wrap onto a
+        line of their own rather than being cut (``HeaderBar``)."""
+        parts = [
+            Text(f"run {printable_id(self.run_id)}", style="bold"),
+            Text(f"{len(self.view):,} records" + (f" {follow}" if (follow := self._follow_text().strip()) else "")),
+            Text(printable(self._status_text)),
+        ]
+        self.query_one("#run-title", HeaderBar).show(parts)
 
     # -- actions -----------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from agenttui.errors import StoreLockedError
 from agenttui.journal import keys
@@ -30,6 +30,7 @@ from agenttui.tui.messages import (
 )
 from agenttui.tui.runs_model import RunsModel
 from agenttui.tui.screens.base import StoreScreen
+from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
 from agenttui.tui.widgets.status_bar import StatusBar
@@ -104,7 +105,7 @@ class RunsScreen(StoreScreen):
         self._rebuild_seconds = 0.0
 
     def compose(self) -> ComposeResult:
-        yield Static(id="runs-counts")
+        yield HeaderBar(id="runs-counts")
         yield Input(placeholder="filter by run id, status or pending item", id="runs-filter")
         yield RunsHeader(id="runs-header")
         yield RunsTable(id="runs-table")
@@ -187,6 +188,7 @@ class RunsScreen(StoreScreen):
 
     def on_runs_screen_runs_listed(self, message: RunsScreen.RunsListed) -> None:
         new = self.model.add_runs(message.run_ids)
+        self.table.measure(new)
         if new:
             self._rows_changed()
         if not self.tui.first_rows_shown.is_set():
@@ -250,6 +252,7 @@ class RunsScreen(StoreScreen):
             self.compute_statuses([r for r in self.model.statuses if self._may_move(r)])
         elif dirty:
             new = self.model.add_runs(sorted(dirty))
+            self.table.measure(new)
             self.compute_statuses(sorted(dirty), urgent=True)
             if new:
                 self._refresh_rows()
@@ -288,26 +291,25 @@ class RunsScreen(StoreScreen):
         self._show_counts()
 
     def _show_counts(self) -> None:
+        """The counts line: how many runs, how many in each state, and the filter in force. The
+        filter is never pushed off: past the width it takes a line of its own (``HeaderBar``)."""
         counts = self.model.counts()
-        line = Text()
-        total = len(self.model.roots)
-        line.append(f" {total:,} runs", style="bold")
+        total = Text(f"{len(self.model.roots):,} runs", style="bold")
         if not self._listed:
-            line.append(" (listing…)")
+            total.append(" (listing…)", style="not bold")
         elif self.model.pending:
-            line.append(f" ({self.model.pending:,} statuses to compute)")
+            total.append(f" ({self.model.pending:,} statuses to compute)", style="not bold")
         present = [state for state in RunState if counts[state]]
-        named = sum(len(f"   {s.icon} {counts[s]:,} {s.value}") for s in present)
-        # Every state named while they fit the line; past that, icon and count alone (? lists them).
-        compact = line.cell_len + named + len(f"    filter: {self.model.filter_name}") > self.size.width
-        for state in present:
-            line.append(
-                f"  {state.icon}{counts[state]:,}" if compact else f"   {state.icon} {counts[state]:,} {state.value}"
-            )
-        line.append(f"    filter: {self.model.filter_name}")
+        shown_filter = Text(f"filter: {self.model.filter_name}")
         if self.model.text_filter:
-            line.append(f" · /{self.model.text_filter}")
-        self.query_one("#runs-counts", Static).update(line)
+            shown_filter.append(f" · /{printable(self.model.text_filter)}")
+        named = " ".join(f" {s.icon} {counts[s]:,} {s.value}" for s in present)
+        # Every state named while they fit the line with the rest; past that, icon and count
+        # alone (? lists them).
+        width = self.size.width - 2
+        if total.cell_len + len(named) + shown_filter.cell_len + 6 > width:
+            named = " ".join(f"{s.icon}{counts[s]:,}" for s in present)
+        self.query_one("#runs-counts", HeaderBar).show([total, Text(named), shown_filter])
 
     # -- actions -----------------------------------------------------------------------------
 

@@ -8,18 +8,21 @@ from typing import ClassVar
 from rich.text import Text
 from textual.message import Message
 
-from agenttui.journal.describe import clip, printable
+from agenttui.journal.describe import printable
 from agenttui.journal.record import StepKind
 from agenttui.runs.view import RecordRow
+from agenttui.tui.layout import middle_truncate
 from agenttui.tui.widgets.virtual_list import VirtualList
 
 _MUTED_KINDS = {StepKind.HEADER, StepKind.ATTEMPT, StepKind.NOT_STARTED}
 #: The step name column is as wide as the longest name listed, but within these bounds, and
-#: leaves the summary ``SUMMARY_MIN`` cells where it can: on an 80-column terminal it keeps room.
+#: leaves the summary ``SUMMARY_MIN`` cells where it can: in the 40 columns an 80-column
+#: terminal gives the journal, names like ``approval:call_1_0`` show whole. Longer names are cut
+#: in the middle (``attempt:…call_1_0``): both the kind and the call id stay.
 NAME_COLUMN_MIN, NAME_COLUMN_MAX = 14, 30
-SUMMARY_MIN = 24
-_PREFIX = 9
-"""Index (6), a space, the kind icon and a space."""
+SUMMARY_MIN = 14
+INDEX_MIN = 3
+"""The record number column is as wide as the largest number needs, at least this."""
 
 
 class JournalList(VirtualList[RecordRow]):
@@ -37,6 +40,7 @@ class JournalList(VirtualList[RecordRow]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._longest_name = 0
+        self._index_width = INDEX_MIN
         self.marked: Container[int] = frozenset()
         """The records a search found: their numbers are drawn as hits (``refresh_items`` after
         changing it: drawn lines are kept)."""
@@ -48,12 +52,15 @@ class JournalList(VirtualList[RecordRow]):
     def set_items(self, items: list[RecordRow]) -> None:
         self._longest_name = 0
         self._measure(items)
+        self._index_width = max(INDEX_MIN, len(str(len(items) - 1)))
         super().set_items(items)
 
     def extend(self, items: list[RecordRow]) -> None:
         widened = self._measure(items)
         super().extend(items)
-        if widened:
+        index_width = max(INDEX_MIN, len(str(len(self.items) - 1)))
+        if widened or index_width != self._index_width:
+            self._index_width = index_width
             self.refresh_items()
 
     def _measure(self, rows: list[RecordRow]) -> bool:
@@ -65,13 +72,14 @@ class JournalList(VirtualList[RecordRow]):
         return True
 
     def name_column(self, width: int) -> int:
-        room = max(NAME_COLUMN_MIN, min(NAME_COLUMN_MAX, width - _PREFIX - 1 - SUMMARY_MIN))
+        prefix = self._index_width + 3  # the index, a space, the kind icon and a space
+        room = max(NAME_COLUMN_MIN, min(NAME_COLUMN_MAX, width - prefix - 1 - SUMMARY_MIN))
         return min(self._longest_name, room)
 
     def render_item(self, item: RecordRow, index: int, width: int) -> Text:
         hit = index in self.marked
         number_style = self.get_component_rich_style("journal-list--hit", partial=True) if hit else self.muted()
-        line = Text(f"{index:>6} ", style=number_style, no_wrap=True)
+        line = Text(f"{index:>{self._index_width}} ", style=number_style, no_wrap=True)
         icon_style = self.error() if item.failed else ""
         if item.kind == StepKind.MODEL and not icon_style:
             icon_style = self.get_component_rich_style("journal-list--model", partial=True)
@@ -83,6 +91,6 @@ class JournalList(VirtualList[RecordRow]):
             else self.get_component_rich_style("journal-list--name", partial=True)
         )
         column = self.name_column(width)
-        line.append(clip(name, column).ljust(column + 1), style=name_style)
+        line.append(middle_truncate(name, column).ljust(column + 1), style=name_style)
         line.append(printable(item.summary[: width * 2]), style=self.error() if item.unreadable else "")
         return line

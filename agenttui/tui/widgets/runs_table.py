@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.reactive import var
 from textual.widget import Widget
 
-from agenttui.journal.inert import clip, printable, printable_id
+from agenttui.journal.inert import printable, printable_id
 from agenttui.runs.state import RunState
+from agenttui.tui.layout import clip_words, elide_shared, middle_truncate, shared_ends
 from agenttui.tui.runs_model import RunRow
 from agenttui.tui.widgets.virtual_list import VirtualList
 
@@ -30,17 +34,65 @@ _STATE_CLASSES = {
 }
 
 
-#: Narrower than this, the steps, turns and tokens columns give way to what a run waits on.
-COUNTS_FROM_WIDTH = 100
+STATUS_WIDTH = 2 + max(len(state.value) for state in RunState) + 1
+"""The status column: the icon, a space, the longest state's word and a space."""
+COUNTS_WIDTH = len(f"{0:>7} {0:>6} {0:>7}  ")
+"""The steps, turns and tokens columns, shown together or not at all."""
+#: The run id column is as wide as the longest run's line (indent and fold marker included),
+#: but gives way to what a run waits on: below ``ID_COMFORT`` cells only when the detail would
+#: have less than ``DETAIL_MIN``; never below ``ID_MIN`` (ids are then cut in the middle).
+ID_MIN, ID_COMFORT, ID_MAX = 16, 24, 64
+#: What a run waits on (the last column) is kept ``DETAIL_MIN`` cells before the id column grows
+#: past ``ID_MIN``, and ``DETAIL_WANT`` before the counts columns show (about 100 columns).
+DETAIL_MIN, DETAIL_WANT = 30, 40
 
 
-def shows_counts(width: int) -> bool:
-    """Whether a table (or its header) this many cells wide has the counts columns."""
-    return width >= COUNTS_FROM_WIDTH
+@dataclass(frozen=True, slots=True)
+class RunsColumns:
+    """Which columns a runs table of some width shows, and how wide: the detail takes the rest."""
+
+    id_width: int
+    """Cells for the run's line (indent, fold marker, id); one space follows."""
+    counts: bool
+    """Whether the steps, turns and tokens columns show."""
+
+    def header(self) -> str:
+        counts = f"{'STEPS':>7} {'TURNS':>6} {'TOKENS':>7}  " if self.counts else ""
+        return f"{'RUN':<{self.id_width + 1}}{'STATUS':<{STATUS_WIDTH}}{counts}PENDING / DETAIL"
+
+
+def runs_columns(width: int, longest_label: int) -> RunsColumns:
+    """The columns for a table ``width`` cells wide whose longest run line is ``longest_label``.
+
+    Space goes by priority: the status; the run id (at least ``ID_MIN``, cut in the middle);
+    ``DETAIL_MIN`` for what the run waits on; the id up to ``ID_COMFORT``; the detail up to
+    ``DETAIL_WANT``; the counts; what is left is shared, half each, by the id (up to its longest)
+    and the detail. So the counts are the first to go on a narrow terminal, then the id column
+    narrows, then the detail.
+    """
+    wanted = min(max(longest_label, len("RUN")), ID_MAX)
+    room = width - STATUS_WIDTH - 1  # the space after the id column
+    id_width = min(wanted, ID_MIN)
+    id_width = max(id_width, min(wanted, ID_COMFORT, room - DETAIL_MIN))
+    counts = room - id_width - DETAIL_WANT >= COUNTS_WIDTH
+    rest = room - id_width - DETAIL_WANT - (COUNTS_WIDTH if counts else 0)
+    id_width += max(0, min(wanted - id_width, (rest + 1) // 2))
+    return RunsColumns(id_width, counts)
+
+
+def label_width(run_id: str) -> int:
+    """The cells a run's line takes in the id column (a sub-run shows its last part, indented
+    under its parent): measured once per run as runs are listed, not per drawn line."""
+    depth = run_id.count(">")
+    shown = run_id if not depth else run_id.rpartition(">")[2]
+    if not (shown.isascii() and shown.isprintable()):  # escapes make it longer (printable_id)
+        shown = printable_id(shown)
+    return 2 + (len(shown) if not depth else 2 * depth + 1 + len(shown))
 
 
 class RunsTable(VirtualList[RunRow]):
-    """The run list. Columns: run id, status, steps, turns, tokens, what it waits on."""
+    """The run list. Columns: run id, status, steps, turns, tokens, what it waits on; which
+    show, and how wide, follow the table's width by priority (``runs_columns``)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = VirtualList.COMPONENT_CLASSES | {
         "runs-table--ok", "runs-table--live", "runs-table--paused", "runs-table--attention", "runs-table--danger",
@@ -52,32 +104,66 @@ class RunsTable(VirtualList[RunRow]):
         Binding("h,left", "fold", "Fold", id="runs.fold"),
     ]
 
-    id_width = 28
+    columns: var[RunsColumns] = var(RunsColumns(ID_COMFORT, False))
+    """The columns shown at the table's width (``runs_columns``); the header watches it."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.marks: list[str] = []
         """Runs marked for a diff, oldest first."""
+        self.longest_label = 0
+        """The widest run line measured (``measure``): the id column's wish. It never shrinks, so
+        columns stay put while a filter or a fold changes which runs show."""
+        self._shared: tuple[str | None, str | None] = (None, None)
+        """The prefix and suffix every top-level run id measured shares (None: none measured)."""
+
+    def measure(self, run_ids: Sequence[str]) -> None:
+        """Note the width of newly listed runs' lines, and what their ids share (elided first
+        from an id too long for its column); the columns follow if the widest grew."""
+        roots = [run_id for run_id in run_ids if ">" not in run_id]
+        if roots:
+            shared = shared_ends(roots, *self._shared)
+            if shared != self._shared:
+                self._shared = shared
+                self.refresh_items()
+        longest = max(map(label_width, run_ids), default=0)
+        if longest > self.longest_label:
+            self.longest_label = longest
+            self._lay_out()
+
+    def _lay_out(self) -> None:
+        columns = runs_columns(self.scrollable_content_region.width, self.longest_label)
+        if columns != self.columns:
+            self.columns = columns
+            self.refresh_items()
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        self._lay_out()
 
     def render_item(self, item: RunRow, index: int, width: int) -> Text:
+        columns = self.columns
         marker = ("▸ " if item.folded else "▾ ") if item.children else "  "
         if item.run_id in self.marks:
             marker = f"{self.marks.index(item.run_id) + 1} "
-        run_label = (
-            "  " * item.depth
-            + marker
-            + printable_id(item.run_id if item.depth == 0 else "›" + item.run_id.rpartition(">")[2])
-        )
-        line = Text(clip(run_label, self.id_width).ljust(self.id_width + 1), no_wrap=True)
+        lead = "  " * item.depth + marker
+        room = max(1, columns.id_width - len(lead))
+        if item.depth == 0:
+            prefix, suffix = self._shared
+            shown_id = elide_shared(printable_id(item.run_id), room, prefix or "", suffix or "")
+        else:
+            shown_id = middle_truncate(printable_id("›" + item.run_id.rpartition(">")[2]), room)
+        run_label = lead + shown_id
+        line = Text(run_label.ljust(columns.id_width + 1), no_wrap=True)
         status = item.status
         if status is None:
             line.append("  … computing", style=self.muted())
             return line
         line.append(
-            f"{status.state.icon} {status.state.value:<19}",
+            f"{status.state.icon} {status.state.value:<{STATUS_WIDTH - 2}}",
             style=self.get_component_rich_style(_STATE_CLASSES[status.state], partial=True),
         )
-        if shows_counts(self.size.width):  # the header decides on the same outer width
+        if columns.counts:
             line.append(f"{status.steps:>7} {status.turns:>6} {_tokens(status.tokens):>7}  ")
         if item.folded and item.children:
             line.append(f"+{item.children} sub-run{'s' * (item.children != 1)}  ", style=self.muted())
@@ -86,13 +172,9 @@ class RunsTable(VirtualList[RunRow]):
         if status.lease_unknown:
             line.append("lease unknown ", style="reverse")  # the lease table could not be read
         if status.detail:
-            line.append(printable(status.detail), style=self.muted() if status.state.finished else "")
+            detail = clip_words(printable(status.detail), max(1, width - line.cell_len))
+            line.append(detail, style=self.muted() if status.state.finished else "")
         return line
-
-    @staticmethod
-    def header(id_width: int, width: int) -> str:
-        counts = f"{'STEPS':>7} {'TURNS':>6} {'TOKENS':>7}  " if shows_counts(width) else ""
-        return f"{'RUN':<{id_width + 1}}{'STATUS':<21}{counts}PENDING / DETAIL"
 
     class FoldToggled(VirtualList.Chosen):
         """Fold (``unfold=False``) or unfold the run at ``index``."""
@@ -109,10 +191,16 @@ class RunsTable(VirtualList[RunRow]):
 
 
 class RunsHeader(Widget):
-    """The column titles over a ``RunsTable`` as wide as this header."""
+    """The column titles over the screen's ``RunsTable``, laid out as its columns are."""
+
+    def on_mount(self) -> None:
+        self.watch(self.screen.query_one(RunsTable), "columns", self._columns_changed)
+
+    def _columns_changed(self, columns: RunsColumns) -> None:
+        self.refresh()
 
     def render(self) -> str:
-        return RunsTable.header(RunsTable.id_width, self.size.width)
+        return self.screen.query_one(RunsTable).columns.header()
 
 
 def _tokens(count: int) -> str:

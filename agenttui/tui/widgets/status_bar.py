@@ -10,6 +10,11 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agenttui.journal.inert import printable
+from agenttui.tui.layout import middle_truncate
+
+_SEPARATOR = "  ·  "
+STORE_MIN = 12
+"""The store's name is cut in the middle down to this many cells before it gives way."""
 
 
 class StatusBar(Static):
@@ -20,9 +25,24 @@ class StatusBar(Static):
     """What the screen does to the world: "read-only", or a replay's live side effects."""
 
     def render(self) -> Text:
-        return Text(
-            f" {printable(self.store_url)}  ·  {self.connection}  ·  tail: {self.tail}  ·  {printable(self.writes)}"
-        )
+        """One line. On a narrow terminal the least important part gives way first (the store's
+        name is cut in the middle while it can be); a replay's live side effects lead the line
+        and never give way (cut at the end if they must)."""
+        writes, store, tail = printable(self.writes), printable(self.store_url), f"tail: {self.tail}"
+        if writes != "read-only":
+            shown, give_way = [writes, self.connection, store, tail], [tail, store, self.connection]
+        else:
+            shown, give_way = [store, self.connection, tail, writes], [writes, tail, store]
+        width = self.size.width - 1
+        for part in give_way:
+            over = _joined_len(shown) - width
+            if over <= 0:
+                break
+            if part == store and len(store) - over >= STORE_MIN:
+                shown[shown.index(store)] = middle_truncate(store, len(store) - over)
+                break
+            shown.remove(part)
+        return Text(" " + _SEPARATOR.join(shown), no_wrap=True, overflow="ellipsis")
 
     def watch_writes(self, value: str) -> None:
         self.set_class(value != "read-only", "-live")
@@ -43,3 +63,7 @@ class StatusBar(Static):
 
     def watch_connection(self, value: str) -> None:
         self.set_class(value != "connected", "-degraded")
+
+
+def _joined_len(parts: list[str]) -> int:
+    return sum(map(len, parts)) + len(_SEPARATOR) * (len(parts) - 1)
