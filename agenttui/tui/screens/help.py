@@ -8,11 +8,11 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from agenttui.runs.state import RunState
+from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
 
 def binding_table(screen: Screen[Any]) -> Table:
@@ -44,12 +44,6 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape,enter,question_mark", "dismiss", "Close", id="help.close"),
-        Binding("j,down", "scroll('down')", "Scroll down", show=False, id="help.down"),
-        Binding("k,up", "scroll('up')", "Scroll up", show=False, id="help.up"),
-        Binding("g,home", "scroll('home')", "Top", show=False, id="help.top"),
-        Binding("G,end", "scroll('end')", "Bottom", show=False, id="help.bottom"),
-        Binding("pagedown,space", "scroll('page_down')", "Page down", show=False, id="help.page-down"),
-        Binding("pageup", "scroll('page_up')", "Page up", show=False, id="help.page-up"),
     ]
 
     def __init__(self, under: Screen[Any]) -> None:
@@ -57,7 +51,8 @@ class HelpScreen(ModalScreen[None]):
         self._under = under
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-panel"):
+        # The panel has the focus, so the keys that scroll every pane (j/k/g/G, space) scroll it.
+        with ScrollingPane(id="help-panel"):
             yield Static(Text("Keys", style="bold"), id="help-title")
             yield Static(binding_table(self._under), id="help-bindings")
             yield Static(status_legend(), id="help-statuses")
@@ -66,7 +61,3 @@ class HelpScreen(ModalScreen[None]):
                      "Nothing is written to the store unless you confirm an action."),
                 id="help-footnote",
             )  # fmt: skip
-
-    def action_scroll(self, where: str) -> None:
-        panel = self.query_one("#help-panel", VerticalScroll)
-        getattr(panel, f"scroll_{where}")(animate=False)
