@@ -69,7 +69,7 @@ class RunsTable(VirtualList[RunRow]):
             + printable_id(item.run_id if item.depth == 0 else "›" + item.run_id.rpartition(">")[2])
         )
         line = Text(clip(run_label, self.id_width).ljust(self.id_width + 1), no_wrap=True)
-        status = item.status
+        status = item.line
         if status is None:
             line.append("  … computing", style=self.muted())
             return line
