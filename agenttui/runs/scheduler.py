@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from agenttui.errors import StoreLockedError
 from agenttui.runs.status import SUMMARY_PAGE, RunState, RunStatus, StatusTracker, statuses
@@ -131,17 +131,12 @@ async def _unlocked(read: Callable[[], Awaitable[T]], locked: Callable[[], Await
             await locked()
 
 
-class Stated(Protocol):
-    """Anything that says a run's state: a ``RunStatus``, or what a view keeps of one."""
-
-    @property
-    def state(self) -> RunState: ...
-
-
-def moving_with_the_clock(statuses: Mapping[str, Stated | None]) -> list[str]:
-    """The runs whose status changes with time alone: a lease lapses, a sleep ends."""
-    return [
-        run_id
-        for run_id, status in statuses.items()
-        if status is not None and status.state in (RunState.IN_FLIGHT, RunState.SLEEPING)
-    ]
+def clock_change_at(status: RunStatus, read_at: float) -> float | None:
+    """When ``status``, read at ``read_at`` (``time.time()``), may change with time alone: when
+    its live lease lapses (in flight) or its sleep ends; None when time alone never changes it.
+    The lease may be renewed meanwhile: read again then, the status says until when."""
+    if status.state == RunState.IN_FLIGHT:
+        return read_at + status.lease.expires_in if status.lease is not None else read_at
+    if status.state == RunState.SLEEPING:
+        return status.wake_at.timestamp() if status.wake_at is not None else read_at
+    return None
