@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
@@ -23,6 +23,13 @@ BATCH_SECONDS = 0.1
 #: Urgent runs are read this many at a time (a first read of each in one round trip): enough to
 #: make 4,000 unfinished runs quick, few enough that a run a person acts on is not kept waiting.
 URGENT_AT_ONCE = 50
+
+#: What the scheduler's tracker keeps to read changing runs on from (``StatusTracker``): the runs
+#: a change feed names again and again are few, while the clock re-reads every in-flight and
+#: sleeping run (2,700 of the production-shaped store's) in turn, more than any cache of runs
+#: would hold. Decoded, 4 MB of stored bytes take 12-18 MB.
+TRACKER_RUNS = 256
+TRACKER_BUDGET_BYTES = 4 * 1024 * 1024
 
 T = TypeVar("T")
 
@@ -80,13 +87,11 @@ class StatusScheduler:
         from agenttui.runs.status import SUMMARY_PAGE, StatusTracker, statuses
 
         if self._tracker is None or self._tracker.store is not store:
-            self._tracker = StatusTracker(store)
+            self._tracker = StatusTracker(store, capacity=TRACKER_RUNS, budget_bytes=TRACKER_BUDGET_BYTES)
         tracker = self._tracker
 
         def next_page() -> asyncio.Future[list[RunStatus]]:
-            page = list(itertools.islice(self._queue, SUMMARY_PAGE))
-            for run_id in page:
-                del self._queue[run_id]
+            page = _take(self._queue, SUMMARY_PAGE)
             return asyncio.ensure_future(_unlocked(partial(statuses, store, page, tracker.status), locked))
 
         batch: list[RunStatus] = []
@@ -96,10 +101,7 @@ class StatusScheduler:
         try:
             while self.pending or ahead is not None:
                 if self._urgent or not store.IMPLEMENTS_SUMMARIES:
-                    queue = self._urgent or self._queue
-                    some = list(itertools.islice(queue, URGENT_AT_ONCE))
-                    for run_id in some:
-                        del queue[run_id]
+                    some = _take(self._urgent or self._queue, URGENT_AT_ONCE)
                     batch += await _unlocked(partial(tracker.statuses, some), locked)
                 else:
                     reading = ahead or next_page()
@@ -116,6 +118,17 @@ class StatusScheduler:
             yield batch
 
 
+def _take(queue: dict[str, None], count: int) -> list[str]:
+    """The first ``count`` runs of ``queue``, taken out of it. A queue emptied lets go of its
+    table: a dict keeps the size it grew to (3.8 MB after 100,000 runs), empty or not."""
+    taken = list(itertools.islice(queue, count))
+    for run_id in taken:
+        del queue[run_id]
+    if not queue:
+        queue.clear()
+    return taken
+
+
 async def _unlocked(read: Callable[[], Awaitable[T]], locked: Callable[[], Awaitable[None]]) -> T:
     """``read()``, made again after ``locked()`` for as long as another process holds a lock."""
     while True:
@@ -125,10 +138,12 @@ async def _unlocked(read: Callable[[], Awaitable[T]], locked: Callable[[], Await
             await locked()
 
 
-def moving_with_the_clock(statuses: Mapping[str, RunStatus | None]) -> list[str]:
-    """The runs whose status changes with time alone: a lease lapses, a sleep ends."""
-    return [
-        run_id
-        for run_id, status in statuses.items()
-        if status is not None and status.state in (RunState.IN_FLIGHT, RunState.SLEEPING)
-    ]
+def clock_change_at(status: RunStatus, read_at: float) -> float | None:
+    """When ``status``, read at ``read_at`` (``time.time()``), may change with time alone: when
+    its live lease lapses (in flight) or its sleep ends; None when time alone never changes it.
+    The lease may be renewed meanwhile: read again then, the status says until when."""
+    if status.state == RunState.IN_FLIGHT:
+        return read_at + status.lease.expires_in if status.lease is not None else read_at
+    if status.state == RunState.SLEEPING:
+        return status.wake_at.timestamp() if status.wake_at is not None else read_at
+    return None

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from agenttui.journal.keys import parent_run_id
@@ -49,21 +51,106 @@ STATUS_FILTERS: tuple[tuple[str, frozenset[RunState] | None], ...] = (
 )
 
 
+_STATES = tuple(RunState)
+_STATE_INDEX = {state: index for index, state in enumerate(_STATES)}
+_LINE_FIELDS = frozenset({"run_id", "state", "detail", "steps", "turns", "tokens"})
+
+
+@cache
+def _other_defaults() -> tuple[tuple[str, object], ...]:
+    """The members of a status a ``StatusLine`` keeps only in ``whole``, with their defaults.
+
+    Read on first use: the runs list's first screen imports no status rules (benchmarks/startup.py).
+    """
+    from agenttui.runs.status import RunStatus
+
+    return tuple((f.name, f.default) for f in fields(RunStatus) if f.name not in _LINE_FIELDS)
+
+
+class StatusLine(NamedTuple):
+    """A run's status as the runs list keeps it: what its row shows and its filters read.
+
+    The list keeps one for every run in the store. A tuple of plain values (its state by index)
+    takes about half a ``RunStatus`` and leaves the run id to the list's own key, and the garbage
+    collector stops tracking it after its first pass, so full collections stay short. A status
+    that says more (a lease, an open call, a wake time, a legacy journal; a few percent of runs)
+    is kept ``whole``, so that ``status`` gives back the very status read.
+    """
+
+    state_index: int
+    detail: str
+    steps: int
+    turns: int
+    tokens: int
+    whole: RunStatus | None = None
+
+    @classmethod
+    def of(cls, status: RunStatus) -> StatusLine:
+        plain = all(getattr(status, name) == default for name, default in _other_defaults())
+        index = _STATE_INDEX[status.state]
+        return cls(index, status.detail, status.steps, status.turns, status.tokens, None if plain else status)
+
+    @property
+    def state(self) -> RunState:
+        return _STATES[self.state_index]
+
+    @property
+    def legacy(self) -> bool:
+        return self.whole is not None and self.whole.legacy
+
+    @property
+    def lease_unknown(self) -> bool:
+        return self.whole is not None and self.whole.lease_unknown
+
+    def status(self, run_id: str) -> RunStatus:
+        """The status this line was made from (``run_id``'s)."""
+        if self.whole is not None:
+            return self.whole
+        from agenttui.runs.status import RunStatus
+
+        return RunStatus(run_id, self.state, self.detail, steps=self.steps, turns=self.turns, tokens=self.tokens)
+
+
 class RunRow(NamedTuple):
     """One visible line of the runs list (a tuple: 100,000 of them are built on every rebuild)."""
 
     run_id: str
     depth: int
-    status: RunStatus | None
+    line: StatusLine | None
+    """None while the run's status is being computed."""
     children: int
     folded: bool
+
+    @property
+    def status(self) -> RunStatus | None:
+        """The run's status, whole (made again from its line: keep it no longer than needed)."""
+        return None if self.line is None else self.line.status(self.run_id)
+
+
+class StatusLines(Mapping[str, StatusLine | None]):
+    """Each run's status line, by run id, in listing order: a view of a ``RunsModel``'s runs."""
+
+    def __init__(self, runs: dict[str, RunRow]) -> None:
+        self._runs = runs
+
+    def __getitem__(self, run_id: str) -> StatusLine | None:
+        return self._runs[run_id].line
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._runs)
+
+    def __len__(self) -> int:
+        return len(self._runs)
 
 
 @dataclass(slots=True)
 class RunsModel:
     """All runs known so far and the view over them."""
 
-    statuses: dict[str, RunStatus | None] = field(default_factory=dict)
+    runs: dict[str, RunRow] = field(default_factory=dict)
+    """Every run known, in listing order, as its row would be were it a root with no sub-runs
+    (its status line None until read). Most runs are, and the list shows these very rows: a
+    rebuild of 100,000 rows makes none, so none pile up for the garbage collector to scan."""
     children: dict[str, list[str]] = field(default_factory=dict)
     roots: list[str] = field(default_factory=list)
     unfolded: set[str] = field(default_factory=set)
@@ -72,27 +159,35 @@ class RunsModel:
     pending: int = 0
     """Runs whose status is still being computed."""
 
+    @property
+    def statuses(self) -> StatusLines:
+        """Every run known and its status line (None: still being computed)."""
+        return StatusLines(self.runs)
+
     def add_runs(self, run_ids: list[str]) -> list[str]:
         """Learn of runs (in listing order); returns the ones not known before."""
-        new = [r for r in run_ids if r not in self.statuses]
+        runs = self.runs
+        new = [r for r in run_ids if r not in runs]
         self.pending += len(new)
         for run_id in new:
-            self.statuses[run_id] = None
+            runs[run_id] = RunRow(run_id, 0, None, 0, True)
             parent = parent_run_id(run_id)
             # insort keeps byte order (the store's) for runs that appear later, by the live feed.
-            if parent is not None and parent in self.statuses:
+            if parent is not None and parent in runs:
                 _place(self.children.setdefault(parent, []), run_id)
             else:
                 _place(self.roots, run_id)
         return new
 
     def set_statuses(self, statuses: list[RunStatus]) -> None:
+        runs = self.runs
         for status in statuses:
-            if status.run_id not in self.statuses:
+            if status.run_id not in runs:
                 self.add_runs([status.run_id])
-            if self.statuses[status.run_id] is None:
+            row = runs[status.run_id]
+            if row.line is None:
                 self.pending -= 1
-            self.statuses[status.run_id] = status
+            runs[row.run_id] = RunRow(row.run_id, 0, StatusLine.of(status), 0, True)
 
     @property
     def filter_name(self) -> str:
@@ -110,11 +205,12 @@ class RunsModel:
 
     def counts(self) -> Counter[RunState]:
         """How many root runs are in each state (sub-runs count with their parent)."""
-        return Counter(s.state for r in self.roots if (s := self.statuses[r]) is not None)
+        runs = self.runs
+        return Counter(line.state for r in self.roots if (line := runs[r].line) is not None)
 
     def _admits(self, run_id: str) -> bool:
         states = STATUS_FILTERS[self.status_filter][1]
-        status = self.statuses[run_id]
+        status = self.runs[run_id].line
         if states is not None and (status is None or status.state not in states):
             return False
         if self.text_filter:
@@ -126,26 +222,26 @@ class RunsModel:
     def rows(self) -> list[RunRow]:
         """The visible rows: roots that pass the filters, each followed by its unfolded sub-runs."""
         out: list[RunRow] = []
-        statuses, children, unfolded = self.statuses, self.children, self.unfolded
+        runs, children, unfolded = self.runs, self.children, self.unfolded
         filtered = STATUS_FILTERS[self.status_filter][1] is not None or bool(self.text_filter)
 
         def visit(run_id: str, depth: int) -> None:
             kids = children.get(run_id, ())
             folded = run_id not in unfolded
-            out.append(RunRow(run_id, depth, statuses[run_id], len(kids), folded))
+            out.append(RunRow(run_id, depth, runs[run_id].line, len(kids), folded))
             if not folded:
                 for kid in kids:
                     visit(kid, depth + 1)
 
         # Rebuilt every half second while 100,000 statuses fill in: the common case (no filter,
-        # no sub-runs, folded) makes its row without a call.
+        # no sub-runs, folded) shows the row the run holds.
         for root in self.roots:
             if filtered and not (self._admits(root) or any(self._admits(k) for k in children.get(root, ()))):
                 continue
             if root in children or root in unfolded:
                 visit(root, 0)
             else:
-                out.append(RunRow(root, 0, statuses[root], 0, True))
+                out.append(runs[root])
         return out
 
 

@@ -1,4 +1,4 @@
-"""Bulk builds pause the cyclic garbage collector and leave it as they found it."""
+"""Bulk builds pause the cyclic garbage collector, or set older objects aside from it, and leave it as they found it."""
 
 from __future__ import annotations
 
@@ -30,3 +30,19 @@ def test_a_collector_someone_else_paused_stays_paused() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_older_objects_are_set_aside_until_the_last_block_ends_and_then_given_back() -> None:
+    from agenttui.render.bulk import older_objects_set_aside
+
+    assert gc.get_freeze_count() == 0
+    with older_objects_set_aside():
+        kept = gc.get_freeze_count()
+        assert kept > 0
+        with older_objects_set_aside():  # a tail read during a load
+            assert gc.get_freeze_count() == kept
+        assert gc.get_freeze_count() == kept
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError), older_objects_set_aside():
+        raise RuntimeError("boom")
+    assert gc.get_freeze_count() == 0

@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from agenttui.journal import Journal, Record, StepKind, keys
-from agenttui.runs.scheduler import URGENT_AT_ONCE, StatusScheduler, moving_with_the_clock
+from agenttui.runs.scheduler import URGENT_AT_ONCE, StatusScheduler, clock_change_at
 from agenttui.runs.status import RunState, RunStatus
-from agenttui.stores.base import Store
+from agenttui.stores.base import LeaseInfo, Store
 from tests.conftest import StoreFactory
 
 
@@ -72,9 +74,13 @@ async def test_statuses_come_in_batches_while_many_wait(make_store: StoreFactory
     assert len(batches) > 1 and [run_id for batch in batches for run_id in batch] == run_ids
 
 
-def test_only_in_flight_and_sleeping_runs_move_with_the_clock() -> None:
-    statuses = {state.value: RunStatus(state.value, state) for state in RunState} | {"unread": None}
-    assert sorted(moving_with_the_clock(statuses)) == sorted([RunState.IN_FLIGHT.value, RunState.SLEEPING.value])
+def test_only_in_flight_and_sleeping_runs_move_with_the_clock_when_their_lease_lapses_or_sleep_ends() -> None:
+    moving = {state for state in RunState if clock_change_at(RunStatus("r", state), 100.0) is not None}
+    assert moving == {RunState.IN_FLIGHT, RunState.SLEEPING}
+    leased = RunStatus("r", RunState.IN_FLIGHT, lease=LeaseInfo("r", "w", 30.0))
+    wake = datetime(2100, 1, 1, tzinfo=UTC)
+    assert clock_change_at(leased, 100.0) == 130.0
+    assert clock_change_at(RunStatus("r", RunState.SLEEPING, wake_at=wake), 100.0) == wake.timestamp()
 
 
 async def test_the_tracker_keeps_records_within_its_byte_budget(make_store: StoreFactory) -> None:

@@ -8,11 +8,12 @@ import io
 import sqlite3
 from pathlib import Path
 
+import pytest
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from agenttui.journal import Journal, Record, StepKind
-from agenttui.runs.status import RunState
+from agenttui.runs.status import RunState, RunStatus
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.messages import StoreOpened
@@ -21,7 +22,7 @@ from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.inspector import RecordInspector
 from agenttui.tui.widgets.key_footer import KeyFooter
-from tests.tui.conftest import screen_of, settle, status_of, type_ahead
+from tests.tui.conftest import screen_of, settle, status_of, type_ahead, until
 
 SIZE = (140, 40)
 
@@ -427,3 +428,33 @@ async def test_long_run_ids_give_way_in_the_middle_and_the_footer_keeps_help(dem
         await settle(pilot)
         assert footer()[0] == "? Help"
         assert sum(key.region.width for key in screen.query_one(KeyFooter).query("FooterKey")) <= 60
+
+
+async def test_the_list_follows_leases_let_go_or_lapsed_with_no_journal_write(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-flight runs are not read again every tick: their leases are, in one query, and a run is
+    read again when its lease changes hands or lapses."""
+    from agenttui.demo.build import IN_FLIGHT_HOLDER
+    from agenttui.tui.screens import runs as runs_screen
+
+    monkeypatch.setattr(runs_screen, "CLOCK_REFRESH_SECONDS", 0.1)
+    other = await SQLiteStore.open(demo_db)
+    await other.acquire_lease("refund-a1001-stalled", "worker#1", ttl=2.0)  # lapses while the list shows it
+    app = AgentTuiApp(str(demo_db), tail=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+
+            def status(run_id: str) -> RunStatus:
+                rows = {r.run_id: r for r in screen_of(app, RunsScreen).table.items}
+                return status_of(rows[run_id])
+
+            assert status("refund-a1001-stalled").state == RunState.IN_FLIGHT
+            assert status("refund-a1006-in-flight").state == RunState.IN_FLIGHT
+            await other.release_lease("refund-a1006-in-flight", IN_FLIGHT_HOLDER)
+            await until(pilot, lambda: status("refund-a1006-in-flight").state == RunState.STALLED, "the lease let go")
+            await until(pilot, lambda: status("refund-a1001-stalled").lease_lapsed, "the lease to lapse")
+            assert status("refund-a1001-stalled").state == RunState.STALLED
+    finally:
+        await other.close()

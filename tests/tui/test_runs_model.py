@@ -37,3 +37,28 @@ def test_status_filters_cycle() -> None:
     model.set_statuses([RunStatus("a", RunState.COMPLETE), RunStatus("b", RunState.AWAITING_APPROVAL)])
     assert model.cycle_status_filter() == "needs attention"
     assert [r.run_id for r in model.rows()] == ["b"]
+
+
+def test_a_status_line_gives_back_the_status_it_was_made_from() -> None:
+    from datetime import UTC, datetime
+
+    from agenttui.stores.base import LeaseInfo
+    from agenttui.tui.runs_model import StatusLine
+
+    plain = RunStatus("a", RunState.COMPLETE, "done", steps=12, turns=3, tokens=4096)
+    fuller = [
+        RunStatus("b", RunState.IN_FLIGHT, "leased by w", lease_holder="w", lease=LeaseInfo("b", "w", 9e9)),
+        RunStatus("c", RunState.SLEEPING, "until", wake_at=datetime(2100, 1, 1, tzinfo=UTC), tool_use_id="t1"),
+        RunStatus("d", RunState.AWAITING_INPUT, interrupt_name="ask", tool_name="ask_customer"),
+        RunStatus("e", RunState.STALLED, legacy=True, lease_unknown=True, lease_lapsed=True),
+    ]
+    line = StatusLine.of(plain)
+    assert line.whole is None and line.status("a") == plain
+    for status in fuller:
+        line = StatusLine.of(status)
+        assert line.status(status.run_id) == status and line.state == status.state
+        assert (line.legacy, line.lease_unknown) == (status.legacy, status.lease_unknown)
+    model = RunsModel()
+    model.add_runs(["a", "b"])
+    model.set_statuses([plain])
+    assert [row.status for row in model.rows()] == [plain, None] and model.pending == 1

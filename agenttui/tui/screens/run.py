@@ -19,6 +19,7 @@ from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
+from agenttui.render.bulk import older_objects_set_aside
 from agenttui.render.flow import FlowStep, unfinished
 from agenttui.replay.events import events_of
 from agenttui.runs.chart_end import chart_end
@@ -207,14 +208,15 @@ class RunScreen(StoreScreen):
             last_post, wait, posted = time.monotonic(), BATCH_SECONDS, False
             tail = self._read_once
             after = max(self._read_to, self.view.last_seq)
-            async for entry, record in Journal(self.store).entries(self.run_id, after=after):
-                batch.append((entry.seq, record))
-                self._read_to = entry.seq
-                if time.monotonic() - last_post > wait or (not posted and len(batch) == SCREENFUL):
-                    self.post_message(RunScreen.RecordsLoaded(batch, tail))
-                    batch, last_post = [], time.monotonic()
-                    wait = min(2 * wait, BATCH_SECONDS_MAX) if posted else wait
-                    posted = True
+            with older_objects_set_aside():  # the runs list's rows, say: kept, and many
+                async for entry, record in Journal(self.store).entries(self.run_id, after=after):
+                    batch.append((entry.seq, record))
+                    self._read_to = entry.seq
+                    if time.monotonic() - last_post > wait or (not posted and len(batch) == SCREENFUL):
+                        self.post_message(RunScreen.RecordsLoaded(batch, tail))
+                        batch, last_post = [], time.monotonic()
+                        wait = min(2 * wait, BATCH_SECONDS_MAX) if posted else wait
+                        posted = True
             self.post_message(RunScreen.RecordsLoaded(batch, tail, last=True))
             self._read_once = True
         self.refresh_status()

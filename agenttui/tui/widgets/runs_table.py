@@ -155,7 +155,7 @@ class RunsTable(VirtualList[RunRow]):
             shown_id = middle_truncate(printable_id("›" + item.run_id.rpartition(">")[2]), room)
         run_label = lead + shown_id
         line = Text(run_label.ljust(columns.id_width + 1), no_wrap=True)
-        status = item.status
+        status = item.line
         if status is None:
             line.append("  … computing", style=self.muted())
             return line
