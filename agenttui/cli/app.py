@@ -1,0 +1,173 @@
+"""The command line's frame: the ``agenttui`` group, exit codes, errors as one line, stores opened
+for one command. Each command lives with its kin in a module of this package (``views``,
+``replay``, ``actions``, ``launch``); ``agenttui.cli`` imports them all, so that they register.
+
+One exit-code table for every command (``EXIT_CODES``, shown in ``--help`` and README). Errors
+are one line on stderr, the store's text in them shown inert; a password is never printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from functools import wraps
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from agenttui.agent.pauses import AlreadyDecided
+from agenttui.errors import AgentTuiError, RunNotFoundError
+from agenttui.journal.inert import printable
+from agenttui.stores import open_store
+from agenttui.stores.base import Store
+
+T = TypeVar("T")
+
+EXIT_NOT_FOUND = 1
+EXIT_USAGE = 2
+EXIT_DIVERGED = 3
+EXIT_ALREADY_DECIDED = 4
+EXIT_RUNS_FAILED = 5
+EXIT_TERMINATED = 143
+
+#: Every command's exit codes, as ``--help`` and README show them.
+EXIT_CODES = {
+    0: "done (a replay: it matches the recording, to its end or up to where it stops)",
+    EXIT_NOT_FOUND: "no such run",
+    EXIT_USAGE: "usage, store or connection error, nothing written (a replay: refused)",
+    EXIT_DIVERGED: "a replay diverged from the recording",
+    EXIT_ALREADY_DECIDED: "nothing written: the step was already decided (the standing decision is named)",
+    EXIT_RUNS_FAILED: "`recover`: some runs failed (the report names them)",
+    130: "interrupted (ctrl+c)",
+    EXIT_TERMINATED: "terminated (SIGTERM, SIGHUP); as on ctrl+c, leases are released",
+}
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """One line on stderr and an exit code. Messages quote the store (lease holders, reasons,
+    record names, run ids): they go through the same inert-text path as every view."""
+    click.echo(f"agenttui: {printable(message)}", err=True)
+    sys.exit(code)
+
+
+def run_async(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
+    """Run a command's coroutine; turn agenttui's errors into one line and an exit code."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return asyncio.run(_stoppable(fn(*args, **kwargs)))
+        except asyncio.CancelledError:
+            fail("terminated: leases released, nothing half-written", EXIT_TERMINATED)
+        except RunNotFoundError as exc:
+            fail(exc.message, EXIT_NOT_FOUND)
+        except AlreadyDecided as exc:
+            fail(exc.message, EXIT_ALREADY_DECIDED)
+        except AgentTuiError as exc:
+            fail(f"{exc.title}: {exc.message}")
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+
+    return wrapper
+
+
+async def _stoppable(command: Coroutine[Any, Any, T]) -> T:
+    """``command``, stopped on SIGTERM or SIGHUP as on SIGINT: cancelled, so every lease it holds
+    is released on the way out (a killed process's lease would block its runs for a whole TTL)."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(stop, task.cancel)
+    return await command
+
+
+async def open_for_command(url: str, *, read_only: bool = True) -> Store:
+    # A write acts on a journal that exists: a mistyped path must not become a new, empty store.
+    return await open_store(url, read_only=read_only, create=False)
+
+
+async def with_store(url: str, body: Callable[[Store], Awaitable[T]], *, read_only: bool = True) -> T:
+    store = await open_for_command(url, read_only=read_only)
+    try:
+        return await body(store)
+    finally:
+        await store.close()
+
+
+async def run_history(store: Store, run_id: str) -> list[Any]:
+    from agenttui.journal.journal import Journal
+
+    records = (await Journal(store).read(run_id)).records
+    if not records:
+        raise RunNotFoundError(run_id)
+    return records
+
+
+class DefaultCommandGroup(click.Group):
+    """A group where ``agenttui STORE`` (no subcommand) means ``agenttui open STORE``."""
+
+    default_command = "open"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="\b\nExit codes, every command:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items()))  # fmt: skip
+@click.version_option(package_name="agenttui")
+def main() -> None:
+    """Debug durable AI-agent runs from a terminal.
+
+    \b
+    agenttui STORE              open the TUI on a store (read-only)
+    agenttui demo               build a demo store and open the TUI on it
+    STORE is a SQLite file, sqlite:///abs/path.db, postgresql://user@host/db[?schema=s]
+    """
+
+
+theme_option = click.option("--theme", default=None, help="Theme name (see themes/).")
+agent_option = click.option(
+    "--agent",
+    "agent_spec",
+    metavar="MODULE:FACTORY",
+    help="Your agent factory: builds the tools (and model) for a run.",
+)
+
+
+def mask_process_title() -> None:
+    """Show the process in ``ps`` with any password in its arguments masked (``PGPASSWORD`` or
+    ``~/.pgpass`` keep it out of the command line altogether)."""
+    from agenttui.stores import describe_url
+
+    masked = [describe_url(arg) if "://" in arg else arg for arg in sys.argv]
+    if masked != sys.argv:
+        import setproctitle  # deferred: most commands carry no password
+
+        setproctitle.setproctitle(" ".join(["agenttui", *masked[1:]]))
+
+
+def entry() -> None:
+    """The console script: ``main``, safe on any terminal and into any output.
+
+    A terminal whose encoding cannot show a character gets an escape for it, not a traceback;
+    output that cannot be written (a full disk, a closed pipe) is one line on stderr and exit 2.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    mask_process_title()
+    try:
+        main()
+    except OSError as exc:  # the store's errors are StoreErrors: this is the output failing
+        # Python would try the output again at exit and complain: point it at nothing first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if not isinstance(exc, BrokenPipeError):  # a reader that stopped reading is no error
+            click.echo(f"agenttui: cannot write the output: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_USAGE)

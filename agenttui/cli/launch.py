@@ -1,0 +1,66 @@
+"""Commands that open the TUI: ``agenttui STORE`` (``open``) and ``agenttui demo``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from agenttui.cli.app import fail, main, run_async, theme_option
+from agenttui.errors import AgentTuiError
+
+DEFAULT_DEMO_PATH = "agenttui-demo.db"
+DEMO_FACTORY = "agenttui.demo.build:factory"
+
+
+@main.command("open")
+@click.argument("store")
+@theme_option
+@click.option(
+    "--agent", "agent_spec", metavar="MODULE:FACTORY", help="Your agent factory: replay with your code, re-drive runs."
+)
+@click.option("--run", "run_id", metavar="RUN_ID", help="Open this run's journal at once (esc goes back to every run).")
+def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: str | None) -> None:
+    """Open the TUI on STORE (read-only: nothing is written unless you confirm an action)."""
+    from agenttui.stores import sqlite_path
+    from agenttui.stores.sqlite import require_file
+    from agenttui.tui.app import launch
+
+    if agent_spec:
+        _check_factory(agent_spec)
+    try:
+        if (path := sqlite_path(store)) is not None:
+            require_file(path)  # said here, before the terminal switches to the app's screen
+    except AgentTuiError as exc:
+        fail(f"{exc.title}: {exc.message}")
+    sys.exit(launch(store, theme=theme, agent_spec=agent_spec, run_id=run_id))
+
+
+def _check_factory(spec: str) -> None:
+    from agenttui.agent.factory import load_factory
+
+    try:
+        load_factory(spec)
+    except AgentTuiError as exc:
+        fail(f"{exc.title}: {exc.message}")
+
+
+@main.command()
+@click.option("--path", "path", metavar="FILE|URL", default=DEFAULT_DEMO_PATH, show_default=True,
+              help="Where to build the demo: a SQLite file, or postgresql://…?schema=s (a schema holding no other runs).")  # fmt: skip
+@click.option("--no-tui", is_flag=True, help="Build the store and exit.")
+@click.option("--force", is_flag=True, help="Replace the file at --path even if it is not a demo store agenttui made (never a PostgreSQL schema).")  # fmt: skip
+@click.option("--bulk-turns", type=int, default=2000, show_default=True, help="Turns in the long run.")
+@theme_option
+def demo(path: str, no_tui: bool, force: bool, bulk_turns: int, theme: str | None) -> None:
+    """Build a demo store with the runtime (a run in every status) and open the TUI on it."""
+    from agenttui.demo.command import build_demo_at
+    from agenttui.stores import describe_url
+
+    run_async(build_demo_at)(path, bulk_turns=bulk_turns, echo=lambda m: click.echo(m, err=True), force=force)
+    if no_tui:
+        click.echo(describe_url(path))
+        return
+    from agenttui.tui.app import launch
+
+    sys.exit(launch(path, theme=theme, live_writer=True, agent_spec=DEMO_FACTORY))

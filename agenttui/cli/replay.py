@@ -1,0 +1,108 @@
+"""``agenttui replay``: re-drive a run offline against its recording and judge it."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from agenttui.cli.app import agent_option, fail, main, run_async, with_store
+from agenttui.journal.inert import printable, safe_json
+
+if TYPE_CHECKING:
+    from agenttui.agent.factory import AgentSetup
+    from agenttui.replay.verdict import Verdict
+
+
+@main.command("replay")
+@click.argument("store")
+@click.argument("run_id")
+@agent_option
+@click.option("--live-tool", "live_tools", multiple=True, metavar="TOOL",
+              help="With --agent: run this tool for real, side effects and all (repeatable; asks first).")  # fmt: skip
+@click.option("--yes", is_flag=True, help="With --live-tool: do not ask (for scripts that mean it).")
+@click.option("--json", "as_json", is_flag=True, help="The verdict, and the divergence with both records, as JSON.")
+@run_async
+async def replay_command(
+    store: str, run_id: str, agent_spec: str | None, live_tools: tuple[str, ...], yes: bool, as_json: bool
+) -> None:
+    """Replay a run offline against its recording and judge it.
+
+    With --agent your tools run, but those not declared read-only are served from the
+    recording: a replay fires no side effect unless --live-tool names the tool.
+
+    \b
+    exit 0: it matches the recording, to its end or up to where the recording stops
+    exit 3: it diverged (the first divergence is shown, both sides in full)
+    exit 2: refused (not a run the agent loop re-drives: a flow, a session journal, ...)
+    """
+    from agenttui.agent.factory import load_factory
+    from agenttui.render.diff import payload_diff
+    from agenttui.replay.session import replay_verdict
+
+    setup = load_factory(agent_spec)(run_id) if agent_spec else None
+    if live_tools:
+        _confirm_live_tools(setup, live_tools, yes)
+    session, verdict = await with_store(
+        store, lambda opened: replay_verdict(opened, run_id, setup, live_tools=live_tools)
+    )
+    progress = session.progress
+    if as_json:
+        click.echo(safe_json(verdict_json(run_id, session.mode, progress.turn, progress.recorded_turns, verdict)))
+    else:
+        click.echo(f"replayed {progress.turn} of {progress.recorded_turns} turns with {session.mode}")
+        click.echo(printable(verdict.summary()))
+        if verdict.not_compared:
+            click.echo(
+                f"not compared: {', '.join(verdict.not_compared)} (the SDK's digests of its tool registry and prompt)"
+            )
+        if verdict.served:
+            click.echo(f"served from the recording, not run (not read-only): {', '.join(verdict.served)}")
+        if verdict.live:
+            click.echo(f"ran for real, side effects and all: {', '.join(verdict.live)}")
+        if verdict.divergence is not None:
+            for line in payload_diff(verdict.divergence.recorded, verdict.divergence.replayed, context=1_000):
+                click.echo("  " + printable(line))
+    sys.exit(verdict.exit_code)
+
+
+def _confirm_live_tools(setup: AgentSetup | None, names: tuple[str, ...], yes: bool) -> None:
+    """Ask before a replay runs side effects for real, naming each tool; refuse what cannot be."""
+    if setup is None:
+        fail("--live-tool needs --agent: recorded tools never run anything")
+    side_effects = {t.name for t in setup.tools if not t.safety.read_only}
+    if unknown := [n for n in names if n not in {t.name for t in setup.tools}]:
+        fail(f"--live-tool: your agent has no tool {', '.join(map(repr, unknown))}")
+    if harmless := [n for n in names if n not in side_effects]:
+        fail(f"--live-tool: {', '.join(harmless)} is read-only and runs anyway")
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        fail("--live-tool runs side effects for real: confirm at a terminal, or add --yes")
+    question = (
+        "This replay will run these tools for real, with their side effects:\n"
+        + "".join(f"  {n}\n" for n in names)
+        + "Go on?"
+    )
+    if not click.confirm(question, default=False, err=True):
+        fail("nothing replayed")
+
+
+def verdict_json(run_id: str, tools: str, turns: int, recorded_turns: int, verdict: Verdict) -> dict[str, Any]:
+    """A replay's verdict for scripts: the same words the text output and the TUI use."""
+    from agenttui.journal.describe import record_json
+
+    divergence = verdict.divergence
+    return {
+        "run_id": run_id, "tools": tools, "verdict": verdict.kind.value, "exit_code": verdict.exit_code,
+        "matches": verdict.matches, "summary": verdict.summary(), "reason": verdict.reason,
+        "stopped": verdict.stopped or None, "turns": turns, "recorded_turns": recorded_turns,
+        "not_compared": list(verdict.not_compared), "served_from_recording": list(verdict.served),
+        "live_side_effects": list(verdict.live),
+        "divergence": None if divergence is None else {
+            "index": divergence.index, "step": divergence.name, "state": divergence.state.value, "reason": divergence.reason,
+            "recorded": None if divergence.recorded is None else record_json(divergence.recorded),
+            "replayed": None if divergence.replayed is None else record_json(divergence.replayed),
+        },
+    }  # fmt: skip
