@@ -77,7 +77,7 @@ async def test_the_command_stays_on_one_line_and_y_copies_it(demo_db: Path) -> N
         await pilot.press("y")  # copies: never the write it would be in a yes/no dialog
         await pilot.pause()
         assert app.clipboard == command
-        assert "copied the command (OSC 52)" in notices(app)
+        assert f"copied the command: {len(command):,} characters (OSC 52)" in notices(app)
         assert isinstance(app.screen, ConfirmDialog)
         await pilot.press("n")
         await settle(pilot)

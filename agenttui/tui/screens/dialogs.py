@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,6 +11,7 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from agenttui.journal.inert import printable
+from agenttui.tui.clipboard import copy_text
 
 
 class ErrorDialog(ModalScreen[None]):
@@ -45,20 +44,6 @@ class CommandLine(HorizontalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(printable(self.command), no_wrap=True, overflow="ignore"), id="command-text")
-
-
-def copy_command(screen: ModalScreen[Any], command: str) -> None:
-    """Copy ``command`` to the clipboard with OSC 52 (works over SSH), and say so.
-
-    A command that quotes a control, bidi or invisible character from the store is not copied:
-    pasted into a shell, it would not be the command the dialog shows.
-    """
-    if printable(command) != command:
-        screen.notify("not copied: the command holds characters a terminal cannot show (see it above)",
-                      severity="warning", markup=False)  # fmt: skip
-        return
-    screen.app.copy_to_clipboard(command)
-    screen.notify("copied the command (OSC 52)", timeout=3)
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -116,7 +101,7 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(yes)
 
     def action_copy_command(self) -> None:
-        copy_command(self, self.command)
+        copy_text(self, self.command, "the command", one_line=True)
 
     def action_scroll_command(self, columns: int) -> None:
         self.query_one(CommandLine).scroll_relative(x=columns, animate=False)
