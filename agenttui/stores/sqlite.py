@@ -442,6 +442,18 @@ class SQLiteStore(Store):
     async def get_lease(self, run_id: str) -> LeaseInfo | None:
         return (await self.get_leases([run_id])).get(run_id)
 
+    async def read_key_value_table(self, table: str) -> dict[str, str] | None:
+        """The rows of a ``(key TEXT, value TEXT)`` table agenttui keeps beside the journal (a
+        bundle's manifest, ``stores.bundle_file``), or None when the file has no such table.
+        Rows that are not two texts are left out."""
+        if not _PREFIX.fullmatch(table):
+            raise ConfigError(f"table name {table!r} must match {_PREFIX.pattern}")
+        found = await self._fetch("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,), "reading")
+        if not found:
+            return None
+        rows = await self._fetch(f"SELECT key, value FROM {table}", (), f"reading {table}")
+        return {key: value for key, value in rows if isinstance(key, str) and isinstance(value, str)}
+
     # -- helpers ------------------------------------------------------------------------------
 
     async def _second_connection(self) -> aiosqlite.Connection | None:
