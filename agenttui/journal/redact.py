@@ -89,7 +89,7 @@ class RedactPath:
         if not steps:
             raise RedactionError(f"{text!r}: '$' is the whole record; name a member inside a payload")
         first = steps[0]
-        if not first.descend and not first.wild and first.key not in (*_PAYLOAD_MEMBERS, "message"):
+        if not first.descend and first.key not in (*_PAYLOAD_MEMBERS, "message"):
             raise RedactionError(
                 f"{text!r} names a member of the record itself; only payloads can be redacted: "
                 "values inside $.result, $.evidence, and a message part's args, result or text"
@@ -238,7 +238,7 @@ class Redactor:
             if text[start : start + 1] != "{":
                 return data, counts
             _walk(text, start, (), take, spans)
-        except (ValueError, IndexError, RecursionError):
+        except (ValueError, IndexError, StopIteration, RecursionError):
             return data, Counter()  # not JSON: nothing a path names can be found in it
         if not spans:
             return data, counts
