@@ -70,6 +70,8 @@ BUNDLE_FORMAT = "agenttui.bundle.v1"
 #: Rows handed to the bundle's writer at a time: large enough that the hand-offs to its thread
 #: cost nothing, small enough that a long run is never held whole.
 _WRITE_BATCH = 2048
+#: Entries handed to a store's ``insert_many`` at a time, on import.
+_INSERT_BATCH = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,15 +472,26 @@ async def _compare(bundle: Store, run_id: str, store: Store, target_id: str) -> 
 
 async def _copy(bundle: Store, run_id: str, store: Store, target_id: str, held: int, copied: int) -> int:
     written = 0
+    batch: list[tuple[str, bytes]] = []
+
+    async def flush() -> None:
+        nonlocal written
+        for (name, data), inserted in zip(batch, await store.insert_many(target_id, batch), strict=True):
+            if not inserted.won and inserted.entry.data != data:
+                # Another writer took the name between the check and this insert.
+                raise ImportConflict(
+                    [RunConflict(run_id, target_id, f"{name!r} was written meanwhile with other bytes")],
+                    written=copied + written,
+                )
+            written += inserted.won
+        batch.clear()
+
     async for entry in _skipping(bundle.load(run_id), held):
-        inserted = await store.insert(target_id, entry.name, entry.data)
-        if not inserted.won and inserted.entry.data != entry.data:
-            # Another writer took the name between the check and this insert.
-            raise ImportConflict(
-                [RunConflict(run_id, target_id, f"{entry.name!r} was written meanwhile with other bytes")],
-                written=copied + written,
-            )
-        written += inserted.won
+        batch.append((entry.name, entry.data))
+        if len(batch) >= _INSERT_BATCH:
+            await flush()
+    if batch:
+        await flush()
     return written
 
 
