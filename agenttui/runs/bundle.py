@@ -218,6 +218,7 @@ async def export_runs(
 ) -> ExportReport:
     """Write ``run_ids`` (and their sub-runs) to a new bundle at ``path``; see the module's doc."""
     redactor = Redactor(redact)
+    _refuse_the_source(store, path)
     ids = await bundle_run_ids(store, run_ids, sub_runs=sub_runs)
     bundle = await BundleFile.create(path, force=force)
     exported: list[ExportedRun] = []
@@ -267,6 +268,8 @@ async def export_jsonl(
     from agenttui.journal.journal import decode_entry
 
     redactor = Redactor(redact)
+    if isinstance(path, str | os.PathLike):
+        _refuse_the_source(store, path)
     ids = await bundle_run_ids(store, run_ids, sub_runs=sub_runs)
     exported: list[ExportedRun] = []
 
@@ -309,6 +312,13 @@ class BundleWriteError(AgentTuiError):
     """The bundle's file could not be written."""
 
     title = "Cannot write"
+
+
+def _refuse_the_source(store: Store, path: str | os.PathLike[str]) -> None:
+    """An export never replaces the store it reads (``--force`` with the store's own path)."""
+    source = store.file_path
+    if source is not None and os.path.realpath(os.fspath(path)) == os.path.realpath(source):
+        raise BundleExistsError(f"{source} is the store being exported: write the bundle to another file")
 
 
 def _redacted(entry: Entry, redactor: Redactor, counts: Counter[str]) -> bytes:
