@@ -7,6 +7,7 @@ The bundles are built here, under tmp_path, from the demo store: none is committ
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -138,6 +139,10 @@ def test_import_refuses_conflicts_and_skips_what_is_there(
     back = tmp_path / "back.db"
     assert cli("export", target, "prod/refund-a1002", "-o", back).returncode == 0
     assert cli("replay", back, "prod/refund-a1002").returncode == 0
+    conn = sqlite3.connect(back)
+    (source,) = conn.execute("SELECT value FROM agenttui_bundle WHERE key = 'source'").fetchone()
+    conn.close()
+    assert source.startswith("postgresql://") and postgres_cluster.password not in source  # a bundle keeps no secret
 
 
 @pytest.mark.parametrize("create", [False, True])
