@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -181,13 +181,22 @@ async def bundle_run_ids(store: Store, run_ids: Sequence[str], *, sub_runs: bool
     for run_id in run_ids:
         if run_id in chosen:
             continue
-        if await anext(aiter(store.load(run_id)), None) is None:
+        if await _first(store.load(run_id)) is None:
             raise RunNotFoundError(run_id)
         chosen[run_id] = None
         if sub_runs and store.IMPLEMENTS_LISTING:
             async for child in store.runs(prefix=run_id + ">"):
                 chosen.setdefault(child, None)
     return list(chosen)
+
+
+async def _first(entries: AsyncIterator[Entry]) -> Entry | None:
+    """The first of ``entries``, the iteration closed at once (A8: nothing held after)."""
+    try:
+        return await anext(entries, None)
+    finally:
+        if isinstance(entries, AsyncGenerator):
+            await entries.aclose()
 
 
 async def select_runs(store: Store, *, states: Collection[RunState] = (), text: str = "") -> list[str]:
@@ -455,28 +464,38 @@ async def _import(
 async def _compare(bundle: Store, run_id: str, store: Store, target_id: str) -> tuple[int, int, str]:
     """How many of the run's records the store holds already (as a beginning of it, in order,
     byte for byte), how many the bundle holds, and why the two conflict ("" when they do not)."""
-    theirs = aiter(store.load(target_id))
+    mine, theirs = aiter(bundle.load(run_id)), aiter(store.load(target_id))
+    try:
+        held, total, reason = await _matched(mine, theirs)
+    finally:  # a conflict leaves both part read: release what they hold now (A8)
+        for entries in (mine, theirs):
+            if isinstance(entries, AsyncGenerator):
+                await entries.aclose()
+    if not reason and 0 < held < total and store.IMPLEMENTS_LEASES:
+        from agenttui.journal.keys import root_run_id
+
+        lease = await store.get_lease(root_run_id(target_id))
+        if lease is not None and lease.live:
+            reason = f"it holds the bundle's first {held} records and is being driven ({lease.holder})"
+    return held, total, reason
+
+
+async def _matched(mine: AsyncIterator[Entry], theirs: AsyncIterator[Entry]) -> tuple[int, int, str]:
     held = total = 0
     ahead = True
-    async for mine in bundle.load(run_id):
+    async for entry in mine:
         total += 1
         other = await anext(theirs, None) if ahead else None
         if other is None:
             ahead = False
             continue
-        if other.name != mine.name:
-            return held, total, f"its record {held} is {other.name!r} where the bundle has {mine.name!r}"
-        if other.data != mine.data:
-            return held, total, f"its record {held} ({mine.name}) holds other bytes than the bundle's"
+        if other.name != entry.name:
+            return held, total, f"its record {held} is {other.name!r} where the bundle has {entry.name!r}"
+        if other.data != entry.data:
+            return held, total, f"its record {held} ({entry.name}) holds other bytes than the bundle's"
         held += 1
     if ahead and (extra := await anext(theirs, None)) is not None:
         return held, total, f"it goes on past the bundle's {total} records (record {held} is {extra.name!r})"
-    if 0 < held < total and store.IMPLEMENTS_LEASES:
-        from agenttui.journal.keys import root_run_id
-
-        lease = await store.get_lease(root_run_id(target_id))
-        if lease is not None and lease.live:
-            return held, total, f"it holds the bundle's first {held} records and is being driven ({lease.holder})"
     return held, total, ""
 
 
