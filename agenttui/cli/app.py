@@ -32,6 +32,7 @@ EXIT_USAGE = 2
 EXIT_DIVERGED = 3
 EXIT_ALREADY_DECIDED = 4
 EXIT_RUNS_FAILED = 5
+EXIT_CONFLICT = 6
 EXIT_TERMINATED = 143
 
 #: Every command's exit codes, as ``--help`` and README show them.
@@ -42,6 +43,7 @@ EXIT_CODES = {
     EXIT_DIVERGED: "a replay diverged from the recording",
     EXIT_ALREADY_DECIDED: "nothing written: the step was already decided (the standing decision is named)",
     EXIT_RUNS_FAILED: "`recover`: some runs failed (the report names them)",
+    EXIT_CONFLICT: "`import`: the store holds a run with other records; nothing written (each is named)",
     130: "interrupted (ctrl+c)",
     EXIT_TERMINATED: "terminated (SIGTERM, SIGHUP); as on ctrl+c, leases are released",
 }

@@ -53,9 +53,11 @@ async def replay_command(
     else:
         click.echo(f"replayed {progress.turn} of {progress.recorded_turns} turns with {session.mode}")
         click.echo(printable(verdict.summary()))
-        if verdict.not_compared:
+        if digests := [m for m in verdict.not_compared if m not in verdict.redacted]:
+            click.echo(f"not compared: {', '.join(digests)} (the SDK's digests of its tool registry and prompt)")
+        if verdict.redacted:
             click.echo(
-                f"not compared: {', '.join(verdict.not_compared)} (the SDK's digests of its tool registry and prompt)"
+                f"not compared: {printable(', '.join(verdict.redacted))} (redacted when the bundle was exported)"
             )
         if verdict.served:
             click.echo(f"served from the recording, not run (not read-only): {', '.join(verdict.served)}")
@@ -98,7 +100,8 @@ def verdict_json(run_id: str, tools: str, turns: int, recorded_turns: int, verdi
         "run_id": run_id, "tools": tools, "verdict": verdict.kind.value, "exit_code": verdict.exit_code,
         "matches": verdict.matches, "summary": verdict.summary(), "reason": verdict.reason,
         "stopped": verdict.stopped or None, "turns": turns, "recorded_turns": recorded_turns,
-        "not_compared": list(verdict.not_compared), "served_from_recording": list(verdict.served),
+        "not_compared": list(verdict.not_compared), "redacted": list(verdict.redacted),
+        "served_from_recording": list(verdict.served),
         "live_side_effects": list(verdict.live),
         "divergence": None if divergence is None else {
             "index": divergence.index, "step": divergence.name, "state": divergence.state.value, "reason": divergence.reason,

@@ -28,10 +28,12 @@ from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
+from agenttui.journal.redact import Redactor
 from agenttui.render.diff import JournalDiff, diff_journals
 from agenttui.replay.feed import ReplayStore
 from agenttui.replay.model import NoRecordedOutput, replay
 from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, refusal_reason
+from agenttui.runs.bundle import read_manifest
 from agenttui.runs.status import RunState, RunStatus, status_of
 from agenttui.stores.base import Store
 
@@ -205,6 +207,23 @@ def recorded_tools(records: Sequence[Record], start: RunStart) -> list[Tool]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """The redaction of the bundle a recording was read from, where it replaced values in the run."""
+
+    redactor: Redactor
+    """Every path the bundle redacted, applied to the replay's records as to the recording's."""
+    paths: tuple[str, ...]
+    """The paths that replaced a value in this run: what the verdict names."""
+
+    @classmethod
+    async def of(cls, source: Store, run_id: str) -> Redaction | None:
+        manifest = await read_manifest(source)
+        if manifest is None or not (paths := manifest.redacted_in(run_id)):
+            return None
+        return cls(manifest.redactor(), paths)
+
+
 @dataclass
 class ReplayProgress:
     """Where the session is: turns replayed so far, of how many recorded, and the outcome."""
@@ -222,6 +241,7 @@ class ReplaySession:
     def __init__(
         self, source: Store, run_id: str, recording: list[Record], start: RunStart, setup: AgentSetup | None, *,
         recorded_status: RunStatus, refusal: str = "", live_tools: Collection[str] = (),
+        redaction: Redaction | None = None,
     ) -> None:  # fmt: skip
         self.source = source
         self.run_id = run_id
@@ -248,8 +268,14 @@ class ReplaySession:
             else tuple(m for m in FOREIGN_DIGESTS if any(getattr(r, m) for r in recording if r.kind == StepKind.MODEL))
         )
         """Members of the recording this replay cannot reproduce, and so does not compare: the
-        SDK's digests, with recorded tools (a foreign agent's registry and prompt are not here).
-        With your agent, everything it writes counts."""
+        SDK's digests, with recorded tools (a foreign agent's registry and prompt are not here),
+        and the paths a bundle's export redacted in this run. With your agent, everything else
+        it writes counts."""
+        self.redaction = redaction
+        """The recording comes from a redacted bundle: its paths are applied to both sides before
+        they are compared, so a redacted value is never compared (and the verdict names them)."""
+        if redaction is not None:
+            self.not_compared += redaction.paths
         self.store = ReplayStore(run_id, recording)
         self._agent: Agent | None = None
         self._events: AsyncGenerator[AgentEvent, None] | None = None
@@ -280,8 +306,9 @@ class ReplaySession:
         start_record = next((r for r in recording if r.name == keys.RUN_START), None)
         start = RunStart.decode(start_record.result if start_record else None)
         return cls(
-            source, run_id, recording, start, setup, recorded_status=status, refusal=refusal, live_tools=live_tools
-        )
+            source, run_id, recording, start, setup, recorded_status=status, refusal=refusal, live_tools=live_tools,
+            redaction=await Redaction.of(source, run_id),
+        )  # fmt: skip
 
     @property
     def mode(self) -> str:
@@ -409,7 +436,9 @@ class ReplaySession:
         return list(self._replayed)
 
     def _comparable(self, records: Sequence[Record]) -> list[Record]:
-        blank: dict[str, Any] = dict.fromkeys(self.not_compared, "")  # Record members by name
+        if self.redaction is not None:
+            records = [self.redaction.redactor.redact_record(r) for r in records]
+        blank: dict[str, Any] = dict.fromkeys((m for m in self.not_compared if m in FOREIGN_DIGESTS), "")
         if not blank:
             return list(records)
         return [dataclasses.replace(r, **blank) if r.kind == StepKind.MODEL else r for r in records]
@@ -422,7 +451,10 @@ class ReplaySession:
     async def verdict(self, diff: JournalDiff | None = None) -> Verdict:
         """What the replay found, once it is done (``run_to_end``); ``diff`` is ``self.diff()``
         when the caller already has it."""
-        found = partial(Verdict, not_compared=self.not_compared, served=self.served, live=self.live)
+        found = partial(
+            Verdict, not_compared=self.not_compared, served=self.served, live=self.live,
+            redacted=self.redaction.paths if self.redaction is not None else (),
+        )  # fmt: skip
         if self.refusal:
             return found(VerdictKind.REFUSED, self.refusal)
         first = (diff or await self.diff()).first_divergence

@@ -65,7 +65,11 @@ class Verdict:
     ``halted``, ``stalled``, ``cancelled``, ``in-flight`` ...)."""
     divergence: Divergence | None = None
     not_compared: tuple[str, ...] = ()
-    """Members the replay cannot reproduce and so did not compare (named, never counted)."""
+    """Members the replay cannot reproduce and so did not compare (named, never counted): the
+    SDK's digests with recorded tools, and the paths a bundle redacted."""
+    redacted: tuple[str, ...] = ()
+    """Of ``not_compared``, the redaction paths of the bundle the recording comes from, which
+    replaced values in this run (``agenttui export --redact``)."""
     served: tuple[str, ...] = ()
     """Your tools that are not read-only, served from the recording instead of running."""
     live: tuple[str, ...] = ()

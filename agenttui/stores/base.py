@@ -153,6 +153,17 @@ class Store(abc.ABC):
         ``StoreError`` when the store fails (then the entry is absent or complete, A3).
         """
 
+    async def insert_many(self, run_id: str, items: Sequence[tuple[str, bytes]]) -> list[Inserted]:
+        """``insert`` of each ``(name, data)`` in ``items``, in order: one outcome each.
+
+        The same promises hold for every item as for ``insert`` (one winner per name, A1; an
+        item whose name is taken, earlier in ``items`` too, loses and gets the winner's entry).
+        A store may commit them together (one transaction, one sync): then after an error none
+        or all of this call's winners are there, and the same items may be inserted again
+        (A3). This default inserts them one at a time.
+        """
+        return [await self.insert(run_id, name, data) for name, data in items]
+
     @abc.abstractmethod
     async def get(self, run_id: str, name: str) -> Entry | None:
         """The entry stored under ``(run_id, name)``, or None."""

@@ -42,6 +42,30 @@ async def test_names_are_per_run(store: Store) -> None:
     assert got is not None and got.data == b"2"
 
 
+async def test_insert_many_keeps_each_inserts_promises_in_order(store: Store) -> None:
+    await store.insert("run-1", "b", b"taken")
+    items = [(f"s{n:04d}", f"{n}".encode()) for n in range(700)]  # more than one statement's worth
+    items[3:3] = [("b", b"late"), ("s0001", b"again")]
+    outcomes = await store.insert_many("run-1", items)
+    assert [(o.entry.name, o.won) for o in outcomes][:6] == [
+        ("s0000", True), ("s0001", True), ("s0002", True), ("b", False), ("s0001", False), ("s0003", True),
+    ]  # fmt: skip
+    assert outcomes[3].entry.data == b"taken" and outcomes[4].entry.data == b"1"
+    stored = [(e.name, e.data, e.seq) async for e in store.load("run-1")]
+    assert [(name, data) for name, data, _ in stored] == [("b", b"taken")] + [
+        (f"s{n:04d}", f"{n}".encode()) for n in range(700)
+    ]
+    assert [o.entry.seq for o in outcomes if o.won] == [seq for *_, seq in stored[1:]]
+    assert await store.insert_many("run-1", []) == []
+
+
+async def test_insert_many_is_refused_on_a_read_only_store(make_store: StoreFactory) -> None:
+    await make_store()
+    reader = await make_store(read_only=True)
+    with pytest.raises(ReadOnlyStoreError):
+        await reader.insert_many("run-1", [("a", b"1")])
+
+
 async def test_concurrent_inserts_of_one_name_have_one_winner(make_store: StoreFactory) -> None:
     handles = [await make_store() for _ in range(4)]
     results = await asyncio.gather(

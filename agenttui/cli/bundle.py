@@ -1,0 +1,179 @@
+"""``agenttui export`` and ``agenttui import``: runs carried to another machine in one file."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from agenttui.cli.app import EXIT_CONFLICT, EXIT_NOT_FOUND, fail, main, open_for_command, run_async, with_store
+from agenttui.journal.inert import printable, printable_id
+from agenttui.runs.state import RunState
+from agenttui.stores.base import Store
+
+if TYPE_CHECKING:
+    from agenttui.runs.bundle import BundleProgress, ExportReport, ImportReport
+
+
+#: Runs an export's report names one by one; beyond, it counts them.
+_LISTED = 20
+
+
+@main.command("export")
+@click.argument("store")
+@click.argument("run_ids", nargs=-1, metavar="[RUN]...")
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="The bundle to write (a new SQLite store); with --jsonl, '-' is standard output.")  # fmt: skip
+@click.option("--no-sub-runs", is_flag=True, help="Leave the runs under each run out (they travel with it by default).")
+@click.option("--redact", "redact", multiple=True, metavar="PATH",
+              help="Replace the values at this JSON path by a marker, e.g. $.result.card_number, or a member name "
+                   "anywhere in a payload, e.g. card_number (repeatable).")  # fmt: skip
+@click.option("--status", "states", multiple=True, type=click.Choice([s.value for s in RunState]),
+              help="Every run in this status (repeatable), instead of naming runs.")  # fmt: skip
+@click.option("--filter", "text", default="", metavar="TEXT",
+              help="Every run whose id, status or detail contains TEXT, instead of naming runs.")  # fmt: skip
+@click.option("--jsonl", is_flag=True, help="Write one decoded record a line (for diffs and grep), not a store.")
+@click.option("--force", is_flag=True, help="Replace FILE if it exists.")
+@run_async
+async def export_command(
+    store: str, run_ids: tuple[str, ...], output: str, no_sub_runs: bool, redact: tuple[str, ...],
+    states: tuple[str, ...], text: str, jsonl: bool, force: bool,
+) -> None:  # fmt: skip
+    """Export runs to a bundle: one SQLite file that every agenttui view, `agenttui replay` and the
+    Go SDK open as a store, each record's bytes as stored (leases are not copied).
+
+    \b
+    agenttui export STORE RUN -o run.db            a run and its sub-runs
+    agenttui export STORE --status halted -o h.db  every halted run
+    agenttui export STORE RUN --redact card_number -o run.db
+    """
+    from agenttui.journal.redact import Redactor
+    from agenttui.runs.bundle import export_jsonl, export_runs, select_runs
+
+    if run_ids and (states or text):
+        fail("name runs, or select them with --status/--filter, not both")
+    if not run_ids and not states and not text:
+        fail("name a run to export, or select runs with --status or --filter")
+    if output == "-" and not jsonl:
+        fail("-o -: a bundle is a SQLite file; only --jsonl writes to standard output")
+    Redactor(redact)  # a bad path is refused before the store is opened
+
+    async def body(opened: Store) -> ExportReport:
+        chosen = list(run_ids) or await select_runs(opened, states={RunState(s) for s in states}, text=text)
+        if not chosen:
+            fail(f"no run matches {_selection(states, text)}", EXIT_NOT_FOUND)
+        with _progress("exporting") as on_progress:
+            if jsonl:
+                return await export_jsonl(
+                    opened, chosen, sys.stdout if output == "-" else output,
+                    sub_runs=not no_sub_runs, redact=redact, force=force, on_progress=on_progress,
+                )  # fmt: skip
+            return await export_runs(
+                opened, chosen, output, sub_runs=not no_sub_runs, redact=redact, force=force, on_progress=on_progress
+            )
+
+    report = await with_store(store, body)
+    say = _say(to_stderr=output == "-")
+    where = "standard output" if report.path is None else str(report.path)
+    runs = len(report.runs)
+    say(f"wrote {printable(where)}: {runs} run{'s' * (runs != 1)}, {report.records:,} records")
+    for run in report.runs[:_LISTED]:
+        say(f"  {printable_id(run.run_id)}  {run.records:,} records")
+    if runs > _LISTED:
+        say(f"  ... and {runs - _LISTED:,} more")
+    for path, count in report.redactions:
+        say(
+            f"redacted {printable(path)}: {count:,} value{'s' * (count != 1)}"
+            + (" (matched nothing)" if not count else "")
+        )
+
+
+def _selection(states: tuple[str, ...], text: str) -> str:
+    parts = ([f"--status {' or '.join(states)}"] if states else []) + ([f"--filter {text!r}"] if text else [])
+    return " and ".join(parts)
+
+
+@main.command("import")
+@click.argument("bundle")
+@click.argument("store")
+@click.option("--prefix", default="", metavar="P", help="Import each run as P<run id> (its sub-runs follow).")
+@click.option("--create", is_flag=True, help="Create STORE if it does not exist (a SQLite file, or a schema's tables).")
+@run_async
+async def import_command(bundle: str, store: str, prefix: str, create: bool) -> None:
+    """Copy a bundle's runs (or any store's) into STORE, record by record through its
+    at-most-once insert. A run STORE already holds with other records is refused and named,
+    and then nothing is written; a run it holds identically is skipped.
+    """
+    from agenttui.runs.bundle import ImportConflict, import_runs
+    from agenttui.stores import open_store
+
+    source = await open_for_command(bundle)
+    try:
+        target = await open_store(store, create=create) if create else await open_for_command(store, read_only=False)
+        try:
+            with _progress("importing") as on_progress:
+                report = await import_runs(source, target, prefix=prefix, on_progress=on_progress)
+        except ImportConflict as exc:
+            for conflict in exc.conflicts:
+                click.echo(
+                    f"agenttui: refused {printable_id(conflict.target_id)}: {printable(conflict.reason)}", err=True
+                )
+            runs = len(exc.conflicts)
+            written = "nothing was written" if not exc.written else f"{exc.written:,} records were written first"
+            fail(f"import refused: {runs} run{'s' * (runs != 1)} conflict{'s' * (runs == 1)}; {written}", EXIT_CONFLICT)
+        finally:
+            await target.close()
+    finally:
+        await source.close()
+    _print_import(report)
+
+
+def _print_import(report: ImportReport) -> None:
+    said = {
+        "imported": "imported",
+        "identical": "skipped (already there, identical)",
+        "completed": "completed (the store held its first records)",
+    }
+    for run in report.runs:
+        renamed = f" as {printable_id(run.target_id)}" if run.target_id != run.run_id else ""
+        click.echo(
+            f"{said[run.outcome]}: {printable_id(run.run_id)}{renamed}  {run.written:,} of {run.records:,} records written"
+        )
+    runs = len(report.runs)
+    click.echo(f"{runs} run{'s' * (runs != 1)}, {report.written:,} records written")
+    if report.redacted:
+        click.echo(f"the runs carry redacted values ({printable(', '.join(report.redacted))}): they read as [redacted]")
+
+
+def _say(*, to_stderr: bool) -> Callable[[str], None]:
+    def say(line: str) -> None:
+        click.echo(line, err=to_stderr)
+
+    return say
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[BundleProgress], None] | None]:
+    """A progress bar on stderr for a person at a terminal; nothing otherwise (logs and pipes)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    bar: Any = None
+
+    def on_progress(progress: BundleProgress) -> None:
+        nonlocal bar
+        if bar is None:
+            if progress.runs_total < 2:
+                return  # one run: nothing to count
+            bar = click.progressbar(length=progress.runs_total, label=label, file=sys.stderr, show_pos=True)
+            bar.__enter__()
+        bar.update(1)
+
+    try:
+        yield on_progress
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
