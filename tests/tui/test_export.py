@@ -242,3 +242,27 @@ async def test_the_palette_offers_export_from_a_run(demo_db: Path, out: Path) ->
         await pilot.press("enter")
         await wait_for_screen(pilot, ExportDialog)
         assert screen_of(app, ExportDialog).scope.run_ids == ("lookup-z0042",)
+
+
+async def test_marked_runs_are_offered_first_and_exported_together(demo_db: Path, out: Path) -> None:
+    source = await entries(demo_db)
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        runs = screen_of(app, RunsScreen)
+        for run_id in ("eligibility-a1004", "refund-a1002"):
+            runs.table.cursor = next(i for i, r in enumerate(runs.table.items) if r.run_id == run_id)
+            await pilot.press("m")
+        dialog = await export_dialog(pilot)
+        assert [s.label for s in dialog.scopes] == [
+            "the run under the cursor: refund-a1002",
+            "the 2 marked runs",
+            "every run listed: 17",
+        ]
+        assert dialog.scope.run_ids == ("eligibility-a1004", "refund-a1002")
+        assert dialog.query_one("#export-path", Input).value == str(out / "marked-runs.bundle.db")
+        await pilot.press("w")
+        await exported(pilot)
+    bundle = await entries(out / "marked-runs.bundle.db")
+    assert list(bundle) == ["eligibility-a1004", "eligibility-a1004>call_0_0", "refund-a1002"]
+    assert all(bundle[run_id] == source[run_id] for run_id in bundle)

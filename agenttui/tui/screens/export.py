@@ -115,6 +115,9 @@ class ExportDialog(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#export-progress").display = False
+        for scopes in self.query(RadioSet):  # its cursor starts on the first: bring it to the chosen
+            for _ in range(self.chosen):
+                scopes.action_next_button()
         # As a confirmation focuses its "no": w exports what the dialog shows, and enter cancels.
         self.query_one("#cancel", Button).focus()
         self._refresh()
