@@ -266,3 +266,16 @@ async def test_marked_runs_are_offered_first_and_exported_together(demo_db: Path
     bundle = await entries(out / "marked-runs.bundle.db")
     assert list(bundle) == ["eligibility-a1004", "eligibility-a1004>call_0_0", "refund-a1002"]
     assert all(bundle[run_id] == source[run_id] for run_id in bundle)
+
+
+async def test_an_error_is_shown_in_the_dialog_and_nothing_is_left(demo_db: Path, out: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        dialog = await export_dialog(pilot, "refund-a1002")
+        await pilot.press("tab", "tab", "end", "ctrl+u", *f"{out}/no/such/dir/x.db", "enter")
+        await pilot.press("w")
+        await settle(pilot)
+        assert isinstance(app.screen, ExportDialog) and not dialog.running
+        assert f"cannot write in {out}/no/such/dir: No such file or directory" in note(dialog)
+        assert "-error" in dialog.query_one("#export-note").classes
+    assert list(out.iterdir()) == []
