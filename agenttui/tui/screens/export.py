@@ -83,7 +83,7 @@ class ExportDialog(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         scope = self.scopes[self.chosen]
-        with Vertical(id="dialog", classes="-export"):
+        with Vertical(id="dialog"):
             yield Static(Text("Export to a bundle", style="bold"), id="dialog-title")
             with Horizontal(classes="export-row"):
                 yield Static("Runs", classes="export-label")
