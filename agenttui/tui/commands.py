@@ -48,6 +48,8 @@ TITLES: dict[str, str] = {
     "runs.mark": "runs: Mark for diff",
     "runs.diff": "runs: Diff the two marked runs",
     "runs.recover-all": "action: Recover every unfinished run",
+    "runs.export": "action: Export runs to a bundle file…",
+    "run.export": "action: Export this run to a bundle file…",
     "runs.fold": "runs: Fold sub-runs",
     "runs.unfold": "runs: Unfold sub-runs",
     "replay.next": "replay: Next turn",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +104,33 @@ async def test_replay_and_approve(postgres_cluster: PostgresCluster, demo_schema
         assert [r.name for r in await Journal(reader).history("refund-a1005")][-1] == "approval:call_1_0"
     finally:
         await reader.close()
+
+
+async def test_E_exports_a_run_and_its_sub_runs_from_postgresql_byte_for_byte(
+    postgres_cluster: PostgresCluster, demo_schema: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agenttui.stores.sqlite import SQLiteStore
+    from agenttui.tui.screens.export import ExportDialog
+
+    schema, url = demo_schema
+    monkeypatch.chdir(tmp_path)
+    app = AgentTuiApp(url, tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+        screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "eligibility-a1004")
+        await pilot.press("E")
+        await wait_for_screen(pilot, ExportDialog)
+        await pilot.press("w")
+        await until(pilot, lambda: not isinstance(app.screen, ExportDialog), "the export to end")
+    source = await PostgresStore.open(postgres_cluster.dsn, schema=schema, read_only=True)
+    bundle = await SQLiteStore.open(tmp_path / "eligibility-a1004.bundle.db", read_only=True)
+    try:
+        ids = [run_id async for run_id in bundle.runs()]
+        assert ids == ["eligibility-a1004", "eligibility-a1004>call_0_0"]
+        for run_id in ids:
+            mine = [(e.name, e.data) async for e in bundle.load(run_id)]
+            assert mine == [(e.name, e.data) async for e in source.load(run_id)]
+    finally:
+        await bundle.close()
+        await source.close()

@@ -21,7 +21,9 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.screens import export
 from agenttui.tui.screens.dialogs import ConfirmDialog, PromptDialog
+from agenttui.tui.screens.export import ExportDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
@@ -213,6 +215,24 @@ def test_recover_preview_at_80x24(snap_compare: Snap, app: AgentTuiApp) -> None:
         await pilot.press("R")
         await wait_for_screen(pilot, ConfirmDialog)
         pilot.app.clear_notifications()  # "reading the unfinished runs…" lasts a wall-clock while
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=NARROW, run_before=run_before)
+
+
+def test_export_dialog_at_80x24(snap_compare: Snap, app: AgentTuiApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``E`` on a run with a sub-run, a redaction typed: the choices of runs, the file in full,
+    and the command that writes the same bundle."""
+    # The file's default directory is the working directory, which is tmp_path here: fixed, so
+    # the path the dialog shows in full is the same on every run.
+    monkeypatch.setattr(export, "working_directory", lambda: Path("/home/you/bundles"))
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await select_run(pilot, "eligibility-a1004")
+        await pilot.press("E")
+        await wait_for_screen(pilot, ExportDialog)
+        await pilot.press("tab", "tab", "tab", "tab", *"card_number")
+        freeze_cursors(pilot)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=NARROW, run_before=run_before)

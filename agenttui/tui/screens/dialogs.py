@@ -43,7 +43,15 @@ class CommandLine(HorizontalScroll):
         self.command = command
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(printable(self.command), no_wrap=True, overflow="ignore"), id="command-text")
+        yield Static(self._text(), id="command-text")
+
+    def show(self, command: str) -> None:
+        """Show ``command`` instead (a dialog whose fields change it)."""
+        self.command = command
+        self.query_one("#command-text", Static).update(self._text())
+
+    def _text(self) -> Text:
+        return Text(printable(self.command), no_wrap=True, overflow="ignore")
 
 
 class ConfirmDialog(ModalScreen[bool]):

@@ -124,6 +124,7 @@ class RunScreen(StoreScreen):
         Binding("o", "operate", "Act on run", id="run.operate"),
         Binding("a", "operate('Approve')", "Approve", show=False, id="run.approve"),
         Binding("x", "operate('Deny')", "Deny", show=False, id="run.deny"),
+        Binding("E", "export", "Export", id="run.export"),
     ]
 
     follow: reactive[bool] = reactive(False)
@@ -429,6 +430,16 @@ class RunScreen(StoreScreen):
             self.notify("the run's status is still being read", severity="warning")
             return
         self.tui.operate(self.status, pick)
+
+    def action_export(self) -> None:
+        """Export this run (and its sub-runs) to a bundle file."""
+        from agenttui.tui.export_plan import one_run
+        from agenttui.tui.screens.export import ExportDialog
+
+        if self.tui.store is None:
+            self.notify("the store is still opening", severity="warning")
+            return
+        self.app.push_screen(ExportDialog(self.store, describe_url(self.tui.url), [one_run(self.run_id, "this run")]))
 
     def action_replay(self) -> None:
         self.app.push_screen(ReplayScreen(self.run_id))

@@ -98,6 +98,7 @@ class RunsScreen(StoreScreen):
         Binding("d", "diff_marked", "Diff marked", show=False, id="runs.diff"),
         Binding("R", "app.recover_all", "Recover all", show=False, id="runs.recover-all"),
         Binding("y", "copy_run_id", "Copy run id", show=False, id="runs.copy"),
+        Binding("E", "export", "Export", id="runs.export"),
     ]
 
     def __init__(self) -> None:
@@ -456,6 +457,36 @@ class RunsScreen(StoreScreen):
             self.notify("mark two runs with m first", severity="warning")
             return
         self.app.push_screen(DiffScreen(*marks))
+
+    def action_export(self) -> None:
+        """Export the run under the cursor, the marked runs, or every run the filters show."""
+        from agenttui.stores import describe_url
+        from agenttui.tui.export_plan import filtered_runs, marked_runs, one_run
+        from agenttui.tui.runs_model import STATUS_FILTERS
+        from agenttui.tui.screens.export import ExportDialog
+
+        if self.tui.store is None:
+            self.notify("the store is still opening", severity="warning")
+            return
+        scopes, chosen = [], 0
+        if (run_id := self.selected_run()) is not None:
+            scopes.append(one_run(run_id, "the run under the cursor"))
+        if marks := self.marked_run_ids():
+            chosen = len(scopes)  # marking runs says which: offered first
+            scopes.append(marked_runs(marks))
+        shown = [row.run_id for row in self.table.items if row.depth == 0]
+        if len(shown) > 1 or (shown and not scopes):
+            model = self.model
+            states = STATUS_FILTERS[model.status_filter][1]
+            scopes.append(filtered_runs(shown, filter_name=model.filter_name, states=states, text=model.text_filter))
+        if not scopes:
+            self.notify("no run to export", severity="warning")
+            return
+        self.app.push_screen(ExportDialog(self.store, describe_url(self.tui.url), scopes, chosen=chosen))
+
+    def marked_run_ids(self) -> list[str]:
+        """The runs marked with m, oldest mark first."""
+        return list(self.table.marks)
 
     def action_copy_run_id(self) -> None:
         from agenttui.tui.clipboard import copy_text
