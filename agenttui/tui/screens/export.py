@@ -21,8 +21,9 @@ from agenttui.errors import AgentTuiError
 from agenttui.journal.inert import printable, printable_id
 from agenttui.runs.bundle import BundleExistsError, BundleProgress, ExportReport, export_runs
 from agenttui.stores.base import Store
+from agenttui.tui.clipboard import copy_text
 from agenttui.tui.export_plan import ExportScope, default_path, export_command, parse_redactions, report_lines
-from agenttui.tui.screens.dialogs import CommandLine, ConfirmDialog, copy_command
+from agenttui.tui.screens.dialogs import CommandLine, ConfirmDialog
 
 
 def working_directory() -> Path:
@@ -317,7 +318,7 @@ class ExportDialog(ModalScreen[None]):
         self.dismiss()
 
     def action_copy_command(self) -> None:
-        copy_command(self, self.query_one(CommandLine).command)
+        copy_text(self, self.query_one(CommandLine).command, "the command", one_line=True)
 
     def action_scroll_command(self, columns: int) -> None:
         self.query_one(CommandLine).scroll_relative(x=columns, animate=False)
