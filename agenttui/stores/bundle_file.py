@@ -50,6 +50,8 @@ class BundleFile:
         self._partial = partial
         self._conn: sqlite3.Connection | None = conn
         self._force = force
+        self._inserting: asyncio.Future[None] | None = None
+        """The insert running in its thread: cancelling ``add`` does not stop the thread."""
 
     @classmethod
     async def create(cls, path: str | os.PathLike[str], *, force: bool = False) -> BundleFile:
@@ -83,7 +85,8 @@ class BundleFile:
     async def add(self, rows: Sequence[tuple[str, str, bytes]]) -> None:
         """Append ``(run_id, name, data)`` rows, in the order given (their ``seq`` follows it)."""
         conn = self._open_conn()
-        await asyncio.to_thread(_insert, conn, rows)
+        self._inserting = asyncio.ensure_future(asyncio.to_thread(_insert, conn, rows))
+        await asyncio.shield(self._inserting)
 
     async def finish(self, manifest: Mapping[str, str]) -> None:
         """Write ``manifest`` into ``agenttui_bundle``, commit, and move the file into place.
@@ -103,6 +106,12 @@ class BundleFile:
         """Drop the partial file. Safe to call twice, and after ``finish``."""
         conn, self._conn = self._conn, None
         if conn is not None:
+            if self._inserting is not None and not self._inserting.done():
+                # A cancelled add's thread is still inserting: stop it, and let it stop before
+                # its connection closes under it.
+                conn.interrupt()
+                with contextlib.suppress(sqlite3.Error):
+                    await self._inserting
             with contextlib.suppress(sqlite3.Error):
                 await asyncio.to_thread(conn.close)
         _remove(self._partial)

@@ -5,6 +5,7 @@ Every store is real: SQLite files under tmp_path and the suite's PostgreSQL clus
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import uuid
@@ -151,6 +152,22 @@ async def test_an_export_refuses_a_taken_path_and_leaves_nothing_when_it_fails(
         await export_jsonl(demo_sqlite, ["refund-a1002"], tmp_path / "demo.db", force=True)
     report = await export_runs(demo_sqlite, ["refund-a1002"], taken, force=True)
     assert report.path == taken and taken.read_bytes().startswith(b"SQLite format 3\x00")
+
+
+async def test_a_bundle_cancelled_while_its_thread_inserts_leaves_nothing(tmp_path: Path) -> None:
+    """Cancelling ``add`` does not stop its thread: ``abort`` stops the insert and waits for it
+    before it closes the connection and removes the file."""
+    from agenttui.stores.bundle_file import BundleFile
+
+    bundle = await BundleFile.create(tmp_path / "cut.db")
+    rows = [("run", f"step-{n}", b'{"name":"step-%d","kind":"value"}' % n) for n in range(200_000)]
+    adding = asyncio.ensure_future(bundle.add(rows))
+    await asyncio.sleep(0)  # the insert's thread has started
+    adding.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await adding
+    await bundle.abort()
+    assert list(tmp_path.iterdir()) == []
 
 
 async def test_sub_runs_travel_with_their_parent(demo_sqlite: SQLiteStore, tmp_path: Path) -> None:
