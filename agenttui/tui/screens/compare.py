@@ -190,9 +190,9 @@ class CompareScreen(StoreScreen):
         if shown == self._detail_shown:
             return
         self._detail_shown = shown
-        self.query_one("#compare-detail", Static).update(self._detail(line))
+        self.query_one("#compare-detail", Static).update(self.detail(line))
 
-    def _detail(self, line: CompareLine) -> RenderableType:
+    def detail(self, line: CompareLine) -> RenderableType:
         """The turn under the cursor: its tokens, then each differing record's payload diff, the
         one under the cursor first."""
         turn = line.turn
