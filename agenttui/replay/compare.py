@@ -9,8 +9,8 @@ paired by step name with the journal diff's rules (``diff_journals``, ``same_out
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
 
 from agenttui.errors import RunNotFoundError
 from agenttui.journal.journal import Journal
@@ -28,6 +28,9 @@ class Side:
     store: Store
     run_id: str
     label: str
+    records: Sequence[Record] | None = None
+    """The run's records when the caller holds them already (a fork that has just finished, its
+    recording read): compared as they are, the store not read again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,16 +87,40 @@ class Difference:
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """Two runs aligned by turn. Build with ``compare_runs`` (records) or ``compare_sides`` (stores)."""
+    """Two runs aligned by turn (or the turns aligned so far, while they are read). Build with
+    ``compare_runs`` (records), ``compare_sides`` (stores) or, turn by turn, ``Comparison.of``
+    over what ``compared_turns`` yields."""
 
     turns: tuple[TurnPair, ...]
-    diff: JournalDiff
-    """The two journals aligned by step name: the rows the turns group."""
     left_turns: int
     """Model turns the left run holds."""
     right_turns: int
     left_usage: Usage
     right_usage: Usage
+
+    @classmethod
+    def of(cls, turns: Sequence[TurnPair]) -> Comparison:
+        def total(usages: Iterable[Usage | None]) -> Usage:
+            present = [usage for usage in usages if usage]
+            return Usage(
+                sum(u.input_tokens for u in present),
+                sum(u.output_tokens for u in present),
+                sum(u.cache_read_tokens for u in present),
+                sum(u.cache_write_tokens for u in present),
+            )
+
+        return cls(
+            tuple(turns),
+            sum(1 for turn in turns[1:] if turn.left_usage is not None),
+            sum(1 for turn in turns[1:] if turn.right_usage is not None),
+            total(turn.left_usage for turn in turns),
+            total(turn.right_usage for turn in turns),
+        )
+
+    @property
+    def diff(self) -> JournalDiff:
+        """The two journals' rows, turn after turn."""
+        return JournalDiff([row for turn in self.turns for row in turn.rows])
 
     @property
     def first_difference(self) -> Difference | None:
@@ -123,58 +150,51 @@ def turn_numbers(records: Sequence[Record]) -> list[int]:
     return out
 
 
-def _usage_by_turn(records: Sequence[Record], turns: Sequence[int]) -> list[Usage]:
-    """Tokens spent in each turn, counted as a run's status counts them (each record's ``usage``)."""
-    out = [NO_USAGE] * ((turns[-1] + 1) if turns else 1)
-    for record, turn in zip(records, turns, strict=True):
-        if record.usage:
-            out[turn] = out[turn] + record.usage
-    return out
+@dataclass(slots=True)
+class _Turn:
+    """One run's turn: its records, where the first stands in the run, the tokens they spent."""
+
+    start: int
+    records: list[Record]
+    usage: Usage = NO_USAGE
 
 
-def compare_runs(left: Sequence[Record], right: Sequence[Record], *, markers_optional: bool = False) -> Comparison:
-    """``left`` and ``right`` aligned by turn, with what differs and the tokens each turn spent.
+class _TurnSplitter:
+    """A run's records, fed in order, cut into turns."""
 
-    ``markers_optional``: attempt, approval and not-started records present on one side only are
-    runtime mechanics, not differences (a fork replayed with recorded tools writes none of them).
-    """
-    left_turn, right_turn = turn_numbers(left), turn_numbers(right)
-    left_usage, right_usage = _usage_by_turn(left, left_turn), _usage_by_turn(right, right_turn)
-    left_spans, right_spans = _spans(left_turn), _spans(right_turn)
-    turns: list[TurnPair] = []
-    for number in range(max(len(left_spans), len(right_spans))):
-        left_at, left_end = left_spans[number] if number < len(left_spans) else (len(left), len(left))
-        right_at, right_end = right_spans[number] if number < len(right_spans) else (len(right), len(right))
-        # Turn against turn: a step both runs hold in different turns (a run that ended a turn
-        # sooner) is shown where each run holds it, not pulled into the other's turn.
-        rows = diff_journals(left[left_at:left_end], right[right_at:right_end], markers_optional=markers_optional).rows
-        turns.append(
-            TurnPair(
-                number,
-                tuple(_placed(row, left_at, right_at, markers_optional) for row in rows),
-                left_usage[number] if number < len(left_usage) else None,
-                right_usage[number] if number < len(right_usage) else None,
-            )
-        )
-    diff = JournalDiff([row for turn in turns for row in turn.rows])
-    return Comparison(
-        tuple(turns),
-        diff,
-        left_turn[-1] if left_turn else 0,
-        right_turn[-1] if right_turn else 0,
-        sum(left_usage, NO_USAGE),
-        sum(right_usage, NO_USAGE),
+    def __init__(self) -> None:
+        self.current = _Turn(0, [])
+        self.seen = 0
+
+    def feed(self, record: Record) -> _Turn | None:
+        """Take the next record; the turn it ends, if it starts a new one."""
+        done = None
+        if record.kind == StepKind.MODEL:
+            done, self.current = self.current, _Turn(self.seen, [])
+        self.current.records.append(record)
+        if record.usage:  # counted as a run's status counts its tokens: each record's usage
+            turn = self.current
+            turn.usage = record.usage if turn.usage is NO_USAGE else turn.usage + record.usage
+        self.seen += 1
+        return done
+
+
+def pair_turns(number: int, left: _Turn | None, right: _Turn | None, *, markers_optional: bool = False) -> TurnPair:
+    """Turn ``number`` of each run side by side, their records paired by step name.
+
+    Turn against turn: a step both runs hold in different turns (a run that ended a turn sooner)
+    is shown where each run holds it, not pulled into the other's turn."""
+    left_records = left.records if left is not None else []
+    right_records = right.records if right is not None else []
+    left_at = left.start if left is not None else 0
+    right_at = right.start if right is not None else 0
+    rows = diff_journals(left_records, right_records, markers_optional=markers_optional).rows
+    return TurnPair(
+        number,
+        tuple(_placed(row, left_at, right_at, markers_optional) for row in rows),
+        None if left is None else left.usage,
+        None if right is None else right.usage,
     )
-
-
-def _spans(turns: Sequence[int]) -> list[tuple[int, int]]:
-    """Where each turn's records start and end, by turn number (a run always has a turn 0)."""
-    spans = [(0, 0)]
-    for index, turn in enumerate(turns):
-        if turn == len(spans):
-            spans.append((index, index))
-        spans[turn] = (spans[turn][0], index + 1)
-    return spans
 
 
 def _placed(row: DiffRow, left_at: int, right_at: int, markers_optional: bool) -> DiffRow:
@@ -183,24 +203,72 @@ def _placed(row: DiffRow, left_at: int, right_at: int, markers_optional: bool) -
     state, reason = row.state, row.reason
     if markers_optional and state == RowState.EXTRA and row.right is not None and row.right.kind in MARKER_KINDS:
         state, reason = RowState.MARKER, "runtime marker, not replayed"
-    return replace(
-        row,
-        state=state,
-        reason=reason,
-        left_index=None if row.left_index is None else row.left_index + left_at,
-        right_index=None if row.right_index is None else row.right_index + right_at,
+    return DiffRow(
+        row.name, state, row.left, row.right, reason,
+        None if row.left_index is None else row.left_index + left_at,
+        None if row.right_index is None else row.right_index + right_at,
+    )  # fmt: skip
+
+
+def _split(records: Iterable[Record]) -> list[_Turn]:
+    splitter = _TurnSplitter()
+    turns = [done for record in records if (done := splitter.feed(record)) is not None]
+    return [*turns, splitter.current]
+
+
+def compare_runs(left: Sequence[Record], right: Sequence[Record], *, markers_optional: bool = False) -> Comparison:
+    """``left`` and ``right`` aligned by turn, with what differs and the tokens each turn spent.
+
+    ``markers_optional``: attempt, approval and not-started records present on one side only are
+    runtime mechanics, not differences (a fork replayed with recorded tools writes none of them).
+    """
+    left_turns, right_turns = _split(left), _split(right)
+    return Comparison.of(
+        [
+            pair_turns(
+                number,
+                left_turns[number] if number < len(left_turns) else None,
+                right_turns[number] if number < len(right_turns) else None,
+                markers_optional=markers_optional,
+            )
+            for number in range(max(len(left_turns), len(right_turns)))
+        ]
     )
 
 
-async def compare_sides(left: Side, right: Side, *, markers_optional: bool = False) -> Comparison:
-    """Read both runs (each from its own store) and compare them (``compare_runs``).
+async def _read_turns(side: Side) -> AsyncIterator[_Turn]:
+    """``side``'s run a turn at a time, as its pages are read (or from the records it holds).
+    Raises ``RunNotFoundError`` for a run with no records."""
+    splitter = _TurnSplitter()
+    if side.records is not None:
+        for record in side.records:
+            if (done := splitter.feed(record)) is not None:
+                yield done
+    else:
+        async for _, record in Journal(side.store).entries(side.run_id):
+            if (done := splitter.feed(record)) is not None:
+                yield done
+    if not splitter.seen:
+        raise RunNotFoundError(side.run_id)
+    yield splitter.current
 
-    Raises ``RunNotFoundError`` for a side with no records, ``JournalVersionError`` for a journal
-    format agenttui does not read."""
-    records = []
-    for side in (left, right):
-        history = await Journal(side.store).history(side.run_id)
-        if not history:
-            raise RunNotFoundError(side.run_id)
-        records.append(history)
-    return compare_runs(records[0], records[1], markers_optional=markers_optional)
+
+async def compared_turns(left: Side, right: Side, *, markers_optional: bool = False) -> AsyncIterator[TurnPair]:
+    """The two runs turn by turn, each pair as soon as both of its turns are read: a long run's
+    first turns show while its last are still being read. Raises ``RunNotFoundError`` for a side
+    with no records. A journal of any format is read (a viewer never refuses one)."""
+    left_turns, right_turns = _read_turns(left), _read_turns(right)
+    number = 0
+    while True:
+        left_turn = await anext(left_turns, None)
+        right_turn = await anext(right_turns, None)
+        if left_turn is None and right_turn is None:
+            return
+        yield pair_turns(number, left_turn, right_turn, markers_optional=markers_optional)
+        number += 1
+
+
+async def compare_sides(left: Side, right: Side, *, markers_optional: bool = False) -> Comparison:
+    """Both runs (each from its own store, or the records a side holds) aligned by turn: the
+    ``Comparison`` of all ``compared_turns``."""
+    return Comparison.of([turn async for turn in compared_turns(left, right, markers_optional=markers_optional)])

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import time
 from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
@@ -16,7 +17,7 @@ from textual.widgets import Static
 
 from agenttui.journal.describe import printable, printable_id
 from agenttui.render.diff import DiffRow
-from agenttui.replay.compare import Comparison, Side, compare_sides
+from agenttui.replay.compare import Comparison, Side, TurnPair, compared_turns
 from agenttui.runs.view import tool_names
 from agenttui.tui.layout import flow_parts, lines_of
 from agenttui.tui.screens.base import StoreScreen
@@ -29,6 +30,8 @@ from agenttui.tui.widgets.status_bar import StatusBar
 
 TITLE_LINES = 2
 """The header's lines at most, once the parts that must show are in (they may take more)."""
+BATCH_SECONDS = 0.1
+"""Turns aligned after the first screenful are posted to the screen at most this often."""
 SIDE_BY_SIDE_MIN = 120
 """Below this many columns the two runs share one column, interleaved: two halves of 80 columns
 leave a record's name and what it holds too little room to tell one record from another."""
@@ -39,11 +42,11 @@ class CompareScreen(StoreScreen):
     difference, ``s`` only the turns that differ, ``v`` two columns or one."""
 
     @dataclass
-    class Compared(Message):
-        """Both runs read and aligned, with each side's call ids to tool names."""
+    class TurnsCompared(Message):
+        """The next turns of both runs, aligned; ``done`` with the last."""
 
-        comparison: Comparison
-        names: tuple[Mapping[str, str], Mapping[str, str]]
+        turns: list[TurnPair]
+        done: bool = False
 
     AUTO_FOCUS = "#compare-view"
     BINDINGS = [
@@ -61,7 +64,13 @@ class CompareScreen(StoreScreen):
         self.markers_optional = markers_optional
         """Attempt, approval and not-started markers on one side only are not differences (a fork
         replayed with recorded tools writes none)."""
+        self.turns: list[TurnPair] = []
+        """The turns aligned so far (all of them once ``done``)."""
         self.comparison: Comparison | None = None
+        """Of the turns aligned so far."""
+        self.done = False
+        self._jumped = False
+        """The cursor was taken to the first difference once: later batches leave it be."""
         self.differing_only = False
         """Identical turns folded away (``s``)."""
         self.interleaved: bool | None = None
@@ -84,19 +93,54 @@ class CompareScreen(StoreScreen):
 
     @work(exclusive=True, group="compare", exit_on_error=False)
     async def compare(self) -> None:
-        comparison = await compare_sides(self.left, self.right, markers_optional=self.markers_optional)
-        rows = comparison.diff.rows
-        names = (
-            tool_names(row.left for row in rows if row.left is not None),
-            tool_names(row.right for row in rows if row.right is not None),
-        )
-        self.post_message(CompareScreen.Compared(comparison, names))
+        """Align both runs turn by turn as they are read; post the first screenful at once, the
+        turn holding the first difference as soon as it is aligned, the rest in batches.
 
-    def on_compare_screen_compared(self, message: CompareScreen.Compared) -> None:
-        self.comparison = message.comparison
-        self.query_one(CompareView).names = message.names
-        self._show_lines()
-        self.jump_to_first()
+        The first screenful and the first difference are painted before aligning on: records a
+        side holds, or a store that answers without waiting, would otherwise keep the loop until
+        the end."""
+        batch: list[TurnPair] = []
+        lines, first_screen, found = 0, max(self.size.height, 1), False
+        last_post = time.monotonic()
+        async for turn in compared_turns(self.left, self.right, markers_optional=self.markers_optional):
+            batch.append(turn)
+            lines += len(turn.rows) + 1
+            first_found = not found and turn.differs
+            found = found or first_found
+            first_shown = lines >= first_screen
+            if first_found or first_shown or time.monotonic() - last_post > BATCH_SECONDS:
+                self.post_message(CompareScreen.TurnsCompared(batch))
+                batch, first_screen = [], 1 << 62
+                if first_found or first_shown:
+                    painted = asyncio.Event()
+                    self.call_after_refresh(painted.set)
+                    await painted.wait()
+                else:
+                    await asyncio.sleep(0)
+                last_post = time.monotonic()
+        self.post_message(CompareScreen.TurnsCompared(batch, done=True))
+
+    def on_compare_screen_turns_compared(self, message: CompareScreen.TurnsCompared) -> None:
+        known = len(self.turns)
+        self.turns.extend(message.turns)
+        self.done = message.done
+        self.comparison = Comparison.of(self.turns)
+        view = self.query_one(CompareView)
+        for index, side in enumerate(("left", "right")):
+            records = (getattr(row, side) for turn in message.turns for row in turn.rows)
+            view.names[index].update(tool_names(record for record in records if record is not None))
+        if known and not self.differing_only and view.interleaved == self.is_interleaved:
+            new = compare_lines(message.turns, interleaved=self.is_interleaved, differing_only=False)
+            view.add(new, first=self._first_row())
+            self._title()
+        else:
+            self._show_lines()
+        if not self._jumped and self._first_row() is not None:
+            self._jumped = True
+            if view.cursor == 0:  # not moved by then: the first difference is what one came for
+                self.jump_to_first()
+        if not known:
+            self.moved()
 
     # -- showing -----------------------------------------------------------------------------
 
@@ -111,9 +155,9 @@ class CompareScreen(StoreScreen):
             return
         view = self.query_one(CompareView)
         was = view.current
-        lines = compare_lines(self.comparison, interleaved=self.is_interleaved, differing_only=self.differing_only)
+        lines = compare_lines(self.turns, interleaved=self.is_interleaved, differing_only=self.differing_only)
         view.show(lines, first=self._first_row(), interleaved=self.is_interleaved)
-        view.empty_text = "No records on either side."
+        view.empty_text = "No records on either side." if self.done else "Reading both runs…"
         if was is not None:
             view.cursor = _nearest(lines, was)
         self._title()
@@ -158,14 +202,15 @@ class CompareScreen(StoreScreen):
         parts = [Text(f"compare {left} ⇄ {right}", style="bold")]
         optional: list[Text] = []
         comparison = self.comparison
-        if comparison is None:
-            parts.append(Text("reading both runs…"))
-        else:
+        if not self.done:
+            parts.append(Text(f"reading both runs… turn {len(self.turns):,}"))
+        if comparison is not None:
             total = comparison.left_usage.total, comparison.right_usage.total
             parts.append(Text(f"tokens {total[0]:,} → {total[1]:,} ({comparison.token_delta:+,})"))
             first = comparison.first_difference
             if first is None:
-                parts.append(Text("✓ the same (salts, claims and times aside)"))
+                so_far = "" if self.done else " so far"
+                parts.append(Text(f"✓ the same{so_far} (salts, claims and times aside)"))
             else:
                 parts.append(Text(f"first: {printable(first.words(self.left.label, self.right.label))}", style="bold"))
                 optional.append(Text(f"{len(comparison.differing_turns):,} of {len(comparison.turns):,} turns differ"))

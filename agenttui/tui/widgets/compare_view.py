@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -12,7 +12,7 @@ from rich.text import Text
 from agenttui.journal.describe import kind_icon, printable, summary
 from agenttui.journal.record import Record
 from agenttui.render.diff import DiffRow, RowState
-from agenttui.replay.compare import Comparison, TurnPair
+from agenttui.replay.compare import TurnPair
 from agenttui.tui.layout import middle_truncate
 from agenttui.tui.widgets.diff_view import ROW_MARKS
 from agenttui.tui.widgets.virtual_list import VirtualList
@@ -41,13 +41,13 @@ class CompareLine:
         return self.row is not None and self.row.state.diverges
 
 
-def compare_lines(comparison: Comparison, *, interleaved: bool, differing_only: bool) -> list[CompareLine]:
-    """The lines of ``comparison``: each turn's heading and rows. ``interleaved``: a changed row
-    takes two lines, the left's then the right's. ``differing_only``: identical turns fold into a
-    line saying how many."""
+def compare_lines(turns: Iterable[TurnPair], *, interleaved: bool, differing_only: bool) -> list[CompareLine]:
+    """The lines of ``turns``: each turn's heading and rows. ``interleaved``: a changed row takes
+    two lines, the left's then the right's. ``differing_only``: identical turns fold into a line
+    saying how many."""
     lines: list[CompareLine] = []
     hidden: list[TurnPair] = []
-    for turn in comparison.turns:
+    for turn in turns:
         if differing_only and not turn.differs:
             hidden.append(turn)
             continue
@@ -89,14 +89,31 @@ class CompareView(VirtualList[CompareLine]):
         """The first difference's row: marked where it is drawn."""
         self.interleaved = False
         """One column, both sides in turn (a narrow terminal), rather than two side by side."""
-        self.names: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {})
+        self.names: tuple[dict[str, str], dict[str, str]] = ({}, {})
         """Each side's call ids to tool names: a tool result names its tool."""
         self._longest_name = 0
 
     def show(self, lines: list[CompareLine], *, first: DiffRow | None, interleaved: bool) -> None:
         self.first, self.interleaved = first, interleaved
-        self._longest_name = max((len(line.row.name) for line in lines if line.row is not None), default=0)
+        self._longest_name = 0
+        self._measure(lines)
         self.set_items(lines)
+
+    def add(self, lines: list[CompareLine], *, first: DiffRow | None) -> None:
+        """Lines of turns read since: appended (a longer step name, or the first difference
+        found among lines already drawn, draws every line again)."""
+        widened = self._measure(lines)
+        moved, self.first = self.first is not first, first
+        self.extend(lines)
+        if widened or moved:
+            self.refresh_items()
+
+    def _measure(self, lines: list[CompareLine]) -> bool:
+        longest = max((len(line.row.name) for line in lines if line.row is not None), default=0)
+        if longest <= self._longest_name:
+            return False
+        self._longest_name = longest
+        return True
 
     def render_item(self, item: CompareLine, index: int, width: int) -> Text:
         turn = item.turn
