@@ -9,8 +9,10 @@ paired by step name with the journal diff's rules (``diff_journals``, ``same_out
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+import dataclasses
+from collections.abc import AsyncIterator, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agenttui.errors import RunNotFoundError
 from agenttui.journal.journal import Journal
@@ -179,13 +181,16 @@ class _TurnSplitter:
         return done
 
 
-def pair_turns(number: int, left: _Turn | None, right: _Turn | None, *, markers_optional: bool = False) -> TurnPair:
+def pair_turns(
+    number: int, left: _Turn | None, right: _Turn | None, *, markers_optional: bool = False,
+    not_compared: Collection[str] = (),
+) -> TurnPair:  # fmt: skip
     """Turn ``number`` of each run side by side, their records paired by step name.
 
     Turn against turn: a step both runs hold in different turns (a run that ended a turn sooner)
     is shown where each run holds it, not pulled into the other's turn."""
-    left_records = left.records if left is not None else []
-    right_records = right.records if right is not None else []
+    left_records = _blanked(left.records, not_compared) if left is not None else []
+    right_records = _blanked(right.records, not_compared) if right is not None else []
     left_at = left.start if left is not None else 0
     right_at = right.start if right is not None else 0
     rows = diff_journals(left_records, right_records, markers_optional=markers_optional).rows
@@ -195,6 +200,15 @@ def pair_turns(number: int, left: _Turn | None, right: _Turn | None, *, markers_
         None if left is None else left.usage,
         None if right is None else right.usage,
     )
+
+
+def _blanked(records: list[Record], not_compared: Collection[str]) -> list[Record]:
+    """Model turns with the members named in ``not_compared`` emptied (what a replay with recorded
+    tools cannot reproduce: a foreign agent's digests, ``ReplaySession.not_compared``)."""
+    if not not_compared:
+        return records
+    blank: dict[str, Any] = dict.fromkeys(not_compared, "")  # Record members by name
+    return [dataclasses.replace(r, **blank) if r.kind == StepKind.MODEL else r for r in records]
 
 
 def _placed(row: DiffRow, left_at: int, right_at: int, markers_optional: bool) -> DiffRow:
@@ -216,11 +230,16 @@ def _split(records: Iterable[Record]) -> list[_Turn]:
     return [*turns, splitter.current]
 
 
-def compare_runs(left: Sequence[Record], right: Sequence[Record], *, markers_optional: bool = False) -> Comparison:
+def compare_runs(
+    left: Sequence[Record], right: Sequence[Record], *, markers_optional: bool = False,
+    not_compared: Collection[str] = (),
+) -> Comparison:  # fmt: skip
     """``left`` and ``right`` aligned by turn, with what differs and the tokens each turn spent.
 
     ``markers_optional``: attempt, approval and not-started records present on one side only are
     runtime mechanics, not differences (a fork replayed with recorded tools writes none of them).
+    ``not_compared``: members of the model turns left out of the comparison on both sides (a
+    replay's ``not_compared``: the digests of a foreign agent's prompt and tools).
     """
     left_turns, right_turns = _split(left), _split(right)
     return Comparison.of(
@@ -230,6 +249,7 @@ def compare_runs(left: Sequence[Record], right: Sequence[Record], *, markers_opt
                 left_turns[number] if number < len(left_turns) else None,
                 right_turns[number] if number < len(right_turns) else None,
                 markers_optional=markers_optional,
+                not_compared=not_compared,
             )
             for number in range(max(len(left_turns), len(right_turns)))
         ]
@@ -253,7 +273,9 @@ async def _read_turns(side: Side) -> AsyncIterator[_Turn]:
     yield splitter.current
 
 
-async def compared_turns(left: Side, right: Side, *, markers_optional: bool = False) -> AsyncIterator[TurnPair]:
+async def compared_turns(
+    left: Side, right: Side, *, markers_optional: bool = False, not_compared: Collection[str] = ()
+) -> AsyncIterator[TurnPair]:
     """The two runs turn by turn, each pair as soon as both of its turns are read: a long run's
     first turns show while its last are still being read. Raises ``RunNotFoundError`` for a side
     with no records. A journal of any format is read (a viewer never refuses one)."""
@@ -264,11 +286,14 @@ async def compared_turns(left: Side, right: Side, *, markers_optional: bool = Fa
         right_turn = await anext(right_turns, None)
         if left_turn is None and right_turn is None:
             return
-        yield pair_turns(number, left_turn, right_turn, markers_optional=markers_optional)
+        yield pair_turns(number, left_turn, right_turn, markers_optional=markers_optional, not_compared=not_compared)
         number += 1
 
 
-async def compare_sides(left: Side, right: Side, *, markers_optional: bool = False) -> Comparison:
+async def compare_sides(
+    left: Side, right: Side, *, markers_optional: bool = False, not_compared: Collection[str] = ()
+) -> Comparison:
     """Both runs (each from its own store, or the records a side holds) aligned by turn: the
-    ``Comparison`` of all ``compared_turns``."""
-    return Comparison.of([turn async for turn in compared_turns(left, right, markers_optional=markers_optional)])
+    ``Comparison`` of all ``compared_turns`` (the same options as ``compare_runs``)."""
+    turns = compared_turns(left, right, markers_optional=markers_optional, not_compared=not_compared)
+    return Comparison.of([turn async for turn in turns])

@@ -170,3 +170,12 @@ async def test_a_go_run_against_its_copy_with_one_answer_changed(store: Store) -
     assert comparison.turns[2].token_delta == 7 and comparison.token_delta == 7
     # The rest is the Go run's bytes, copied: the same, row for row.
     assert all(row.state == RowState.SAME for turn in comparison.turns[:2] for row in turn.rows)
+
+
+async def test_members_not_compared_are_left_out_on_both_sides(store: Store) -> None:
+    """A replay of a Go run with recorded tools cannot write the SDK's digests: not a difference, if asked."""
+    await write_corpus(store)
+    recorded = await Journal(store).history("go-weather")
+    replayed = [dataclasses.replace(r, prompt_digest="", tools_digest="") for r in recorded]
+    assert not compare_runs(recorded, replayed).same
+    assert compare_runs(recorded, replayed, not_compared=("prompt_digest", "tools_digest")).same

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
@@ -58,12 +59,16 @@ class CompareScreen(StoreScreen):
         Binding("y", "copy", "Copy step name", show=False, id="compare.copy"),
     ]
 
-    def __init__(self, left: Side, right: Side, *, markers_optional: bool = False) -> None:
+    def __init__(
+        self, left: Side, right: Side, *, markers_optional: bool = False, not_compared: Collection[str] = ()
+    ) -> None:
         super().__init__()
         self.left, self.right = left, right
         self.markers_optional = markers_optional
         """Attempt, approval and not-started markers on one side only are not differences (a fork
         replayed with recorded tools writes none)."""
+        self.not_compared = tuple(not_compared)
+        """Members of the model turns left out of the comparison (``compare_runs``)."""
         self.turns: list[TurnPair] = []
         """The turns aligned so far (all of them once ``done``)."""
         self.comparison: Comparison | None = None
@@ -102,7 +107,10 @@ class CompareScreen(StoreScreen):
         batch: list[TurnPair] = []
         lines, first_screen, found = 0, max(self.size.height, 1), False
         last_post = time.monotonic()
-        async for turn in compared_turns(self.left, self.right, markers_optional=self.markers_optional):
+        turns = compared_turns(
+            self.left, self.right, markers_optional=self.markers_optional, not_compared=self.not_compared
+        )
+        async for turn in turns:
             batch.append(turn)
             lines += len(turn.rows) + 1
             first_found = not found and turn.differs
