@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
 
 from agenttui.agent import Call
 from agenttui.agent.scripted import Turn
@@ -14,7 +23,10 @@ from agenttui.replay.compare import Side, TurnPair, compare_runs, compare_sides,
 from agenttui.runs.status import status_of
 from agenttui.stores.base import Store
 from agenttui.stores.memory import MemStore
+from agenttui.stores.postgres import PostgresStore
+from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import CASES, write_corpus
+from tests.pg import PostgresCluster
 
 PROMPT = "Is A-1004 refundable? Tell the customer."
 LOOKUP = Call("lookup_order", {"order_id": "A-1004"})
@@ -179,3 +191,74 @@ async def test_members_not_compared_are_left_out_on_both_sides(store: Store) -> 
     replayed = [dataclasses.replace(r, prompt_digest="", tools_digest="") for r in recorded]
     assert not compare_runs(recorded, replayed).same
     assert compare_runs(recorded, replayed, not_compared=("prompt_digest", "tools_digest")).same
+
+
+# -- the CLI -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[Store, str]]:
+    """A store with the original, a same copy, a fork differing in its last answer: (store, its URL)."""
+    if request.param == "sqlite":
+        path = tmp_path / "runs.db"
+        store: Store = await SQLiteStore.open(path)
+        url = str(path)
+    else:
+        cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+        schema = "cmp_" + uuid.uuid4().hex[:10]
+        store = await PostgresStore.open(cluster.dsn, schema=schema)
+        url = f"{cluster.dsn}{'&' if '?' in cluster.dsn else '?'}schema={schema}"
+    await run(store, "original", BASE)
+    await run(store, "again", BASE)
+    await run(store, "fork", [*BASE[:2], dataclasses.replace(BASE[2], text="A-1004 is not eligible.")])
+    try:
+        yield store, url
+    finally:
+        await store.close()
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agenttui", *args], check=False, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_cli_compare_exit_codes_and_first_difference(store_url: tuple[Store, str]) -> None:
+    _, url = store_url
+    same = cli("compare", url, "original", "again")
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.splitlines()[0] == "original ⇄ again: the same"
+    differ = cli("compare", url, "original", "fork")
+    assert differ.returncode == 3, differ.stderr
+    lines = differ.stdout.splitlines()
+    assert lines[2] == "first difference: turn 3 · @llm/2: different model output"
+    assert lines[3] == "1 of 4 turns differ:"
+    assert lines[4].startswith("  turn    3  tokens 110 → 110 (+0)  @llm/2")
+    assert '-        "text": "A-1004 is eligible."' in differ.stdout
+    missing = cli("compare", url, "original", "nope")
+    assert missing.returncode == 1 and "no run 'nope'" in missing.stderr
+
+
+def test_cli_compare_json_and_another_store(store_url: tuple[Store, str], tmp_path: Path) -> None:
+    _, url = store_url
+    other = tmp_path / "fork.db"
+
+    async def save_fork() -> None:
+        saved = await SQLiteStore.open(other)
+        try:
+            await run(saved, "fork", [*BASE[:2], dataclasses.replace(BASE[2], text="No.")])
+        finally:
+            await saved.close()
+
+    asyncio.run(save_fork())
+    result = cli("compare", url, "original", "fork", "--other-store", str(other), "--json")
+    assert result.returncode == 3, result.stderr
+    found = json.loads(result.stdout)
+    assert found["same"] is False and found["exit_code"] == 3
+    assert found["first_difference"]["turn"] == 3 and found["first_difference"]["step"] == "@llm/2"
+    assert found["first_difference"]["right"]["message"]["parts"][0]["text"] == "No."
+    assert [turn["turn"] for turn in found["turns"]] == [0, 1, 2, 3]
+    assert found["turns"][3]["differing"] == [
+        {"step": "@llm/2", "state": "changed", "reason": "different model output"}
+    ]
+    assert (found["left"]["turns"], found["right"]["tokens"]) == (3, 330)
