@@ -99,13 +99,16 @@ class CompareScreen(StoreScreen):
     @work(exclusive=True, group="compare", exit_on_error=False)
     async def compare(self) -> None:
         """Align both runs turn by turn as they are read; post the first screenful at once, the
-        turn holding the first difference as soon as it is aligned, the rest in batches.
+        first difference (and a screenful after it) as soon as it is aligned, the rest in batches.
 
         The first screenful and the first difference are painted before aligning on: records a
         side holds, or a store that answers without waiting, would otherwise keep the loop until
         the end."""
         batch: list[TurnPair] = []
-        lines, first_screen, found = 0, max(self.size.height, 1), False
+        screen_lines = max(self.size.height, 1)
+        # Lines aligned so far, and at how many to paint before going on: the first screenful,
+        # then a screenful past the first difference, so that it shows with what follows it.
+        lines, show_at, found = 0, screen_lines, False
         last_post = time.monotonic()
         turns = compared_turns(
             self.left, self.right, markers_optional=self.markers_optional, not_compared=self.not_compared
@@ -113,18 +116,20 @@ class CompareScreen(StoreScreen):
         async for turn in turns:
             batch.append(turn)
             lines += len(turn.rows) + 1
-            first_found = not found and turn.differs
-            found = found or first_found
-            first_shown = lines >= first_screen
-            if first_found or first_shown or time.monotonic() - last_post > BATCH_SECONDS:
+            if not found and turn.differs:
+                found, show_at = True, lines + screen_lines
+            if lines >= show_at:
+                show_at = 1 << 62
                 self.post_message(CompareScreen.TurnsCompared(batch))
-                batch, first_screen = [], 1 << 62
-                if first_found or first_shown:
-                    painted = asyncio.Event()
-                    self.call_after_refresh(painted.set)
-                    await painted.wait()
-                else:
-                    await asyncio.sleep(0)
+                batch = []
+                painted = asyncio.Event()
+                self.call_after_refresh(painted.set)
+                await painted.wait()
+                last_post = time.monotonic()
+            elif time.monotonic() - last_post > BATCH_SECONDS:
+                self.post_message(CompareScreen.TurnsCompared(batch))
+                batch = []
+                await asyncio.sleep(0)
                 last_post = time.monotonic()
         self.post_message(CompareScreen.TurnsCompared(batch, done=True))
 
