@@ -59,7 +59,6 @@ TITLES: dict[str, str] = {
     "replay.flowchart": "view: Flowchart",
     "replay.back": "replay: Leave",
     "replay.copy": "replay: Copy the step name",
-    "replay.compare": "replay: The recording and the replay side by side, by turn",
     "diff.back": "diff: Leave",
     "diff.copy": "diff: Copy the step name",
     "runs.compare": "runs: Compare the marked run with this one (side by side, by turn)",
@@ -88,7 +87,7 @@ SCREENS: dict[str, tuple[str, str]] = {
 }
 #: Bindings that mean something only on their own screen: leaving it, or closing a prompt on it.
 LOCAL_ONLY = frozenset(
-    {"run.back", "replay.back", "diff.back", "compare.back", "replay.compare", "runs.filter-done", "runs.clear-filter", "replay.jump-done",
+    {"run.back", "replay.back", "diff.back", "compare.back", "runs.filter-done", "runs.clear-filter", "replay.jump-done",
      "replay.jump-cancel"}
 )  # fmt: skip
 #: Actions whose screens need a run: offered without one, they say so instead.

@@ -180,33 +180,3 @@ async def test_a_sqlite_store_is_read_for_both_sides(tmp_path: Path) -> None:
     async with app.run_test(size=NARROW) as pilot:
         screen = await compare_from_the_runs_list(pilot, "a", "b")
         assert cursor_line(screen)[:2] == (1, "@llm/0")
-
-
-async def test_c_on_a_replay_shows_the_recording_and_the_replay_side_by_side(demo_db: Path) -> None:
-    from agenttui.tui.screens.replay import ReplayScreen
-    from agenttui.tui.screens.run import RunScreen
-
-    app = AgentTuiApp(str(demo_db), tail=False)
-    async with app.run_test(size=WIDE) as pilot:
-        await settle(pilot)
-        app.open_run("refund-a1002")
-        await wait_for_screen(pilot, RunScreen)
-        await settle(pilot)
-        await pilot.press("R")
-        await wait_for_screen(pilot, ReplayScreen)
-        await settle(pilot)
-        await pilot.press("n", "n")  # two turns replayed of four
-        await settle(pilot)
-        await pilot.press("c")
-        await wait_for_screen(pilot, CompareScreen)
-        await settle(pilot)
-        screen = screen_of(app, CompareScreen)
-        assert (screen.left.label, screen.right.label) == ("recorded", "replayed")
-        comparison = screen.comparison
-        assert comparison is not None and (comparison.left_turns, comparison.right_turns) == (4, 2)
-        # The attempt marker a replay with recorded tools never writes is no difference; the turns
-        # not replayed yet are.
-        first = comparison.first_difference
-        assert first is not None and first.words("recorded", "replayed") == "turn 3 · @llm/2: only in recorded"
-        await pilot.press("escape")
-        await wait_for_screen(pilot, ReplayScreen)

@@ -116,7 +116,6 @@ class ReplayScreen(StoreScreen):
         Binding("2", "show_pane('diff')", "Diff", show=False, id="replay.diff"),
         Binding("3", "show_pane('flow')", "Flowchart", show=False, id="replay.flowchart"),
         Binding("y", "copy", "Copy", show=False, id="replay.copy"),
-        Binding("c", "compare", "Side by side", show=False, id="replay.compare"),
     ]
 
     def __init__(self, run_id: str, setup: AgentSetup | None = None, *, live_tools: Sequence[str] = ()) -> None:
@@ -131,8 +130,6 @@ class ReplayScreen(StoreScreen):
         self.diff: JournalDiff | None = None
         self.verdict: Verdict | None = None
         """What the replay found, once it is done."""
-        self.labels = ("recorded", "replayed")
-        """What the diff pane and the side by side call the recording and the replayed run."""
         self._detail_shown: tuple[str, RowState, str] | None = None
         self._queued: str | None = None
         """A move asked for while the replay was busy (opening, or a turn under way): made next."""
@@ -309,10 +306,7 @@ class ReplayScreen(StoreScreen):
         if shown == self._detail_shown:
             return
         self._detail_shown = shown
-        left, right = self.labels
-        self.query_one("#diff-detail", Static).update(
-            "" if row is None else diff_detail(row, left_label=left, right_label=right)
-        )
+        self.query_one("#diff-detail", Static).update("" if row is None else diff_detail(row))
 
     @on(JournalList.Chosen, "#replayed-journal")
     def open_record(self, event: JournalList.Chosen) -> None:
@@ -356,25 +350,6 @@ class ReplayScreen(StoreScreen):
             self.notify("no step under the cursor", severity="warning")
             return
         copy_text(self, name, "the step name")
-
-    async def action_compare(self) -> None:
-        """The recording and the replayed run so far, side by side by turn (``CompareScreen``)."""
-        from agenttui.replay.compare import Side
-        from agenttui.tui.screens.compare import CompareScreen
-
-        session = self.session
-        if session is None or self._busy():
-            self.notify("the replay is moving: compare once it stops", severity="warning")
-            return
-        left, right = self.labels
-        self.app.push_screen(
-            CompareScreen(
-                Side(session.source, self.run_id, left, session.recording),
-                Side(session.store, self.run_id, right, await session.replayed()),
-                markers_optional=True,  # a replay writes no runtime markers by design
-                not_compared=session.not_compared,
-            )
-        )
 
     def _busy(self) -> bool:
         return any(w.group == "replay" and not w.is_finished for w in self.workers)
