@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agenttui.errors import RunNotFoundError
@@ -45,14 +45,15 @@ class TurnPair:
     left_usage: Usage | None
     """Tokens the left run's turn spent; None when the left run has no such turn."""
     right_usage: Usage | None
+    differing: tuple[DiffRow, ...] = field(init=False)
+    """The rows that differ, in order: read on every repaint and every move between differences."""
 
-    @property
-    def differing(self) -> tuple[DiffRow, ...]:
-        return tuple(row for row in self.rows if row.state.diverges)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "differing", tuple(row for row in self.rows if row.state.diverges))
 
     @property
     def differs(self) -> bool:
-        return any(row.state.diverges for row in self.rows)
+        return bool(self.differing)
 
     @property
     def left_tokens(self) -> int:
