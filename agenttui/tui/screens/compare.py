@@ -40,7 +40,10 @@ leave a record's name and what it holds too little room to tell one record from 
 
 class CompareScreen(StoreScreen):
     """``left`` against ``right`` (each a run in its own store): ``n``/``N`` the next and previous
-    difference, ``s`` only the turns that differ, ``v`` two columns or one."""
+    difference, ``s`` only the turns that differ, ``v`` two columns or one.
+
+    A fork opens it on its original: the records it holds in each ``Side`` (not read again), with
+    ``markers_optional`` (a replay writes no attempt markers) and its session's ``not_compared``."""
 
     @dataclass
     class TurnsCompared(Message):
