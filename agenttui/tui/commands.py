@@ -63,6 +63,13 @@ TITLES: dict[str, str] = {
     "replay.copy": "replay: Copy the step name",
     "diff.back": "diff: Leave",
     "diff.copy": "diff: Copy the step name",
+    "runs.compare": "runs: Compare the marked run with this one (side by side, by turn)",
+    "compare.back": "compare: Leave",
+    "compare.next": "compare: Next difference",
+    "compare.previous": "compare: Previous difference",
+    "compare.differing": "compare: Differing turns only / every turn",
+    "compare.layout": "compare: Two columns / one, interleaved",
+    "compare.copy": "compare: Copy the step name",
     "flow.fold": "flowchart: Fold or unfold",
     "inspector.raw": "view: Raw bytes / show all",
     "run.search": "journal: Search names and content…",
@@ -82,7 +89,7 @@ SCREENS: dict[str, tuple[str, str]] = {
 }
 #: Bindings that mean something only on their own screen: leaving it, or closing a prompt on it.
 LOCAL_ONLY = frozenset(
-    {"run.back", "replay.back", "diff.back", "runs.filter-done", "runs.clear-filter", "replay.jump-done",
+    {"run.back", "replay.back", "diff.back", "compare.back", "runs.filter-done", "runs.clear-filter", "replay.jump-done",
      "replay.jump-cancel"}
 )  # fmt: skip
 #: Actions whose screens need a run: offered without one, they say so instead.
@@ -101,10 +108,14 @@ Command = tuple[str, Callable[[], object], str]
 
 
 def kind_of(screen: Screen[Any]) -> str | None:
-    """Which of ``SCREENS`` (or "diff") ``screen`` is, by class name: no screen module is imported."""
-    return {"RunsScreen": "runs", "RunScreen": "run", "ReplayScreen": "replay", "DiffScreen": "diff"}.get(
-        type(screen).__name__
-    )
+    """Which of ``SCREENS`` (or "diff", "compare") ``screen`` is, by class name: no screen module is imported."""
+    return {
+        "RunsScreen": "runs",
+        "RunScreen": "run",
+        "ReplayScreen": "replay",
+        "DiffScreen": "diff",
+        "CompareScreen": "compare",
+    }.get(type(screen).__name__)
 
 
 def run_of(screen: Screen[Any]) -> str | None:

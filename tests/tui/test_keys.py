@@ -16,16 +16,19 @@ from textual.widget import Widget
 from textual.widgets import TabbedContent
 
 from agenttui.journal import Journal, Record, StepKind
+from agenttui.replay.compare import Side
 from agenttui.stores.base import Entry
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.screens.compare import CompareScreen
 from agenttui.tui.screens.dialogs import ChoiceDialog, ChoiceList
 from agenttui.tui.screens.diff import DiffScreen
 from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
+from agenttui.tui.widgets.compare_view import CompareView
 from agenttui.tui.widgets.diff_view import DiffView
 from agenttui.tui.widgets.inspector import RecordInspector
 from agenttui.tui.widgets.journal_list import JournalList
@@ -132,6 +135,17 @@ async def diff_list(pilot: Pilot[Any]) -> Position:
     return lambda: view.cursor
 
 
+async def compare_list(pilot: Pilot[Any]) -> Position:
+    await settle(pilot)
+    store = pilot.app.store  # type: ignore[attr-defined]  # AgentTuiApp's
+    left, right = Side(store, "refund-a1002", "a"), Side(store, "refund-a1003-denied", "b")
+    pilot.app.push_screen(CompareScreen(left, right))
+    await wait_for_screen(pilot, CompareScreen)
+    await settle(pilot)
+    view = pilot.app.screen.query_one(CompareView)
+    return lambda: view.cursor
+
+
 async def replay_journal(pilot: Pilot[Any]) -> Position:
     await open_run(pilot, "refund-a1002")
     await pilot.press("R")
@@ -151,6 +165,7 @@ WHERE: dict[str, Setup] = {
     "help": help_screen,
     "act-on-run menu": choice_menu,
     "diff": diff_list,
+    "compare": compare_list,
     "replay journal": replay_journal,
 }
 

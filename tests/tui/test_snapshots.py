@@ -22,6 +22,7 @@ from textual.widgets import Input
 
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens import export
+from agenttui.tui.screens.compare import CompareScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog, PromptDialog
 from agenttui.tui.screens.export import ExportDialog
 from agenttui.tui.screens.replay import ReplayScreen
@@ -310,5 +311,29 @@ def test_replay_screen_at(snap_compare: Snap, app: AgentTuiApp, size: tuple[int,
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, ReplayScreen) and screen.verdict is not None
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+async def compare_refunds(pilot: Pilot[Any]) -> None:
+    """refund-a1002 marked, compared with refund-a1003-denied (the cursor's): the first difference selected."""
+    await select_run(pilot, "refund-a1002")
+    await pilot.press("m")
+    await select_run(pilot, "refund-a1003-denied")
+    await pilot.press("c")
+    await wait_for_screen(pilot, CompareScreen)
+    await settle(pilot)
+    pilot.app.clear_notifications()  # "marked: …" would still show
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_compare_screen(snap_compare: Snap, app: AgentTuiApp, size: tuple[int, int]) -> None:
+    """Interleaved at 80 columns, two columns at 160; the next difference selected."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await compare_refunds(pilot)
+        await pilot.press("n")
+        await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

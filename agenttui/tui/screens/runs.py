@@ -96,6 +96,7 @@ class RunsScreen(StoreScreen):
         Binding("x", "operate('Deny')", "Deny", show=False, id="runs.deny"),
         Binding("m", "mark", "Mark for diff", show=False, id="runs.mark"),
         Binding("d", "diff_marked", "Diff marked", show=False, id="runs.diff"),
+        Binding("c", "compare_marked", "Compare marked with this", show=False, id="runs.compare"),
         Binding("R", "app.recover_all", "Recover all", show=False, id="runs.recover-all"),
         Binding("y", "copy_run_id", "Copy run id", show=False, id="runs.copy"),
         Binding("E", "export", "Export", id="runs.export"),
@@ -487,6 +488,19 @@ class RunsScreen(StoreScreen):
     def marked_run_ids(self) -> list[str]:
         """The runs marked with m, oldest mark first."""
         return list(self.table.marks)
+
+    def action_compare_marked(self) -> None:
+        """The newest marked run against the run under the cursor, side by side by turn."""
+        from agenttui.replay.compare import Side
+        from agenttui.tui.screens.compare import CompareScreen
+
+        row = self.table.current
+        marked = [run_id for run_id in self.table.marks if row is None or run_id != row.run_id]
+        if row is None or not marked:
+            self.notify("mark a run with m, then compare it with another: cursor on it, c", severity="warning")
+            return
+        left = marked[-1]
+        self.app.push_screen(CompareScreen(Side(self.store, left, left), Side(self.store, row.run_id, row.run_id)))
 
     def action_copy_run_id(self) -> None:
         from agenttui.tui.clipboard import copy_text

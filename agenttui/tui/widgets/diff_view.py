@@ -11,7 +11,7 @@ from agenttui.journal.describe import printable
 from agenttui.render.diff import DiffRow, JournalDiff, RowState, payload_diff
 from agenttui.tui.widgets.virtual_list import VirtualList
 
-_MARKS = {
+ROW_MARKS = {
     RowState.SAME: "=",
     RowState.CHANGED: "≠",
     RowState.MISSING: "−",
@@ -19,6 +19,7 @@ _MARKS = {
     RowState.PENDING: "…",
     RowState.MARKER: "·",
 }
+"""Each row state's mark, as every view of a diff draws it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ class DiffView(VirtualList[DiffLine]):
             return Text(f"  ≡ {item.count} identical step{'s' * (item.count != 1)}", style=self.muted())
         row = item.row
         line = Text(
-            f"{'▶' if item.first else ' '} {_MARKS[row.state]} ", style=self.error() if row.state.diverges else ""
+            f"{'▶' if item.first else ' '} {ROW_MARKS[row.state]} ", style=self.error() if row.state.diverges else ""
         )
         line.append(f"{printable(row.name):<32} ")
         line.append(row.reason or row.state.value, style=self.error() if row.state.diverges else self.muted())
