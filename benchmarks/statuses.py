@@ -1,7 +1,7 @@
 """Every run's status at store scale: `agenttui runs` against the one-query floor, from process start.
 
     python benchmarks/statuses.py [--shape production|uniform] [--runs 100000] [--cache DIR]
-                                  [--repeats 3] [--no-postgres]
+                                  [--repeats 3] [--no-postgres] [--baseline CHECKOUT]
 
 ``--shape`` picks the store of ``--runs`` runs, cached under ``--cache``:
 
@@ -23,6 +23,8 @@ Each figure is a whole process, timed from its start to its exit, with its peak 
   pass (agenttui has to find those; the floor only skips them).
 
 The ratio is the median of ``agenttui runs`` over the median of the floor, measured in the same run.
+``--baseline CHECKOUT`` also times ``agenttui runs`` of another checkout (``PYTHONPATH=CHECKOUT``),
+interleaved with the others, for an A/B in the same run.
 Then the same on PostgreSQL (``AGENTTUI_BENCH_PG_DSN``'s server, or a throwaway cluster), with the
 store's rows copied into a fresh schema; its floor is the same pass in ``jsonb``.
 
@@ -111,15 +113,20 @@ else:
 """
 
 
-def timed(argv: list[str]) -> tuple[float, float, float]:
+#: What to time: the command, and the ``PYTHONPATH`` to run it with (None: this checkout's).
+Command = tuple[list[str], str | None]
+
+
+def timed(argv: list[str], pythonpath: str | None = None) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds, peak RSS in MB) of one process, from its start to its exit;
     ``argv`` is ``[python, "-m", module, *args]`` or ``[python, "-c", script, *args]``. CPU time
     (user and system, every thread) says more than wall time on a shared machine."""
     with tempfile.NamedTemporaryFile("r") as peak:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
+        env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
         process = subprocess.Popen(
-            [argv[0], "-c", PEAK, peak.name, *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            [argv[0], "-c", PEAK, peak.name, *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
         )
         _, errors = process.communicate()
         wall = time.perf_counter() - started
@@ -130,13 +137,18 @@ def timed(argv: list[str]) -> tuple[float, float, float]:
         return wall, cpu, int(peak.read()) / 1024
 
 
-def measure(commands: dict[str, list[str]], repeats: int) -> None:
+def measure(commands: dict[str, Command], repeats: int) -> None:
+    """Times each command ``repeats`` times, interleaved; the first is agenttui, the second the floor."""
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
+    started = os.getloadavg()
     for _ in range(repeats):  # interleaved, so drift in the machine's speed hits both alike
-        for name, argv in commands.items():
-            results[name].append(timed(argv))
+        for name, (argv, pythonpath) in commands.items():
+            results[name].append(timed(argv, pythonpath))
     load = os.getloadavg()
-    print(f"{repeats} runs each, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(
+        f"{repeats} runs each, load average {started[0]:.1f} at the start,"
+        f" {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at the end"
+    )
     print(f"{'':24} {'median':>9} {'min':>9} {'max':>9} {'CPU':>9} {'peak RSS':>10}")
     medians, cpus = {}, {}
     for name, figures in results.items():
@@ -147,8 +159,10 @@ def measure(commands: dict[str, list[str]], repeats: int) -> None:
             f"{name:24} {medians[name]:8.2f}s {min(walls):8.2f}s {max(walls):8.2f}s {cpus[name]:8.2f}s"
             f" {max(rss for _, _, rss in figures):8.0f} MB"
         )
-    (ours, floor), (our_cpu, floor_cpu) = medians.values(), cpus.values()
+    (ours, floor, *baseline), (our_cpu, floor_cpu, *baseline_cpu) = medians.values(), cpus.values()
     print(f"agenttui runs / floor: {ours / floor:.1f}x (target 2x); in CPU time {our_cpu / floor_cpu:.1f}x")
+    if baseline:
+        print(f"baseline / floor: {baseline[0] / floor:.1f}x; in CPU time {baseline_cpu[0] / floor_cpu:.1f}x")
 
 
 async def copy_to_postgres(dsn: str, schema: str, store: Path) -> None:
@@ -176,17 +190,23 @@ async def copy_to_postgres(dsn: str, schema: str, store: Path) -> None:
         source.close()
 
 
-async def on_postgres(store: Path, repeats: int) -> None:
+def commands(target: str, floor: list[str], baseline: str | None) -> dict[str, Command]:
+    """agenttui runs on ``target``, the floor, and the baseline checkout's agenttui runs if given."""
+    runs = [sys.executable, "-m", "agenttui", "runs", target, "--json"]
+    timed_here: dict[str, Command] = {"agenttui runs --json": (runs, str(ROOT)), "floor: one SQL pass": (floor, None)}
+    if baseline is not None:
+        timed_here["baseline: agenttui runs"] = (runs, baseline)
+    return timed_here
+
+
+async def on_postgres(store: Path, repeats: int, baseline: str | None) -> None:
     from _postgres import bench_schema, throwaway_postgres
 
     async with throwaway_postgres() as dsn, bench_schema(dsn) as schema:
         await copy_to_postgres(dsn, schema, store)
         url = dsn + ("&" if "?" in dsn else "?") + f"schema={schema}"
-        commands = {
-            "agenttui runs --json": [sys.executable, "-m", "agenttui", "runs", url, "--json"],
-            "floor: one SQL pass": [sys.executable, "-c", PG_FLOOR, dsn, schema],
-        }
-        await asyncio.to_thread(measure, commands, repeats)
+        timed_here = commands(url, [sys.executable, "-c", PG_FLOOR, dsn, schema], baseline)
+        await asyncio.to_thread(measure, timed_here, repeats)
 
 
 def main() -> None:
@@ -196,6 +216,7 @@ def main() -> None:
     parser.add_argument("--cache", default="/tmp/agenttui-bench-cache")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--baseline", help="another checkout whose agenttui runs is timed too (an A/B)")
     args = parser.parse_args()
     if args.shape == "production":
         from shapes import describe, production_store, shape_of
@@ -207,16 +228,10 @@ def main() -> None:
 
         store = runs_store(Path(args.cache), args.runs)
     print(f"SQLite, {args.runs:,} runs ({args.shape}):")
-    measure(
-        {
-            "agenttui runs --json": [sys.executable, "-m", "agenttui", "runs", str(store), "--json"],
-            "floor: one SQL pass": [sys.executable, "-c", FLOOR, str(store)],
-        },
-        args.repeats,
-    )
+    measure(commands(str(store), [sys.executable, "-c", FLOOR, str(store)], args.baseline), args.repeats)
     if not args.no_postgres:
         print(f"\nPostgreSQL, {args.runs:,} runs ({args.shape}):")
-        asyncio.run(on_postgres(store, args.repeats))
+        asyncio.run(on_postgres(store, args.repeats, args.baseline))
 
 
 if __name__ == "__main__":
