@@ -18,12 +18,15 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from agenttui.agent.events import AgentEvent, AssistantTurn
 from agenttui.agent.factory import AgentSetup
+from agenttui.agent.loop import Agent
 from agenttui.agent.model import Model, ModelDelta, ModelRequest
 from agenttui.agent.runstart import RunStart
+from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.journal.describe import json_value
@@ -70,6 +73,7 @@ class ForkModel:
             if fork.live_model is None:
                 raise unanswered
             fork.live_from, fork.live_reason = request.turn, unanswered.message
+            fork.store.stop_feeding()
         assert fork.live_model is not None
         async for delta in fork.live_model.stream(request):
             yield delta
@@ -143,6 +147,15 @@ class ForkSession(ReplaySession):
         self.live_from, self.live_reason = None, ""
         return ForkModel(self, await replay(self.source, self.run_id))
 
+    def _build_agent(self, model: Model) -> Agent:
+        agent = super()._build_agent(model)
+        call_id, names = self.edit.call_id, self._names()
+        # Your read-only tool would run again and answer the edited call itself: serve it the edit.
+        if call_id and self.setup is not None and (tool := agent.tools.get(names.get(call_id, ""))) is not None:
+            agent.tools[tool.name] = EditedCall(tool.name, tool.fn, tool.description, tool.args_type, tool.safety,
+                                                inner=tool, call_id=call_id, outcome=self.edit.edited)  # fmt: skip
+        return agent
+
     def _emitted(self, event: AgentEvent) -> AgentEvent:
         if isinstance(event, AssistantTurn) and event.run_id == self.run_id and self.source_of(event.turn) == "live":
             return dataclasses.replace(event, live=True)
@@ -211,6 +224,25 @@ class ForkSession(ReplaySession):
             case ReplayState.DIVERGED | ReplayState.FAILED:
                 return f"stopped: {progress.reason}"
         return progress.state.value
+
+
+@dataclass(frozen=True, slots=True)
+class EditedCall(Tool):
+    """One of your tools, with the edited call served the edit instead of running."""
+
+    inner: Tool | None = None
+    call_id: str = ""
+    outcome: Record | None = None
+
+    def safety_for(self, tool_use_id: str) -> ToolSafety:
+        assert self.inner is not None
+        return self.inner.safety_for(tool_use_id)
+
+    async def run(self, ctx: ToolContext) -> ToolOutput:
+        assert self.inner is not None
+        if ctx.tool_use_id == self.call_id:
+            return ToolOutput(None, recorded=self.outcome)
+        return await self.inner.run(ctx)
 
 
 def _call(call: ToolUsePart) -> str:
