@@ -102,8 +102,15 @@ class ForkSession(ReplaySession):
         """The model that answers where the recording cannot, when the person chose to go live."""
         self.turns = [r for r in self.recording if r.kind == StepKind.MODEL and r.name.startswith("@llm/")]
         """The model turns the fork serves: the recording's, the edited one in its place."""
-        self._told, self._told_by_turn = _told_in_recording(original)
+        self._told, told_by_turn = _told_in_recording(original)
         """What the model was told in the recording (see ``_told_in_recording``)."""
+        self._told_before = [1]
+        """How many of those messages each turn's request holds."""
+        for results in told_by_turn:
+            self._told_before.append(self._told_before[-1] + bool(results))
+        self._seen = self._told_count = 0
+        """How far the conversation of the last request was checked: its messages, and of those
+        the ones the model was told (the input and tool results)."""
 
     @classmethod
     async def create(
@@ -145,6 +152,7 @@ class ForkSession(ReplaySession):
 
     async def _model(self) -> Model:
         self.live_from, self.live_reason = None, ""
+        self._seen = self._told_count = 0
         return ForkModel(self, await replay(self.source, self.run_id))
 
     def _build_agent(self, model: Model) -> Agent:
@@ -177,17 +185,33 @@ class ForkSession(ReplaySession):
         return "edit" if turn == self.edit.turn else "recording"
 
     def unanswered(self, request: ModelRequest) -> AgentTuiError | None:
-        """Why the recording's turn ``request.turn`` does not answer this request, or None."""
+        """Why the recording's turn ``request.turn`` does not answer this request, or None.
+
+        A turn's request holds the whole conversation; only the messages added since the last
+        turn are checked (what came before them was, and a long run stays linear).
+        """
         turn = request.turn
         if turn >= len(self.turns):
             return NoRecordedOutput(self.run_id, turn, len(self.turns))
-        told = [m for m in request.messages if m.role != "assistant"]
-        expected = self._told[: 1 + sum(1 for results in self._told_by_turn[:turn] if results)]
-        if turn == self.edit.turn or told == expected:
+        messages = request.messages
+        seen, told = (self._seen, self._told_count) if len(messages) >= self._seen else (0, 0)  # a new drive
+        fits = True
+        for message in messages[seen:]:
+            if message.role == "assistant":
+                continue
+            if told >= len(self._told) or not _same_message(message, self._told[told]):
+                fits = False
+                break
+            told += 1
+        if fits:
+            self._seen, self._told_count = len(messages), told
+        if turn == self.edit.turn or (fits and told == self._told_before[turn]):
             return None
-        if len(told) > 0 and len(expected) > 0 and told[0] != expected[0]:
+        everything = [m for m in messages if m.role != "assistant"]
+        expected = self._told[: self._told_before[turn]]
+        if everything[:1] != expected[:1]:
             return Unanswerable(self.run_id, f"@llm/{turn}", "the fork's input differs", "the recording's does not")
-        asked, holds = _first_difference(told[1:], expected[1:], self._names())
+        asked, holds = _first_difference(everything[1:], expected[1:], self._names())
         return Unanswerable(self.run_id, f"@llm/{turn}", f"turn {turn} is asked after {asked}",
                             f"the recording's turn {turn} answered {holds}")  # fmt: skip
 
@@ -281,6 +305,18 @@ def _first_difference(told: Sequence[Message], expected: Sequence[Message], name
             continue
         return _result_words(mine, names, "returned"), _result_words(theirs, names, "returning")
     return "the same results in other messages", "them as the recording sent them"
+
+
+def _same_message(a: Message, b: Message) -> bool:
+    """The same message, tool results compared as JSON values (your tool may format its own)."""
+    if a == b:
+        return True
+    if a.role != b.role or len(a.parts) != len(b.parts):
+        return False
+    return all(
+        isinstance(x, ToolResultPart) and isinstance(y, ToolResultPart) and _same_result(x, y)
+        for x, y in zip(a.parts, b.parts, strict=True)
+    )
 
 
 def _same_result(a: ToolResultPart, b: ToolResultPart) -> bool:
