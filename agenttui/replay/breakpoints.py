@@ -139,7 +139,7 @@ class BreakpointCheck:
             return f"{self.tokens:,} tokens so far" if self.tokens >= point.tokens else ""
         if point.kind == "kind":
             found = next((r for r in written if r.kind == point.name), None)
-            return f"{found.name} is a {point.name} record" if found else ""
+            return f"wrote {found.name} ({point.name})" if found else ""
         if point.kind == "divergence":
             for record in written:
                 if record.name in self.ignored:

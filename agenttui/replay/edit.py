@@ -73,7 +73,7 @@ def editable(record: Record) -> str:
                 f"{record.name} was recorded by a person (a reconciled result): it is an input, not the loop's output"
             )
         return ""
-    return f"{record.name} is a {record.kind or 'record'}, not a model turn or a tool result: a fork edits those only"
+    return f"{record.name} ({record.kind or 'no kind'}) is not a model turn or a tool result: a fork edits those only"
 
 
 def find_step(recording: Sequence[Record], name: str) -> Record:
@@ -108,7 +108,7 @@ def make_edit(record: Record, text: str, *, is_error: bool | None = None) -> Edi
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BadEdit(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        raise BadEdit(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise BadEdit("not valid JSON: nested too deeply") from None
     compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -116,7 +116,7 @@ async def test_an_edited_call_the_recording_never_answered_stops_at_the_tool(dem
 @pytest.mark.parametrize(
     ("at", "value", "why"),
     [
-        ("@llm/0", "{oops", "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 2"),
+        ("@llm/0", "{oops", "not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
         ("@llm/0", '"text"', "a model turn is an object with role and parts, not a string"),
         ("@llm/0", message({"type": "image"}), "part 0: type is text, reasoning or tool_use, not 'image'"),
         ("@llm/0", message({"type": "tool_use", "id": "c", "name": "x", "args": [1]}),
@@ -125,9 +125,9 @@ async def test_an_edited_call_the_recording_never_answered_stops_at_the_tool(dem
         ("@llm/0", json.dumps({"role": "user", "parts": []}), "a model turn's role is assistant, not 'user'"),
         ("@llm/0", json.dumps({"message": {"parts": []}, "usage": {"input_tokens": -1}}),
          "usage: input_tokens is a count of tokens (a whole number, 0 or more), not -1"),
-        ("run:start", "{}", "run:start is a value, not a model turn or a tool result: a fork edits those only"),
+        ("run:start", "{}", "run:start (value) is not a model turn or a tool result: a fork edits those only"),
         ("@llm/9", "{}", "the run has no step '@llm/9' (its model turns: @llm/0 … @llm/3)"),
-        ("approval:call_1_0", "{}", "approval:call_1_0 is a approval, not a model turn or a tool result: a fork edits those only"),
+        ("approval:call_1_0", "{}", "approval:call_1_0 (approval) is not a model turn or a tool result: a fork edits those only"),
     ],
 )  # fmt: skip
 async def test_an_edit_is_checked_against_the_records_shape(demo: Store, at: str, value: str, why: str) -> None:
@@ -209,7 +209,7 @@ def test_the_breakpoint_grammar() -> None:
     [
         ("tool:refund_payment", "turn 1 calls refund_payment (call_1_0)"),
         ("call:refund_payment amount=129", "turn 1 calls refund_payment (call_1_0) with amount=129.0"),
-        ("kind:approval", "approval:call_1_0 is a approval record"),
+        ("kind:approval", "wrote approval:call_1_0 (approval)"),
         ("tokens>=1000", "1,132 tokens so far"),
     ],
 )
@@ -220,7 +220,8 @@ async def test_run_to_end_stops_at_a_breakpoint(demo: Store, until: str, why: st
     assert (progress.breakpoint.turn, progress.breakpoint.why) == (1, why)
     assert (await fork.verdict()).stopped == "breakpoint"
     await fork.run_to_end()  # and on from there, to where the edit stops it
-    assert fork.done and fork.progress.reason.startswith("the recording cannot answer @llm/3")
+    assert fork.progress.state == ReplayState.DIVERGED
+    assert fork.progress.reason.startswith("the recording cannot answer @llm/3")
 
 
 async def test_a_divergence_breakpoint_passes_over_the_edit_and_stops_at_a_live_turn(demo: Store) -> None:
