@@ -67,6 +67,9 @@ class ForkModel:
         if fork.live_from is None:
             unanswered = fork.unanswered(request)
             if unanswered is None:
+                if request.turn == fork.edit.turn and fork.calls_changed:
+                    # The recording's later decisions and answers are about calls this turn no longer makes.
+                    fork.store.stop_feeding()
                 for delta in recorded_deltas(fork.turns[request.turn]):
                     yield delta
                 return
@@ -100,6 +103,8 @@ class ForkSession(ReplaySession):
                          refusal=base.refusal)  # fmt: skip
         self.live_model: Model | None = setup.model if live and setup is not None else None
         """The model that answers where the recording cannot, when the person chose to go live."""
+        self.calls_changed = edit.turn is not None and _calls(edit.original) != _calls(edit.edited)
+        """The edited turn makes other calls than the recorded one (then no recorded input is fed after it)."""
         self.turns = [r for r in self.recording if r.kind == StepKind.MODEL and r.name.startswith("@llm/")]
         """The model turns the fork serves: the recording's, the edited one in its place."""
         self._told, told_by_turn = _told_in_recording(original)
@@ -267,6 +272,11 @@ class EditedCall(Tool):
         if ctx.tool_use_id == self.call_id:
             return ToolOutput(None, recorded=self.outcome)
         return await self.inner.run(ctx)
+
+
+def _calls(record: Record) -> list[tuple[str, str, object]]:
+    uses = record.message.tool_uses if record.message else ()
+    return [(c.id, c.name, json_value(c.args or b"{}")) for c in uses]
 
 
 def _call(call: ToolUsePart) -> str:

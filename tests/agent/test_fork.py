@@ -83,6 +83,14 @@ async def test_a_reworded_turn_replays_to_the_end_with_the_same_tool_calls(demo:
     assert final.progress.state == ReplayState.FINISHED and final.outcome() == "finished: Refunded and emailed."
 
 
+async def test_a_turn_edited_to_make_no_call_ends_the_run_and_feeds_no_decision_of_the_old_one(demo: Store) -> None:
+    fork = await fork_run(demo, RUN, "@llm/1", message({"type": "text", "text": "No refund: policy says no."}))
+    assert fork.progress.state == ReplayState.FINISHED and fork.exit_code == 0
+    names = [r.name for r in await fork.replayed()]
+    assert names[-3:] == ["tool:call_0_0", "@llm/1", "run:complete"] and "approval:call_1_0" not in names
+    assert fork.outcome() == "finished: No refund: policy says no."
+
+
 async def test_a_fork_goes_live_with_a_scripted_model_and_completes(demo: Store) -> None:
     answer = "The mat arrived fine: no refund is due."
     setup = dataclasses.replace(factory(RUN), model=ScriptedModel([Turn("unused"), Turn(answer)]))

@@ -302,9 +302,13 @@ class ReplayScreen(StoreScreen):
         text = f"{mark} {verdict.summary()}"
         if verdict.not_compared:
             text += f" · not compared: {', '.join(verdict.not_compared)}"
+        matches, diverged = verdict.matches, verdict.kind == VerdictKind.DIVERGED
+        if (fork := self._fork()) is not None:  # a fork is not judged against the recording: it says where it ended
+            matches, diverged = fork.exit_code == 0, fork.exit_code != 0
+            text = f"{'✓' if matches else '≠'} the fork {fork.outcome()}"
         shown.update(Text(printable(text)))
-        shown.set_class(verdict.matches, "-matches")
-        shown.set_class(verdict.kind == VerdictKind.DIVERGED, "-diverged")
+        shown.set_class(matches, "-matches")
+        shown.set_class(diverged, "-diverged")
         shown.set_class(verdict.kind == VerdictKind.REFUSED, "-refused")
         if verdict.kind == VerdictKind.REFUSED:
             self.query_one(JournalList).empty_text = "Not replayed: the line above says why."
