@@ -56,7 +56,7 @@ async def fork_command(
     or --save keeps it. STORE is never written to, except by --save.
 
     \b
-    exit 0: the fork finished, stopped where the recording stops, or at a breakpoint
+    exit 0: the fork finished, paused (where the recording stops, or waiting as it did), or at a breakpoint
     exit 3: it stopped where the recording cannot answer (the reason names the turn)
     exit 2: a bad edit, breakpoint or option; a run the loop cannot re-drive
     """

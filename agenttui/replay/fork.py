@@ -249,7 +249,7 @@ class ForkSession(ReplaySession):
                 text = answer.message.text if answer is not None else ""
                 return "finished" + (f": {text[:SHOWN]}" if text else "")
             case ReplayState.PAUSED:
-                return f"stopped where the recording stops: {progress.reason}"
+                return f"paused: {progress.reason}"
             case ReplayState.DIVERGED | ReplayState.FAILED:
                 return f"stopped: {progress.reason}"
         return progress.state.value

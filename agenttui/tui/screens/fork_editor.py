@@ -23,11 +23,11 @@ from agenttui.replay.edit import BadEdit, editable_value, make_edit
 
 class ForkEditor(ModalScreen[str | None]):
     """Edit ``record``'s value; ctrl+s takes it once it fits (the error shows inline otherwise),
-    ctrl+e opens it in $EDITOR with the app suspended, esc gives up."""
+    ctrl+o opens it in $EDITOR (ctrl+e is the text area's end of line) with the app suspended, esc gives up."""
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Fork with it", id="fork-editor.save"),
-        Binding("ctrl+e", "external", "Edit in $EDITOR", id="fork-editor.external"),
+        Binding("ctrl+o", "external", "Edit in $EDITOR", id="fork-editor.external"),
         Binding("escape", "cancel", "Cancel", id="fork-editor.cancel"),
     ]
 
@@ -40,7 +40,7 @@ class ForkEditor(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="fork-editor"):
             yield Static(Text(printable(self._title), style="bold"), id="fork-editor-title")
-            yield Static(Text("ctrl+s fork with it · ctrl+e edit in $EDITOR · esc cancel"), id="fork-editor-help")
+            yield Static(Text("ctrl+s fork with it · ctrl+o edit in $EDITOR · esc cancel"), id="fork-editor-help")
             # Not ``code_editor``: its tab indents and its esc only leaves the editor; here esc cancels.
             yield TextArea(editable_value(self.record), language="json", show_line_numbers=True, id="fork-editor-text")
             yield Static(id="fork-editor-error")
