@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,16 +18,19 @@ if TYPE_CHECKING:
     from agenttui.replay.save import SaveFork
     from agenttui.stores.base import Store
 
+#: The breakpoint grammar, as ``--help`` shows it (``agenttui.replay.breakpoints`` parses it;
+#: it is not imported here: the replay package is not loaded until a replay runs).
+GRAMMAR = """\
+tool:NAME          a turn calls the tool NAME
+call:NAME K=V ...  a call to NAME whose arguments hold K=V (V is JSON, else text)
+kind:KIND          a record of this step kind is written (model, tool_result, approval, ...)
+divergence         a record the replay writes is not the recording's
+tokens>=N          the replay's token total reaches N"""
+
 UNTIL_HELP = "Stop at a breakpoint (repeatable): tool:NAME, call:NAME K=V..., kind:KIND, divergence, tokens>=N."
 
 
-@main.command("fork", epilog="""\b
-Breakpoints (--until):
-  tool:NAME          a turn calls the tool NAME
-  call:NAME K=V ...  a call to NAME whose arguments hold K=V (V is JSON, else text)
-  kind:KIND          a record of this step kind is written (model, tool_result, approval, ...)
-  divergence         a record the replay writes is not the recording's
-  tokens>=N          the replay's token total reaches N""")  # fmt: skip
+@main.command("fork", epilog="\b\nBreakpoints (--until):\n" + textwrap.indent(GRAMMAR, "  "))
 @click.argument("store")
 @click.argument("run_id")
 @click.option("--at", "at", required=True, metavar="NAME", help="The step to change: a model turn (@llm/N) or a tool result (tool:CALL).")  # fmt: skip
@@ -56,7 +60,7 @@ async def fork_command(
     or --save keeps it. STORE is never written to, except by --save.
 
     \b
-    exit 0: the fork finished, paused (where the recording stops, or waiting as it did), or at a breakpoint
+    exit 0: the fork finished, paused (as the recording did), or stopped at a breakpoint
     exit 3: it stopped where the recording cannot answer (the reason names the turn)
     exit 2: a bad edit, breakpoint or option; a run the loop cannot re-drive
     """

@@ -27,13 +27,6 @@ from agenttui.journal.describe import json_value
 from agenttui.journal.record import Record, StepKind
 from agenttui.render.diff import same_outcome
 
-GRAMMAR = """\
-tool:NAME          a turn calls the tool NAME
-call:NAME K=V ...  a call to NAME whose arguments hold K=V (V is JSON, else text)
-kind:KIND          a record of this step kind is written (model, tool_result, approval, ...)
-divergence         a record the replay writes is not the recording's
-tokens>=N          the replay's token total reaches N"""
-
 
 class BadBreakpoint(AgentTuiError):
     title = "Bad breakpoint"

@@ -83,6 +83,38 @@ async def test_an_edit_is_checked_inline_then_forks_the_replay(demo_db: Path) ->
     assert demo_db.read_bytes() == before  # a fork never writes its source
 
 
+async def test_saving_a_fork_into_the_store_asks_first_then_writes_a_new_run(demo_db: Path) -> None:
+    from agenttui.journal import Journal
+    from agenttui.stores.sqlite import SQLiteStore
+    from agenttui.tui.screens.dialogs import ConfirmDialog
+
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await replay_to_turn(pilot, 4)
+        editor = await open_editor(pilot, 10)  # @llm/3, the answer
+        await replace_text(pilot, editor, '{"role":"assistant","parts":[{"type":"text","text":"Done."}]}')
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(screen.session, ForkSession) and screen.session.progress.state == ReplayState.FINISHED
+        await pilot.press("s")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("j", "enter")  # as a new run in this store
+        await wait_for_screen(pilot, ConfirmDialog)
+        dialog = screen_of(app, ConfirmDialog)
+        assert dialog.command.endswith("--set - --save") and f"{RUN}~fork-1" in str(
+            dialog.query_one("#dialog-body", Static).render()
+        )
+        await pilot.press("w")
+        await settle(pilot)
+    store = await SQLiteStore.open(demo_db, read_only=True)
+    try:
+        saved = await Journal(store).history(f"{RUN}~fork-1")
+        assert [r.name for r in saved][-3:] == ["@llm/3", "run:complete", "fork:origin"]
+        assert saved[-3].message is not None and saved[-3].message.text == "Done."
+    finally:
+        await store.close()
+
+
 async def test_esc_leaves_the_editor_and_nothing_is_forked(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=(120, 36)) as pilot:
