@@ -56,6 +56,16 @@ async def replace_text(pilot: Pilot[Any], editor: ForkEditor, text: str) -> None
     assert editor.text == text
 
 
+async def back_to(pilot: Pilot[Any], screen: ReplayScreen) -> None:
+    """Back to the replay screen: a finished fork opens its comparison over it (esc leaves that)."""
+    for _ in range(3):
+        if pilot.app.screen is screen:
+            return
+        await pilot.press("escape")
+        await settle(pilot)
+    assert pilot.app.screen is screen
+
+
 async def test_an_edit_is_checked_inline_then_forks_the_replay(demo_db: Path) -> None:
     before = demo_db.read_bytes()
     app = AgentTuiApp(str(demo_db), tail=False)
@@ -72,7 +82,7 @@ async def test_an_edit_is_checked_inline_then_forks_the_replay(demo_db: Path) ->
         await replace_text(pilot, editor, FINE)
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert screen_of(app, ReplayScreen) is screen
+        await back_to(pilot, screen)
         fork = screen.session
         assert isinstance(fork, ForkSession) and fork.edit.name == "tool:call_0_0"
         assert fork.progress.state == ReplayState.DIVERGED
@@ -96,6 +106,7 @@ async def test_saving_a_fork_into_the_store_asks_first_then_writes_a_new_run(dem
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(screen.session, ForkSession) and screen.session.progress.state == ReplayState.FINISHED
+        await back_to(pilot, screen)
         await pilot.press("s")
         await wait_for_screen(pilot, ChoiceDialog)
         await pilot.press("j", "enter")  # as a new run in this store
