@@ -39,7 +39,7 @@ EXIT_CODES = {
     0: "done (a replay: it matches the recording, to its end or up to where it stops)",
     EXIT_NOT_FOUND: "no such run",
     EXIT_USAGE: "usage, store or connection error, nothing written (a replay: refused)",
-    EXIT_DIVERGED: "a replay diverged from the recording",
+    EXIT_DIVERGED: "a replay diverged from the recording (a fork: it stopped where the recording cannot answer)",
     EXIT_ALREADY_DECIDED: "nothing written: the step was already decided (the standing decision is named)",
     EXIT_RUNS_FAILED: "`recover`: some runs failed (the report names them)",
     130: "interrupted (ctrl+c)",
