@@ -34,6 +34,8 @@ class AssistantTurn:
     turn: int
     message: Message
     replayed: bool
+    live: bool = False
+    """A what-if fork's turn that a live model answered, where the recording could not."""
 
 
 @dataclass(frozen=True, slots=True)

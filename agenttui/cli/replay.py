@@ -22,11 +22,14 @@ if TYPE_CHECKING:
 @click.option("--live-tool", "live_tools", multiple=True, metavar="TOOL",
               help="With --agent: run this tool for real, side effects and all (repeatable; asks first).")  # fmt: skip
 @click.option("--yes", is_flag=True, help="With --live-tool: do not ask (for scripts that mean it).")
+@click.option("--until", "until", multiple=True, metavar="BREAKPOINT",
+              help="Stop at a breakpoint (repeatable): tool:NAME, call:NAME K=V..., kind:KIND, divergence, tokens>=N.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="The verdict, and the divergence with both records, as JSON.")
 @run_async
 async def replay_command(
-    store: str, run_id: str, agent_spec: str | None, live_tools: tuple[str, ...], yes: bool, as_json: bool
-) -> None:
+    store: str, run_id: str, agent_spec: str | None, live_tools: tuple[str, ...], yes: bool, until: tuple[str, ...],
+    as_json: bool,
+) -> None:  # fmt: skip
     """Replay a run offline against its recording and judge it.
 
     With --agent your tools run, but those not declared read-only are served from the
@@ -36,22 +39,34 @@ async def replay_command(
     exit 0: it matches the recording, to its end or up to where the recording stops
     exit 3: it diverged (the first divergence is shown, both sides in full)
     exit 2: refused (not a run the agent loop re-drives: a flow, a session journal, ...)
+
+    With --until the replay stops after the first turn that meets a breakpoint (see
+    `agenttui fork --help` for the grammar); it says which, with the verdict so far.
     """
     from agenttui.agent.factory import load_factory
     from agenttui.render.diff import payload_diff
+    from agenttui.replay.breakpoints import parse_breakpoints
     from agenttui.replay.session import replay_verdict
 
+    breakpoints = parse_breakpoints(until)
     setup = load_factory(agent_spec)(run_id) if agent_spec else None
     if live_tools:
         _confirm_live_tools(setup, live_tools, yes)
     session, verdict = await with_store(
-        store, lambda opened: replay_verdict(opened, run_id, setup, live_tools=live_tools)
+        store, lambda opened: replay_verdict(opened, run_id, setup, live_tools=live_tools, until=breakpoints)
     )
     progress = session.progress
+    hit = progress.breakpoint if not session.done else None
     if as_json:
-        click.echo(safe_json(verdict_json(run_id, session.mode, progress.turn, progress.recorded_turns, verdict)))
+        found = verdict_json(run_id, session.mode, progress.turn, progress.recorded_turns, verdict)
+        found["breakpoint"] = (
+            None if hit is None else {"breakpoint": hit.breakpoint.text, "turn": hit.turn, "why": hit.why}
+        )
+        click.echo(safe_json(found))
     else:
         click.echo(f"replayed {progress.turn} of {progress.recorded_turns} turns with {session.mode}")
+        if hit is not None:
+            click.echo(printable(hit.summary()))
         click.echo(printable(verdict.summary()))
         if digests := [m for m in verdict.not_compared if m not in verdict.redacted]:
             click.echo(f"not compared: {', '.join(digests)} (the SDK's digests of its tool registry and prompt)")

@@ -74,6 +74,11 @@ class ReplayStore(MemStore):
             self._cursor += 1
         return fed
 
+    def stop_feeding(self) -> None:
+        """Feed nothing more: the loop has left the recording (a fork gone live), so the
+        recording's later inputs (decisions, answers) answer another conversation."""
+        self._cursor = len(self._recording)
+
     async def adopt_resolution(self, tool_use_id: str) -> bool:
         """Take the recording's remaining records of a halted call as inputs, and feed them.
 

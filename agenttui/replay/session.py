@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import AsyncGenerator, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -30,6 +30,7 @@ from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
 from agenttui.journal.redact import Redactor
 from agenttui.render.diff import JournalDiff, diff_journals
+from agenttui.replay.breakpoints import Breakpoint, BreakpointCheck, BreakpointHit
 from agenttui.replay.feed import ReplayStore
 from agenttui.replay.model import NoRecordedOutput, replay
 from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, refusal_reason
@@ -50,6 +51,18 @@ class ReplayDiverged(RunPaused):
     def __init__(self, run_id: str, reason: str) -> None:
         super().__init__(run_id, reason)
         self.reason = reason
+
+
+class Unanswerable(ReplayDiverged):
+    """The replayed loop asked for something the recording holds no answer to: a fork's edit
+    changed what the model was told, or which call it makes. Says which step, what was asked and
+    what the recording holds."""
+
+    title = "The recording cannot answer"
+
+    def __init__(self, run_id: str, step: str, asked: str, holds: str) -> None:
+        super().__init__(run_id, f"the recording cannot answer {step}: {asked}; {holds}")
+        self.step, self.asked, self.holds = step, asked, holds
 
 
 class ReplayState(enum.StrEnum):
@@ -87,6 +100,9 @@ class RecordedCalls:
     """How many attempt markers (first and retries) each call has."""
     gates: dict[str, str]
     """``single`` or ``tally`` for each call a person had to approve."""
+    stale: Mapping[str, Unanswerable] = field(default_factory=dict)
+    """Calls whose recorded outcome answers another call (a fork changed the call): asked, they
+    stop the replay with what is wrong."""
 
     @classmethod
     def of(cls, records: Sequence[Record]) -> RecordedCalls:
@@ -152,6 +168,8 @@ class RecordedTool(Tool):
     async def run(self, ctx: ToolContext) -> ToolOutput:
         assert self.calls is not None
         call_id = ctx.tool_use_id
+        if (stale := self.calls.stale.get(call_id)) is not None:
+            raise Unanswerable(ctx.run_id, stale.step, stale.asked, stale.holds)
         if call_id not in self.calls.names:
             raise ReplayDiverged(ctx.run_id, f"call {call_id} ({self.name}) was never made in the recording")
         outcome = self.calls.outcomes.get(call_id)
@@ -177,11 +195,12 @@ class ServedTool(RecordedTool):
 
 
 def serve_side_effects(
-    setup: AgentSetup, records: Sequence[Record], live: Collection[str] = ()
+    setup: AgentSetup, records: Sequence[Record], live: Collection[str] = (), *, calls: RecordedCalls | None = None
 ) -> tuple[AgentSetup, tuple[str, ...]]:
     """``setup`` with every tool that is not read-only (and not named in ``live``) served from the
-    recording; and the names of the tools served. A replay never fires a side effect unasked."""
-    calls = RecordedCalls.of(records)
+    recording (``calls``, read from ``records`` unless given); and the names of the tools served.
+    A replay never fires a side effect unasked."""
+    calls = calls or RecordedCalls.of(records)
     tools: list[Tool] = []
     for tool in setup.tools:
         if tool.safety.read_only or tool.name in live:
@@ -192,9 +211,10 @@ def serve_side_effects(
     return dataclasses.replace(setup, tools=tools), served
 
 
-def recorded_tools(records: Sequence[Record], start: RunStart) -> list[Tool]:
-    """Stand-ins for the recording's tools: those ``run:start`` names, then any other tool called."""
-    calls = RecordedCalls.of(records)
+def recorded_tools(records: Sequence[Record], start: RunStart, calls: RecordedCalls | None = None) -> list[Tool]:
+    """Stand-ins for the recording's tools: those ``run:start`` names, then any other tool called.
+    ``calls`` is what they serve (read from ``records`` unless given)."""
+    calls = calls or RecordedCalls.of(records)
     declared = list(dict.fromkeys([*start.policies, *start.tools]))
     names = declared + sorted(set(calls.names.values()) - set(declared))
 
@@ -233,6 +253,8 @@ class ReplayProgress:
     state: ReplayState = ReplayState.READY
     reason: str = ""
     events: list[AgentEvent] = field(default_factory=list)
+    breakpoint: BreakpointHit | None = None
+    """The breakpoint the last ``run_to_end`` stopped at (the replay can go on from there)."""
 
 
 class ReplaySession:
@@ -251,8 +273,10 @@ class ReplaySession:
         """Your tools that are not read-only, served from the recording instead of running."""
         self.live: tuple[str, ...] = ()
         """Your tools that are not read-only and run for real, as asked (``live_tools``)."""
+        self.calls = self._recorded_calls(recording)
+        """What the recorded tools serve: each call's outcome, markers and gate."""
         if setup is not None:
-            setup, self.served = serve_side_effects(setup, recording, live_tools)
+            setup, self.served = serve_side_effects(setup, recording, live_tools, calls=self.calls)
             self.live = tuple(t.name for t in setup.tools if not t.safety.read_only and t.name in live_tools)
         self.setup = setup
         self.recorded_status = recorded_status
@@ -323,10 +347,22 @@ class ReplaySession:
         self.store = ReplayStore(self.run_id, self.recording)
         self._replayed, self._replayed_seq = [], -1
         await self.store.feed_due()
-        self._agent = self._build_agent(await replay(self.source, self.run_id))
+        self._agent = self._build_agent(await self._model())
         self._events = self._drive()
         self._held = None
         self.progress = ReplayProgress(recorded_turns=self.progress.recorded_turns, state=ReplayState.RUNNING)
+
+    def _recorded_calls(self, recording: Sequence[Record]) -> RecordedCalls:
+        """What the recorded tools serve (a fork changes it)."""
+        return RecordedCalls.of(recording)
+
+    async def _model(self) -> Model:
+        """The model the replayed loop asks (a fork's answers where the recording cannot)."""
+        return await replay(self.source, self.run_id)
+
+    def _emitted(self, event: AgentEvent) -> AgentEvent:
+        """An event of the replayed loop as the session reports it (a fork marks its live turns)."""
+        return event
 
     def _drive(self) -> AsyncGenerator[AgentEvent, None]:
         assert self._agent is not None
@@ -336,7 +372,7 @@ class ReplaySession:
         settings = self.start.settings
         if self.setup is not None:
             return self.setup.agent(self.store, model)
-        return Agent(model, self.store, *recorded_tools(self.recording, self.start), name="agent",
+        return Agent(model, self.store, *recorded_tools(self.recording, self.start, self.calls), name="agent",
                      system_prompt=str(settings.get("system_prompt", "")), max_turns=int(settings.get("max_turns", 100_000)))  # fmt: skip
 
     @property
@@ -352,6 +388,7 @@ class ReplaySession:
         events: list[AgentEvent] = []
 
         def emit(event: AgentEvent) -> None:
+            event = self._emitted(event)
             events.append(event)
             if on_event:
                 on_event(event)
@@ -406,13 +443,43 @@ class ReplaySession:
         else:
             self.progress.state, self.progress.reason = ReplayState.DIVERGED, f"no recorded output: {exc.message}"
 
-    async def run_to_end(self, on_turn: Callable[[int], None] | None = None) -> ReplayProgress:
-        """Replay until the run finishes, pauses or diverges."""
+    async def run_to_end(
+        self, on_turn: Callable[[int], None] | None = None, breakpoints: Sequence[Breakpoint] = ()
+    ) -> ReplayProgress:
+        """Replay until the run finishes, pauses or diverges, or a turn meets one of
+        ``breakpoints`` (``progress.breakpoint`` says which; calling again goes on from there)."""
+        self.progress.breakpoint = None
+        await self._newly_replayed()
+        check = self.breakpoint_check(breakpoints) if breakpoints else None
         while not self.done:
-            await self.step()
+            events = await self.step()
             if on_turn:
                 on_turn(self.progress.turn)
+            if check is not None:
+                written = await self._newly_replayed()
+                if hit := check.check(self.progress.turn - 1, events, written):
+                    self.progress.breakpoint = hit
+                    break
         return self.progress
+
+    def breakpoint_check(self, breakpoints: Sequence[Breakpoint]) -> BreakpointCheck:
+        """A check of ``breakpoints`` from here on, its token total counting what is replayed so far."""
+        check = BreakpointCheck(breakpoints, {r.name: r for r in self.recording}, self._differs_on_purpose())
+        check.tokens = sum(r.usage.total for r in self._replayed if r.kind == StepKind.MODEL and r.usage)
+        return check
+
+    def _differs_on_purpose(self) -> frozenset[str]:
+        """Step names a ``divergence`` breakpoint passes over (a fork's edited step)."""
+        return frozenset()
+
+    async def _newly_replayed(self) -> list[Record]:
+        """The records the replay wrote since the last read (``replayed``), decoded once."""
+        before = len(self._replayed)
+        async for entry, record in Journal(self.store).entries(self.run_id, after=self._replayed_seq):
+            if not (self.store.legacy and record.is_header):  # the header a legacy replay runs under
+                self._replayed.append(record)
+            self._replayed_seq = entry.seq
+        return self._replayed[before:]
 
     async def jump(self, turn: int) -> ReplayProgress:
         """Replay from the start up to ``turn`` turns (replay is deterministic: back is forward again)."""
@@ -429,10 +496,7 @@ class ReplaySession:
 
     async def replayed(self) -> list[Record]:
         """The replay's journal so far. Read incrementally: each step decodes only what it wrote."""
-        async for entry, record in Journal(self.store).entries(self.run_id, after=self._replayed_seq):
-            if not (self.store.legacy and record.is_header):  # the header a legacy replay runs under
-                self._replayed.append(record)
-            self._replayed_seq = entry.seq
+        await self._newly_replayed()
         return list(self._replayed)
 
     def _comparable(self, records: Sequence[Record]) -> list[Record]:
@@ -458,6 +522,9 @@ class ReplaySession:
         if self.refusal:
             return found(VerdictKind.REFUSED, self.refusal)
         first = (diff or await self.diff()).first_divergence
+        hit = self.progress.breakpoint
+        if first is None and hit is not None and not self.done:
+            return found(VerdictKind.MATCHES_SO_FAR, f"{hit.breakpoint.text}: {hit.why}", stopped="breakpoint")
         state, reason = self.progress.state, self.progress.reason
         if first is not None:
             loop_reason = (
@@ -478,12 +545,14 @@ class ReplaySession:
 
 
 async def replay_verdict(
-    source: Store, run_id: str, setup: AgentSetup | None = None, *, live_tools: Collection[str] = ()
-) -> tuple[ReplaySession, Verdict]:
-    """Replay ``run_id`` to its end and judge it: the CLI's ``replay`` and a CI check."""
+    source: Store, run_id: str, setup: AgentSetup | None = None, *, live_tools: Collection[str] = (),
+    until: Sequence[Breakpoint] = (),
+) -> tuple[ReplaySession, Verdict]:  # fmt: skip
+    """Replay ``run_id`` to its end (or the first of ``until`` met) and judge it: the CLI's
+    ``replay`` and a CI check."""
     session = await ReplaySession.open(source, run_id, setup, live_tools=live_tools)
     try:
-        await session.run_to_end()
+        await session.run_to_end(breakpoints=until)
         return session, await session.verdict()
     finally:
         await session.aclose()

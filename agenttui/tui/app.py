@@ -381,6 +381,11 @@ class AgentTuiApp(App[int]):
         self.post_message(StoreChanged({run_id} if run_id else None))
         return message
 
+    async def confirm_and_apply(self, operation: Operation, run_id: str | None) -> str | None:
+        """Show what ``operation`` writes and write it once confirmed (a screen's own write, as a
+        fork saved into this store). What it wrote, or None."""
+        return await self._confirm_and_apply(operation, run_id)
+
     async def _writable_store(self) -> tuple[Store, bool]:
         """A store handle for one write: opened for it alone, unless the app was handed a store."""
         if not self._owns_store and self.store is not None and not self.store.read_only:

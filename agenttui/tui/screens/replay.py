@@ -1,4 +1,5 @@
-"""Replay mode: re-drive a run offline one model turn per key, with event, diff and flowchart panes."""
+"""Replay mode: re-drive a run offline one model turn per key, with event, diff and flowchart panes;
+fork it at a model turn or tool result (what-if), and run to the end or to a breakpoint."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -22,6 +25,7 @@ from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.record import Record
 from agenttui.render.diff import JournalDiff, RowState
 from agenttui.render.flow import DONE, FlowStep, unfinished
+from agenttui.replay.breakpoints import Breakpoint, BreakpointHit, parse_breakpoint
 from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
 from agenttui.replay.verdict import Verdict, VerdictKind
 from agenttui.runs.chart_end import chart_end
@@ -36,6 +40,9 @@ from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 from agenttui.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from agenttui.replay.fork import ForkSession
 
 #: Events of a replayed turn are posted at most this often (see ``EventBatches``).
 EVENTS_SECONDS = 0.05
@@ -102,6 +109,12 @@ class ReplayScreen(StoreScreen):
         diff: JournalDiff
         verdict: Verdict | None
 
+    @dataclass
+    class Stopped(Message):
+        """Running to the end stopped at a breakpoint."""
+
+        hit: BreakpointHit
+
     AUTO_FOCUS = "#replayed-journal"
     BINDINGS = [
         Binding("escape", "back", "Back", id="replay.back"),
@@ -112,6 +125,10 @@ class ReplayScreen(StoreScreen):
         Binding("t", "jump_prompt", "Jump to turn", priority=True, id="replay.jump"),
         Binding("enter", "jump_done", "Jump", show=False, priority=True, id="replay.jump-done"),
         Binding("escape", "jump_cancel", "Cancel", show=False, priority=True, id="replay.jump-cancel"),
+        Binding("f", "fork", "Fork here", id="replay.fork"),
+        Binding("u", "until_prompt", "Breakpoint", priority=True, id="replay.until"),
+        Binding("s", "save_fork", "Save fork", id="replay.save-fork"),
+        Binding("c", "compare", "Compare", id="replay.compare"),
         Binding("1", "show_pane('events')", "Events", show=False, id="replay.events"),
         Binding("2", "show_pane('diff')", "Diff", show=False, id="replay.diff"),
         Binding("3", "show_pane('flow')", "Flowchart", show=False, id="replay.flowchart"),
@@ -133,12 +150,18 @@ class ReplayScreen(StoreScreen):
         self._detail_shown: tuple[str, RowState, str] | None = None
         self._queued: str | None = None
         """A move asked for while the replay was busy (opening, or a turn under way): made next."""
+        self.breakpoints: list[Breakpoint] = []
+        """Where "to the end" stops (``u`` sets them; an empty one clears them)."""
+        self._compared = False
+        """The fork's comparison was opened once it finished (it opens by itself only once)."""
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="replay-title")
         yield ProgressBar(id="replay-progress", show_eta=False)
         yield Static(id="replay-verdict")
         yield Input(placeholder="jump to turn (0 = the start)", id="replay-jump", type="integer")
+        yield Input(placeholder="breakpoint: tool:NAME · call:NAME K=V · kind:KIND · divergence · tokens>=N (empty clears)",
+                    id="replay-until")  # fmt: skip
         with Horizontal(id="run-body"):
             yield JournalList(id="replayed-journal")
             with TabbedContent(id="replay-panes", initial="events"):
@@ -155,6 +178,7 @@ class ReplayScreen(StoreScreen):
 
     def on_mount(self) -> None:
         self.query_one("#replay-jump").display = False
+        self.query_one("#replay-until").display = False
         self.query_one(JournalList).empty_text = "Nothing replayed yet: n replays the next turn, e runs to the end."
         if self.live_tools:  # the status bar says what this replay does to the world
             self.query_one(StatusBar).writes = f"LIVE side effects: {', '.join(self.live_tools)}"
@@ -175,20 +199,32 @@ class ReplayScreen(StoreScreen):
         if self.session is None:
             self.session = await ReplaySession.open(self.store, self.run_id, self.setup, live_tools=self.live_tools)
         session = self.session
-        restarted = what in ("back", "jump")
+        restarted = what in ("back", "jump", "jump-0")
         if what == "next":
             batches = EventBatches(self.post_message)
             await session.step(batches)
             batches.flush()
         elif what == "end":
+            check = session.breakpoint_check(self.breakpoints) if self.breakpoints else None
+            seen = len(await session.replayed())
+            session.progress.breakpoint = None
             while not session.done:
                 events = await session.step()
+                records = await session.replayed()
+                hit = check.check(session.progress.turn - 1, events, records[seen:]) if check else None
+                seen = len(records)
                 self.post_message(ReplayScreen.EventsEmitted(events))
-                self.post_message(ReplayScreen.Advanced(session.progress, await session.replayed(), False))
+                self.post_message(ReplayScreen.Advanced(session.progress, records, False))
+                if hit is not None:
+                    session.progress.breakpoint = hit
+                    self.post_message(ReplayScreen.Stopped(hit))
+                    break
         elif what == "back":
             await session.back()
         elif what == "jump":
             await session.jump(turn)
+        elif what == "jump-0":
+            await session.jump(0)
         self.post_message(ReplayScreen.Advanced(session.progress, await session.replayed(), restarted))
 
     @work(exclusive=True, group="replay-diff", exit_on_error=False)
@@ -247,6 +283,13 @@ class ReplayScreen(StoreScreen):
         self._show_verdict()
         self.query_one(DiffView).show(message.diff)
         self._title()
+        if message.verdict is not None and self._fork() is not None and not self._compared:
+            self._compared = True
+            self.action_compare()
+
+    def on_replay_screen_stopped(self, message: ReplayScreen.Stopped) -> None:
+        self.notify(printable(message.hit.summary()), title="Breakpoint", timeout=6, markup=False)
+        self._title()
 
     def _show_verdict(self) -> None:
         """The verdict on a line of its own under the title (it wraps on a narrow terminal)."""
@@ -259,9 +302,13 @@ class ReplayScreen(StoreScreen):
         text = f"{mark} {verdict.summary()}"
         if verdict.not_compared:
             text += f" · not compared: {', '.join(verdict.not_compared)}"
+        matches, diverged = verdict.matches, verdict.kind == VerdictKind.DIVERGED
+        if (fork := self._fork()) is not None:  # a fork is not judged against the recording: it says where it ended
+            matches, diverged = fork.exit_code == 0, fork.exit_code != 0
+            text = f"{'✓' if matches else '≠'} the fork {fork.outcome()}"
         shown.update(Text(printable(text)))
-        shown.set_class(verdict.matches, "-matches")
-        shown.set_class(verdict.kind == VerdictKind.DIVERGED, "-diverged")
+        shown.set_class(matches, "-matches")
+        shown.set_class(diverged, "-diverged")
         shown.set_class(verdict.kind == VerdictKind.REFUSED, "-refused")
         if verdict.kind == VerdictKind.REFUSED:
             self.query_one(JournalList).empty_text = "Not replayed: the line above says why."
@@ -276,7 +323,12 @@ class ReplayScreen(StoreScreen):
         else:
             progress = session.progress
             parts.append(Text(f"turn {progress.turn} of {progress.recorded_turns} · {session.mode}"))
-            if self.verdict is None:
+            parts += fork_parts(session)
+            if self.breakpoints:
+                parts.append(Text("until " + " | ".join(printable(b.text) for b in self.breakpoints)))
+            if self.verdict is None and progress.breakpoint is not None and not session.done:
+                parts.append(Text(printable(progress.breakpoint.summary()), style="bold"))
+            elif self.verdict is None:
                 state = progress.state.value + (f" · {printable(progress.reason)}" if progress.reason else "")
                 parts.append(Text(state))
             if self.verdict is None and self.diff is not None:
@@ -377,9 +429,11 @@ class ReplayScreen(StoreScreen):
         self._move("back")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("jump_prompt", "jump_done", "jump_cancel"):
-            in_prompt = self.focused is self.query_one("#replay-jump")
-            return in_prompt == (action != "jump_prompt")
+        if action in ("jump_prompt", "until_prompt", "jump_done", "jump_cancel"):
+            in_prompt = self.focused in (self.query_one("#replay-jump"), self.query_one("#replay-until"))
+            return in_prompt == (action not in ("jump_prompt", "until_prompt"))
+        if action in ("save_fork", "compare"):
+            return self._fork() is not None or None  # shown dimmed until there is a fork
         return True
 
     def action_jump_prompt(self) -> None:
@@ -389,6 +443,9 @@ class ReplayScreen(StoreScreen):
         self.focus_now(field)
 
     def action_jump_done(self) -> None:
+        if self.focused is self.query_one("#replay-until"):
+            self._until_done()
+            return
         field = self._close_jump_prompt()
         # Digits typed just before the enter may still wait in the field's queue: read it after them.
         field.call_later(self._jump_to, field)
@@ -401,10 +458,150 @@ class ReplayScreen(StoreScreen):
         self._close_jump_prompt()
 
     def _close_jump_prompt(self) -> Input:
-        field = self.query_one("#replay-jump", Input)
-        field.display = False
+        for prompt in self.query("#replay-jump, #replay-until"):
+            prompt.display = False
         self.focus_now(self.query_one(JournalList))
-        return field
+        return self.query_one("#replay-jump", Input)
+
+    # -- breakpoints and forks ---------------------------------------------------------------
+
+    def action_until_prompt(self) -> None:
+        field = self.query_one("#replay-until", Input)
+        field.value = ""
+        field.display = True
+        self.focus_now(field)
+
+    def _until_done(self) -> None:
+        field = self.query_one("#replay-until", Input)
+        # As for the jump: read the field after the keys typed just before the enter.
+        field.call_later(self._set_breakpoint, field)
+
+    def _set_breakpoint(self, field: Input) -> None:
+        from agenttui.replay.breakpoints import BadBreakpoint
+
+        text = field.value.strip()
+        if not text:
+            self.breakpoints = []
+            self.notify("breakpoints cleared", timeout=3)
+        else:
+            try:
+                self.breakpoints.append(parse_breakpoint(text))
+            except BadBreakpoint as bad:
+                self.notify(printable(bad.message), title=bad.title, severity="error", markup=False)
+                return  # the prompt stays, with what was typed, to be put right
+            self.notify(f"e runs to the end or to: {printable(text)}", timeout=3, markup=False)
+        self._close_jump_prompt()
+        self._title()
+
+    def _fork(self) -> ForkSession | None:
+        from agenttui.replay.fork import ForkSession
+
+        return self.session if isinstance(self.session, ForkSession) else None
+
+    def action_fork(self) -> None:
+        row = self.query_one(JournalList).current
+        if row is None:
+            self.notify("replay to a model turn or tool result first, then fork there", severity="warning")
+            return
+        self.fork_at(row.name)
+
+    @work(exclusive=True, group="fork", exit_on_error=False)
+    async def fork_at(self, name: str) -> None:
+        """Edit the recorded value of step ``name``, then replay the run again as a fork of it."""
+        from agenttui.replay.edit import editable
+        from agenttui.replay.fork import ForkSession
+        from agenttui.tui.screens.dialogs import ChoiceDialog
+        from agenttui.tui.screens.fork_editor import ForkEditor
+
+        session = self.session
+        if session is None:
+            return
+        fork = self._fork()
+        recording = fork.original if fork is not None else session.recording  # a new edit starts from the recording
+        record = next((r for r in recording if r.name == name), None)
+        if record is None or (why := editable(record)):
+            self.notify(
+                printable(why if record else f"{name} is not in the recording"), severity="warning", markup=False
+            )
+            return
+        value = await self.app.push_screen_wait(ForkEditor(record))
+        if value is None:
+            return
+        live = False
+        if self.setup is not None and self.setup.model is not None:
+            choice = await self.app.push_screen_wait(ChoiceDialog("Where the recording cannot answer", [
+                "Stop there and say why", "Go on live with your agent's model (turns marked LIVE)"]))  # fmt: skip
+            if choice is None:
+                return
+            live = choice == 1
+        forked = await ForkSession.create(self.store, self.run_id, name, value, self.setup, live=live)
+        if self.session is not None:
+            await self.session.aclose()
+        self.session, self.verdict, self._compared = forked, None, False
+        self._show_verdict()
+        self._move("jump-0")
+        self._queued = "end"
+
+    def action_save_fork(self) -> None:
+        self.save_fork()
+
+    @work(exclusive=True, group="fork", exit_on_error=False)
+    async def save_fork(self) -> None:
+        """Keep the fork: in a new SQLite file, or, once confirmed, as a new run in this store."""
+        from agenttui.replay.save import plan_save
+        from agenttui.stores import open_store
+        from agenttui.tui.screens.dialogs import ChoiceDialog, PromptDialog
+
+        fork = self._fork()
+        if fork is None:
+            self.notify("no fork to save: f forks the replay at the step under the cursor", severity="warning")
+            return
+        where = await self.app.push_screen_wait(ChoiceDialog(f"Save the fork of {self.run_id}",
+            ["Into a new SQLite file…", "As a new run in this store (asks first)…"]))  # fmt: skip
+        agent = self.tui.agent_spec or ""
+        if where == 1:
+            operation = await plan_save(fork, self.store, where="this store", live_agent=agent)
+            await self.tui.confirm_and_apply(operation, operation.run_id)
+            return
+        if where != 0:
+            return
+        path = await self.app.push_screen_wait(PromptDialog("Save the fork", "A new SQLite file:", "fork.db"))
+        if not path:
+            return
+        if await asyncio.to_thread(Path(path).exists):
+            self.notify(
+                f"{printable(path)} exists: nothing written (choose a new file)", severity="error", markup=False
+            )
+            return
+        target = await open_store(path, create=True)
+        try:
+            operation = await plan_save(fork, target, where=path, into=path, run_id=fork.run_id, live_agent=agent)
+            done = await operation.apply(target)
+        finally:
+            await target.close()
+        self.notify(printable(done), title="Fork saved", timeout=6, markup=False)
+
+    def action_compare(self) -> None:
+        """The fork beside the recording, turn by turn."""
+        fork = self._fork()
+        if fork is None:
+            self.notify("no fork to compare: f forks the replay at the step under the cursor", severity="warning")
+            return
+        from agenttui.replay.compare import Side
+        from agenttui.replay.session import FOREIGN_DIGESTS
+        from agenttui.tui.screens.compare import CompareScreen
+
+        # A replay with recorded tools writes no attempt markers and cannot reproduce a foreign
+        # agent's digests: neither is a difference the fork made.
+        digests = [member for member in fork.not_compared if member in FOREIGN_DIGESTS]
+        self.app.push_screen(
+            CompareScreen(
+                Side(self.store, self.run_id, "recording"),
+                Side(fork.store, self.run_id, "fork"),
+                markers_optional=True,
+                not_compared=digests,
+            )
+        )
 
     def action_show_pane(self, pane: str) -> None:
         self.show_pane(pane)
@@ -412,3 +609,15 @@ class ReplayScreen(StoreScreen):
     @property
     def finished(self) -> bool:
         return self.session is not None and self.session.progress.state != ReplayState.RUNNING
+
+
+def fork_parts(session: ReplaySession) -> list[Text]:
+    """What the title says of a fork: where it was edited, and where it went live."""
+    from agenttui.replay.fork import ForkSession
+
+    if not isinstance(session, ForkSession):
+        return []
+    parts = [Text(f"fork at {printable(session.edit.name)}", style="bold")]
+    if session.live_from is not None:
+        parts.append(Text(f"LIVE from turn {session.live_from}", style="bold reverse"))
+    return parts

@@ -39,12 +39,11 @@ def event_line(event: AgentEvent) -> tuple[str, str]:
             return "delta", f"  finish {finish}" + (
                 f" ({usage.input_tokens} in / {usage.output_tokens} out)" if usage is not None else ""
             )
-        case AssistantTurn(turn=turn, message=message, replayed=replayed):
+        case AssistantTurn(turn=turn, message=message, replayed=replayed, live=live):
             calls = ", ".join(c.name for c in message.tool_uses)
             what = (message.text.strip().splitlines() or [""])[0]
-            return "turn", f"assistant turn {turn}{' (replayed)' if replayed else ''}: {what}" + (
-                f" → {calls}" if calls else ""
-            )
+            source = " (LIVE)" if live else " (replayed)" if replayed else ""
+            return "turn", f"assistant turn {turn}{source}: {what}" + (f" → {calls}" if calls else "")
         case ToolStarted(name=name, args=args):
             return "tool", f"tool {name} started {args.decode('utf-8', 'replace')}"
         case ToolCompleted(name=name, result=result, is_error=is_error):

@@ -1,0 +1,130 @@
+"""Saving a fork: its journal written out as a new run, as an ``Operation`` a person confirms.
+
+A fork lives in its scratch store until saved. ``SaveFork`` writes it into a store of the
+person's choice, a new SQLite file or the source store under a new run id, only through the
+journal's at-most-once insert and under the new run's lease, and never over a run that exists.
+The saved run ends with a ``fork:origin`` value record saying what it is a fork of
+(``docs/decisions.md``, "What-if forks").
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import Counter
+from dataclasses import dataclass
+
+from agenttui.errors import AgentTuiError
+from agenttui.journal.codec import go_json
+from agenttui.journal.journal import Journal
+from agenttui.journal.record import Record, StepKind
+from agenttui.replay.fork import ForkSession
+from agenttui.runs.lease import lease
+from agenttui.stores.base import Store
+
+FORK_ORIGIN = "fork:origin"
+"""The value record a saved fork ends with: the run it forks, the edit, where it went live."""
+
+#: How many of the records ``will_write`` names one by one.
+NAMED = 8
+
+
+class RunExists(AgentTuiError):
+    """The run a fork would be saved as already has records: nothing is written."""
+
+    title = "Run exists"
+
+
+def fork_run_id(run_id: str, n: int) -> str:
+    """The ``n``-th fork of ``run_id`` in its own store: ``<run>~fork-<n>``."""
+    return f"{run_id}~fork-{n}"
+
+
+async def free_fork_id(store: Store, run_id: str) -> str:
+    """The first ``<run>~fork-<n>`` (n = 1, 2, ...) with no records in ``store``."""
+    journal = Journal(store)
+    n = 1
+    while await journal.format(fork_run_id(run_id, n)) is not None:
+        n += 1
+    return fork_run_id(run_id, n)
+
+
+def origin_record(fork: ForkSession) -> Record:
+    live_from = None if fork.live_from is None else f"@llm/{fork.live_from}"
+    origin = {"run_id": fork.run_id, "at": fork.edit.name, "value": json.loads(fork.edit.value),
+              "live_from": live_from, "outcome": fork.outcome()}  # fmt: skip
+    if fork.edit.call_id:
+        origin["is_error"] = fork.edit.edited.is_error
+    return Record(FORK_ORIGIN, StepKind.VALUE, result=go_json(origin))
+
+
+@dataclass(frozen=True)
+class SaveFork:
+    """Write ``records`` (a fork's journal, its origin last) as run ``run_id`` of a store."""
+
+    fork_of: str
+    edit_at: str
+    edit_value: str
+    is_error: bool | None
+    records: tuple[Record, ...]
+    run_id: str
+    where: str
+    """Where it goes, in words (the source store, or the file's path)."""
+    into: str = ""
+    """The SQLite file it goes into ("" for the source store)."""
+    live_agent: str = ""
+    """The ``--agent`` the fork could go live with ("" when it could not)."""
+    until: str = ""
+    """The breakpoint the fork stopped at, if it did."""
+
+    @property
+    def title(self) -> str:
+        return f"Save the fork of run {self.fork_of} as run {self.run_id}"
+
+    def will_write(self) -> str:
+        kinds = Counter(r.kind for r in self.records)
+        counted = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+        lines = [f"a new run {self.run_id} in {self.where}: @journal and {len(self.records)} records ({counted})"]
+        named = self.records if len(self.records) <= NAMED else (*self.records[: NAMED - 2], *self.records[-2:])
+        for index, record in enumerate(named):
+            if len(self.records) > NAMED and index == NAMED - 2:
+                lines.append(f"  … {len(self.records) - NAMED} more")
+            lines.append(f"  {record.name}  {record.kind}")
+        lines.append("nothing else is written; the run forked is untouched")
+        return "\n".join(lines)
+
+    def command(self, store_url: str) -> str:
+        words = ["agenttui", "fork", store_url, self.fork_of, "--at", self.edit_at, "--set", "-"]
+        if self.is_error is not None:
+            words.append("--error" if self.is_error else "--no-error")
+        if self.live_agent:
+            words += ["--agent", self.live_agent, "--live"]
+        words += ["--until", self.until] if self.until else []
+        words += ["--into", self.into] if self.into else ["--save"]
+        return f"printf '%s' {shlex.quote(self.edit_value)} | " + " ".join(shlex.quote(w) for w in words)
+
+    async def apply(self, store: Store) -> str:
+        return await lease(store, self.run_id, lambda: self._write(store), ttl=30)
+
+    async def _write(self, store: Store) -> str:
+        journal = Journal(store)
+        if await journal.format(self.run_id) is not None:
+            raise RunExists(f"run {self.run_id!r} already exists in {self.where}: nothing written")
+        for record in self.records:
+            await journal.insert(self.run_id, record)
+        return f"saved the fork as run {self.run_id} in {self.where}: wrote {len(self.records) + 1} records"
+
+
+async def plan_save(
+    fork: ForkSession, target: Store, *, where: str, into: str = "", run_id: str = "", live_agent: str = ""
+) -> SaveFork:
+    """What saving ``fork`` into ``target`` writes: the fork's journal (its header aside, the
+    store's own is written) and its origin, as ``run_id`` or the first free ``<run>~fork-<n>``."""
+    records = (*(r for r in await fork.replayed() if not r.is_header), origin_record(fork))
+    hit = None if fork.done else fork.progress.breakpoint
+    chosen = run_id or await free_fork_id(target, fork.run_id)
+    is_error = fork.edit.edited.is_error if fork.edit.call_id and fork.edit.edited.is_error != fork.edit.original.is_error else None  # fmt: skip
+    return SaveFork(
+        fork.run_id, fork.edit.name, fork.edit.value, is_error, records, chosen, where, into,
+        live_agent if fork.live_model is not None else "", "" if hit is None else hit.breakpoint.text,
+    )  # fmt: skip
