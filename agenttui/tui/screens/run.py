@@ -27,7 +27,7 @@ from agenttui.runs.operations import replay_command
 from agenttui.runs.search import Hits, Needle, row_hits, search_content
 from agenttui.runs.status import RunStatus, statuses
 from agenttui.runs.tree import sub_run_steps
-from agenttui.runs.view import RecordRow, RunView, utterance
+from agenttui.runs.view import RecordRows, RunView, utterance
 from agenttui.stores import describe_url
 from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.tui.screens.base import StoreScreen
@@ -174,7 +174,7 @@ class RunScreen(StoreScreen):
         return self.query_one(JournalList)
 
     @property
-    def rows(self) -> list[RecordRow]:
+    def rows(self) -> RecordRows:
         """What the journal list shows of each record read so far."""
         return self.view.rows
 
@@ -248,7 +248,7 @@ class RunScreen(StoreScreen):
         before = len(view)
         turns_before = view.model_turns
         fresh = view.add_entries(message.entries)
-        journal.extend(view.rows[before:])
+        journal.show_rows(view.rows, before)
         self.query_one(FlowchartView).append(fresh)
         self.query_one(EventsView).add(events_of(self.run_id, fresh, first_turn=turns_before, names=view.tool_names))
         if self.follow or self._to_end:
