@@ -22,9 +22,11 @@ SUMMARY_LIMIT = 256
 """Characters of a record's summary its row keeps. A list cuts the summary to its width, so a
 row shows the same as long as the list is narrower than this; and a 1 MB tool result costs its
 row no more than a short one."""
-DECODED_BUDGET = 1_000_000
-"""Bytes of decoded records a view keeps for its panes, counted as ``record_cost`` (3,000 records
-of the benchmark's long run, 4.5 MB in memory). The record read last is kept whatever its size."""
+DECODED_BUDGET = 256_000
+"""Bytes of decoded records a view keeps for its panes, counted as ``record_cost`` (750 records
+of the benchmark's long run, about 1.2 MB in memory; 1 MB of them took 4.7 MB). A record the
+panes show again is read back from the store in a millisecond or so. The record read last is
+kept whatever its size."""
 CONVERSATION_VOICES = 40
 """Voices the conversation as of a record shows besides the first (the user's input): the newest."""
 CONVERSATION_BYTES = 256_000
