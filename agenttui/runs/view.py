@@ -121,6 +121,10 @@ class RecordRows(Sequence[RecordRow]):
         """The step name of row ``index``, without making the row."""
         return _text(self._names, self._name_ends, index)
 
+    def summary(self, index: int) -> str:
+        """The summary of row ``index``, without making the row."""
+        return _text(self._summaries, self._summary_ends, index)
+
     def size(self, index: int) -> int:
         """The stored bytes of row ``index``'s record, without making the row."""
         return self._sizes[index]

@@ -21,7 +21,6 @@ from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
 from agenttui.render.bulk import older_objects_set_aside
 from agenttui.render.flow import FlowStep, unfinished
-from agenttui.replay.events import events_of
 from agenttui.runs.chart_end import chart_end
 from agenttui.runs.operations import replay_command
 from agenttui.runs.search import Hits, Needle, row_hits, search_content
@@ -33,7 +32,7 @@ from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.replay import ReplayScreen
-from agenttui.tui.widgets.events_view import EventsView
+from agenttui.tui.widgets.events_view import EventsView, RunEventLines
 from agenttui.tui.widgets.find_bar import FindBar
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.header_bar import HeaderBar
@@ -135,6 +134,8 @@ class RunScreen(StoreScreen):
         self.run_id = run_id
         self.view = RunView(run_id)
         """A row for each record read so far, their tool names and the seq to read on from."""
+        self.events = RunEventLines(self.view.rows)
+        """The events pane's lines, drawn from the rows."""
         self._one_load = asyncio.Lock()
         self._read_to = -1
         """The seq of the newest record a load has read (its batch may not be handled yet)."""
@@ -250,7 +251,8 @@ class RunScreen(StoreScreen):
         fresh = view.add_entries(message.entries)
         journal.show_rows(view.rows, before)
         self.query_one(FlowchartView).append(fresh)
-        self.query_one(EventsView).add(events_of(self.run_id, fresh, first_turn=turns_before, names=view.tool_names))
+        added = self.events.add_records(self.run_id, before, fresh, turns_before, view.tool_names)
+        self.query_one(EventsView).show_run(self.events, added)
         if self.follow or self._to_end:
             if fresh:
                 journal.cursor = len(view) - 1
