@@ -19,7 +19,7 @@ from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
-from agenttui.render.bulk import older_objects_set_aside
+from agenttui.render.bulk import give_back_free_memory, older_objects_set_aside
 from agenttui.render.flow import FlowStep, unfinished
 from agenttui.runs.chart_end import chart_end
 from agenttui.runs.operations import replay_command
@@ -260,6 +260,8 @@ class RunScreen(StoreScreen):
             journal.cursor = 0
         if message.last:
             self._to_end = False
+            if not message.tail:
+                give_back_free_memory()  # the load is done: its batches, decoded and dropped, go back
         if not len(view):
             self._status_text = "no records: this run does not exist (yet)"
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."

@@ -227,7 +227,12 @@ class RunsScreen(StoreScreen):
             self.compute_statuses(new)
 
     def on_runs_screen_statuses_computed(self, message: RunsScreen.StatusesComputed) -> None:
+        was_pending = self.model.pending
         self.model.set_statuses(message.statuses)
+        if was_pending and not self.model.pending and self._listed:
+            from agenttui.render.bulk import give_back_free_memory
+
+            give_back_free_memory()  # the pass is done: what it read and dropped goes back
         now, changes = time.time(), self._clock_changes
         for status in message.statuses:
             if (at := clock_change_at(status, now)) is not None:
