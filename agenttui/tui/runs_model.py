@@ -149,17 +149,19 @@ class StatusLines(Mapping[str, StatusLine | None]):
 
 
 class RunRows:
-    """The visible rows of a ``RunsModel``, packed: each row's run (its place in the model), depth,
-    sub-runs and fold in arrays; a ``RunRow`` is made when one is asked for, with the status line
-    the model holds then. A rebuild of 100,000 rows makes no object per row.
+    """The visible rows of a ``RunsModel``, packed: each row's run (its place in the model) in an
+    array, and the depth, sub-runs and fold of the few rows that are not a folded root with no
+    sub-runs; a ``RunRow`` is made when one is asked for, with the status line the model holds
+    then. A rebuild of 100,000 rows makes no object per row.
     """
 
-    def __init__(self, model: RunsModel) -> None:
+    def __init__(
+        self, model: RunsModel, at: Iterable[int] = (), shapes: dict[int, tuple[int, int, bool]] | None = None
+    ) -> None:
         self._model = model
-        self._at = array("q")
-        self._depths = array("l")
-        self._children = array("q")
-        self._folded = array("b")
+        self._at = array("q", at)
+        self._shapes = shapes if shapes is not None else {}
+        """(depth, sub-runs, folded) of the rows that are not (0, 0, True), by row."""
 
     def __len__(self) -> int:
         return len(self._at)
@@ -169,22 +171,17 @@ class RunRows:
             index += len(self._at)
         at = self._at[index]  # raises IndexError past the end, as a list does
         model = self._model
-        return RunRow(model.run_ids[at], self._depths[index], model.line(at), self._children[index],
-                      bool(self._folded[index]))  # fmt: skip
+        depth, children, folded = self._shapes.get(index, _ROOT)
+        return RunRow(model.run_ids[at], depth, model.line(at), children, folded)
 
     def __iter__(self) -> Iterator[RunRow]:
         return (self[index] for index in range(len(self)))
 
-    def add(self, at: int, depth: int = 0, children: int = 0, folded: bool = True) -> None:
-        """Add the row of the model's run ``at``."""
-        self._at.append(at)
-        self._depths.append(depth)
-        self._children.append(children)
-        self._folded.append(folded)
-
     def extend(self, rows: Iterable[RunRow]) -> None:
         for row in rows:
-            self.add(self._model.runs[row.run_id], row.depth, row.children, row.folded)
+            if (row.depth, row.children, row.folded) != _ROOT:
+                self._shapes[len(self._at)] = (row.depth, row.children, row.folded)
+            self._at.append(self._model.runs[row.run_id])
 
     def run_ids(self) -> Iterator[str]:
         """The run of each row, in order, without making the rows."""
@@ -200,6 +197,10 @@ class RunRows:
             return self._at.index(at)
         except ValueError:
             return None
+
+
+_ROOT = (0, 0, True)
+"""The shape of most rows: a root with no sub-runs (so folded)."""
 
 
 @dataclass(slots=True)
@@ -319,21 +320,24 @@ class RunsModel:
 
     def rows(self) -> RunRows:
         """The visible rows: roots that pass the filters, each followed by its unfolded sub-runs."""
-        out = RunRows(self)
+        at: list[int] = []
+        shapes: dict[int, tuple[int, int, bool]] = {}
         runs, children, unfolded = self.runs, self.children, self.unfolded
         filtered = STATUS_FILTERS[self.status_filter][1] is not None or bool(self.text_filter)
 
         def visit(run_id: str, depth: int) -> None:
             kids = children.get(run_id, ())
             folded = run_id not in unfolded
-            out.add(runs[run_id], depth, len(kids), folded)
+            if (depth, len(kids), folded) != _ROOT:
+                shapes[len(at)] = (depth, len(kids), folded)
+            at.append(runs[run_id])
             if not folded:
                 for kid in kids:
                     visit(kid, depth + 1)
 
         # Rebuilt every half second while 100,000 statuses fill in: the common case (no filter,
         # no sub-runs, folded) adds the run's place alone.
-        add = out.add
+        add = at.append
         for root in self.roots:
             if filtered and not (self._admits(root) or any(self._admits(k) for k in children.get(root, ()))):
                 continue
@@ -341,7 +345,7 @@ class RunsModel:
                 visit(root, 0)
             else:
                 add(runs[root])
-        return out
+        return RunRows(self, at, shapes)
 
 
 def _place(ordered: list[str], run_id: str) -> None:
