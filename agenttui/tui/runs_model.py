@@ -69,13 +69,12 @@ def _other_defaults() -> tuple[tuple[str, object], ...]:
 
 
 class StatusLine(NamedTuple):
-    """A run's status as the runs list keeps it: what its row shows and its filters read.
+    """A run's status as the runs list shows it: what its row shows and its filters read.
 
-    The list keeps one for every run in the store. A tuple of plain values (its state by index)
-    takes about half a ``RunStatus`` and leaves the run id to the list's own key, and the garbage
-    collector stops tracking it after its first pass, so full collections stay short. A status
-    that says more (a lease, an open call, a wake time, a legacy journal; a few percent of runs)
-    is kept ``whole``, so that ``status`` gives back the very status read.
+    The model keeps these values in columns (``RunsModel``) and makes a line when one is asked
+    for. A status that says more (a lease, an open call, a wake time, a legacy journal; 13% of the
+    production-shaped store's runs) is kept ``whole``, so that ``status`` gives back the very
+    status read.
     """
 
     state_index: int
