@@ -272,10 +272,11 @@ def peak_rss_mb(pid: int) -> float:
 
 def run_ids_pattern(store: Path) -> re.Pattern[bytes]:
     """The first run ids of the store as the runs list shows them: it lists them in byte order and
-    clips a long id (a UUID) to its column, so the first 20 characters of the first 200."""
+    clips a long id (a UUID) to its column, cutting it in the middle (``0002b60c-cd99-…-4fb97ca296ec``
+    at 120 columns), so the first 12 characters of the first 200."""
     with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as conn:
         ids = [row[0] for row in conn.execute("SELECT DISTINCT run_id FROM bide_steps ORDER BY run_id LIMIT 200")]
-    return re.compile(b"|".join(re.escape(i[:20].encode()) for i in ids))
+    return re.compile(b"|".join(re.escape(i[:12].encode()) for i in ids))
 
 
 def checked_interpreter(root: Path, env: dict[str, str], cwd: Path) -> None:

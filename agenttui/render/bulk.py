@@ -51,3 +51,25 @@ def older_objects_set_aside() -> Iterator[None]:
         _SetAside.blocks -= 1
         if _SetAside.blocks == 0:
             gc.unfreeze()
+
+
+def give_back_free_memory() -> None:
+    """Hand the memory freed since to the system, where the C library keeps it (glibc's
+    ``malloc_trim``; elsewhere nothing happens).
+
+    After a pass that made and dropped much (every status of a large store read, a long run
+    loaded), glibc keeps the freed blocks of its heaps, the database thread's included, for
+    later: on the production-shaped store, 11 MB of the runs list's 113 MB, which a run opened
+    next then adds to its peak.
+    """
+    import ctypes  # where it is first needed: not on the way to the first rows
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    try:
+        trim = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return
+    trim(0)

@@ -7,8 +7,9 @@ import sys
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from agenttui.agent.runstart import RunStart
 from agenttui.journal.describe import kind_icon, raw_json_text, summary
@@ -21,9 +22,11 @@ SUMMARY_LIMIT = 256
 """Characters of a record's summary its row keeps. A list cuts the summary to its width, so a
 row shows the same as long as the list is narrower than this; and a 1 MB tool result costs its
 row no more than a short one."""
-DECODED_BUDGET = 1_000_000
-"""Bytes of decoded records a view keeps for its panes, counted as ``record_cost`` (3,000 records
-of the benchmark's long run, 4.5 MB in memory). The record read last is kept whatever its size."""
+DECODED_BUDGET = 256_000
+"""Bytes of decoded records a view keeps for its panes, counted as ``record_cost`` (750 records
+of the benchmark's long run, about 1.2 MB in memory; 1 MB of them took 4.7 MB). A record the
+panes show again is read back from the store in a millisecond or so. The record read last is
+kept whatever its size."""
 CONVERSATION_VOICES = 40
 """Voices the conversation as of a record shows besides the first (the user's input): the newest."""
 CONVERSATION_BYTES = 256_000
@@ -69,6 +72,101 @@ class RecordRow:
     """The record's stored bytes."""
 
 
+class RecordRows(Sequence[RecordRow]):
+    """A run's rows, packed: names and summaries as UTF-8 in two buffers, the rest in arrays; a
+    ``RecordRow`` is made again when one is asked for (a list draws the few on screen).
+
+    As an object and two strings a row, a 50,000-record run's rows took 15 MB; packed, about a
+    third. Strings go in with ``surrogatepass``: a step name or summary may be any string.
+    """
+
+    def __init__(self) -> None:
+        self._names, self._name_ends = bytearray(), array("q")
+        self._summaries, self._summary_ends = bytearray(), array("q")
+        self._kinds, self._icons = array("B"), array("B")
+        """Indices into ``_words``: the few kinds and icons rows have, each kept once."""
+        self._words: list[str] = ["?"]
+        self._word_index: dict[str, int] = {"?": 0}
+        self._failed = array("b")
+        self._sizes = array("q")
+        self._unreadable: dict[int, str] = {}
+        """Why a row's record does not decode, for the few that do not."""
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    @overload
+    def __getitem__(self, index: int) -> RecordRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[RecordRow]: ...
+
+    def __getitem__(self, index: int | slice) -> RecordRow | list[RecordRow]:
+        if isinstance(index, slice):
+            return [self[at] for at in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        size = self._sizes[index]  # raises IndexError past the end, as a list does
+        words = self._words
+        return RecordRow(
+            _text(self._names, self._name_ends, index), words[self._kinds[index]], words[self._icons[index]],
+            _text(self._summaries, self._summary_ends, index), bool(self._failed[index]),
+            self._unreadable.get(index, ""), size,
+        )  # fmt: skip
+
+    def __iter__(self) -> Iterator[RecordRow]:
+        return (self[index] for index in range(len(self)))
+
+    def name(self, index: int) -> str:
+        """The step name of row ``index``, without making the row."""
+        return _text(self._names, self._name_ends, index)
+
+    def summary(self, index: int) -> str:
+        """The summary of row ``index``, without making the row."""
+        return _text(self._summaries, self._summary_ends, index)
+
+    def size(self, index: int) -> int:
+        """The stored bytes of row ``index``'s record, without making the row."""
+        return self._sizes[index]
+
+    def append(self, row: RecordRow) -> None:
+        self._names += row.name.encode("utf-8", "surrogatepass")
+        self._name_ends.append(len(self._names))
+        self._summaries += row.summary.encode("utf-8", "surrogatepass")
+        self._summary_ends.append(len(self._summaries))
+        self._kinds.append(self._word(row.kind))
+        self._icons.append(self._word(row.icon))
+        self._failed.append(row.failed)
+        if row.unreadable:
+            self._unreadable[len(self._sizes)] = row.unreadable
+        self._sizes.append(row.size)
+
+    def extend(self, rows: Iterable[RecordRow]) -> None:
+        for row in rows:
+            self.append(row)
+
+    def clear(self) -> None:
+        for buffer in (self._names, self._summaries):
+            del buffer[:]
+        for column in (self._name_ends, self._summary_ends, self._kinds, self._icons, self._failed, self._sizes):
+            del column[:]
+        self._unreadable.clear()
+
+    def _word(self, word: str) -> int:
+        index = self._word_index.get(word)
+        if index is None:
+            if len(self._words) == 256:  # an array("B") index: past that, kinds nobody wrote
+                return 0
+            index = self._word_index[word] = len(self._words)
+            self._words.append(word)
+        return index
+
+
+def _text(buffer: bytearray, ends: array[int], index: int) -> str:
+    start = ends[index - 1] if index else 0
+    return buffer[start : ends[index]].decode("utf-8", "surrogatepass")
+
+
 def record_row(record: Record, names: Mapping[str, str]) -> RecordRow:
     """The row of ``record``; ``names`` gives the tool names of the calls made so far."""
     failed = bool(record.unreadable) or record.is_error or (record.kind == _APPROVAL and not record.approved)
@@ -111,7 +209,7 @@ class RunView:
 
     def __init__(self, run_id: str, *, decoded_budget: int = DECODED_BUDGET) -> None:
         self.run_id = run_id
-        self.rows: list[RecordRow] = []
+        self.rows = RecordRows()
         """One a record, in commit order; a record's index in the run is its row's."""
         self.tool_names: dict[str, str] = {}
         """Call id → tool name; the same dict for the view's lifetime, so a widget may hold it."""
@@ -209,7 +307,7 @@ class RunView:
         size = 0
         for at in reversed(range(1, said)):
             voice = self._voices[at]
-            size += self.rows[voice].size
+            size += self.rows.size(voice)
             if newest and (len(newest) == CONVERSATION_VOICES or size > CONVERSATION_BYTES):
                 break
             newest.append(voice)

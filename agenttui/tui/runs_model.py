@@ -6,8 +6,9 @@ Kept apart from the widgets so the rules (what shows, in what order) are plain, 
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
@@ -68,13 +69,12 @@ def _other_defaults() -> tuple[tuple[str, object], ...]:
 
 
 class StatusLine(NamedTuple):
-    """A run's status as the runs list keeps it: what its row shows and its filters read.
+    """A run's status as the runs list shows it: what its row shows and its filters read.
 
-    The list keeps one for every run in the store. A tuple of plain values (its state by index)
-    takes about half a ``RunStatus`` and leaves the run id to the list's own key, and the garbage
-    collector stops tracking it after its first pass, so full collections stay short. A status
-    that says more (a lease, an open call, a wake time, a legacy journal; a few percent of runs)
-    is kept ``whole``, so that ``status`` gives back the very status read.
+    The model keeps these values in columns (``RunsModel``) and makes a line when one is asked
+    for. A status that says more (a lease, an open call, a wake time, a legacy journal; 13% of the
+    production-shaped store's runs) is kept ``whole``, so that ``status`` gives back the very
+    status read.
     """
 
     state_index: int
@@ -112,7 +112,7 @@ class StatusLine(NamedTuple):
 
 
 class RunRow(NamedTuple):
-    """One visible line of the runs list (a tuple: 100,000 of them are built on every rebuild)."""
+    """One visible line of the runs list, made when it is asked for (``RunRows``)."""
 
     run_id: str
     depth: int
@@ -127,30 +127,93 @@ class RunRow(NamedTuple):
         return None if self.line is None else self.line.status(self.run_id)
 
 
+_PENDING = -1
+"""The state index of a run whose status is still being computed."""
+
+
 class StatusLines(Mapping[str, StatusLine | None]):
     """Each run's status line, by run id, in listing order: a view of a ``RunsModel``'s runs."""
 
-    def __init__(self, runs: dict[str, RunRow]) -> None:
-        self._runs = runs
+    def __init__(self, model: RunsModel) -> None:
+        self._model = model
 
     def __getitem__(self, run_id: str) -> StatusLine | None:
-        return self._runs[run_id].line
+        return self._model.line(self._model.runs[run_id])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._runs)
+        return iter(self._model.runs)
 
     def __len__(self) -> int:
-        return len(self._runs)
+        return len(self._model.runs)
+
+
+class RunRows:
+    """The visible rows of a ``RunsModel``, packed: each row's run (its place in the model) in an
+    array, and the depth, sub-runs and fold of the few rows that are not a folded root with no
+    sub-runs; a ``RunRow`` is made when one is asked for, with the status line the model holds
+    then. A rebuild of 100,000 rows makes no object per row.
+    """
+
+    def __init__(
+        self, model: RunsModel, at: Iterable[int] = (), shapes: dict[int, tuple[int, int, bool]] | None = None
+    ) -> None:
+        self._model = model
+        self._at = array("q", at)
+        self._shapes = shapes if shapes is not None else {}
+        """(depth, sub-runs, folded) of the rows that are not (0, 0, True), by row."""
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __getitem__(self, index: int) -> RunRow:
+        if index < 0:
+            index += len(self._at)
+        at = self._at[index]  # raises IndexError past the end, as a list does
+        model = self._model
+        depth, children, folded = self._shapes.get(index, _ROOT)
+        return RunRow(model.run_ids[at], depth, model.line(at), children, folded)
+
+    def __iter__(self) -> Iterator[RunRow]:
+        return (self[index] for index in range(len(self)))
+
+    def extend(self, rows: Iterable[RunRow]) -> None:
+        for row in rows:
+            if (row.depth, row.children, row.folded) != _ROOT:
+                self._shapes[len(self._at)] = (row.depth, row.children, row.folded)
+            self._at.append(self._model.runs[row.run_id])
+
+    def run_ids(self) -> Iterator[str]:
+        """The run of each row, in order, without making the rows."""
+        ids = self._model.run_ids
+        return (ids[at] for at in self._at)
+
+    def index_of(self, run_id: str) -> int | None:
+        """The row that shows ``run_id``, if one does."""
+        at = self._model.runs.get(run_id)
+        if at is None:
+            return None
+        try:
+            return self._at.index(at)
+        except ValueError:
+            return None
+
+
+_ROOT = (0, 0, True)
+"""The shape of most rows: a root with no sub-runs (so folded)."""
 
 
 @dataclass(slots=True)
 class RunsModel:
-    """All runs known so far and the view over them."""
+    """All runs known so far and the view over them.
 
-    runs: dict[str, RunRow] = field(default_factory=dict)
-    """Every run known, in listing order, as its row would be were it a root with no sub-runs
-    (its status line None until read). Most runs are, and the list shows these very rows: a
-    rebuild of 100,000 rows makes none, so none pile up for the garbage collector to scan."""
+    Kept as columns: each run's place in the listing order (``runs``), its id, and its status as
+    arrays of numbers (state, steps, turns, tokens) beside a list of details. On 100,000 runs a
+    row and a status line a run (two tuples) took 20 MB, and the collector scanned them all.
+    """
+
+    runs: dict[str, int] = field(default_factory=dict)
+    """Every run known, by id: its place in ``run_ids`` and the status columns (listing order)."""
+    run_ids: list[str] = field(default_factory=list)
     children: dict[str, list[str]] = field(default_factory=dict)
     roots: list[str] = field(default_factory=list)
     unfolded: set[str] = field(default_factory=set)
@@ -158,11 +221,32 @@ class RunsModel:
     status_filter: int = 0
     pending: int = 0
     """Runs whose status is still being computed."""
+    _states: array[int] = field(default_factory=lambda: array("b"))
+    """Each run's state, as its index in ``RunState`` (``_PENDING``: still being computed)."""
+    _steps: array[int] = field(default_factory=lambda: array("q"))
+    _turns: array[int] = field(default_factory=lambda: array("q"))
+    _tokens: array[int] = field(default_factory=lambda: array("q"))
+    _details: list[str] = field(default_factory=list)
+    _whole: dict[int, RunStatus] = field(default_factory=dict)
+    """The statuses that say more than a line does (``StatusLine.whole``), by run."""
 
     @property
     def statuses(self) -> StatusLines:
         """Every run known and its status line (None: still being computed)."""
-        return StatusLines(self.runs)
+        return StatusLines(self)
+
+    def has_status(self, run_id: str) -> bool:
+        """Whether ``run_id`` is known and its status read."""
+        at = self.runs.get(run_id)
+        return at is not None and self._states[at] != _PENDING
+
+    def line(self, at: int) -> StatusLine | None:
+        """The status line of run ``at`` (its place in ``run_ids``), None while being computed."""
+        state = self._states[at]
+        if state == _PENDING:
+            return None
+        return StatusLine(state, self._details[at], self._steps[at], self._turns[at], self._tokens[at],
+                          self._whole.get(at))  # fmt: skip
 
     def add_runs(self, run_ids: list[str]) -> list[str]:
         """Learn of runs (in listing order); returns the ones not known before."""
@@ -170,7 +254,12 @@ class RunsModel:
         new = [r for r in run_ids if r not in runs]
         self.pending += len(new)
         for run_id in new:
-            runs[run_id] = RunRow(run_id, 0, None, 0, True)
+            runs[run_id] = len(self.run_ids)
+            self.run_ids.append(run_id)
+            self._states.append(_PENDING)
+            for column in (self._steps, self._turns, self._tokens):
+                column.append(0)
+            self._details.append("")
             parent = parent_run_id(run_id)
             # insort keeps byte order (the store's) for runs that appear later, by the live feed.
             if parent is not None and parent in runs:
@@ -184,10 +273,17 @@ class RunsModel:
         for status in statuses:
             if status.run_id not in runs:
                 self.add_runs([status.run_id])
-            row = runs[status.run_id]
-            if row.line is None:
+            at = runs[status.run_id]
+            if self._states[at] == _PENDING:
                 self.pending -= 1
-            runs[row.run_id] = RunRow(row.run_id, 0, StatusLine.of(status), 0, True)
+            line = StatusLine.of(status)
+            self._states[at] = line.state_index
+            self._steps[at], self._turns[at], self._tokens[at] = line.steps, line.turns, line.tokens
+            self._details[at] = line.detail
+            if line.whole is not None:
+                self._whole[at] = line.whole
+            else:
+                self._whole.pop(at, None)
 
     @property
     def filter_name(self) -> str:
@@ -205,12 +301,14 @@ class RunsModel:
 
     def counts(self) -> Counter[RunState]:
         """How many root runs are in each state (sub-runs count with their parent)."""
-        runs = self.runs
-        return Counter(line.state for r in self.roots if (line := runs[r].line) is not None)
+        runs, states = self.runs, self._states
+        counted = Counter(states[runs[r]] for r in self.roots)
+        counted.pop(_PENDING, None)
+        return Counter({_STATES[index]: n for index, n in counted.items()})
 
     def _admits(self, run_id: str) -> bool:
         states = STATUS_FILTERS[self.status_filter][1]
-        status = self.runs[run_id].line
+        status = self.line(self.runs[run_id])
         if states is not None and (status is None or status.state not in states):
             return False
         if self.text_filter:
@@ -219,30 +317,34 @@ class RunsModel:
             return needle in haystack
         return True
 
-    def rows(self) -> list[RunRow]:
+    def rows(self) -> RunRows:
         """The visible rows: roots that pass the filters, each followed by its unfolded sub-runs."""
-        out: list[RunRow] = []
+        at: list[int] = []
+        shapes: dict[int, tuple[int, int, bool]] = {}
         runs, children, unfolded = self.runs, self.children, self.unfolded
         filtered = STATUS_FILTERS[self.status_filter][1] is not None or bool(self.text_filter)
 
         def visit(run_id: str, depth: int) -> None:
             kids = children.get(run_id, ())
             folded = run_id not in unfolded
-            out.append(RunRow(run_id, depth, runs[run_id].line, len(kids), folded))
+            if (depth, len(kids), folded) != _ROOT:
+                shapes[len(at)] = (depth, len(kids), folded)
+            at.append(runs[run_id])
             if not folded:
                 for kid in kids:
                     visit(kid, depth + 1)
 
         # Rebuilt every half second while 100,000 statuses fill in: the common case (no filter,
-        # no sub-runs, folded) shows the row the run holds.
+        # no sub-runs, folded) adds the run's place alone.
+        add = at.append
         for root in self.roots:
             if filtered and not (self._admits(root) or any(self._admits(k) for k in children.get(root, ()))):
                 continue
             if root in children or root in unfolded:
                 visit(root, 0)
             else:
-                out.append(runs[root])
-        return out
+                add(runs[root])
+        return RunRows(self, at, shapes)
 
 
 def _place(ordered: list[str], run_id: str) -> None:

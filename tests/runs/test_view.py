@@ -60,7 +60,7 @@ async def test_a_view_adds_each_record_once_however_reads_overlap(demo_db: Path)
     assert view.model_turns == sum(record.kind == "model" for record in records) == 4
     names = view.tool_names
     view.clear()
-    assert (view.rows, view.tool_names, view.last_seq, view.model_turns, len(view.decoded)) == ([], {}, -1, 0, 0)
+    assert (list(view.rows), view.tool_names, view.last_seq, view.model_turns, len(view.decoded)) == ([], {}, -1, 0, 0)
     assert view.tool_names is names  # a widget holding the dict sees the view start again
 
 

@@ -69,7 +69,7 @@ async def test_keys_typed_ahead_of_the_filter_go_into_it(demo_db: Path) -> None:
         type_ahead(app, "/zz/z")
         await pilot.pause()
         assert field.value == "zz/z"  # it replaced the selected text; "/" is text
-        assert screen.table.items == [] and "No run matches the filter" in screen.table.empty_text
+        assert len(screen.table.items) == 0 and "No run matches the filter" in screen.table.empty_text
 
 
 async def test_unfinished_runs_get_their_status_first() -> None:
@@ -362,7 +362,7 @@ async def test_an_empty_list_says_why_it_is_empty(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         table = screen_of(app, RunsScreen).table
-        assert table.items == [] and table.render_line(0).text.rstrip() == "No runs in this store yet."
+        assert len(table.items) == 0 and table.render_line(0).text.rstrip() == "No runs in this store yet."
         assert table.render_line(1).text.strip() == ""
 
 

@@ -62,3 +62,25 @@ def test_a_status_line_gives_back_the_status_it_was_made_from() -> None:
     model.add_runs(["a", "b"])
     model.set_statuses([plain])
     assert [row.status for row in model.rows()] == [plain, None] and model.pending == 1
+
+
+def test_rows_are_made_from_the_columns_when_asked_for() -> None:
+    model = RunsModel()
+    model.add_runs(["a", "b", "b>c", "d"])
+    model.set_statuses([RunStatus("a", RunState.COMPLETE, "done", steps=3, turns=1, tokens=70_000),
+                        RunStatus("b>c", RunState.HALTED, "refund")])  # fmt: skip
+    model.toggle_fold("b", True)
+    rows = model.rows()
+    assert len(rows) == 4 and list(rows.run_ids()) == ["a", "b", "b>c", "d"]
+    assert [(r.run_id, r.depth, r.children, r.folded) for r in rows] == [
+        ("a", 0, 0, True), ("b", 0, 1, False), ("b>c", 1, 0, True), ("d", 0, 0, True),
+    ]  # fmt: skip
+    assert rows[0].status == RunStatus("a", RunState.COMPLETE, "done", steps=3, turns=1, tokens=70_000)
+    assert rows[-1].line is None and model.pending == 2
+    assert (rows.index_of("b>c"), rows.index_of("nowhere")) == (2, None)
+    assert model.has_status("a") and not model.has_status("d") and not model.has_status("nowhere")
+    model.set_statuses([RunStatus("a", RunState.STALLED)])  # read again: the line follows
+    assert rows[0].line is not None and rows[0].line.state is RunState.STALLED and model.pending == 2
+    assert model.counts() == {RunState.STALLED: 1}
+    model.toggle_fold("b", False)
+    assert model.rows().index_of("b>c") is None

@@ -30,7 +30,7 @@ from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
 from agenttui.replay.verdict import Verdict, VerdictKind
 from agenttui.runs.chart_end import chart_end
 from agenttui.runs.status import RunStatus
-from agenttui.runs.view import RecordRow, RunView
+from agenttui.runs.view import RecordRows, RunView
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
@@ -187,7 +187,7 @@ class ReplayScreen(StoreScreen):
         self.drive("open")
 
     @property
-    def rows(self) -> list[RecordRow]:
+    def rows(self) -> RecordRows:
         """What the journal list shows of each replayed record."""
         return self.view.rows
 

@@ -19,21 +19,20 @@ from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
-from agenttui.render.bulk import older_objects_set_aside
+from agenttui.render.bulk import give_back_free_memory, older_objects_set_aside
 from agenttui.render.flow import FlowStep, unfinished
-from agenttui.replay.events import events_of
 from agenttui.runs.chart_end import chart_end
 from agenttui.runs.operations import replay_command
 from agenttui.runs.search import Hits, Needle, row_hits, search_content
 from agenttui.runs.status import RunStatus, statuses
 from agenttui.runs.tree import sub_run_steps
-from agenttui.runs.view import RecordRow, RunView, utterance
+from agenttui.runs.view import RecordRows, RunView, utterance
 from agenttui.stores import describe_url
 from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.replay import ReplayScreen
-from agenttui.tui.widgets.events_view import EventsView
+from agenttui.tui.widgets.events_view import EventsView, RunEventLines
 from agenttui.tui.widgets.find_bar import FindBar
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.header_bar import HeaderBar
@@ -136,6 +135,8 @@ class RunScreen(StoreScreen):
         self.run_id = run_id
         self.view = RunView(run_id)
         """A row for each record read so far, their tool names and the seq to read on from."""
+        self.events = RunEventLines(self.view.rows)
+        """The events pane's lines, drawn from the rows."""
         self._one_load = asyncio.Lock()
         self._read_to = -1
         """The seq of the newest record a load has read (its batch may not be handled yet)."""
@@ -175,7 +176,7 @@ class RunScreen(StoreScreen):
         return self.query_one(JournalList)
 
     @property
-    def rows(self) -> list[RecordRow]:
+    def rows(self) -> RecordRows:
         """What the journal list shows of each record read so far."""
         return self.view.rows
 
@@ -249,9 +250,10 @@ class RunScreen(StoreScreen):
         before = len(view)
         turns_before = view.model_turns
         fresh = view.add_entries(message.entries)
-        journal.extend(view.rows[before:])
+        journal.show_rows(view.rows, before)
         self.query_one(FlowchartView).append(fresh)
-        self.query_one(EventsView).add(events_of(self.run_id, fresh, first_turn=turns_before, names=view.tool_names))
+        added = self.events.add_records(self.run_id, before, fresh, turns_before, view.tool_names)
+        self.query_one(EventsView).show_run(self.events, added)
         if self.follow or self._to_end:
             if fresh:
                 journal.cursor = len(view) - 1
@@ -259,6 +261,8 @@ class RunScreen(StoreScreen):
             journal.cursor = 0
         if message.last:
             self._to_end = False
+            if not message.tail:
+                give_back_free_memory()  # the load is done: its batches, decoded and dropped, go back
         if not len(view):
             self._status_text = "no records: this run does not exist (yet)"
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."

@@ -105,8 +105,11 @@ class RunsScreen(StoreScreen):
     def __init__(self) -> None:
         super().__init__()
         self.model = RunsModel()
+        self.shown = self.model.rows()
+        """The rows the table shows (``RunsModel.rows`` as last rebuilt)."""
         self._listed = False
-        self.scheduler = StatusScheduler(lambda run_id: self.model.statuses.get(run_id) is not None)
+        # A lambda: a reload replaces the model.
+        self.scheduler = StatusScheduler(lambda run_id: self.model.has_status(run_id))  # noqa: PLW0108
         """Which statuses to read next; a worker reads them (``_read_statuses``)."""
         self._dirty: set[str] | None = set()
         """Runs changed since the last refresh (None: unknown which, re-list); applied in bursts."""
@@ -226,7 +229,12 @@ class RunsScreen(StoreScreen):
             self.compute_statuses(new)
 
     def on_runs_screen_statuses_computed(self, message: RunsScreen.StatusesComputed) -> None:
+        was_pending = self.model.pending
         self.model.set_statuses(message.statuses)
+        if was_pending and not self.model.pending and self._listed:
+            from agenttui.render.bulk import give_back_free_memory
+
+            give_back_free_memory()  # the pass is done: what it read and dropped goes back
         now, changes = time.time(), self._clock_changes
         for status in message.statuses:
             if (at := clock_change_at(status, now)) is not None:
@@ -317,10 +325,10 @@ class RunsScreen(StoreScreen):
     def _refresh_rows(self) -> None:
         table = self.table
         current = table.current
-        rows = self.model.rows()
+        rows = self.shown = self.model.rows()
         table.set_items(rows)
         if current is not None:
-            index = next((i for i, row in enumerate(rows) if row.run_id == current.run_id), None)
+            index = rows.index_of(current.run_id)
             if index is not None and index != table.cursor:
                 table.cursor = index
         table.empty_text = self._why_empty()
@@ -521,7 +529,7 @@ class RunsScreen(StoreScreen):
             self.model.toggle_fold(ancestor, True)
         if ancestors:
             self._refresh_rows()
-        index = next((i for i, row in enumerate(self.table.items) if row.run_id == run_id), None)
+        index = self.shown.index_of(run_id)
         if index is not None:
             self.table.cursor = index
         return index is not None
@@ -535,7 +543,7 @@ class RunsScreen(StoreScreen):
         return row.run_id if row else None
 
     def visible_run_ids(self) -> Iterable[str]:
-        return (row.run_id for row in self.table.items)
+        return self.shown.run_ids()
 
 
 def _live_holder(leases: dict[str, LeaseInfo], run_id: str) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 
 from rich.text import Text
 
@@ -17,6 +18,9 @@ from agenttui.agent.events import (
 )
 from agenttui.agent.model import Finish, ReasoningDelta, TextDelta, ToolCallDelta
 from agenttui.journal.describe import printable
+from agenttui.journal.record import Record, StepKind
+from agenttui.replay.events import events_of
+from agenttui.runs.view import RecordRows
 from agenttui.tui.widgets.virtual_list import VirtualList
 
 LINE_LIMIT = 256
@@ -56,8 +60,154 @@ def event_line(event: AgentEvent) -> tuple[str, str]:
     return "other", type(event).__name__
 
 
+_KINDS = ("turn", "delta", "tool", "error", "finished", "other")
+_KIND_CODES = {kind: code for code, kind in enumerate(_KINDS)}
+
+
+class EventLines:
+    """Event lines, packed: each line's kind as a byte and its text as UTF-8 in one buffer.
+
+    A 50,000-record run has 25,000 events: as a tuple and a string each they took 13 MB, packed
+    6 MB. A line is made again (a tuple and a string) when it is drawn.
+    """
+
+    def __init__(self, lines: Iterable[tuple[str, str]] = ()) -> None:
+        self._kinds = array("b")
+        self._ends = array("q")
+        """Where each line's text ends in ``_text``; it starts where the one before ends."""
+        self._text = bytearray()
+        self.extend(lines)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def __getitem__(self, index: int) -> tuple[str, str]:
+        if index < 0:
+            index += len(self._kinds)
+        kind = _KINDS[self._kinds[index]]  # raises IndexError past the end, as a list does
+        start = self._ends[index - 1] if index else 0
+        return kind, self._text[start : self._ends[index]].decode("utf-8", "surrogatepass")
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return (self[index] for index in range(len(self)))
+
+    def extend(self, lines: Iterable[tuple[str, str]]) -> None:
+        kinds, ends, text = self._kinds, self._ends, self._text
+        for kind, line in lines:
+            kinds.append(_KIND_CODES[kind])
+            # surrogatepass: an event's text is any string a tool returned, lone surrogates too
+            text += line.encode("utf-8", "surrogatepass")
+            ends.append(len(text))
+
+
+class RunEventLines:
+    """A run's events (``events_of``: a line per model turn and tool result), drawn from the
+    run's rows: a model turn's line is its row's summary with the turn before it, a tool's its
+    row's summary reworded. Only where the row does not give the very line (a summary cut
+    short, a record that does not decode) is the line kept.
+
+    A 50,000-record run's lines took 13 MB as strings, 6 MB packed (``EventLines``): text its
+    rows hold already.
+    """
+
+    def __init__(self, rows: RecordRows) -> None:
+        self._rows = rows
+        self._records = array("q")
+        """The record (the row) each event is of."""
+        self._turns = array("q")
+        """A model turn's number; -1 for a tool (completed), -2 for a tool that failed."""
+        self._cuts = array("q")
+        """Where the row's summary gives the first part of the line (the text, the tool's name)."""
+        self._rests = array("q")
+        """Where the rest starts (the calls, the result); -1: there is none."""
+        self._kept: dict[int, tuple[str, str]] = {}
+        """The lines the rows do not give, by event."""
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __getitem__(self, index: int) -> tuple[str, str]:
+        if index < 0:
+            index += len(self._records)
+        record = self._records[index]  # raises IndexError past the end, as a list does
+        kept = self._kept.get(index)
+        if kept is not None:
+            return kept
+        return self._line(self._rows.summary(record), self._turns[index], self._cuts[index], self._rests[index])
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return (self[index] for index in range(len(self)))
+
+    def extend(self, lines: Iterable[tuple[str, str]]) -> None:
+        raise TypeError("a run's event lines come with its records (add_records)")
+
+    def add_records(self, run_id: str, first: int, records: Sequence[Record], first_turn: int,
+                    names: dict[str, str]) -> int:  # fmt: skip
+        """Add the events of ``records``, the rows from ``first`` on; returns how many."""
+        events = events_of(run_id, records, first_turn=first_turn, names=names)
+        indices = [first + at for at, record in enumerate(records) if record.kind in _EVENT_KINDS]
+        for index, event in zip(indices, events, strict=True):
+            kind, text = event_line(event)
+            line = (kind, text[:LINE_LIMIT])
+            at = len(self._records)
+            self._records.append(index)
+            summary = self._rows.summary(index)
+            turn, cut, rest = self._shape(event, summary)
+            self._turns.append(turn)
+            self._cuts.append(cut)
+            self._rests.append(rest)
+            if self._line(summary, turn, cut, rest) != line:
+                self._kept[at] = line
+        return len(events)
+
+    @staticmethod
+    def _shape(event: AgentEvent, summary: str) -> tuple[int, int, int]:
+        """(turn, cut, rest) of ``event`` as ``_line`` reads its row's ``summary`` (``describe.summary``)."""
+        if isinstance(event, AssistantTurn):
+            what = (event.message.text.strip().splitlines() or [""])[0]
+            calls = bool(event.message.tool_uses)
+            return event.turn, len(what), (len(what) + len(" → calls ") if what else len("calls ")) if calls else -1
+        if isinstance(event, ToolCompleted):  # the summary: the name, its flags, ": ", the result
+            cut = len(event.name)
+            colon = summary.find(": ", cut)
+            return (-2 if event.is_error else -1), cut, colon + 2 if colon >= 0 else -1
+        return 0, 0, -1
+
+    @staticmethod
+    def _line(summary: str, turn: int, cut: int, rest: int) -> tuple[str, str]:
+        if turn >= 0:
+            text = f"assistant turn {turn} (replayed): {summary[:cut]}" + (f" → {summary[rest:]}" if rest >= 0 else "")
+            return "turn", text[:LINE_LIMIT]
+        name, result = summary[:cut], summary[rest:] if rest >= 0 else ""
+        if turn == -2:
+            return "error", f"tool {name} failed: {result}"[:LINE_LIMIT]
+        return "tool", f"tool {name} completed: {result}"[:LINE_LIMIT]
+
+
+_EVENT_KINDS = frozenset((StepKind.MODEL, StepKind.TOOL_RESULT))
+"""The records ``events_of`` makes an event of, one each."""
+
+
 class EventsView(VirtualList[tuple[str, str]]):
     """Events, newest last; the list follows the newest while the cursor is on it."""
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.items = EventLines()
+
+    def show_run(self, lines: RunEventLines, added: int) -> None:
+        """Show ``lines`` (a run's, kept by the screen, not copied), of which the last ``added``
+        are new."""
+        if self.items is not lines:
+            self.set_items(lines)
+            return
+        at_end = self.cursor >= len(lines) - added - 1
+        self.items_added()
+        if at_end and len(lines):
+            self.cursor = len(lines) - 1
+
+    def set_items(self, items: Iterable[tuple[str, str]]) -> None:
+        super().set_items(items if isinstance(items, RunEventLines) else EventLines(items))
 
     def add(self, events: Sequence[AgentEvent]) -> None:
         at_end = self.cursor >= len(self.items) - 1

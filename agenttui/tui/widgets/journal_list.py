@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from typing import ClassVar
 
 from rich.text import Text
@@ -10,9 +10,9 @@ from textual.message import Message
 
 from agenttui.journal.describe import printable
 from agenttui.journal.record import StepKind
-from agenttui.runs.view import RecordRow
+from agenttui.runs.view import RecordRow, RecordRows
 from agenttui.tui.layout import middle_truncate
-from agenttui.tui.widgets.virtual_list import VirtualList
+from agenttui.tui.widgets.virtual_list import Items, VirtualList
 
 _MUTED_KINDS = {StepKind.HEADER, StepKind.ATTEMPT, StepKind.NOT_STARTED}
 #: The step name column is as wide as the longest name listed, but within these bounds, and
@@ -49,7 +49,7 @@ class JournalList(VirtualList[RecordRow]):
         self.post_message(self.LastAsked())
         super().action_cursor_last()
 
-    def set_items(self, items: list[RecordRow]) -> None:
+    def set_items(self, items: Items[RecordRow]) -> None:
         self._longest_name = 0
         self._measure(items)
         self._index_width = max(INDEX_MIN, len(str(len(items) - 1)))
@@ -58,12 +58,29 @@ class JournalList(VirtualList[RecordRow]):
     def extend(self, items: list[RecordRow]) -> None:
         widened = self._measure(items)
         super().extend(items)
+        self._widen(widened)
+
+    def show_rows(self, rows: RecordRows, start: int) -> None:
+        """Show ``rows`` (a run view's own: the list keeps them, not a copy of each), of which
+        those from ``start`` on are new."""
+        if self.items is not rows:
+            self.set_items(rows)
+            return
+        if start == len(rows):
+            return
+        longest = max((len(rows.name(index)) for index in range(start, len(rows))), default=0)
+        widened = longest > self._longest_name
+        self._longest_name = max(longest, self._longest_name)
+        self.items_added()
+        self._widen(widened)
+
+    def _widen(self, widened: bool) -> None:
         index_width = max(INDEX_MIN, len(str(len(self.items) - 1)))
         if widened or index_width != self._index_width:
             self._index_width = index_width
             self.refresh_items()
 
-    def _measure(self, rows: list[RecordRow]) -> bool:
+    def _measure(self, rows: Iterable[RecordRow]) -> bool:
         """Note the longest step name; whether it grew (every line is then drawn again)."""
         longest = max((len(row.name) for row in rows), default=0)
         if longest <= self._longest_name:

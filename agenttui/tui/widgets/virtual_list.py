@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -17,6 +18,20 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 T = TypeVar("T")
+
+
+class Items(Protocol[T]):
+    """What a list holds its items in: a ``list``, or a packed sequence that makes each item
+    when asked for it (``EventLines``): a long run's list need not keep an object per line."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int) -> T: ...
+
+    def __iter__(self) -> Iterator[T]: ...
+
+    def extend(self, items: Iterable[T]) -> None: ...
+
 
 BLANK = -1
 """The index under which the blank line drawn below the items is kept with the drawn lines."""
@@ -75,7 +90,7 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.items: list[T] = []
+        self.items: Items[T] = []
         # Drawn lines by (index, width, under the cursor, focused). Any layout change (a list
         # growing, a title updating) repaints the whole screen; without this every visible row
         # of every list was rendered again each time: most of a replay step's cost.
@@ -83,7 +98,7 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
 
     # -- data --------------------------------------------------------------------------------
 
-    def set_items(self, items: list[T]) -> None:
+    def set_items(self, items: Items[T]) -> None:
         self.items = items
         self._lines.clear()
         self._resize()
@@ -94,6 +109,10 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
         if not items:
             return
         self.items.extend(items)
+        self.items_added()
+
+    def items_added(self) -> None:
+        """Items were added to ``items`` by their owner (a sequence the list shares): show them."""
         self._resize()
         self.refresh()
 
