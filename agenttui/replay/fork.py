@@ -31,6 +31,7 @@ from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.journal.describe import json_value
 from agenttui.journal.record import Message, Record, StepKind, ToolResultPart, ToolUsePart
+from agenttui.render.diff import JournalDiff, diff_journals
 from agenttui.replay.breakpoints import Breakpoint
 from agenttui.replay.edit import BadEdit, Edit, find_step, make_edit
 from agenttui.replay.model import NoRecordedOutput, ReplayModel, recorded_deltas, replay
@@ -176,6 +177,13 @@ class ForkSession(ReplaySession):
 
     def _differs_on_purpose(self) -> frozenset[str]:
         return frozenset({self.edit.name})
+
+    async def diff_from_original(self) -> JournalDiff:
+        """The recording as it was against the fork so far, the edit its first difference: what
+        a person reads in the diff pane (``diff``, against the recording with the edit in place,
+        is what the fork's own verdict and breakpoints judge)."""
+        replayed = await self.replayed()
+        return diff_journals(self._comparable(self.original), self._comparable(replayed), right_partial=not self.done)
 
     @property
     def mode(self) -> str:

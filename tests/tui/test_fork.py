@@ -19,6 +19,7 @@ from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ChoiceDialog
 from agenttui.tui.screens.fork_editor import ForkEditor
 from agenttui.tui.screens.replay import ReplayScreen
+from agenttui.tui.widgets.diff_view import DiffView
 from tests.tui.conftest import screen_of, settle, type_ahead, wait_for_screen
 
 RUN = "refund-a1002"
@@ -90,6 +91,9 @@ async def test_an_edit_is_checked_inline_then_forks_the_replay(demo_db: Path) ->
         assert [r.name for r in screen.rows][-1] == "tool:call_0_0"
         title = str(screen.query_one("#replay-title").render())
         assert "fork at tool:call_0_0" in title
+        # The diff pane shows the fork against the run as recorded: the edit is where they part.
+        first = [line.row.name for line in screen.query_one(DiffView).items if line.first and line.row]
+        assert first == ["tool:call_0_0"]
     assert demo_db.read_bytes() == before  # a fork never writes its source
 
 

@@ -108,6 +108,8 @@ class ReplayScreen(StoreScreen):
 
         diff: JournalDiff
         verdict: Verdict | None
+        shown: JournalDiff | None = None
+        """What the diff pane shows when it is not ``diff``: a fork against the run as recorded."""
 
     @dataclass
     class Stopped(Message):
@@ -229,7 +231,8 @@ class ReplayScreen(StoreScreen):
 
     @work(exclusive=True, group="replay-diff", exit_on_error=False)
     async def diff_after_paint(self) -> None:
-        """Diff the replay against the recording once the step is on screen.
+        """Diff the replay against the recording (a fork: the recording as it was) once the step is
+        on screen.
 
         The diff walks the whole recording (tens of milliseconds for a long run): the step is
         painted first, and while turns follow each other faster than that, only the newest is
@@ -240,7 +243,11 @@ class ReplayScreen(StoreScreen):
         await painted.wait()
         if (session := self.session) is not None:
             diff = await session.diff()
-            self.post_message(ReplayScreen.Diffed(diff, await session.verdict(diff) if session.done else None))
+            verdict = await session.verdict(diff) if session.done else None
+            # The pane shows a fork against the run as it was recorded; the title still says
+            # whether it follows the recording it replays (the edit in place).
+            shown = await fork.diff_from_original() if (fork := self._fork()) is not None else None
+            self.post_message(ReplayScreen.Diffed(diff, verdict, shown))
 
     def on_replay_screen_events_emitted(self, message: ReplayScreen.EventsEmitted) -> None:
         self.query_one(EventsView).add(message.events)
@@ -281,7 +288,7 @@ class ReplayScreen(StoreScreen):
         self.diff = message.diff
         self.verdict = message.verdict
         self._show_verdict()
-        self.query_one(DiffView).show(message.diff)
+        self.query_one(DiffView).show(message.shown or message.diff)
         self._title()
         if message.verdict is not None and self._fork() is not None and not self._compared:
             self._compared = True
