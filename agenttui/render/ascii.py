@@ -45,6 +45,7 @@ class Flowchart:
         """The record index whose node is drawn with the ``selected`` role."""
         self.current_turn: int | None = None
         """The model turn whose nodes are drawn with the ``current`` role (a replay's step)."""
+        self._changed: frozenset[int] = frozenset()
         self._children: Children = children if children is not None else {}
         self._blocks: list[Block] = []
         # The index. Arrays take 8 bytes an entry where a list of new ints takes 36; the record
@@ -55,6 +56,18 @@ class Flowchart:
         self._row_count = 0
         self._cache: OrderedDict[tuple[Block, int, bool, int, bool], tuple[Row, ...]] = OrderedDict()
         self.extend(steps)
+
+    @property
+    def changed(self) -> frozenset[int]:
+        """The record indices whose nodes are drawn with the ``changed`` role."""
+        return self._changed
+
+    def mark_changed(self, record_indices: Iterable[int]) -> None:
+        """Draw the nodes of ``record_indices`` (and no others) as changed."""
+        changed = frozenset(record_indices)
+        if changed != self._changed:
+            self._changed = changed
+            self._cache.clear()  # drawn blocks hold their labels' roles
 
     # -- size and the index ------------------------------------------------------------------
 
@@ -92,7 +105,7 @@ class Flowchart:
         if start >= stop:
             return []
         current = self.current_turn
-        canvas = Canvas(max(width, MIN_WIDTH), glyphs_for(ascii), self.selected, current)
+        canvas = Canvas(max(width, MIN_WIDTH), glyphs_for(ascii), self.selected, current, self._changed)
         selected = self._block_of(self.selected) if self.selected is not None else None
         out: list[Row] = []
         b = self.block_at(start)

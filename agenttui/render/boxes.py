@@ -27,22 +27,26 @@ MIN_WIDTH = 12
 
 @dataclass(frozen=True, slots=True)
 class Canvas:
-    """How to draw: the width rows must fit, the character set, the selected record and the current turn."""
+    """How to draw: the width rows must fit, the character set, the selected record, the current
+    turn and the records marked changed."""
 
     width: int
     glyphs: Glyphs
     selected: int | None = None
     current_turn: int | None = None
+    changed: frozenset[int] = frozenset()
 
     def is_selected(self, step: FlowStep) -> bool:
         return step.record_index is not None and step.record_index == self.selected
 
     def label_role(self, step: FlowStep, role: Role) -> Role:
-        """``role``, unless the node is selected or of the current turn."""
+        """``role``, unless the node is selected, of the current turn or marked changed."""
         if self.is_selected(step):
             return Role.SELECTED
         if step.turn is not None and step.turn == self.current_turn:
             return Role.CURRENT
+        if step.record_index in self.changed:
+            return Role.CHANGED
         return role
 
 

@@ -23,6 +23,9 @@ class Role(enum.StrEnum):
     """The label of the node whose record is selected."""
     CURRENT = "current"
     """The labels of the current turn's nodes (a replay's step being replayed), when not selected."""
+    CHANGED = "changed"
+    """The labels of nodes whose records differ from another run's (a fork's, from the run as
+    recorded), when not selected nor of the current turn."""
     TITLE = "title"
     """The title of a sub-agent, folded or framed."""
     UNFINISHED = "unfinished"

@@ -258,6 +258,25 @@ def test_the_current_turns_nodes_are_highlighted_and_drawn_uncached() -> None:
     assert not any(span.role == Role.CURRENT for row in chart.rows(0, chart.row_count, 80) for span in row)
 
 
+def test_nodes_marked_changed_are_drawn_so_even_once_cached() -> None:
+    chart = Flowchart(flow_steps(runs.MARKS))
+    chart.rows(0, chart.row_count, 80)  # everything cached, nothing marked
+
+    def changed() -> list[str]:
+        rows = chart.rows(0, chart.row_count, 80)
+        return [row.text.strip("│┃ ") for row in rows if any(span.role == Role.CHANGED for span in row)]
+
+    chart.mark_changed([7])
+    assert chart.changed == {7} and changed() == [
+        chart.rows(chart.row_for_record(7), chart.row_for_record(7) + 1, 80)[0].text.strip("│┃ ")
+    ]
+    chart.selected = 7  # the selected node outranks the mark
+    assert changed() == []
+    chart.selected = None
+    chart.mark_changed([])
+    assert changed() == []
+
+
 def test_the_current_turn_in_a_fan_out_and_a_fold() -> None:
     chart = Flowchart(flow_steps(runs.FAN_OUT))
     chart.current_turn = 0

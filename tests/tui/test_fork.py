@@ -20,6 +20,7 @@ from agenttui.tui.screens.dialogs import ChoiceDialog
 from agenttui.tui.screens.fork_editor import ForkEditor
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.diff_view import DiffView
+from agenttui.tui.widgets.flowchart_view import FlowchartView
 from tests.tui.conftest import screen_of, settle, type_ahead, wait_for_screen
 
 RUN = "refund-a1002"
@@ -94,6 +95,8 @@ async def test_an_edit_is_checked_inline_then_forks_the_replay(demo_db: Path) ->
         # The diff pane shows the fork against the run as recorded: the edit is where they part.
         first = [line.row.name for line in screen.query_one(DiffView).items if line.first and line.row]
         assert first == ["tool:call_0_0"]
+        edited = next(i for i, r in enumerate(screen.rows) if r.name == "tool:call_0_0")
+        assert edited in screen.query_one(FlowchartView).chart.changed  # the flowchart marks it too
     assert demo_db.read_bytes() == before  # a fork never writes its source
 
 

@@ -289,6 +289,9 @@ class ReplayScreen(StoreScreen):
         self.verdict = message.verdict
         self._show_verdict()
         self.query_one(DiffView).show(message.shown or message.diff)
+        if message.shown is not None:  # a fork: its nodes that differ from the run as recorded
+            changed = (row.right_index for row in message.shown.rows if row.state.diverges)
+            self.query_one(FlowchartView).mark_changed(i for i in changed if i is not None)
         self._title()
         if message.verdict is not None and self._fork() is not None and not self._compared:
             self._compared = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -74,6 +75,11 @@ class FlowchartView(ScrollView, can_focus=True):
     def show_turn(self, turn: int | None) -> None:
         """Highlight the nodes of model turn ``turn`` (a replay's step), or none."""
         self.chart.current_turn = turn
+        self.refresh()
+
+    def mark_changed(self, record_indices: Iterable[int]) -> None:
+        """Mark the nodes of ``record_indices`` as changed (a fork's, against the run as recorded)."""
+        self.chart.mark_changed(record_indices)
         self.refresh()
 
     def append(self, records: list[Record]) -> None:
