@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -174,9 +175,16 @@ async def read_manifest(store: Store) -> BundleManifest | None:
 # -- export -----------------------------------------------------------------------------------
 
 
+#: From this many runs on, the store's runs are listed once, not looked up run by run (two
+#: queries a run: 4 s of CPU for 10,000 runs of the production-shaped store).
+LIST_ONCE_FROM = 100
+
+
 async def bundle_run_ids(store: Store, run_ids: Sequence[str], *, sub_runs: bool = True) -> list[str]:
     """``run_ids`` and, with ``sub_runs``, every run under each, once each, parents first.
     Raises ``RunNotFoundError`` for a run with no records."""
+    if store.IMPLEMENTS_LISTING and len(run_ids) >= LIST_ONCE_FROM:
+        return _chosen_from_listing([run_id async for run_id in store.runs()], run_ids, sub_runs=sub_runs)
     chosen: dict[str, None] = {}
     for run_id in run_ids:
         if run_id in chosen:
@@ -187,6 +195,26 @@ async def bundle_run_ids(store: Store, run_ids: Sequence[str], *, sub_runs: bool
         if sub_runs and store.IMPLEMENTS_LISTING:
             async for child in store.runs(prefix=run_id + ">"):
                 chosen.setdefault(child, None)
+    return list(chosen)
+
+
+def _chosen_from_listing(listed: list[str], run_ids: Sequence[str], *, sub_runs: bool) -> list[str]:
+    """``bundle_run_ids`` from every run the store lists, in its ascending byte order (code
+    point order, as UTF-8 keeps it): a run's sub-runs sit right after it."""
+    chosen: dict[str, None] = {}
+    for run_id in run_ids:
+        if run_id in chosen:
+            continue
+        at = bisect_left(listed, run_id)
+        if at == len(listed) or listed[at] != run_id:
+            raise RunNotFoundError(run_id)
+        chosen[run_id] = None
+        if sub_runs:
+            prefix = run_id + ">"
+            at = bisect_left(listed, prefix, at)
+            while at < len(listed) and listed[at].startswith(prefix):
+                chosen.setdefault(listed[at], None)
+                at += 1
     return list(chosen)
 
 

@@ -170,6 +170,22 @@ async def test_a_bundle_cancelled_while_its_thread_inserts_leaves_nothing(tmp_pa
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("listed", [False, True], ids=["run by run", "listed once"])
+async def test_many_runs_are_chosen_the_same_from_one_listing(
+    demo_sqlite: SQLiteStore, monkeypatch: pytest.MonkeyPatch, listed: bool
+) -> None:
+    from agenttui.runs import bundle
+
+    monkeypatch.setattr(bundle, "LIST_ONCE_FROM", 1 if listed else 1_000_000)
+    chosen = ["eligibility-a1004", "refund-a1002", "eligibility-a1004"]
+    assert await bundle.bundle_run_ids(demo_sqlite, chosen) == [
+        "eligibility-a1004", "eligibility-a1004>call_0_0", "refund-a1002"
+    ]  # fmt: skip
+    assert await bundle.bundle_run_ids(demo_sqlite, chosen, sub_runs=False) == ["eligibility-a1004", "refund-a1002"]
+    with pytest.raises(RunNotFoundError):
+        await bundle.bundle_run_ids(demo_sqlite, ["refund-a1002", "refund-a100"])  # a prefix of a run is no run
+
+
 async def test_sub_runs_travel_with_their_parent(demo_sqlite: SQLiteStore, tmp_path: Path) -> None:
     report = await export_runs(demo_sqlite, ["eligibility-a1004"], tmp_path / "tree.db")
     assert [r.run_id for r in report.runs] == ["eligibility-a1004", "eligibility-a1004>call_0_0"]
