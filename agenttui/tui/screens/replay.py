@@ -271,6 +271,11 @@ class ReplayScreen(StoreScreen):
             self._restart_events(list(progress.events))
             journal.set_items(self.view.rows[before:])
             flowchart.load(new, self.run_id)
+        elif len(journal.items) != before:
+            # A step of a replay the fork replaced came in late: the view has the new session's
+            # records; show them afresh rather than append to the rows of the old one.
+            journal.set_items(self.view.rows[0:])
+            flowchart.load(message.records, self.run_id)
         else:
             journal.extend(self.view.rows[before:])
             flowchart.append(new)
