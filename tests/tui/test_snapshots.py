@@ -239,20 +239,25 @@ def test_export_dialog_at_80x24(snap_compare: Snap, app: AgentTuiApp, monkeypatc
     assert snap_compare(app, terminal_size=NARROW, run_before=run_before)
 
 
+async def replay_halted_run_live_to_its_end(pilot: Pilot[Any]) -> None:
+    """The halted run replayed with its side effects live (confirmed with w), run to its end."""
+    await open_run(pilot, "refund-a1004-halted")
+    await pilot.press("L")
+    await wait_for_screen(pilot, ConfirmDialog)
+    await pilot.press("w")
+    await wait_for_screen(pilot, ReplayScreen)
+    await settle(pilot)
+    await pilot.press("e")
+    await settle(pilot)
+
+
 def test_divergence_with_your_agent(snap_compare: Snap, app: AgentTuiApp) -> None:
     """The halted run replayed with the demo's agent, its side effects live as a person confirmed:
     its refund runs for real (into the replay's own store), so it diverges, and the status bar says
     the replay is live."""
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await open_run(pilot, "refund-a1004-halted")
-        await pilot.press("L")
-        await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("w")
-        await wait_for_screen(pilot, ReplayScreen)
-        await settle(pilot)
-        await pilot.press("e")
-        await settle(pilot)
+        await replay_halted_run_live_to_its_end(pilot)
         await pilot.press("2")
         await settle(pilot)
         screen = pilot.app.screen
@@ -301,14 +306,7 @@ def test_replay_screen_at(snap_compare: Snap, app: AgentTuiApp, size: tuple[int,
     verdict and the status bar's LIVE warning all show whole."""
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await open_run(pilot, "refund-a1004-halted")
-        await pilot.press("L")
-        await wait_for_screen(pilot, ConfirmDialog)
-        await pilot.press("w")
-        await wait_for_screen(pilot, ReplayScreen)
-        await settle(pilot)
-        await pilot.press("e")
-        await settle(pilot)
+        await replay_halted_run_live_to_its_end(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, ReplayScreen) and screen.verdict is not None
 
