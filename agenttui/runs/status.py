@@ -12,17 +12,17 @@ import base64
 import json
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypedDict, Unpack
+from typing import Any, NamedTuple, TypedDict, Unpack
 
 from agenttui.agent.pauses import tally_approved
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import interrupt_name
 from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.journal import keys
-from agenttui.journal.codec import decode_json, decode_outline
+from agenttui.journal.codec import decode_json, decode_outline, encode_string
 from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
@@ -107,11 +107,33 @@ def status_of(
        asks people → ``awaiting-input`` until answered, ``ready`` after.
     7. Otherwise ``stalled``: unfinished, nobody driving, nothing pending: safe to re-drive.
     """
+    return _status(run_id, records, _counts_of(records), lease, now)
+
+
+class _Counts(NamedTuple):
+    """What a status counts of a run's records: its model turns, and the tokens of every usage."""
+
+    turns: int = 0
+    tokens: int = 0
+
+    def plus(self, other: _Counts) -> _Counts:
+        return _Counts(self.turns + other.turns, self.tokens + other.tokens)
+
+
+def _counts_of(records: Sequence[Record]) -> _Counts:
+    """The turns and tokens of records as decoded (a stand-in counts by its kind and usage)."""
+    return _Counts(sum(r.kind == StepKind.MODEL for r in records), sum(r.usage.total for r in records if r.usage))
+
+
+def _status(
+    run_id: str, records: Sequence[Record], counts: _Counts, lease: LeaseInfo | None, now: datetime | None
+) -> RunStatus:
+    """``status_of``, with the records' turns and tokens counted already (a summary's counts
+    where its records stand in without their usage)."""
     now = now or datetime.now(UTC)
     steps = len(records)
+    turns, tokens = counts
     model_records = [r for r in records if r.kind == StepKind.MODEL]
-    turns = len(model_records)
-    tokens = sum(r.usage.total for r in records if r.usage)
     legacy = bool(records) and not records[0].is_header and not records[0].unreadable
     leased = _lease_fields(lease)
     lease = leased["lease"]
@@ -148,7 +170,8 @@ def status_of(
 
     start = RunStart.decode(by_name[keys.RUN_START].result) if started else None
     last_turn = model_records[-1]
-    after_last_turn = records[records.index(last_turn) + 1 :]
+    # Found by identity from the end: list.index compares every record before it field by field.
+    after_last_turn = records[next(i for i in range(len(records) - 1, -1, -1) if records[i] is last_turn) + 1 :]
     for call in last_turn.message.tool_uses if last_turn.message else ():
         if keys.tool_key(call.id) in by_name or (legacy and call.id in by_name):
             continue
@@ -431,9 +454,9 @@ async def _page_statuses(store: Store, run_ids: Sequence[str], *, batch: bool) -
         if status is not None:
             decided[summary.run_id] = status
         elif batch and summary.steps <= BATCH_STEPS:
-            undecided[summary.run_id] = _vouched(summary)
-    for run_id, (_, records) in (await _read_runs(store, undecided)).items():
-        decided[run_id] = status_of(run_id, records, _lease_in(leases, run_id))
+            undecided[summary.run_id] = summary
+    for run_id, (_, records, counts) in (await _read_runs(store, undecided)).items():
+        decided[run_id] = _status(run_id, records, counts, _lease_in(leases, run_id), None)
     return decided
 
 
@@ -448,17 +471,22 @@ async def _summaries(store: Store, run_ids: Sequence[str]) -> list[RunSummary]:
         return []
 
 
-def _vouched(summary: RunSummary) -> int:
-    """How many of a run's first entries its summary vouches for (all, unless one is suspect)."""
-    return 0 if summary.suspect else summary.steps
+def _vouched(summary: RunSummary | None, entries: int) -> int:
+    """How many of a run's first ``entries`` its summary vouches for: all it summed up, unless
+    one is suspect (or the run lost entries since, as a redaction by a replacement would not)."""
+    if summary is None or summary.suspect or entries < summary.steps:
+        return 0
+    return summary.steps
 
 
-async def _read_runs(store: Store, vouched: dict[str, int]) -> dict[str, tuple[list[Entry], list[Record]]]:
-    """Runs read whole at once, by ``store.load_runs``: each run's entries and the records the
-    exact rules read of them (``_status_records``, given how many first entries a summary
-    vouched for). A run the store could not read is missing from the answer."""
-    loaded = await _load_runs(store, list(vouched))
-    return {run_id: (entries, await _status_records(entries, vouched[run_id])) for run_id, entries in loaded.items()}
+async def _read_runs(
+    store: Store, summaries: Mapping[str, RunSummary | None]
+) -> dict[str, tuple[list[Entry], list[Record], _Counts]]:
+    """Runs read whole at once, by ``store.load_runs``: each run's entries, the records the
+    exact rules read of them and their counts (``_status_records``, given the run's summary,
+    if any). A run the store could not read is missing from the answer."""
+    loaded = await _load_runs(store, list(summaries))
+    return {run_id: (entries, *await _status_records(entries, summaries[run_id])) for run_id, entries in loaded.items()}
 
 
 async def _load_runs(store: Store, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
@@ -474,35 +502,75 @@ async def _load_runs(store: Store, run_ids: Sequence[str]) -> dict[str, list[Ent
         return {}
 
 
-async def _status_records(entries: Sequence[Entry], vouched: int = 0) -> list[Record]:
-    """What the exact rules read of a run's entries: each decoded, a long run's in slices
-    (letting the event loop breathe between them), but the tool results and the model turns
-    before the last among the first ``vouched`` entries, which a summary found to be JSON
-    objects under their own names.
+async def _status_records(entries: Sequence[Entry], summary: RunSummary | None = None) -> tuple[list[Record], _Counts]:
+    """What the exact rules read of a run's entries, and their turns and tokens: each entry
+    decoded, a long run's in slices (letting the event loop breathe between them), but the tool
+    results and the model turns before the last among the entries the summary vouches for.
 
-    The rules read only the name, kind and usage of those: a tool result is looked up by name,
-    an earlier model turn only counts (its message is never read). They stand in by their
-    outline (``decode_outline``), which costs a tenth of decoding them, and nothing at all for a
-    tool result's payload of a megabyte. What a summary does not check (a member of the wrong
-    type) is found when the run is opened, as for a finished run's records (docs/decisions.md,
-    "Run summaries")."""
+    The rules read only the name and kind of those (a tool result is looked up by name, an
+    earlier model turn only counts), and take the turns and tokens of the vouched entries from
+    the summary, adding those of entries committed after it was taken. So a record the codec
+    wrote stands in by the name and kind its first bytes say (``_stand_in``), never parsed nor
+    scanned: a tool result's payload can be a megabyte. Where the stand-ins' turns are not the
+    summary's (a second ``kind`` further on, which the codec never writes), or the last turn or
+    another vouched entry does not decode, the vouched entries stand in by their outline
+    (``decode_outline``) and the counts are the records', as the exact rules count them. What
+    a summary does not check is found when the run is opened, as for a finished run's records
+    (docs/decisions.md, "Run summaries")."""
+    vouched = _vouched(summary, len(entries))
+    if vouched and summary is not None:
+        records = await _read_entries(entries, vouched, _stand_in)
+        if not any(r.unreadable for r in records[:vouched]) and _counts_of(records[:vouched]).turns == summary.turns:
+            counts = _Counts(summary.turns, summary.tokens).plus(_counts_of(records[vouched:]))
+            return records, counts
+    records = await _read_entries(entries, vouched, _outline)
+    return records, _counts_of(records)
+
+
+async def _read_entries(
+    entries: Sequence[Entry], vouched: int, stand_in: Callable[[Entry], Record | None]
+) -> list[Record]:
+    """The entries decoded, but the first ``vouched`` ones that ``stand_in`` reads (a model
+    turn's or a tool result's), the last model turn among those decoded whole after all."""
     records: list[Record] = []
-    last_outlined_turn = -1
+    last_stand_in_turn = -1
     for start in range(0, len(entries), BATCH_STEPS):
         for index in range(start, min(start + BATCH_STEPS, len(entries))):
             entry = entries[index]
-            outline = _outline(entry) if index < vouched else None
-            if outline is None:
+            record = stand_in(entry) if index < vouched else None
+            if record is None:
                 records.append(decode_entry(entry))
                 continue
-            if outline.kind == StepKind.MODEL:
-                last_outlined_turn = index
-            records.append(outline)
+            if record.kind == StepKind.MODEL:
+                last_stand_in_turn = index
+            records.append(record)
         await asyncio.sleep(0)
     # The last model turn's message says what the run waits on: read it whole.
-    if last_outlined_turn >= 0 and not any(r.kind == StepKind.MODEL for r in records[last_outlined_turn + 1 :]):
-        records[last_outlined_turn] = decode_entry(entries[last_outlined_turn])
+    if last_stand_in_turn >= 0 and not any(r.kind == StepKind.MODEL for r in records[last_stand_in_turn + 1 :]):
+        records[last_stand_in_turn] = decode_entry(entries[last_stand_in_turn])
     return records
+
+
+def _stand_in(entry: Entry) -> Record | None:
+    """A tool result's or a model turn's name and kind, read from the first bytes where the
+    codec wrote them (``{"name":<name>,"kind":"model"`` or ``"tool_result"``); elsewhere its
+    outline (``_outline``)."""
+    if not entry.name.startswith(_OUTLINED_PREFIXES) or entry.damage:
+        return None
+    head = _written_head(entry.name)
+    if entry.data.startswith(head):
+        if entry.data.startswith(b'model"', len(head)):
+            return Record(entry.name, StepKind.MODEL)
+        if entry.data.startswith(b'tool_result"', len(head)):
+            return Record(entry.name, StepKind.TOOL_RESULT)
+    return _outline(entry)
+
+
+def _written_head(name: str) -> bytes:
+    """How the codec begins a record of this name, up to its kind's text."""
+    if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
+        return b'{"name":"' + name.encode() + b'","kind":"'  # a name the codec writes as it is
+    return b'{"name":' + encode_string(name) + b',"kind":"'
 
 
 def _outline(entry: Entry) -> Record | None:
@@ -513,8 +581,8 @@ def _outline(entry: Entry) -> Record | None:
     return outline if outline is not None and outline.kind in _OUTLINED_KINDS else None
 
 
-#: The names of the records the rules read only the outline of (a model turn's ``@llm/<n>``, a
-#: tool result's ``tool:<id>``); a record of another kind under such a name is decoded.
+#: The names of the records the rules read only the name and kind of (a model turn's
+#: ``@llm/<n>``, a tool result's ``tool:<id>``); a record of another kind under such a name is decoded.
 _OUTLINED_PREFIXES = ("@llm/", keys.TOOL_PREFIX)
 _OUTLINED_KINDS = frozenset({StepKind.MODEL, StepKind.TOOL_RESULT})
 
@@ -584,7 +652,7 @@ class StatusTracker:
         self.store = store
         self.capacity = capacity
         self.budget_bytes = budget_bytes
-        self._runs: dict[str, tuple[int, list[Record], int]] = {}
+        self._runs: dict[str, _Kept] = {}
         self._bytes = 0
         """The stored bytes of every record kept."""
 
@@ -607,37 +675,53 @@ class StatusTracker:
         if len(first) > 1:
             summaries = await _summaries(self.store, first) if self.store.IMPLEMENTS_SUMMARIES else []
             leases = await _leases(self.store, {root_run_id(run_id) for run_id in first})
-            vouched = dict.fromkeys(first, 0)
+            unsummed: dict[str, RunSummary | None] = dict.fromkeys(first)
             for summary in summaries:
                 status = status_from_summary(summary, _lease_in(leases, summary.run_id))
                 if status is not None:
                     decided[summary.run_id] = status
-                    vouched.pop(summary.run_id, None)
-                elif summary.run_id in vouched:
-                    vouched[summary.run_id] = _vouched(summary)
-            for run_id, (entries, records) in (await _read_runs(self.store, vouched)).items():
-                decided[run_id] = status_of(run_id, records, _lease_in(leases, run_id))
-                self._keep(run_id, entries[-1].seq, records, sum(len(entry.data) for entry in entries))
+                    unsummed.pop(summary.run_id, None)
+                elif summary.run_id in unsummed:
+                    unsummed[summary.run_id] = summary
+            for run_id, (entries, records, counts) in (await _read_runs(self.store, unsummed)).items():
+                decided[run_id] = _status(run_id, records, counts, _lease_in(leases, run_id), None)
+                size = sum(len(entry.data) for entry in entries)
+                self._keep(run_id, _Kept(entries[-1].seq, records, counts, size))
         return [decided[run_id] if run_id in decided else await self.status(run_id) for run_id in run_ids]
 
     async def _read(self, run_id: str) -> RunStatus:
-        last_seq, records, size = self._runs.pop(run_id, (-1, [], 0))
-        self._bytes -= size
+        kept = self._runs.pop(run_id, None) or _Kept(-1, [], _Counts(), 0)
+        self._bytes -= kept.size
+        records, size, last_seq = kept.records, kept.size, kept.last_seq
+        new = len(records)
         async for entry in self.store.load(run_id, last_seq):
             records.append(decode_entry(entry))
             size += len(entry.data)
             last_seq = entry.seq
-        status = status_of(run_id, records, await _lease(self.store, run_id))
-        self._keep(run_id, last_seq, records, size)
+        # The kept records' counts, not theirs: those that stood in for a summary's have no usage.
+        counts = kept.counts.plus(_counts_of(records[new:]))
+        status = _status(run_id, records, counts, await _lease(self.store, run_id), None)
+        self._keep(run_id, _Kept(last_seq, records, counts, size))
         return status
 
-    def _keep(self, run_id: str, last_seq: int, records: list[Record], size: int) -> None:
+    def _keep(self, run_id: str, kept: _Kept) -> None:
         """Keep a run's records to read on from (the newest read kept longest), within budget."""
         # A read that overlapped this one (a scheduler's page read ahead) may have kept it first.
         if overlapped := self._runs.pop(run_id, None):
-            self._bytes -= overlapped[2]
-        if size <= self.budget_bytes:  # a run larger than the whole budget is not kept
-            self._runs[run_id] = (last_seq, records, size)
-            self._bytes += size
+            self._bytes -= overlapped.size
+        if kept.size <= self.budget_bytes:  # a run larger than the whole budget is not kept
+            self._runs[run_id] = kept
+            self._bytes += kept.size
         while self._runs and (len(self._runs) > self.capacity or self._bytes > self.budget_bytes):
-            self._bytes -= self._runs.pop(next(iter(self._runs)))[2]
+            self._bytes -= self._runs.pop(next(iter(self._runs))).size
+
+
+class _Kept(NamedTuple):
+    """What a ``StatusTracker`` keeps of a run: the last entry read, the records the rules read
+    of the entries, their turns and tokens (a summary's, where records stand in without their
+    usage), and the entries' stored bytes."""
+
+    last_seq: int
+    records: list[Record]
+    counts: _Counts
+    size: int
