@@ -11,7 +11,7 @@ from typing import Any
 from agenttui.demo.build import build_demo
 from agenttui.journal import Journal, Record, StepKind, keys
 from agenttui.journal.record import Message, ToolUsePart, Usage
-from agenttui.runs.status import RunState, RunStatus, StatusTracker, run_status, statuses
+from agenttui.runs.status import RunState, RunStatus, StatusTracker, _StandIn, run_status, statuses
 from agenttui.stores.base import Store
 from agenttui.stores.summary import RunSummary
 from tests.conftest import StoreFactory
@@ -193,3 +193,11 @@ async def test_a_tracker_reads_on_from_a_summarys_counts(make_store: StoreFactor
     exact = await run_status(store, "first")
     assert comparable(again) == comparable(exact)
     assert (again.steps, again.turns, again.tokens) == (exact.steps, exact.turns, exact.tokens) == (7, 3, 36)
+
+
+def test_a_stand_in_reads_as_the_record_of_its_name_and_kind() -> None:
+    stand_in = _StandIn("tool:c0", StepKind.TOOL_RESULT)
+    record = Record("tool:c0", StepKind.TOOL_RESULT)
+    assert [getattr(stand_in, f.name) for f in dataclasses.fields(Record)] == [
+        getattr(record, f.name) for f in dataclasses.fields(Record)
+    ]
