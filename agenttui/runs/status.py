@@ -473,8 +473,8 @@ async def _summaries(store: Store, run_ids: Sequence[str]) -> list[RunSummary]:
 
 
 def _vouched(summary: RunSummary | None, entries: int) -> int:
-    """How many of a run's first ``entries`` its summary vouches for: all it summed up, unless
-    one is suspect (or the run lost entries since, as a redaction by a replacement would not)."""
+    """How many of a run's ``entries`` (the first ones) its summary vouches for: all it summed
+    up, unless one is suspect or the run now has fewer (then its counts are not the records')."""
     if summary is None or summary.suspect or entries < summary.steps:
         return 0
     return summary.steps
