@@ -708,3 +708,20 @@ async def test_names_needing_escapes(
     assert (good.turns, good.tokens, good.suspect) == (1, 0, False)
     not_json = await summed(store, "not-json", [(name, shaped(name, b"value", b',"result":{'))])
     assert not_json.suspect is not trusted_uncast
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        b'"usage":{"input_tokens":1e2}',
+        b'"usage":{"input_tokens":100,"output_tokens":2E0}',
+        # Written once as the codec writes it, then again: the second is looked at too.
+        b'"message":{"usage":{"input_tokens":5}},"usage":{"input_tokens":5e0}',
+    ],
+)
+async def test_a_count_written_with_an_exponent_is_suspect(
+    postgres_cluster: PostgresCluster, opened: list[PostgresStore], schema: str, usage: bytes
+) -> None:
+    store = await open_store(opened, postgres_cluster.dsn, schema=schema)
+    summary = await summed(store, "r1", [("@llm/0", b'{"name":"@llm/0","kind":"model",' + usage + SALT)])
+    assert summary.suspect

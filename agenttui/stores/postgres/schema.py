@@ -302,6 +302,13 @@ def _tokens() -> str:
     return " + ".join(f"COALESCE((u->>'{member}')::pg_catalog.numeric, 0)" for member in USAGE_MEMBERS)
 
 
+def _usage_as_written() -> str:
+    """The usage member's text as the codec writes it (members in order, integers as jsonb
+    writes them, which is never with an exponent), from the parsed ``u``."""
+    members = ", ".join(f"""'"{member}":' || (u->>'{member}')""" for member in USAGE_MEMBERS)
+    return f"""('"usage":{{{{' || pg_catalog.concat_ws(',', {members}) || '}}}}')"""
+
+
 def _bytes(text: str) -> str:
     """A bytea literal of ``text``'s UTF-8 bytes."""
     return f"'\\x{text.encode().hex()}'::pg_catalog.bytea"
@@ -339,9 +346,14 @@ WITH entry AS MATERIALIZED (
           AND COALESCE(NULLIF(pg_catalog.jsonb_typeof(j->'kind'), 'null'), 'string') = 'string'
           AND COALESCE(NULLIF(pg_catalog.jsonb_typeof(u), 'null'), 'object') = 'object'
           AND {usage}
-          -- jsonb writes 1e2 as 100: the text says whether a count was written as an integer
-          AND (u IS NULL OR text_of.t
-               !~ '"usage"[[:space:]]*:[[:space:]]*[{{][^{{}}]*[0-9][eE]')
+          -- jsonb writes 1e2 as 100: the text says whether a count was written as an integer.
+          -- Where "usage" is written once, as the codec writes it, no regular expression is needed.
+          AND (u IS NULL
+               OR (usage.at > 0 AND pg_catalog.strpos(text_of.t, """
+    + _usage_as_written()
+    + """) = usage.at
+                   AND pg_catalog.strpos(pg_catalog.substr(text_of.t, usage.at + 7), '"usage"') = 0)
+               OR text_of.t !~ '"usage"[[:space:]]*:[[:space:]]*[{{][^{{}}]*[0-9][eE]')
              THEN """
     + _tokens()
     + """ END AS tokens,
@@ -396,7 +408,9 @@ WITH entry AS MATERIALIZED (
                  THEN text_of.t::pg_catalog.jsonb END AS j
         OFFSET 0
     ) AS parsed
-    CROSS JOIN LATERAL (SELECT parsed.j->'usage' AS u OFFSET 0) AS usage
+    CROSS JOIN LATERAL (
+        SELECT parsed.j->'usage' AS u, pg_catalog.strpos(text_of.t, '"usage"') AS at OFFSET 0
+    ) AS usage
     WHERE s.run_id = ANY($1::pg_catalog.text[])
 ), run AS (
     SELECT run_id, pg_catalog.count(*) AS steps,
