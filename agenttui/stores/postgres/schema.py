@@ -352,7 +352,7 @@ WITH entry AS MATERIALIZED (
                OR (usage.at > 0 AND pg_catalog.strpos(text_of.t, """
     + _usage_as_written()
     + """) = usage.at
-                   AND pg_catalog.strpos(pg_catalog.substr(text_of.t, usage.at + 7), '"usage"') = 0)
+                   AND pg_catalog.strpos(pg_catalog.substr(text_of.t, usage.at + 1), '"usage"') = 0)
                OR text_of.t !~ '"usage"[[:space:]]*:[[:space:]]*[{{][^{{}}]*[0-9][eE]')
              THEN """
     + _tokens()
