@@ -347,12 +347,15 @@ WITH entry AS MATERIALIZED (
           AND COALESCE(NULLIF(pg_catalog.jsonb_typeof(u), 'null'), 'object') = 'object'
           AND {usage}
           -- jsonb writes 1e2 as 100: the text says whether a count was written as an integer.
-          -- Where "usage" is written once, as the codec writes it, no regular expression is needed.
+          -- Where "usage" is written once, as the codec writes it, no regular expression is needed
+          -- (looked for in the bytes: text is found by character, a walk from its start).
           AND (u IS NULL
-               OR (usage.at > 0 AND pg_catalog.strpos(text_of.t, """
+               OR (usage.at > 0 AND pg_catalog.position(s.data, pg_catalog.convert_to("""
     + _usage_as_written()
-    + """) = usage.at
-                   AND pg_catalog.strpos(pg_catalog.substr(text_of.t, usage.at + 1), '"usage"') = 0)
+    + """, 'UTF8')) = usage.at
+                   AND pg_catalog.position(pg_catalog.substr(s.data, usage.at + 1), """
+    + _bytes('"usage"')
+    + """) = 0)
                OR text_of.t !~ '"usage"[[:space:]]*:[[:space:]]*[{{][^{{}}]*[0-9][eE]')
              THEN """
     + _tokens()
@@ -409,7 +412,11 @@ WITH entry AS MATERIALIZED (
         OFFSET 0
     ) AS parsed
     CROSS JOIN LATERAL (
-        SELECT parsed.j->'usage' AS u, pg_catalog.strpos(text_of.t, '"usage"') AS at OFFSET 0
+        SELECT parsed.j->'usage' AS u,
+            CASE WHEN parsed.j IS NOT NULL THEN pg_catalog.position(s.data, """
+    + _bytes('"usage"')
+    + """) END AS at
+        OFFSET 0
     ) AS usage
     WHERE s.run_id = ANY($1::pg_catalog.text[])
 ), run AS (
