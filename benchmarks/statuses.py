@@ -1,7 +1,7 @@
 """Every run's status at store scale: `agenttui runs` against the one-query floor, from process start.
 
     python benchmarks/statuses.py [--shape production|uniform] [--runs 100000] [--cache DIR]
-                                  [--repeats 3] [--no-postgres] [--baseline CHECKOUT]
+                                  [--repeats 3] [--no-postgres | --no-sqlite] [--baseline CHECKOUT]
 
 ``--shape`` picks the store of ``--runs`` runs, cached under ``--cache``:
 
@@ -216,6 +216,7 @@ def main() -> None:
     parser.add_argument("--cache", default="/tmp/agenttui-bench-cache")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-sqlite", action="store_true", help="time PostgreSQL only")
     parser.add_argument("--baseline", help="another checkout whose agenttui runs is timed too (an A/B)")
     args = parser.parse_args()
     if args.shape == "production":
@@ -227,8 +228,9 @@ def main() -> None:
         from tui import runs_store
 
         store = runs_store(Path(args.cache), args.runs)
-    print(f"SQLite, {args.runs:,} runs ({args.shape}):")
-    measure(commands(str(store), [sys.executable, "-c", FLOOR, str(store)], args.baseline), args.repeats)
+    if not args.no_sqlite:
+        print(f"SQLite, {args.runs:,} runs ({args.shape}):")
+        measure(commands(str(store), [sys.executable, "-c", FLOOR, str(store)], args.baseline), args.repeats)
     if not args.no_postgres:
         print(f"\nPostgreSQL, {args.runs:,} runs ({args.shape}):")
         asyncio.run(on_postgres(store, args.repeats, args.baseline))

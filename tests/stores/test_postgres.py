@@ -28,7 +28,11 @@ from agenttui.errors import (
     StoreError,
     StoreURLError,
 )
+from agenttui.journal import keys
+from agenttui.journal.codec import encode_string
 from agenttui.stores.postgres import NOTIFY_PAYLOAD_LIMIT, PostgresStore
+from agenttui.stores.postgres import store as postgres_store
+from agenttui.stores.summary import RunSummary
 from tests.pg import PostgresCluster
 
 pytestmark = pytest.mark.postgres
@@ -595,3 +599,129 @@ async def test_a_broken_lease_table_reads_as_lease_unknown(
     await admin.execute(f"DROP TABLE {schema}.bide_leases")
     status = await run_status(store, "r1")
     assert status.lease_unknown and status.state == RunState.STALLED
+
+
+# -- run summaries: shaped entries -------------------------------------------------------------------
+
+SALT = b',"salt":"' + b"s" * 43 + b'="}'
+
+
+def shaped(name: str, kind: bytes, middle: bytes = b"") -> bytes:
+    """A record's bytes as the codec writes them: name and kind first, the salt last."""
+    return b'{"name":' + encode_string(name) + b',"kind":"' + kind + b'"' + middle + SALT
+
+
+async def summed(store: PostgresStore, run_id: str, entries: list[tuple[str, bytes]]) -> RunSummary:
+    for name, data in entries:
+        await store.insert(run_id, name, data)
+    (summary,) = await store.summaries([run_id], keys.END_MARKERS)
+    return summary
+
+
+@pytest.fixture
+def no_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a test whose page the store sums up in Python: its query raised (a cast failed)."""
+
+    def refused(*args: object) -> None:
+        raise AssertionError("the summary query raised, so the page was summed up by the reference")
+
+    monkeypatch.setattr(postgres_store, "summarize", refused)
+
+
+async def test_shaped_entries_are_summed_from_their_bytes_without_a_cast(
+    postgres_cluster: PostgresCluster, opened: list[PostgresStore], schema: str, no_reference: None
+) -> None:
+    store = await open_store(opened, postgres_cluster.dsn, schema=schema)
+    summary = await summed(
+        store,
+        "r1",
+        [
+            ("@journal", shaped("@journal", b"header", b',"format":"bide.journal.v1-dev"')),
+            ("run:start", shaped("run:start", b"value", b',"result":{"input":"x"}')),
+            ("@llm/0", shaped("@llm/0", b"model", b',"finish":"stop"')),  # no message, no usage: a turn, no tokens
+            # Shaped, so trusted from its first and last bytes: a middle that is not JSON, not even
+            # UTF-8, is found when the run is opened, and does not fail the page's cast.
+            ("tool:c1", shaped("tool:c1", b"tool_result", b',"result":{"a":"\xff\\u0000 not json')),
+            ("odd", shaped("odd", b"")),  # an empty kind is shaped too
+            ("run:complete", shaped("run:complete", b"value")),
+        ],
+    )
+    assert (summary.steps, summary.turns, summary.tokens, summary.suspect) == (6, 1, 0, False)
+    assert summary.end is not None and summary.end.name == "run:complete"
+    assert summary.first.data == shaped("@journal", b"header", b',"format":"bide.journal.v1-dev"')
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(shaped("tool:c1", b"tool_result", b',"result":{"a":"b"}')[:-20], id="cut-short"),
+        pytest.param(shaped("other", b"tool_result"), id="another-name"),
+        pytest.param(b" " + shaped("tool:c1", b"tool_result", b',"result":{'), id="leading-space"),
+        pytest.param(shaped("tool:c1", b"tool-result", b',"result":{'), id="kind-not-a-word"),
+        pytest.param(shaped("tool:c1", b"tool_result", b',"result":{')[:-2] + b'" }', id="no-salt-last"),
+    ],
+)
+async def test_an_entry_that_is_not_shaped_is_parsed(
+    postgres_cluster: PostgresCluster, opened: list[PostgresStore], schema: str, data: bytes
+) -> None:
+    """Each of these is not JSON either: parsed, it is suspect (a shaped one would be trusted)."""
+    store = await open_store(opened, postgres_cluster.dsn, schema=schema)
+    summary = await summed(store, "r1", [("@journal", shaped("@journal", b"header")), ("tool:c1", data)])
+    assert summary.suspect
+
+
+async def test_usage_after_the_kind_or_no_salt_is_parsed_and_counted(
+    postgres_cluster: PostgresCluster, opened: list[PostgresStore], schema: str, no_reference: None
+) -> None:
+    store = await open_store(opened, postgres_cluster.dsn, schema=schema)
+    summary = await summed(
+        store,
+        "r1",
+        [
+            ("@journal", shaped("@journal", b"header")),
+            ("@llm/0", shaped("@llm/0", b"model", b',"message":{"role":"assistant"},"usage":{"input_tokens":3}')),
+            ("tool:c1", shaped("tool:c1", b"tool_result", b',"usage":{"output_tokens":5},"result":{}')),
+            # Written before v0.7, without a salt: parsed, so its usage counts wherever it is.
+            ("@llm/1", b'{"name":"@llm/1","kind":"model","finish":"stop","usage":{"input_tokens":7}}'),
+            ("v1", b'{"name":"v1","kind":"value","result":1,"usage":{"cache_read_tokens":11}}'),
+            # Salted with its usage elsewhere: shaped (the codec never writes it so), no tokens.
+            ("v2", shaped("v2", b"value", b',"result":1,"usage":{"input_tokens":1000}')),
+        ],
+    )
+    assert (summary.steps, summary.turns, summary.tokens, summary.suspect) == (6, 2, 3 + 5 + 7 + 11, False)
+
+
+@pytest.mark.parametrize(
+    ("name", "trusted_uncast"),
+    [
+        ('say "hi"\\', True),
+        ("line\nfeed\ttab\x01", True),
+        ("<&> é 日本", True),
+        ("sep\u2028arator", False),  # the codec writes \u2028, to_json the character: parsed instead
+    ],
+)
+async def test_names_needing_escapes(
+    postgres_cluster: PostgresCluster, opened: list[PostgresStore], schema: str, name: str, trusted_uncast: bool
+) -> None:
+    store = await open_store(opened, postgres_cluster.dsn, schema=schema)
+    good = await summed(store, "good", [(name, shaped(name, b"model", b',"finish":"stop"'))])
+    assert (good.turns, good.tokens, good.suspect) == (1, 0, False)
+    not_json = await summed(store, "not-json", [(name, shaped(name, b"value", b',"result":{'))])
+    assert not_json.suspect is not trusted_uncast
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        b'"usage":{"input_tokens":1e2}',
+        b'"usage":{"input_tokens":100,"output_tokens":2E0}',
+        # Written once as the codec writes it, then again: the second is looked at too.
+        b'"message":{"usage":{"input_tokens":5}},"usage":{"input_tokens":5e0}',
+    ],
+)
+async def test_a_count_written_with_an_exponent_is_suspect(
+    postgres_cluster: PostgresCluster, opened: list[PostgresStore], schema: str, usage: bytes
+) -> None:
+    store = await open_store(opened, postgres_cluster.dsn, schema=schema)
+    summary = await summed(store, "r1", [("@llm/0", b'{"name":"@llm/0","kind":"model",' + usage + SALT)])
+    assert summary.suspect

@@ -285,59 +285,148 @@ def _next_seq_ddl(names: Names) -> str:
 
 def _usage_checks() -> str:
     """Each usage member absent, null, or an integer of at most 18 digits (SQLite's JSON reads a
-    longer one as a real; the reference, ``summarize``, holds every store to the same bound)."""
+    longer one as a real; the reference, ``summarize``, holds every store to the same bound).
+    Checked as numerics: a regular expression per member cost as much as the cast itself."""
     checks = []
     for member in USAGE_MEMBERS:
-        value = f"j->'usage'->'{member}'"
+        value = f"u->'{member}'"
         checks.append(
-            f"(COALESCE(pg_catalog.jsonb_typeof({value}), 'null') = 'null'"
-            f" OR (pg_catalog.jsonb_typeof({value}) = 'number' AND ({value})::pg_catalog.text ~ '^-?[0-9]{{1,18}}$'))"
+            f"CASE COALESCE(pg_catalog.jsonb_typeof({value}), 'null') WHEN 'null' THEN true"
+            f" WHEN 'number' THEN pg_catalog.scale(({value})::pg_catalog.numeric) = 0"
+            f" AND pg_catalog.abs(({value})::pg_catalog.numeric) < 1e18 ELSE false END"
         )
     return "\n          AND ".join(checks)
 
 
 def _tokens() -> str:
-    return " + ".join(f"COALESCE((j->'usage'->>'{member}')::pg_catalog.numeric, 0)" for member in USAGE_MEMBERS)
+    return " + ".join(f"COALESCE((u->>'{member}')::pg_catalog.numeric, 0)" for member in USAGE_MEMBERS)
 
 
-# One pass over a page of runs' entries (``stores.summary`` says what it sums and why). Each
-# entry's bytes are made text once; only text that ends in ``}`` (whitespace aside) is cast to
-# jsonb, so a damaged record, cut short, is suspect instead of failing the page (on the
-# production-shaped store, more than half of the pages hold one). Bytes that still are not JSON make the cast raise, and the store then halves that page until it
-# finds their run, which it sums up in Python. The CTEs are MATERIALIZED: inlined, each use of
-# ``j`` cast the bytes to jsonb again (748 ms a page of 500 runs of 10 entries).
+def _usage_as_written() -> str:
+    """The usage member's text as the codec writes it (members in order, integers as jsonb
+    writes them, which is never with an exponent), from the parsed ``u``."""
+    members = ", ".join(f"""'"{member}":' || (u->>'{member}')""" for member in USAGE_MEMBERS)
+    return f"""('"usage":{{{{' || pg_catalog.concat_ws(',', {members}) || '}}}}')"""
+
+
+def _bytes(text: str) -> str:
+    """A bytea literal of ``text``'s UTF-8 bytes."""
+    return f"'\\x{text.encode().hex()}'::pg_catalog.bytea"
+
+
+#: The bytes a shaped entry's kind is made of (``stores.summary``: ASCII letters, digits, ``_``).
+_KIND_BYTES = _bytes("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+#: Bytes after an entry's kind searched first for its closing quote (then the rest of them).
+_KIND_WINDOW = 300
+
+# One pass over a page of runs' entries (``stores.summary`` says what it sums and why). Each entry
+# is looked at in ``LATERAL (...) OFFSET 0`` subqueries, which the planner never merges into the
+# query, so each is computed once an entry, and only small values are materialized: the first
+# entry's and the end marker's bytes come back through the joins at the end. (Materialized with
+# each entry's text and jsonb, the first CTE was a page's record data twice.)
+#
+# ``shape``: a *shaped* entry is trusted from its bytes, uncast: ``{"name":<its row's name, as
+# to_json writes it>,"kind":"<ASCII letters, digits, _>"`` first, not followed by ``,"message":``
+# or ``,"usage":``, and its salt last. It counts no tokens, and a turn when its kind is ``model``
+# (``shape.model``; NULL for every other entry). Only its first and last bytes are read: a large
+# tool result is neither made text nor parsed. No regular expression: one per entry cost as much
+# as a cast.
+# ``text_of``, ``parsed``: every other entry's bytes are made text once, and only text that ends in
+# ``}`` (whitespace aside) is cast to jsonb, so a damaged record, cut short, is suspect instead of
+# failing the page. Bytes that still are not JSON make the cast raise, and the store then halves
+# that page until it finds their run, which it sums up in Python.
+# ``tokens`` is NULL for a suspect entry (its checks failed), whose counts are never cast.
 _SUMMARIES = (
     """
 WITH entry AS MATERIALIZED (
-    SELECT run_id, seq, name, text_of.t,
-        CASE WHEN pg_catalog.substr(data, 1, 12) <> '\\x7b227265646163746564223a'::pg_catalog.bytea
+    SELECT s.run_id, s.seq, s.name,
+        CASE WHEN shape.model IS NOT NULL THEN 0
+             WHEN pg_catalog.jsonb_typeof(j) = 'object'
+          AND pg_catalog.jsonb_typeof(j->'name') = 'string' AND j->>'name' = s.name
+          AND COALESCE(NULLIF(pg_catalog.jsonb_typeof(j->'kind'), 'null'), 'string') = 'string'
+          AND COALESCE(NULLIF(pg_catalog.jsonb_typeof(u), 'null'), 'object') = 'object'
+          AND {usage}
+          -- jsonb writes 1e2 as 100: the text says whether a count was written as an integer.
+          -- Where "usage" is written once, as the codec writes it, no regular expression is needed
+          -- (looked for in the bytes: text is found by character, a walk from its start).
+          AND (u IS NULL
+               OR (usage.at > 0 AND pg_catalog.position(s.data, pg_catalog.convert_to("""
+    + _usage_as_written()
+    + """, 'UTF8')) = usage.at
+                   AND pg_catalog.position(pg_catalog.substr(s.data, usage.at + 1), """
+    + _bytes('"usage"')
+    + """) = 0)
+               OR text_of.t !~ '"usage"[[:space:]]*:[[:space:]]*[{{][^{{}}]*[0-9][eE]')
+             THEN """
+    + _tokens()
+    + """ END AS tokens,
+        COALESCE(shape.model, j->>'kind' = 'model') AS model
+    FROM {steps} AS s
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN kind.quote > 0
+                     AND pg_catalog.substr(s.data, pg_catalog.length(s.data) - 54, 9) = """
+    + _bytes(',"salt":"')
+    + """
+                     AND pg_catalog.substr(s.data, pg_catalog.length(s.data) - 1, 2) = """
+    + _bytes('"}')
+    + """
+                     AND pg_catalog.btrim(pg_catalog.substr(s.data, kind.at, kind.quote - 1), {kind_bytes}) = ''::pg_catalog.bytea
+                     AND pg_catalog.substr(s.data, kind.at + kind.quote, 11) <> """
+    + _bytes(',"message":')
+    + """
+                     AND pg_catalog.substr(s.data, kind.at + kind.quote, 9) <> """
+    + _bytes(',"usage":')
+    + """
+                THEN pg_catalog.substr(s.data, kind.at, kind.quote - 1) = """
+    + _bytes("model")
+    + """ END AS model
+        FROM (
+            SELECT head.at,
+                CASE WHEN pg_catalog.substr(s.data, 1, head.at - 1) = head.bytes
+                     THEN COALESCE(NULLIF(pg_catalog.position(pg_catalog.substr(s.data, head.at, {window}), '\\x22'), 0),
+                                   pg_catalog.position(pg_catalog.substr(s.data, head.at), '\\x22'))
+                END AS quote
+            FROM (
+                SELECT bytes, pg_catalog.length(bytes) + 1 AS at
+                FROM (SELECT """
+    + _bytes('{"name":')
+    + """ || pg_catalog.convert_to(pg_catalog.to_json(s.name)::pg_catalog.text, 'UTF8') || """
+    + _bytes(',"kind":"')
+    + """ AS bytes
+                      OFFSET 0) AS prefix
+            ) AS head
+            OFFSET 0
+        ) AS kind
+        OFFSET 0
+    ) AS shape
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN shape.model IS NULL THEN pg_catalog.convert_from(s.data, 'UTF8') END AS t OFFSET 0
+    ) AS text_of
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN pg_catalog.substr(s.data, 1, 12) <> """
+    + _bytes('{"redacted":')
+    + """
                   AND (pg_catalog.right(text_of.t, 1) = '}}'
                        OR pg_catalog.right(pg_catalog.rtrim(text_of.t, E' \\t\\n\\r'), 1) = '}}')
-             THEN text_of.t::pg_catalog.jsonb END AS j
-    FROM {steps}
-    CROSS JOIN LATERAL (SELECT pg_catalog.convert_from(data, 'UTF8') AS t OFFSET 0) AS text_of
-    WHERE run_id = ANY($1::pg_catalog.text[])
-), judged AS MATERIALIZED (
-    SELECT run_id, seq, name, j,
-        COALESCE(pg_catalog.jsonb_typeof(j) = 'object'
-          AND pg_catalog.jsonb_typeof(j->'name') = 'string' AND j->>'name' = name
-          AND COALESCE(NULLIF(pg_catalog.jsonb_typeof(j->'kind'), 'null'), 'string') = 'string'
-          AND COALESCE(NULLIF(pg_catalog.jsonb_typeof(j->'usage'), 'null'), 'object') = 'object'
-          AND {usage}
-          -- jsonb writes 1e2 as 100: the text says whether a count was written as an integer
-          AND (NOT j ? 'usage' OR t
-               !~ '"usage"[[:space:]]*:[[:space:]]*[{{][^{{}}]*[0-9][eE]'), false) AS ok
-    FROM entry
+                 THEN text_of.t::pg_catalog.jsonb END AS j
+        OFFSET 0
+    ) AS parsed
+    CROSS JOIN LATERAL (
+        SELECT parsed.j->'usage' AS u,
+            CASE WHEN parsed.j IS NOT NULL THEN pg_catalog.position(s.data, """
+    + _bytes('"usage"')
+    + """) END AS at
+        OFFSET 0
+    ) AS usage
+    WHERE s.run_id = ANY($1::pg_catalog.text[])
 ), run AS (
     SELECT run_id, pg_catalog.count(*) AS steps,
-        pg_catalog.count(*) FILTER (WHERE ok AND j->>'kind' = 'model') AS turns,
-        COALESCE(pg_catalog.sum(CASE WHEN ok THEN """
-    + _tokens()
-    + """ END), 0)::pg_catalog.int8 AS tokens,
-        pg_catalog.bool_or(NOT ok) AS suspect,
+        pg_catalog.count(*) FILTER (WHERE model AND tokens IS NOT NULL) AS turns,
+        COALESCE(pg_catalog.sum(tokens), 0)::pg_catalog.int8 AS tokens,
+        pg_catalog.bool_or(tokens IS NULL) AS suspect,
         pg_catalog.min(seq) AS first_seq,
         pg_catalog.min(seq) FILTER (WHERE name = ANY($2::pg_catalog.text[])) AS end_seq
-    FROM judged GROUP BY run_id
+    FROM entry GROUP BY run_id
 )
 SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect,
        f.seq AS first_seq, f.name AS first_name, f.data AS first_data,
@@ -397,7 +486,9 @@ class Statements:
             "SELECT run_id, holder, extract(epoch FROM expiry - pg_catalog.now())::pg_catalog.float8 AS expires_in"
             f" FROM {leases} WHERE run_id = ANY($1::pg_catalog.text[])"
         )
-        self.summaries = _SUMMARIES.format(steps=steps, usage=_usage_checks())
+        self.summaries = _SUMMARIES.format(
+            steps=steps, usage=_usage_checks(), window=_KIND_WINDOW, kind_bytes=_KIND_BYTES
+        )
 
     def runs(self, *, prefix: bool, prefix_end: bool, exclude: bool, lease_lapsed: bool) -> str:
         """The Lister query for these filters: P5's (section 4.2), with the same results.

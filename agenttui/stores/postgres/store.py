@@ -346,9 +346,10 @@ class PostgresStore(Store):
     # -- run summaries ----------------------------------------------------------------------------
 
     async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
-        """One query on the server. The cast to jsonb raises for a whole page when one entry is
-        not UTF-8 JSON: the page is then halved until the runs that hold such an entry are found,
-        and those are summed up here, by the reference, from their entries."""
+        """One query on the server. A shaped entry is trusted from its bytes; every other is cast
+        to jsonb, which raises for a whole page when one of them is not UTF-8 JSON: the page is
+        then halved until the runs that hold such an entry are found, and those are summed up
+        here, by the reference, from their entries."""
         if self.layout != "current" or not run_ids:
             return []
 
