@@ -42,7 +42,7 @@ from agenttui.stores.base import (
     prefix_end,
     stored_entry,
 )
-from agenttui.stores.summary import USAGE_MEMBERS, RunSummary
+from agenttui.stores.summary import SALT_TAIL, USAGE_MEMBERS, RunSummary
 
 Layout = Literal["current", "legacy"]
 
@@ -86,16 +86,47 @@ _COUNTS_ARE_INTEGERS = " AND ".join(
     for member in USAGE_MEMBERS
 )
 _USAGE_TOKENS = " + ".join(f"coalesce(json_extract(usage, '$.{member}'), 0)" for member in USAGE_MEMBERS)
+# A shaped entry (``summary.shaped_kind``) is trusted without a parse, but only from
+# SHAPE_CHECKED_FROM bytes on: in SQL each step of the shape check is a function call, and
+# parsing a record of a few hundred bytes costs SQLite about as much as the dozen calls the check
+# takes (measured on the production-shaped store: checking every entry by its shape made the
+# query slower, not faster), so smaller entries keep the parse (more cautious than the reference,
+# which the contract allows; a shaped record parses to the same counts). A large tool result's
+# parse is what the check saves. The check reads the entry's bytes twice (its first bytes, from
+# its name on, and its last 55), in a subquery, because every other reference to ``data`` loads
+# the whole value again. Bytes, not characters: ``data`` is a blob, and substr counts bytes in a
+# blob. The name is quoted by json_quote, which writes a few characters otherwise than the codec
+# (U+2028 and U+2029 raw): such a name does not match, and its entry is parsed; so is a kind of
+# more than 63 characters (the check reads 76 bytes past the kind's opening quote).
+SHAPE_CHECKED_FROM = 4096
+# Each level is its own subquery (OFFSET 0 keeps SQLite from folding it into the next), so that
+# each value is computed once: the quoted name, the bytes that follow it, where the kind ends.
+_SHAPED_KIND = f"""CASE WHEN length(data) >= {SHAPE_CHECKED_FROM} AND typeof(name) = 'text' THEN (
+    SELECT CASE WHEN framed AND quote BETWEEN 1 AND 64 AND CAST(substr(after, 1, quote - 1) AS TEXT) NOT GLOB '*[^A-Za-z0-9_]*'
+            AND substr(after, quote, 12) != CAST('","message":' AS BLOB)
+            AND substr(after, quote, 10) != CAST('","usage":' AS BLOB)
+        THEN CAST(substr(after, 1, quote - 1) AS TEXT) END
+    FROM (SELECT framed, after, instr(after, X'22') AS quote FROM (
+        SELECT substr(first, 1, length(head)) = head AND CAST(tail AS TEXT) GLOB ',"salt":"*"}}}}' AS framed,
+            substr(first, length(head) + 1) AS after
+        FROM (SELECT head, substr(data, 1, length(head) + 76) AS first, substr(data, -{SALT_TAIL}) AS tail FROM (
+            SELECT CAST('{{{{"name":' || json_quote(name) || ',"kind":"' AS BLOB) AS head LIMIT -1 OFFSET 0
+        ) LIMIT -1 OFFSET 0) LIMIT -1 OFFSET 0) LIMIT -1 OFFSET 0)
+) END"""
+_NAMED = f"""typeof(name) = 'text' AND substr(name, 1, 1) NOT IN ('{{{{', '[')
+            AND typeof(data) IN ('blob', 'text') AND substr(data, 1, 12) != CAST('{{{{"redacted":' AS BLOB)
+            AND CASE WHEN json_valid({_TEXT}) THEN json_extract({_TEXT}, '$.name') IS name ELSE 0 END"""
+_KIND = f"CASE WHEN json_valid({_TEXT}) THEN json_extract({_TEXT}, '$.kind') END"
+_USAGE = f"""CASE coalesce(CASE WHEN json_valid({_TEXT}) THEN json_type({_TEXT}, '$.usage') END, 'null')
+            WHEN 'object' THEN json_extract({_TEXT}, '$.usage') WHEN 'null' THEN NULL ELSE ''
+        END"""
+
 _SUMMARIES = f"""
 WITH entry AS MATERIALIZED (
     SELECT run_id, seq, name,
-        typeof(name) = 'text' AND substr(name, 1, 1) NOT IN ('{{{{', '[')
-            AND typeof(data) IN ('blob', 'text') AND substr(data, 1, 12) != CAST('{{{{"redacted":' AS BLOB)
-            AND CASE WHEN json_valid({_TEXT}) THEN json_extract({_TEXT}, '$.name') IS name ELSE 0 END AS named,
-        CASE WHEN json_valid({_TEXT}) THEN json_extract({_TEXT}, '$.kind') END AS kind,
-        CASE coalesce(CASE WHEN json_valid({_TEXT}) THEN json_type({_TEXT}, '$.usage') END, 'null')
-            WHEN 'object' THEN json_extract({_TEXT}, '$.usage') WHEN 'null' THEN NULL ELSE ''
-        END AS usage
+        CASE WHEN ({_SHAPED_KIND}) IS NOT NULL THEN 1 ELSE {_NAMED} END AS named,
+        coalesce({_SHAPED_KIND}, {_KIND}) AS kind,
+        CASE WHEN ({_SHAPED_KIND}) IS NULL THEN {_USAGE} END AS usage
     FROM {{steps}} WHERE run_id IN ({{runs}})
 ), run AS (
     SELECT run_id, count(*) AS steps, sum(kind = 'model') AS turns,
