@@ -611,7 +611,9 @@ def decode_outline(data: bytes, row_name: str) -> Record | None:
     cannot be told cheaply, or the record would not decode so (not an object, another name, a
     kind or usage of the wrong type).
 
-    ``data`` must be known to hold one JSON object (a run summary parsed it): bytes that begin
+    ``data`` should be known to hold one JSON object (a run summary parsed it, or trusted it by
+    its shape, ``stores.summary.shaped_kind``; either way the rest is checked when the run is
+    opened, by ``decode_record``): bytes that begin
     as the codec writes a record, ``{"name":<row_name>,"kind":"<kind>"``, where no key could be
     a second ``kind`` or a ``usage`` (no other ``"kind"`` or ``"usage"``, no ``\\u`` escape), are
     read from that start alone, unparsed, for a tool result's payload can be a megabyte. Other

@@ -8,16 +8,23 @@ reference every store's query is tested against (``tests/stores/test_summaries.p
 
 A summary is only trusted when no entry is ``suspect``: an entry that may not decode (not a JSON
 object, a name other than its row's, a member of the wrong type, a redaction tombstone, a damaged
-row) sends the run to the exact rules, which decode it and say why. A store may be more cautious
-than ``summarize`` (call an entry suspect that it trusts, to check less per entry on the database
-side), never less: suspect only costs the run a slower, exact read.
+row) sends the run to the exact rules, which decode it and say why. An entry *shaped* as the codec
+and the Go SDK write a record without usage (``shaped_kind``: its name and kind first, no
+``message`` or ``usage`` next, its salt last) is trusted without a parse, so that a tool result
+of a megabyte is not parsed to be summed up; what that does not check (damage in its middle, a
+duplicate key) is found when the run is opened, by the exact rules (docs/decisions.md, "Run
+summaries"). A store may be more cautious than ``summarize`` (call an entry suspect that it
+trusts, or parse an entry it trusts by its shape, to check less per entry on the database side),
+never less: suspect only costs the run a slower, exact read.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agenttui.stores.base import Entry
 
@@ -26,6 +33,17 @@ from agenttui.stores.base import Entry
 USAGE_MEMBERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 #: How a redaction tombstone's bytes begin; its record is read by the exact rules.
 TOMBSTONE_PREFIX = b'{"redacted":'
+#: How every record written since v0.7 ends, by the Go SDK or by agenttui's codec: its salt, 32
+#: bytes in base64, is its last member. A record cut short cannot end so.
+SALT_MEMBER = b',"salt":"'
+SALT_CHARACTERS = 44
+SALT_TAIL = len(SALT_MEMBER) + SALT_CHARACTERS + len(b'"}')
+#: What may follow a shaped record's kind: its usage comes right after ``kind`` and ``message``
+#: in the member order of the codec and the SDK, so a record with neither there has no usage.
+USAGE_AHEAD = (b',"message":', b',"usage":')
+_KIND_TEXT = re.compile(rb'[A-Za-z0-9_]*"')
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LINE_SEPARATORS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +86,12 @@ def summarize(run_id: str, entries: Sequence[Entry], end_markers: Collection[str
 
 def _facts(entry: Entry) -> tuple[bool, int] | None:
     """(is it a model record, its usage), or None when the entry is suspect."""
-    if entry.damage or entry.data.startswith(TOMBSTONE_PREFIX):
+    if entry.damage:
+        return None
+    kind = shaped_kind(entry.data, entry.name)
+    if kind is not None:
+        return kind == b"model", 0
+    if entry.data.startswith(TOMBSTONE_PREFIX):
         return None
     try:  # decoded as the journal's codec decodes it: bytes that are not UTF-8 stay as they are
         record = json.loads(entry.data.decode("utf-8", "surrogateescape"))
@@ -84,3 +107,36 @@ def _facts(entry: Entry) -> tuple[bool, int] | None:
     if any(count is not None and (type(count) is not int or abs(count) >= 10**18) for count in counts):
         return None
     return kind == "model", sum(count or 0 for count in counts)
+
+
+def shaped_kind(data: bytes, name: str) -> bytes | None:
+    """The kind text of a record of this name that is *shaped*, trusted without a parse; None
+    for any other bytes (docs/decisions.md, "Run summaries").
+
+    Shaped bytes begin as the codec writes a record named ``name`` whose kind is ASCII letters,
+    digits and underscores (``{"name":<name>,"kind":"<kind>"``), go on with neither a
+    ``message`` nor a ``usage`` (so the record has no usage), and end with a salt
+    (``,"salt":"<44 characters>"}``)."""
+    if data[-SALT_TAIL : -SALT_TAIL + len(SALT_MEMBER)] != SALT_MEMBER or not data.endswith(b'"}'):
+        return None
+    head = _shaped_head(name)
+    if head is None or not data.startswith(head):
+        return None
+    kind = _KIND_TEXT.match(data, len(head))
+    if kind is None or data.startswith(USAGE_AHEAD, kind.end()):
+        return None
+    return data[len(head) : kind.end() - 1]
+
+
+@lru_cache(maxsize=4096)
+def _shaped_head(name: str) -> bytes | None:
+    """How a shaped record named ``name`` begins, up to its kind text; None for a name the
+    codec cannot write as itself (a lone surrogate becomes U+FFFD).
+
+    The name is a JSON string as ``codec.encode_string`` writes it (Go's encoder with HTML
+    escaping off): the store sits below the journal's codec, so its three steps are repeated
+    here, and ``tests/stores/test_summaries.py`` holds the two equal."""
+    if _SURROGATE.search(name):
+        return None
+    quoted = json.encoder.encode_basestring(name).translate(_LINE_SEPARATORS)
+    return b'{"name":' + quoted.encode() + b',"kind":"'

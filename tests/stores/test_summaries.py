@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from agenttui.journal import keys
-from agenttui.stores.summary import summarize
+from agenttui.journal import decode_entry, keys
+from agenttui.journal.codec import encode_string
+from agenttui.stores.summary import shaped_kind, summarize
 from tests.conftest import StoreFactory
+from tests.gocorpus import write_corpus
 
 ENDS = keys.END_MARKERS
 GOOD = [
@@ -131,3 +133,138 @@ async def test_keys_written_twice_or_escaped(make_store: StoreFactory) -> None:
     if make_store.kind == "sqlite" and misread:
         pytest.xfail(f"SQLite's json_extract reads the first of duplicate keys and matches keys unescaped: {misread}")
     assert misread == []
+
+
+SALT = ',"salt":"' + "A" * 43 + '="}'
+#: A tool result's payload, large enough that a parse of it would cost more than the shape check.
+PAYLOAD = "x" * 4096
+
+
+def salted(body: str) -> bytes:
+    """A record's JSON without its closing brace, ended as every record since v0.7 is: by its salt."""
+    return (body + SALT).encode()
+
+
+#: Runs of records as the codec and the Go SDK write them (shaped: trusted without a parse) and
+#: records that are not shaped (parsed, as before), each with its (steps, turns, tokens, suspect).
+SHAPED_RUNS: dict[str, tuple[list[tuple[str, bytes]], tuple[int, int, int, bool]]] = {
+    "shaped": (
+        [
+            ("@journal", salted('{"name":"@journal","kind":"header","format":"bide.journal.v1-dev"')),
+            ("run:start", salted('{"name":"run:start","kind":"value","result":{"input":"x"}')),
+            (
+                "@llm/0",
+                salted('{"name":"@llm/0","kind":"model","message":{"role":"assistant"},"usage":{"input_tokens":7}'),
+            ),
+            ("attempt:tool:c1", salted('{"name":"attempt:tool:c1","kind":"attempt","tool_use_id":"c1","claim":"ab"')),
+            ("tool:c1", salted('{"name":"tool:c1","kind":"tool_result","tool_use_id":"c1","result":"' + PAYLOAD + '"')),
+            ("approval:c2", salted('{"name":"approval:c2","kind":"approval","tool_use_id":"c2","approved":true')),
+            ("@llm/1", salted('{"name":"@llm/1","kind":"model","finish":"stop","result":"' + PAYLOAD + '"')),
+            ("odd-kind", salted('{"name":"odd-kind","kind":"Kind_2","result":"' + PAYLOAD + '"')),
+            ("empty-kind", salted('{"name":"empty-kind","kind":"","result":"' + PAYLOAD + '"')),
+            ("run:complete", salted('{"name":"run:complete","kind":"value"')),
+        ],
+        (10, 2, 7, False),
+    ),
+    # Trusted by its shape: its broken middle is found when the run is opened (unreadable).
+    "broken-middle": (
+        [("tool:c1", salted('{"name":"tool:c1","kind":"tool_result","result":{"a":' + PAYLOAD + ",,}"))],
+        (1, 0, 0, False),
+    ),
+    "cut-short": (
+        [("tool:c1", salted('{"name":"tool:c1","kind":"tool_result","result":"' + PAYLOAD + '"')[:-20])],
+        (1, 0, 0, True),
+    ),
+    "salt-less": (
+        [("tool:c1", ('{"name":"tool:c1","kind":"tool_result","result":"' + PAYLOAD + '"}').encode())],
+        (1, 0, 0, False),
+    ),
+    "salt-less-broken": (
+        [("tool:c1", ('{"name":"tool:c1","kind":"tool_result","result":' + PAYLOAD + "}").encode())],
+        (1, 0, 0, True),
+    ),
+    "usage-after-kind": (
+        [
+            ("@llm/0", salted('{"name":"@llm/0","kind":"model","usage":{"input_tokens":5},"result":"' + PAYLOAD + '"')),
+            (
+                "tool:c1",
+                salted(
+                    '{"name":"tool:c1","kind":"tool_result","usage":{"output_tokens":11},"result":"' + PAYLOAD + '"'
+                ),
+            ),
+        ],
+        (2, 1, 16, False),
+    ),
+    "usage-after-message": (
+        [
+            (
+                "@llm/0",
+                salted(
+                    '{"name":"@llm/0","kind":"model","message":{"text":"' + PAYLOAD + '"},"usage":{"input_tokens":3}'
+                ),
+            )
+        ],
+        (1, 1, 3, False),
+    ),
+    "wrong-usage-after-kind": (
+        [("@llm/0", salted('{"name":"@llm/0","kind":"model","usage":{"input_tokens":1.5},"result":"' + PAYLOAD + '"'))],
+        (1, 0, 0, True),
+    ),
+    "escaped-kind": (
+        [("@llm/0", salted('{"name":"@llm/0","kind":"m\\u006fdel","result":"' + PAYLOAD + '"'))],
+        (1, 1, 0, False),
+    ),
+    "another-name": (
+        [("tool:c1", salted('{"name":"tool:c2","kind":"tool_result","result":"' + PAYLOAD + '"'))],
+        (1, 0, 0, True),
+    ),
+}
+
+
+async def test_shaped_entries_are_trusted_without_a_parse(make_store: StoreFactory) -> None:
+    store = await make_store()
+    for run_id, (entries, _) in SHAPED_RUNS.items():
+        for name, data in entries:
+            await store.insert(run_id, name, data)
+    summed = {summary.run_id: summary for summary in await store.summaries(list(SHAPED_RUNS), ENDS)}
+    more_cautious = set()
+    for run_id, (_, expected) in SHAPED_RUNS.items():
+        summary = summed[run_id]
+        reference = summarize(run_id, [entry async for entry in store.load(run_id)], ENDS)
+        assert reference is not None
+        counts = (reference.steps, *((reference.turns, reference.tokens) if not reference.suspect else (0, 0)))
+        assert (*counts, reference.suspect) == expected, run_id
+        assert summary.suspect >= reference.suspect, run_id  # a store may be more cautious, never less
+        if summary.suspect > reference.suspect:
+            more_cautious.add(run_id)
+        elif not summary.suspect:  # a suspect run's counts are never read
+            assert summary == reference, run_id
+    # SQLite parses every entry (a shape check costs it as much as a parse): it finds the broken
+    # middle that the reference, and PostgreSQL, trust by the entry's shape.
+    assert more_cautious == ({"broken-middle"} if make_store.kind == "sqlite" else set())
+    broken = [entry async for entry in store.load("broken-middle")]
+    assert shaped_kind(broken[0].data, broken[0].name) == b"tool_result"
+    assert decode_entry(broken[0]).unreadable, "what a shaped entry does not check is found when it is opened"
+
+
+async def test_go_written_runs_sum_up_as_the_reference_does(make_store: StoreFactory) -> None:
+    store = await make_store()
+    await write_corpus(store)
+    run_ids = [run_id async for run_id in store.runs()]
+    summed = await store.summaries(run_ids, ENDS)
+    assert len(summed) == len(run_ids)
+    shaped = 0
+    for summary in summed:
+        entries = [entry async for entry in store.load(summary.run_id)]
+        assert summary == summarize(summary.run_id, entries, ENDS), summary.run_id
+        shaped += sum(shaped_kind(entry.data, entry.name) is not None for entry in entries)
+    assert shaped > 100  # the SDK's records but its model turns are shaped
+
+
+@pytest.mark.parametrize(
+    "name", ["tool:c1", "", 'a"b', "back\\slash", "tab\tnew\nline\x01\x7f", "\u00e9\u65e5", "\u2028\u2029", "<&>"]
+)
+def test_a_shaped_record_begins_with_its_name_as_the_codec_writes_it(name: str) -> None:
+    data = b'{"name":' + encode_string(name) + b',"kind":"value"' + SALT.encode()
+    assert shaped_kind(data, name) == b"value"
+    assert shaped_kind(data, name + "x") is None
