@@ -15,7 +15,7 @@ import traceback
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 import asyncpg
 import pytest
@@ -32,7 +32,7 @@ from agenttui.journal import keys
 from agenttui.journal.codec import encode_string
 from agenttui.stores.postgres import NOTIFY_PAYLOAD_LIMIT, PostgresStore
 from agenttui.stores.postgres import store as postgres_store
-from agenttui.stores.summary import RunSummary
+from agenttui.stores.summary import RunSummary, summarize
 from tests.pg import PostgresCluster
 
 pytestmark = pytest.mark.postgres
@@ -701,13 +701,27 @@ async def test_usage_after_the_kind_or_no_salt_is_parsed_and_counted(
     ],
 )
 async def test_names_needing_escapes(
-    postgres_cluster: PostgresCluster, opened: list[PostgresStore], schema: str, name: str, trusted_uncast: bool
+    postgres_cluster: PostgresCluster,
+    opened: list[PostgresStore],
+    schema: str,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    trusted_uncast: bool,
 ) -> None:
     store = await open_store(opened, postgres_cluster.dsn, schema=schema)
     good = await summed(store, "good", [(name, shaped(name, b"model", b',"finish":"stop"'))])
     assert (good.turns, good.tokens, good.suspect) == (1, 0, False)
+    by_reference: list[str] = []
+
+    def reference(run_id: str, *args: Any) -> RunSummary | None:
+        by_reference.append(run_id)
+        return summarize(run_id, *args)
+
+    monkeypatch.setattr(postgres_store, "summarize", reference)
     not_json = await summed(store, "not-json", [(name, shaped(name, b"value", b',"result":{'))])
-    assert not_json.suspect is not trusted_uncast
+    # Trusted by its shape either way: uncast, or, where the cast refused it, by the reference.
+    assert not not_json.suspect
+    assert by_reference == ([] if trusted_uncast else ["not-json"])
 
 
 @pytest.mark.parametrize(
