@@ -23,14 +23,14 @@ from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import interrupt_name
 from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.journal import keys
-from agenttui.journal.codec import decode_json, decode_outline, encode_string
+from agenttui.journal.codec import decode_json, decode_outline
 from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
 from agenttui.stores.base import Entry, LeaseInfo, Store
-from agenttui.stores.summary import RunSummary
+from agenttui.stores.summary import RunSummary, record_head
 
 
 @dataclass(frozen=True, slots=True)
@@ -558,8 +558,8 @@ def _stand_in(entry: Entry) -> Record | None:
     outline (``_outline``)."""
     if not entry.name.startswith(_OUTLINED_PREFIXES) or entry.damage:
         return None
-    head = _written_head(entry.name)
-    if entry.data.startswith(head):
+    head = record_head(entry.name)
+    if head is not None and entry.data.startswith(head):
         if entry.data.startswith(b'model"', len(head)):
             return _StandIn(entry.name, StepKind.MODEL)
         if entry.data.startswith(b'tool_result"', len(head)):
@@ -583,13 +583,6 @@ class _StandIn(Record):
 for _member in dataclasses.fields(Record):
     if _member.name not in ("name", "kind"):
         setattr(_StandIn, _member.name, _member.default)
-
-
-def _written_head(name: str) -> bytes:
-    """How the codec begins a record of this name, up to its kind's text."""
-    if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
-        return b'{"name":"' + name.encode() + b'","kind":"'  # a name the codec writes as it is
-    return b'{"name":' + encode_string(name) + b',"kind":"'
 
 
 def _outline(entry: Entry) -> Record | None:

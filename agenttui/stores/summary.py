@@ -24,7 +24,6 @@ import json
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from agenttui.stores.base import Entry
 
@@ -119,7 +118,7 @@ def shaped_kind(data: bytes, name: str) -> bytes | None:
     (``,"salt":"<44 characters>"}``)."""
     if data[-SALT_TAIL : -SALT_TAIL + len(SALT_MEMBER)] != SALT_MEMBER or not data.endswith(b'"}'):
         return None
-    head = _shaped_head(name)
+    head = record_head(name)
     if head is None or not data.startswith(head):
         return None
     kind = _KIND_TEXT.match(data, len(head))
@@ -128,14 +127,16 @@ def shaped_kind(data: bytes, name: str) -> bytes | None:
     return data[len(head) : kind.end() - 1]
 
 
-@lru_cache(maxsize=4096)
-def _shaped_head(name: str) -> bytes | None:
-    """How a shaped record named ``name`` begins, up to its kind text; None for a name the
-    codec cannot write as itself (a lone surrogate becomes U+FFFD).
+def record_head(name: str) -> bytes | None:
+    """How the codec begins a record named ``name``, up to its kind's text
+    (``{"name":<name>,"kind":"``); None for a name the codec cannot write as itself (a lone
+    surrogate becomes U+FFFD).
 
     The name is a JSON string as ``codec.encode_string`` writes it (Go's encoder with HTML
     escaping off): the store sits below the journal's codec, so its three steps are repeated
     here, and ``tests/stores/test_summaries.py`` holds the two equal."""
+    if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
+        return b'{"name":"' + name.encode() + b'","kind":"'  # a name the codec writes as it is
     if _SURROGATE.search(name):
         return None
     quoted = json.encoder.encode_basestring(name).translate(_LINE_SEPARATORS)
