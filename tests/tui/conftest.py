@@ -97,6 +97,11 @@ def type_ahead(app: App[Any], keys: str) -> None:
 ScreenT = TypeVar("ScreenT", bound=Screen[Any])
 
 
+def notices(app: App[Any]) -> list[str]:
+    """The notifications the app has shown and not yet expired (Textual lists them only privately)."""
+    return [n.message for n in app._notifications]
+
+
 def screen_of(app: App[Any], screen_type: type[ScreenT]) -> ScreenT:
     """The screen ``app`` shows, asserted to be a ``screen_type``: ``app.screen`` as the test knows it."""
     screen = app.screen

@@ -21,7 +21,7 @@ from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.compare import CompareScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.compare_view import CompareView
-from tests.tui.conftest import screen_of, settle, wait_for_screen
+from tests.tui.conftest import notices, screen_of, settle, wait_for_screen
 
 NARROW, WIDE = (80, 24), (160, 48)
 
@@ -88,6 +88,20 @@ async def test_n_and_N_move_between_differences_and_esc_goes_back(demo_db: Path)
         assert cursor_line(screen)[:2] == (1, "tool:call_0_0")
         await pilot.press("escape")
         await wait_for_screen(pilot, RunsScreen)
+
+
+async def test_y_copies_the_step_name_and_warns_on_a_heading(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=WIDE, notifications=True) as pilot:
+        screen = await compare_from_the_runs_list(pilot, "refund-a1002", "refund-a1003-denied")
+        await pilot.press("y")
+        assert app.clipboard == "run:start"
+        view = screen.query_one(CompareView)
+        view.cursor = next(i for i, line in enumerate(view.items) if line.row is None)
+        await pilot.pause()
+        await pilot.press("y")
+        assert app.clipboard == "run:start"
+        assert any("no record under the cursor (a turn's heading)" in n for n in notices(app))
 
 
 async def test_interleaved_a_changed_record_is_one_difference_on_two_lines(demo_db: Path) -> None:

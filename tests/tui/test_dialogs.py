@@ -16,7 +16,7 @@ from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import CommandLine, ConfirmDialog, PromptDialog
 from agenttui.tui.screens.recover import RecoverProgress
 from agenttui.tui.screens.runs import RunsScreen
-from tests.tui.conftest import screen_of, settle, until, wait_for_screen
+from tests.tui.conftest import notices, screen_of, settle, until, wait_for_screen
 
 SIZE = (80, 24)
 DEMO_AGENT = "agenttui.demo.build:factory"
@@ -34,11 +34,6 @@ async def press_on(pilot: Pilot[Any], run_id: str, *keys: str) -> None:
     screen = screen_of(pilot.app, RunsScreen)
     screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == run_id)
     await pilot.press(*keys)
-
-
-def notices(app: AgentTuiApp) -> list[str]:
-    """The notifications the app has shown and not yet expired (Textual lists them only privately)."""
-    return [n.message for n in app._notifications]
 
 
 def text_of(app: AgentTuiApp, selector: str) -> str:

@@ -21,7 +21,7 @@ from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.export import ExportDialog
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
-from tests.tui.conftest import screen_of, settle, until, wait_for_screen
+from tests.tui.conftest import notices, screen_of, settle, until, wait_for_screen
 
 SIZE = (80, 24)
 
@@ -42,10 +42,6 @@ async def entries(path: Path) -> dict[str, list[tuple[str, bytes]]]:
         return {run_id: [(e.name, e.data) async for e in store.load(run_id)] async for run_id in store.runs()}
     finally:
         await store.close()
-
-
-def notices(app: AgentTuiApp) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 def note(dialog: ExportDialog) -> str:

@@ -32,7 +32,7 @@ from agenttui.tui.widgets.compare_view import CompareView
 from agenttui.tui.widgets.diff_view import DiffView
 from agenttui.tui.widgets.inspector import RecordInspector
 from agenttui.tui.widgets.journal_list import JournalList
-from tests.tui.conftest import screen_of, settle, until, wait_for_screen
+from tests.tui.conftest import notices, screen_of, settle, until, wait_for_screen
 from tests.tui.test_app import shown
 
 SIZE = (80, 24)
@@ -49,10 +49,6 @@ def focus_of(screen: Screen[Any]) -> Widget | None:
 
 def following(screen: RunScreen) -> bool:
     return screen.follow
-
-
-def notices(app: AgentTuiApp) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 async def select(pilot: Pilot[Any], run_id: str) -> RunsScreen:

@@ -40,6 +40,23 @@ class StoreScreen(Screen[None]):
         open the run under the cursor instead of filtering."""
         self.set_focus(widget)
 
+    def back_to(self, view: Widget) -> None:
+        """Esc on a screen of a list and its detail: back to the list from the detail, and off
+        the screen from the list."""
+        if self.focused is not None and self.focused is not view:
+            self.focus_now(view)
+        else:
+            self.app.pop_screen()
+
+    def copy_step_name(self, name: str | None, none_here: str) -> None:
+        """Copy ``name`` to the clipboard, or warn ``none_here`` when the cursor is on no step."""
+        from agenttui.tui.clipboard import copy_text
+
+        if name is None:
+            self.notify(none_here, severity="warning")
+            return
+        copy_text(self, name, "the step name")
+
     def show_pane(self, pane: str) -> None:
         """Switch the screen's tabbed panes to ``pane``. Focus inside the pane being hidden goes
         to the journal first: left there, Textual would move it into a hidden pane's neighbour

@@ -307,20 +307,12 @@ class CompareScreen(StoreScreen):
         self.focus_now(self.query_one("#compare-detail-scroll"))
 
     def action_back(self) -> None:
-        view = self.query_one(CompareView)
-        if self.focused is not None and self.focused is not view:
-            self.focus_now(view)
-        else:
-            self.app.pop_screen()
+        self.back_to(self.query_one(CompareView))
 
     def action_copy(self) -> None:
-        from agenttui.tui.clipboard import copy_text
-
         line = self.query_one(CompareView).current
-        if line is None or line.row is None:
-            self.notify("no record under the cursor (a turn's heading)", severity="warning")
-            return
-        copy_text(self, line.row.name, "the step name")
+        name = None if line is None or line.row is None else line.row.name
+        self.copy_step_name(name, "no record under the cursor (a turn's heading)")
 
 
 def _nearest(lines: list[CompareLine], was: CompareLine) -> int:

@@ -88,17 +88,9 @@ class DiffScreen(StoreScreen):
         self.focus_now(self.query_one("#diff-detail-scroll"))
 
     def action_back(self) -> None:
-        view = self.query_one(DiffView)
-        if self.focused is not None and self.focused is not view:
-            self.focus_now(view)
-        else:
-            self.app.pop_screen()
+        self.back_to(self.query_one(DiffView))
 
     def action_copy(self) -> None:
-        from agenttui.tui.clipboard import copy_text
-
         line = self.query_one(DiffView).current
-        if line is None or line.row is None:
-            self.notify("no step under the cursor (identical steps are folded)", severity="warning")
-            return
-        copy_text(self, line.row.name, "the step name")
+        name = None if line is None or line.row is None else line.row.name
+        self.copy_step_name(name, "no step under the cursor (identical steps are folded)")

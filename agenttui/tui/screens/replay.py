@@ -397,26 +397,17 @@ class ReplayScreen(StoreScreen):
 
     def action_back(self) -> None:
         """From a pane, back to the replayed journal; from the journal, leave the replay."""
-        journal = self.query_one(JournalList)
-        if self.focused is not None and self.focused is not journal:
-            self.focus_now(journal)
-        else:
-            self.app.pop_screen()
+        self.back_to(self.query_one(JournalList))
 
     def action_copy(self) -> None:
         """y: the step name under the cursor of the diff when it has the focus, else of the journal."""
-        from agenttui.tui.clipboard import copy_text
-
         if isinstance(self.focused, DiffView):
             line = self.focused.current
             name = None if line is None or line.row is None else line.row.name
         else:
             row = self.query_one(JournalList).current
             name = None if row is None else row.name
-        if name is None:
-            self.notify("no step under the cursor", severity="warning")
-            return
-        copy_text(self, name, "the step name")
+        self.copy_step_name(name, "no step under the cursor")
 
     def _busy(self) -> bool:
         return any(w.group == "replay" and not w.is_finished for w in self.workers)
