@@ -53,7 +53,15 @@ async def lease(store: Store, run_id: str, drive: Callable[[], Awaitable[T]], *,
         return await drive()
     root = root_run_id(run_id)
     holder = new_holder()
-    if not await store.acquire_lease(root, holder, ttl):
+    try:
+        acquired = await store.acquire_lease(root, holder, ttl)
+    except BaseException:
+        # Stopped (a signal cancels the command) or failed after the store may have committed
+        # the lease but before it said so: the row may be this holder's, and nothing else would
+        # release it before its TTL. Only this holder's row is deleted.
+        await _release(store, root, holder)
+        raise
+    if not acquired:
         current = await store.get_lease(root)
         raise LeaseHeld(run_id, current.holder if current else "another driver", current.expires_in if current else ttl)
     driving = asyncio.ensure_future(drive())
@@ -68,10 +76,15 @@ async def lease(store: Store, run_id: str, drive: Callable[[], Awaitable[T]], *,
         keeper.cancel()
         if not driving.done():
             driving.cancel()
-        try:
-            await asyncio.wait_for(store.release_lease(root, holder), timeout=10)
-        except (TimeoutError, AgentTuiError):
-            pass  # an unreleased lease lapses by itself after ttl; the drive's outcome stands
+        await _release(store, root, holder)
+
+
+async def _release(store: Store, run_id: str, holder: str) -> None:
+    """Release the lease if ``holder`` has it; a release that fails is left to lapse after its TTL."""
+    try:
+        await asyncio.wait_for(store.release_lease(run_id, holder), timeout=10)
+    except (TimeoutError, AgentTuiError):
+        pass  # the drive's outcome stands
 
 
 async def _keep(store: Store, run_id: str, holder: str, ttl: float, driving: asyncio.Future[Any]) -> bool:
