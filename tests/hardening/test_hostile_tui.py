@@ -469,7 +469,8 @@ async def test_a_ten_megabyte_value_opens_cut_with_a_way_to_see_more(hostile_db:
         journal.cursor = [row.name for row in screen.rows].index("tool:call_0_0")
         await pilot.pause()
         opened = time.monotonic() - started
-        assert opened < 5, f"opening a run with a 10 MB value took {opened:.1f} s"
+        # Guards against freezes of minutes (the benchmarks time it): loose enough for a busy CI machine.
+        assert opened < 20, f"opening a run with a 10 MB value took {opened:.1f} s"
         assert_inert(app, "huge value")
         listed = shown_in(app, journal)
         assert 'fetch_page: "xxxx' in listed and "x" * 200 not in listed  # the line is cut to the pane
@@ -483,7 +484,7 @@ async def test_a_ten_megabyte_value_opens_cut_with_a_way_to_see_more(hostile_db:
             await pilot.pause()
             # Before the pane drew at most FULL_LIMIT characters, this key froze the app for minutes.
             shown_all = time.monotonic() - started
-            assert shown_all < 10, f"showing a 10 MB value took {shown_all:.1f} s ({key})"
+            assert shown_all < 30, f"showing a 10 MB value took {shown_all:.1f} s ({key})"
             assert_inert(app, f"huge value, show all ({key})")
             inspector.scroll_end(animate=False)
             await pilot.pause()
