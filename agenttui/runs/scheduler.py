@@ -37,34 +37,52 @@ T = TypeVar("T")
 class StatusScheduler:
     """The statuses of many runs, read behind a view in the order a person needs them.
 
-    Runs wait in two queues, each holding a run once, in the order asked. Urgent reads go first:
-    a run's first read when it has no end marker (a run a person may act on) and runs a change
-    feed says changed. The rest wait their turn: first reads of finished runs, and clock
-    refreshes, which on a large store would otherwise re-read every in-flight run every few
-    seconds ahead of the rest.
+    Runs wait in three queues, each holding a run once, in the order asked. Urgent reads go
+    first: runs a change feed says changed, and a run's first read when it has no end marker (a
+    run a person may act on). The two urgent queues take turns, a batch each, so a run that
+    changes while thousands of first reads wait is read within a batch, and a feed that keeps
+    naming runs does not hold the first reads back. The rest wait their turn: first reads of
+    finished runs, and clock refreshes, which on a large store would otherwise re-read every
+    in-flight run every few seconds ahead of the rest.
     """
 
     def __init__(self, has_status: Callable[[str], bool]) -> None:
         self._has_status = has_status
         """Whether a run's status was read already (its first read of an unfinished run is urgent)."""
         self._queue: dict[str, None] = {}
-        self._urgent: dict[str, None] = {}
+        self._changed: dict[str, None] = {}
+        self._first_reads: dict[str, None] = {}
+        self._changed_next = True
+        """Whether the next urgent batch, when both urgent queues hold runs, is of changed runs."""
         self._unfinished: set[str] = set()
         self._tracker: StatusTracker | None = None
 
     @property
     def pending(self) -> int:
         """How many runs wait for a read."""
-        return len(self._queue) + len(self._urgent)
+        return len(self._queue) + len(self._changed) + len(self._first_reads)
 
     def ask(self, run_ids: Iterable[str], *, urgent: bool = False) -> None:
-        """Queue ``run_ids`` for a read; ``urgent`` puts them ahead of the rest."""
+        """Queue ``run_ids`` for a read; ``urgent`` (the change feed named them) puts them ahead
+        of the rest, taking turns with first reads of unfinished runs."""
         for run_id in run_ids:
-            if urgent or (run_id in self._unfinished and not self._has_status(run_id)):
+            if urgent:
                 self._queue.pop(run_id, None)
-                self._urgent[run_id] = None
-            elif run_id not in self._urgent:
+                self._first_reads.pop(run_id, None)
+                self._changed[run_id] = None
+            elif run_id in self._changed:
+                continue
+            elif run_id in self._unfinished and not self._has_status(run_id):
+                self._queue.pop(run_id, None)
+                self._first_reads[run_id] = None
+            elif run_id not in self._first_reads:
                 self._queue[run_id] = None
+
+    def _urgent(self) -> dict[str, None]:
+        """The urgent queue the next urgent batch comes from (empty when neither holds a run)."""
+        take_changed = bool(self._changed) and (self._changed_next or not self._first_reads)
+        self._changed_next = not take_changed
+        return self._changed if take_changed else self._first_reads
 
     def unfinished_listed(self, run_ids: set[str]) -> None:
         """The runs with no end marker: those still waiting for a first read move up."""
@@ -100,8 +118,8 @@ class StatusScheduler:
         """The next page, read while this one is decided (the database works while Python does)."""
         try:
             while self.pending or ahead is not None:
-                if self._urgent or not store.IMPLEMENTS_SUMMARIES:
-                    some = _take(self._urgent or self._queue, URGENT_AT_ONCE)
+                if self._changed or self._first_reads or not store.IMPLEMENTS_SUMMARIES:
+                    some = _take(self._urgent() or self._queue, URGENT_AT_ONCE)
                     batch += await _unlocked(partial(tracker.statuses, some), locked)
                 else:
                     reading = ahead or next_page()

@@ -45,9 +45,33 @@ async def test_first_reads_of_unfinished_runs_and_changed_runs_go_first(make_sto
     scheduler.ask(["e", "a"])  # asked twice: read once, where it stands
     assert scheduler.pending == 5
     batches = await read_all(scheduler, store, seen, batch_seconds=3600)
-    assert batches == [["c", "e", "d", "a", "b"]]  # one batch: nothing was left to wait for
+    assert batches == [["d", "c", "e", "a", "b"]]  # one batch: nothing was left to wait for
     assert scheduler.pending == 0
     assert seen["c"].state != RunState.COMPLETE and seen["a"].state == RunState.COMPLETE
+
+
+async def test_a_changed_run_is_read_within_a_batch_while_first_reads_wait(make_store: StoreFactory) -> None:
+    """Changed runs and first reads of unfinished runs take turns, a batch each: neither waits
+    for the other's whole queue."""
+    store = await make_store()
+    unfinished = [f"run-{n:03}" for n in range(3 * URGENT_AT_ONCE)]
+    await write_runs(store, finished=["changed-1", "changed-2"], unfinished=unfinished)
+    seen: dict[str, RunStatus] = {}
+    scheduler = StatusScheduler(seen.__contains__)
+    scheduler.unfinished_listed(set(unfinished))
+    scheduler.ask(unfinished)
+    reads: list[str] = []
+
+    async def locked() -> None:
+        raise AssertionError("no lock is held")
+
+    async for batch in scheduler.read(store, locked=locked, batch_seconds=0):
+        reads += [status.run_id for status in batch]
+        if len(reads) == URGENT_AT_ONCE:  # the change feed names two runs after the first batch
+            scheduler.ask(["changed-1", "changed-2"], urgent=True)
+    assert reads[:URGENT_AT_ONCE] == unfinished[:URGENT_AT_ONCE]
+    assert reads[URGENT_AT_ONCE : URGENT_AT_ONCE + 2] == ["changed-1", "changed-2"]  # not after every first read
+    assert reads[URGENT_AT_ONCE + 2 :] == unfinished[URGENT_AT_ONCE:]
 
 
 async def test_a_run_read_before_waits_its_turn_even_when_unfinished(make_store: StoreFactory) -> None:
