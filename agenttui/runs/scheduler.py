@@ -78,8 +78,8 @@ class StatusScheduler:
             elif run_id not in self._first_reads:
                 self._queue[run_id] = None
 
-    def _urgent(self) -> dict[str, None]:
-        """The urgent queue the next urgent batch comes from (empty when neither holds a run)."""
+    def _next_urgent(self) -> dict[str, None]:
+        """The urgent queue the next urgent batch comes from, taking turns (empty when neither holds a run)."""
         take_changed = bool(self._changed) and (self._changed_next or not self._first_reads)
         self._changed_next = not take_changed
         return self._changed if take_changed else self._first_reads
@@ -119,7 +119,7 @@ class StatusScheduler:
         try:
             while self.pending or ahead is not None:
                 if self._changed or self._first_reads or not store.IMPLEMENTS_SUMMARIES:
-                    some = _take(self._urgent() or self._queue, URGENT_AT_ONCE)
+                    some = _take(self._next_urgent() or self._queue, URGENT_AT_ONCE)
                     batch += await _unlocked(partial(tracker.statuses, some), locked)
                 else:
                     reading = ahead or next_page()

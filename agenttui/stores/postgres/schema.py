@@ -29,7 +29,7 @@ import asyncpg
 
 from agenttui.errors import ConfigError, SchemaVersionError
 from agenttui.stores.base import LIST_PAGE_SIZE
-from agenttui.stores.summary import USAGE_MEMBERS
+from agenttui.stores.summary import SALT_MEMBER, SALT_TAIL, TOMBSTONE_PREFIX, USAGE_AHEAD, USAGE_MEMBERS
 
 #: The newest schema version this module reads and writes.
 SCHEMA_VERSION = 1
@@ -309,9 +309,10 @@ def _usage_as_written() -> str:
     return f"""('"usage":{{{{' || pg_catalog.concat_ws(',', {members}) || '}}}}')"""
 
 
-def _bytes(text: str) -> str:
-    """A bytea literal of ``text``'s UTF-8 bytes."""
-    return f"'\\x{text.encode().hex()}'::pg_catalog.bytea"
+def _bytes(text: str | bytes) -> str:
+    """A bytea literal of ``text``'s (UTF-8) bytes."""
+    data = text if isinstance(text, bytes) else text.encode()
+    return f"'\\x{data.hex()}'::pg_catalog.bytea"
 
 
 #: The bytes a shaped entry's kind is made of (``stores.summary``: ASCII letters, digits, ``_``).
@@ -364,18 +365,19 @@ WITH entry AS MATERIALIZED (
     FROM {steps} AS s
     CROSS JOIN LATERAL (
         SELECT CASE WHEN kind.quote > 0
-                     AND pg_catalog.substr(s.data, pg_catalog.length(s.data) - 54, 9) = """
-    + _bytes(',"salt":"')
+                     AND pg_catalog.substr(s.data, pg_catalog.length(s.data) - """
+    + str(SALT_TAIL - 1)
+    + f", {len(SALT_MEMBER)}) = "
+    + _bytes(SALT_MEMBER)
     + """
                      AND pg_catalog.substr(s.data, pg_catalog.length(s.data) - 1, 2) = """
     + _bytes('"}')
     + """
                      AND pg_catalog.btrim(pg_catalog.substr(s.data, kind.at, kind.quote - 1), {kind_bytes}) = ''::pg_catalog.bytea
-                     AND pg_catalog.substr(s.data, kind.at + kind.quote, 11) <> """
-    + _bytes(',"message":')
-    + """
-                     AND pg_catalog.substr(s.data, kind.at + kind.quote, 9) <> """
-    + _bytes(',"usage":')
+                     AND """
+    + "\n                     AND ".join(
+        f"pg_catalog.substr(s.data, kind.at + kind.quote, {len(ahead)}) <> {_bytes(ahead)}" for ahead in USAGE_AHEAD
+    )
     + """
                 THEN pg_catalog.substr(s.data, kind.at, kind.quote - 1) = """
     + _bytes("model")
@@ -403,8 +405,10 @@ WITH entry AS MATERIALIZED (
         SELECT CASE WHEN shape.model IS NULL THEN pg_catalog.convert_from(s.data, 'UTF8') END AS t OFFSET 0
     ) AS text_of
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN pg_catalog.substr(s.data, 1, 12) <> """
-    + _bytes('{"redacted":')
+        SELECT CASE WHEN pg_catalog.substr(s.data, 1, """
+    + str(len(TOMBSTONE_PREFIX))
+    + ") <> "
+    + _bytes(TOMBSTONE_PREFIX)
     + """
                   AND (pg_catalog.right(text_of.t, 1) = '}}'
                        OR pg_catalog.right(pg_catalog.rtrim(text_of.t, E' \\t\\n\\r'), 1) = '}}')
