@@ -9,10 +9,12 @@ are one line on stderr, the store's text in them shown inert; a password is neve
 from __future__ import annotations
 
 import asyncio
+import errno
 import io
 import os
 import signal
 import sys
+import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import wraps
 from typing import Any, NoReturn, TypeVar
@@ -57,22 +59,12 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 
 def run_async(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
-    """Run a command's coroutine; turn agenttui's errors into one line and an exit code."""
+    """Run a command's coroutine, stoppable by SIGTERM and SIGHUP as by ctrl+c. What it raises is
+    the group's to show (``AgentTuiGroup.invoke``), as for every command."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> T:
-        try:
-            return asyncio.run(_stoppable(fn(*args, **kwargs)))
-        except asyncio.CancelledError:
-            fail("terminated: leases released, nothing half-written", EXIT_TERMINATED)
-        except RunNotFoundError as exc:
-            fail(exc.message, EXIT_NOT_FOUND)
-        except AlreadyDecided as exc:
-            fail(exc.message, EXIT_ALREADY_DECIDED)
-        except AgentTuiError as exc:
-            fail(f"{exc.title}: {exc.message}")
-        except KeyboardInterrupt:
-            fail("interrupted", 130)
+        return asyncio.run(_stoppable(fn(*args, **kwargs)))
 
     return wrapper
 
@@ -110,8 +102,17 @@ async def run_history(store: Store, run_id: str) -> list[Any]:
     return records
 
 
-class DefaultCommandGroup(click.Group):
-    """A group where ``agenttui STORE`` (no subcommand) means ``agenttui open STORE``."""
+DEBUG_VARIABLE = "AGENTTUI_DEBUG"
+"""Set to 1, an unexpected error shows its traceback (inert, as every output) under its one line."""
+
+
+class AgentTuiGroup(click.Group):
+    """The ``agenttui`` group, the one entry point every command runs through.
+
+    ``agenttui STORE`` (no subcommand) means ``agenttui open STORE``. Whatever a command raises
+    ends here as one inert line on stderr and an exit code from ``EXIT_CODES``: a new command
+    inherits that the day it is registered, with no ``try`` of its own.
+    """
 
     default_command = "open"
 
@@ -120,8 +121,43 @@ class DefaultCommandGroup(click.Group):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise  # click's own: usage errors and --help already speak its one-line way
+        except BrokenPipeError:
+            raise  # the output failing: ``entry`` says so (or, for a closed pipe, nothing)
+        except asyncio.CancelledError:
+            fail("terminated: leases released, nothing half-written", EXIT_TERMINATED)
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        except RunNotFoundError as exc:
+            fail(exc.message, EXIT_NOT_FOUND)
+        except AlreadyDecided as exc:
+            fail(exc.message, EXIT_ALREADY_DECIDED)
+        except AgentTuiError as exc:
+            fail(f"{exc.title}: {exc.message}")
+        except OSError as exc:
+            if exc.filename is None and exc.errno in _OUTPUT_ERRNOS:
+                raise  # writing the output failed: ``entry`` points it at nothing and says so
+            where = f" ({exc.filename})" if exc.filename is not None else ""
+            fail(f"{exc.strerror or exc}{where}")
+        except Exception as exc:
+            _show_traceback_if_asked()
+            fail(f"unexpected error ({type(exc).__name__}: {exc}); {DEBUG_VARIABLE}=1 shows where")
 
-@click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]},
+
+#: Errors of writing the output rather than of the command's own files or connections.
+_OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT})
+
+
+def _show_traceback_if_asked() -> None:
+    if os.environ.get(DEBUG_VARIABLE) not in (None, "", "0"):
+        click.echo(printable(traceback.format_exc().rstrip(), multiline=True), err=True)
+
+
+@click.group(cls=AgentTuiGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="\b\nExit codes, every command:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items()))  # fmt: skip
 @click.version_option(package_name="agenttui")
 def main() -> None:

@@ -12,6 +12,7 @@ import click
 from agenttui.cli.app import EXIT_CONFLICT, EXIT_NOT_FOUND, fail, main, open_for_command, run_async, with_store
 from agenttui.journal.inert import printable, printable_id
 from agenttui.runs.state import RunState
+from agenttui.stores import describe_url, sqlite_path
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
@@ -59,6 +60,9 @@ async def export_command(
         fail("name a run to export, or select runs with --status or --filter")
     if output == "-" and not jsonl:
         fail("-o -: a bundle is a SQLite file; only --jsonl writes to standard output")
+    target = None if output == "-" else sqlite_path(output)
+    if output != "-" and target is None:
+        fail(f"-o takes a file (or sqlite:///abs/path.db), not {describe_url(output)}")
     Redactor(redact)  # a bad path is refused before the store is opened
 
     async def body(opened: Store) -> ExportReport:
@@ -68,11 +72,12 @@ async def export_command(
         with _progress("exporting") as on_progress:
             if jsonl:
                 return await export_jsonl(
-                    opened, chosen, sys.stdout if output == "-" else output,
+                    opened, chosen, sys.stdout if target is None else target,
                     sub_runs=not no_sub_runs, redact=redact, force=force, on_progress=on_progress,
                 )  # fmt: skip
+            assert target is not None
             return await export_runs(
-                opened, chosen, output, sub_runs=not no_sub_runs, redact=redact, force=force, on_progress=on_progress
+                opened, chosen, target, sub_runs=not no_sub_runs, redact=redact, force=force, on_progress=on_progress
             )
 
     report = await with_store(store, body)

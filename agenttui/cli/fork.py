@@ -11,6 +11,8 @@ import click
 
 from agenttui.cli.app import agent_option, fail, main, open_for_command, run_async
 from agenttui.journal.inert import printable, safe_json
+from agenttui.stores import describe_url, sqlite_path
+from agenttui.stores.files import check_replaceable
 
 if TYPE_CHECKING:
     from agenttui.journal.record import Record
@@ -73,18 +75,22 @@ async def fork_command(
         fail("--save and --into: choose one place to keep the fork")
     if force and not into:
         fail("--force goes with --into")
-    target = Path(into) if into else None
-    if target is not None and target.exists() and not force:
-        fail(f"{into} exists: nothing written (--force replaces it)")
+    target = None if into is None else sqlite_path(into)
+    if into is not None and target is None:
+        fail(f"--into takes a new SQLite file, not {describe_url(into)}: --save keeps the fork in STORE itself")
     value = value_file.read()
     setup = load_factory(agent_spec)(run_id) if agent_spec else None
     source = await open_for_command(store, read_only=not save)
     try:
+        if target is not None:  # refused before the replay, not after it
+            await check_replaceable(target, force=force, protect=[source.file_path])
         fork = await fork_run(source, run_id, at, value, setup, is_error=is_error, live=live, until=breakpoints)
-        saved = await _keep(fork, source, store, target, agent_spec or "", yes) if (save or target) else None
-        records = await fork.replayed()
+        try:
+            saved = await _keep(fork, source, store, target, agent_spec or "", yes, force) if save or target else None
+            records = await fork.replayed()
+        finally:
+            await fork.aclose()
     finally:
-        await fork.aclose()
         await source.close()
     if as_json:
         click.echo(safe_json(fork_json(fork, records, saved)))
@@ -93,23 +99,17 @@ async def fork_command(
     sys.exit(fork.exit_code)
 
 
-async def _keep(fork: ForkSession, source: Store, store_url: str, target: Path | None, agent: str, yes: bool) -> str:
+async def _keep(
+    fork: ForkSession, source: Store, store_url: str, target: Path | None, agent: str, yes: bool, force: bool
+) -> str:
     """Save the fork into a new file, or, once confirmed, into the source store."""
-    from agenttui.replay.save import plan_save
-    from agenttui.stores import open_store
+    from agenttui.replay.save import plan_save, save_into_file
 
     if target is None:
         operation = await plan_save(fork, source, where="the source store", live_agent=agent)
         _confirm(operation, store_url, yes)
         return await operation.apply(source)
-    for stale in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
-        stale.unlink(missing_ok=True)  # --force, or the file did not exist
-    into = await open_store(str(target), create=True)
-    try:
-        operation = await plan_save(fork, into, where=str(target), into=str(target), run_id=fork.run_id, live_agent=agent)  # fmt: skip
-        return await operation.apply(into)
-    finally:
-        await into.close()
+    return await save_into_file(fork, target, force=force, protect=[source.file_path], live_agent=agent)
 
 
 def _confirm(operation: SaveFork, store_url: str, yes: bool) -> None:

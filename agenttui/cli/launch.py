@@ -49,7 +49,7 @@ def _check_factory(spec: str) -> None:
 @click.option("--path", "path", metavar="FILE|URL", default=DEFAULT_DEMO_PATH, show_default=True,
               help="Where to build the demo: a SQLite file, or postgresql://…?schema=s (a schema holding no other runs).")  # fmt: skip
 @click.option("--no-tui", is_flag=True, help="Build the store and exit.")
-@click.option("--force", is_flag=True, help="Replace the file at --path even if it is not a demo store agenttui made (never a PostgreSQL schema).")  # fmt: skip
+@click.option("--force", is_flag=True, help="Replace the file at --path even if it is not a demo store agenttui made; never a journal of other runs, nor a PostgreSQL schema.")  # fmt: skip
 @click.option("--bulk-turns", type=int, default=2000, show_default=True, help="Turns in the long run.")
 @theme_option
 def demo(path: str, no_tui: bool, force: bool, bulk_turns: int, theme: str | None) -> None:

@@ -3,6 +3,7 @@ someone's real runs."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from agenttui.errors import AgentTuiError, ConfigError, StoreURLError
 from agenttui.journal.keys import root_run_id
 from agenttui.stores import describe_url, open_store, sqlite_path
 from agenttui.stores.base import Store
+from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_partial
 from agenttui.stores.sqlite import SQLiteStore
 
 
@@ -29,21 +31,23 @@ async def build_demo_at(url: str, *, bulk_turns: int, echo: Callable[[str], None
 async def build_demo_store(path: Path, *, bulk_turns: int, echo: Callable[[str], None], force: bool = False) -> None:
     """Write a fresh demo store at ``path``.
 
-    A file already there is replaced only if it is a demo store agenttui made (or ``force``):
-    ``--path orders.db`` must never delete a journal of real runs.
+    A file already there is replaced only if it is a demo store agenttui made, or with ``force``
+    a file that is no journal (``stores.files``): ``--path orders.db`` must never delete a journal
+    of real runs. The store is built under a temporary name and moved into place once whole.
     """
-    if path.exists() and not force and not await is_demo_store(path):  # noqa: ASYNC240  (one stat, before any task runs)
-        raise ConfigError(
-            f"{path} exists and is not a demo store agenttui made: give another --path, or --force to replace it"
-        )
-    for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        stale.unlink(missing_ok=True)
+    target = await check_replaceable(path, force=force or await is_demo_store(path), ours=is_demo_store)
     echo(f"building the demo store at {path} …")
-    store = await SQLiteStore.open(path)
+    partial = await asyncio.to_thread(partial_path, target)
     try:
-        await _build(store, bulk_turns, echo)
-    finally:
-        await store.close()
+        store = await SQLiteStore.open(partial)
+        try:
+            await _build(store, bulk_turns, echo)
+        finally:
+            await store.close()
+        await asyncio.to_thread(place_file, partial, target, force=True)  # checked above
+    except BaseException:
+        remove_partial(partial)
+        raise
 
 
 async def build_demo_schema(url: str, *, bulk_turns: int, echo: Callable[[str], None], force: bool = False) -> None:

@@ -10,8 +10,10 @@ The saved run ends with a ``fork:origin`` value record saying what it is a fork 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agenttui.errors import AgentTuiError
@@ -128,3 +130,48 @@ async def plan_save(
         fork.run_id, fork.edit.name, fork.edit.value, is_error, records, chosen, where, into,
         live_agent if fork.live_model is not None else "", "" if hit is None else hit.breakpoint.text,
     )  # fmt: skip
+
+
+FORK_FILE_FORMAT = "agenttui.fork.v1"
+"""The ``format`` the manifest of a file holding a saved fork names (``stores.files``: a file
+agenttui wrote, which it may replace when asked)."""
+
+
+async def save_into_file(
+    fork: ForkSession,
+    path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    protect: Iterable[str | os.PathLike[str] | None] = (),
+    live_agent: str = "",
+) -> str:
+    """Save ``fork`` as run ``fork.run_id`` in a new SQLite file at ``path``, and say what was written.
+
+    The file is written whole under a temporary name and moved into place, through the guarded
+    file helper: never over a store in ``protect`` (the one forked) or a journal agenttui did not
+    write, over another file only with ``force``. Raises what ``stores.files.check_replaceable`` does.
+    """
+    import asyncio
+
+    from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_partial, write_manifest
+    from agenttui.stores.sqlite import SQLiteStore
+
+    target = await check_replaceable(path, force=force, protect=protect)
+    partial = await asyncio.to_thread(partial_path, target)
+    try:
+        store = await SQLiteStore.open(partial)
+        try:
+            operation = await plan_save(
+                fork, store, where=str(target), into=str(target), run_id=fork.run_id, live_agent=live_agent
+            )
+            done = await operation.apply(store)
+        finally:
+            await store.close()
+        manifest = {"format": FORK_FILE_FORMAT, "fork_of": fork.run_id, "at": fork.edit.name}
+        await asyncio.to_thread(write_manifest, partial, manifest)
+        await check_replaceable(target, force=force, protect=protect)  # taken while the fork was written?
+        await asyncio.to_thread(place_file, partial, target, force=force)
+    except BaseException:
+        remove_partial(partial)
+        raise
+    return done

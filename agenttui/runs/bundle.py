@@ -38,7 +38,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection,
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, cast
 
 from agenttui.errors import AgentTuiError, ConfigError, RunNotFoundError
 from agenttui.journal.redact import MARKER, Redactor
@@ -46,6 +46,7 @@ from agenttui.runs.state import RunState
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.bundle_file import BundleExistsError, BundleFile
 from agenttui.stores.bundle_file import read_manifest as read_manifest_rows
+from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_partial
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -255,9 +256,9 @@ async def export_runs(
 ) -> ExportReport:
     """Write ``run_ids`` (and their sub-runs) to a new bundle at ``path``; see the module's doc."""
     redactor = Redactor(redact)
-    _refuse_the_source(store, path)
+    await check_replaceable(path, force=force, protect=[store.file_path])  # before the runs are read
     ids = await bundle_run_ids(store, run_ids, sub_runs=sub_runs)
-    bundle = await BundleFile.create(path, force=force)
+    bundle = await BundleFile.create(path, force=force, protect=[store.file_path])
     exported: list[ExportedRun] = []
     try:
         batch: list[tuple[str, str, bytes]] = []
@@ -305,8 +306,9 @@ async def export_jsonl(
     from agenttui.journal.journal import decode_entry
 
     redactor = Redactor(redact)
+    target = None
     if isinstance(path, str | os.PathLike):
-        _refuse_the_source(store, path)
+        target = await check_replaceable(path, force=force, protect=[store.file_path])
     ids = await bundle_run_ids(store, run_ids, sub_runs=sub_runs)
     exported: list[ExportedRun] = []
 
@@ -325,22 +327,23 @@ async def export_jsonl(
             if on_progress is not None:
                 on_progress(BundleProgress(len(exported), len(ids), run_id, copied))
 
-    if not isinstance(path, str | os.PathLike):
-        await write(path)
+    if target is None:
+        await write(cast(IO[str], path))
         return _report(None, exported, redactor)
-    target = Path(os.path.abspath(os.fspath(path)))  # noqa: ASYNC240  (no I/O but a getcwd)
-    if target.exists() and not force:  # noqa: ASYNC240  (one stat)
-        raise BundleExistsError(f"{target} exists (replace it with --force)")
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        partial = partial_path(target)
+    except OSError as exc:
+        raise BundleWriteError(f"cannot write in {target.parent}: {exc.strerror or exc}") from exc
     try:
         with open(partial, "w", encoding="utf-8", newline="\n") as out:  # noqa: ASYNC230  (small writes, buffered)
             await write(out)
-        os.replace(partial, target)
+        await check_replaceable(target, force=force, protect=[store.file_path])  # taken meanwhile?
+        place_file(partial, target, force=force)
     except OSError as exc:
-        partial.unlink(missing_ok=True)
+        remove_partial(partial)
         raise BundleWriteError(f"cannot write {target}: {exc.strerror or exc}") from exc
     except BaseException:
-        partial.unlink(missing_ok=True)
+        remove_partial(partial)
         raise
     return _report(target, exported, redactor)
 
@@ -349,13 +352,6 @@ class BundleWriteError(AgentTuiError):
     """The bundle's file could not be written."""
 
     title = "Cannot write"
-
-
-def _refuse_the_source(store: Store, path: str | os.PathLike[str]) -> None:
-    """An export never replaces the store it reads (``--force`` with the store's own path)."""
-    source = store.file_path
-    if source is not None and os.path.realpath(os.fspath(path)) == os.path.realpath(source):
-        raise BundleExistsError(f"{source} is the store being exported: write the bundle to another file")
 
 
 def _redacted(entry: Entry, redactor: Redactor, counts: Counter[str]) -> bytes:

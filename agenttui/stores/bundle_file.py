@@ -21,56 +21,63 @@ import asyncio
 import contextlib
 import os
 import sqlite3
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
 from agenttui.errors import StoreConnectionError, StoreError
 from agenttui.stores.base import Store
+from agenttui.stores.files import (
+    MANIFEST_TABLE,
+    FileTakenError,
+    check_replaceable,
+    partial_path,
+    place_file,
+    remove_partial,
+)
 
-MANIFEST_TABLE = "agenttui_bundle"
-"""agenttui's own table in a bundle: key/value rows describing it (the SDK ignores it)."""
-
-
-class BundleExistsError(StoreError):
-    """The bundle's path is taken, and replacing it was not asked for."""
-
-    title = "File exists"
+BundleExistsError = FileTakenError
+"""The bundle's path is taken, and replacing it was not asked for."""
 
 
 class BundleFile:
     """A bundle being written. ``await BundleFile.create(path)``, ``add`` rows, then ``finish``
     (or ``abort``, which removes every trace of it)."""
 
-    def __init__(self, path: Path, partial: Path, conn: sqlite3.Connection, *, force: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        partial: Path,
+        conn: sqlite3.Connection,
+        *,
+        force: bool,
+        protect: tuple[str | os.PathLike[str] | None, ...],
+    ) -> None:
         """Use ``BundleFile.create``."""
         self.path = path
         """Where the bundle goes once finished."""
         self._partial = partial
         self._conn: sqlite3.Connection | None = conn
         self._force = force
+        self._protect = protect
         self._inserting: asyncio.Future[None] | None = None
         """The insert running in its thread: cancelling ``add`` does not stop the thread."""
 
     @classmethod
-    async def create(cls, path: str | os.PathLike[str], *, force: bool = False) -> BundleFile:
+    async def create(
+        cls, path: str | os.PathLike[str], *, force: bool = False, protect: Iterable[str | os.PathLike[str] | None] = ()
+    ) -> BundleFile:
         """Start a bundle at ``path``. Raises ``BundleExistsError`` when the path is taken and
-        ``force`` is false, ``StoreConnectionError`` when its directory cannot be written."""
+        ``force`` is false, ``FileRefusedError`` when it is a store in ``protect`` or a journal
+        agenttui did not write (``stores.files``), ``StoreConnectionError`` when its directory
+        cannot be written."""
         from agenttui.stores.sqlite import SQLiteStore
 
-        target = Path(os.path.abspath(os.fspath(path)))  # noqa: ASYNC240  (no I/O but a getcwd for a relative path)
-        _refuse_taken(target, force)
+        target = await check_replaceable(path, force=force, protect=protect)
         try:
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+            partial = partial_path(target)
         except OSError as exc:
             raise StoreConnectionError(f"cannot write in {target.parent}: {exc.strerror or exc}") from exc
-        os.close(fd)
-        partial = Path(name)
-        # mkstemp makes the file private; a bundle is made to be shared, as any new file is.
-        umask = os.umask(0o022)
-        os.umask(umask)
-        os.chmod(partial, 0o666 & ~umask)
         try:
             # The store makes the tables exactly as every agenttui writer does; it is closed
             # before the bulk connection opens, which turns WAL off while it is the only one.
@@ -78,9 +85,9 @@ class BundleFile:
             await store.close()
             conn = await asyncio.to_thread(_bulk_connection, partial)
         except BaseException:
-            _remove(partial)
+            remove_partial(partial)
             raise
-        return cls(target, partial, conn, force=force)
+        return cls(target, partial, conn, force=force, protect=tuple(protect))
 
     async def add(self, rows: Sequence[tuple[str, str, bytes]]) -> None:
         """Append ``(run_id, name, data)`` rows, in the order given (their ``seq`` follows it)."""
@@ -97,7 +104,9 @@ class BundleFile:
         try:
             await asyncio.to_thread(_finish, conn, self._partial, manifest)
             self._conn = None
-            await asyncio.to_thread(_place, self._partial, self.path, self._force)
+            # Checked again: the path may have been taken while the bundle was written.
+            await check_replaceable(self.path, force=self._force, protect=self._protect)
+            await asyncio.to_thread(place_file, self._partial, self.path, force=self._force)
         except BaseException:
             await self.abort()
             raise
@@ -114,19 +123,12 @@ class BundleFile:
                     await self._inserting
             with contextlib.suppress(sqlite3.Error):
                 await asyncio.to_thread(conn.close)
-        _remove(self._partial)
+        remove_partial(self._partial)
 
     def _open_conn(self) -> sqlite3.Connection:
         if self._conn is None:
             raise StoreError(f"the bundle {self.path} is already finished")
         return self._conn
-
-
-def _refuse_taken(target: Path, force: bool) -> None:
-    if target.is_dir():
-        raise BundleExistsError(f"{target} is a directory")
-    if target.exists() and not force:
-        raise BundleExistsError(f"{target} exists (replace it with --force)")
 
 
 def _bulk_connection(path: Path) -> sqlite3.Connection:
@@ -162,34 +164,6 @@ def _finish(conn: sqlite3.Connection, partial: Path, manifest: Mapping[str, str]
     conn.close()
     with open(partial, "rb+") as f:
         os.fsync(f.fileno())
-
-
-def _place(partial: Path, target: Path, force: bool) -> None:
-    """Move the finished file into place: atomically, and never over a file unless ``force``."""
-    if force:
-        os.replace(partial, target)
-    else:
-        try:
-            os.link(partial, target)  # fails if the path was taken meanwhile, where rename would replace
-        except FileExistsError:
-            raise BundleExistsError(f"{target} exists (replace it with --force)") from None
-        except OSError:  # a file system without hard links: the check just made is the guard
-            _refuse_taken(target, force)
-            os.replace(partial, target)
-        else:
-            os.unlink(partial)
-    with contextlib.suppress(OSError):  # the rename is durable once the directory is synced
-        fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _remove(path: Path) -> None:
-    for leftover in (path, Path(f"{path}-journal"), Path(f"{path}-wal"), Path(f"{path}-shm")):
-        with contextlib.suppress(FileNotFoundError):
-            leftover.unlink()
 
 
 async def read_manifest(store: Store) -> dict[str, str] | None:

@@ -39,6 +39,7 @@ from agenttui.runs.state import RunState
 from agenttui.runs.status import run_status
 from agenttui.runs.tree import sub_run_steps
 from agenttui.stores.base import Store
+from agenttui.stores.files import FileRefusedError
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import CASES, mermaid, write_corpus
@@ -146,9 +147,9 @@ async def test_an_export_refuses_a_taken_path_and_leaves_nothing_when_it_fails(
     with pytest.raises(KeyboardInterrupt):
         await export_runs(demo_sqlite, list(DEMO_RUNS), tmp_path / "cut.db", on_progress=fail_midway)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.db", "demo.db-shm", "demo.db-wal", "taken.db"]
-    with pytest.raises(BundleExistsError, match="the store being exported"):
+    with pytest.raises(FileRefusedError, match="the store this command reads"):
         await export_runs(demo_sqlite, ["refund-a1002"], tmp_path / "demo.db", force=True)
-    with pytest.raises(BundleExistsError, match="the store being exported"):
+    with pytest.raises(FileRefusedError, match="the store this command reads"):
         await export_jsonl(demo_sqlite, ["refund-a1002"], tmp_path / "demo.db", force=True)
     report = await export_runs(demo_sqlite, ["refund-a1002"], taken, force=True)
     assert report.path == taken and taken.read_bytes().startswith(b"SQLite format 3\x00")

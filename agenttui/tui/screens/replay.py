@@ -7,7 +7,6 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -554,8 +553,8 @@ class ReplayScreen(StoreScreen):
     @work(exclusive=True, group="fork", exit_on_error=False)
     async def save_fork(self) -> None:
         """Keep the fork: in a new SQLite file, or, once confirmed, as a new run in this store."""
-        from agenttui.replay.save import plan_save
-        from agenttui.stores import open_store
+        from agenttui.replay.save import plan_save, save_into_file
+        from agenttui.stores.files import FileTakenError
         from agenttui.tui.screens.dialogs import ChoiceDialog, PromptDialog
 
         fork = self._fork()
@@ -574,17 +573,13 @@ class ReplayScreen(StoreScreen):
         path = await self.app.push_screen_wait(PromptDialog("Save the fork", "A new SQLite file:", "fork.db"))
         if not path:
             return
-        if await asyncio.to_thread(Path(path).exists):
+        try:
+            done = await save_into_file(fork, path, protect=[self.store.file_path], live_agent=agent)
+        except FileTakenError:
             self.notify(
                 f"{printable(path)} exists: nothing written (choose a new file)", severity="error", markup=False
             )
             return
-        target = await open_store(path, create=True)
-        try:
-            operation = await plan_save(fork, target, where=path, into=path, run_id=fork.run_id, live_agent=agent)
-            done = await operation.apply(target)
-        finally:
-            await target.close()
         self.notify(printable(done), title="Fork saved", timeout=6, markup=False)
 
     def action_compare(self) -> None:

@@ -1,0 +1,185 @@
+"""The one guarded way agenttui replaces or deletes a file: every command and screen that writes a
+file of its own (an export, a saved fork, the demo) goes through ``place_file`` or
+``clear_for_store``, so a file a person did not hand over is never lost.
+
+A file is refused, ``--force`` or not, when it is
+
+- a store being read or written by the same command (``protect``), under any spelling: the same
+  resolved path, or the same device and inode (a hard link, a bind mount, ``./`` or ``sqlite://``);
+- a journal holding runs agenttui did not make: a SQLite file with a ``bide_steps`` (or legacy
+  ``steps``) table that has rows, unless it carries agenttui's manifest table (a bundle or a saved
+  fork's file) or the caller recognizes it as its own (the demo's store).
+
+An existing file that passes is replaced only when the caller says ``force``. A new file is
+written beside its target under a temporary name and moved into place once whole, so a failure
+leaves what was there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from urllib.parse import quote
+
+from agenttui.errors import StoreError
+
+MANIFEST_TABLE = "agenttui_bundle"
+"""agenttui's own table in a file it writes (a bundle, a saved fork): key/value rows describing it.
+The SDK ignores tables it does not know."""
+
+JOURNAL_TABLES = ("bide_steps", "steps")
+"""The tables a SQLite journal keeps its records in: today's layout, and the oldest SDKs'."""
+
+SIDE_FILES = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database, which go with it when it is replaced."""
+
+
+class FileTakenError(StoreError):
+    """The path is taken, and replacing it was not asked for."""
+
+    title = "File exists"
+
+
+class FileRefusedError(StoreError):
+    """A file agenttui will not replace, even when asked: a store in use, or someone's journal."""
+
+    title = "File refused"
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two spellings name one file: one resolved path, or one device and inode."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        first, second = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+async def check_replaceable(
+    target: str | os.PathLike[str],
+    *,
+    force: bool,
+    protect: Iterable[str | os.PathLike[str] | None] = (),
+    ours: Callable[[Path], Awaitable[bool]] | None = None,
+) -> Path:
+    """The absolute path to write at ``target``, once it is known to be safe to write there.
+
+    Raises ``FileRefusedError`` when ``target`` is one of ``protect`` (or a file beside one of
+    them that SQLite keeps), a directory, or a journal of runs agenttui did not make (``ours``
+    may recognize more of its own); ``FileTakenError`` when it exists and ``force`` is false.
+    """
+    path = Path(os.path.abspath(os.fspath(target)))  # noqa: ASYNC240  (no I/O but a getcwd)
+    for kept in protect:
+        if kept is None:
+            continue
+        kept_files = [Path(kept), *(Path(f"{kept}{side}") for side in SIDE_FILES)]
+        if any(same_file(path, each) for each in kept_files):
+            raise FileRefusedError(f"{path} is the store this command reads: write to another file")
+    if path.is_dir():  # noqa: ASYNC240  (one stat)
+        raise FileRefusedError(f"{path} is a directory")
+    if not path.exists():  # noqa: ASYNC240  (one stat)
+        return path
+    foreign = await asyncio.to_thread(_foreign_journal, path)
+    if foreign is not None and not (ours is not None and await ours(path)):
+        raise FileRefusedError(
+            f"{path} is {foreign}: it is never replaced (move or delete it yourself, or choose another file)"
+        )
+    if not force:
+        raise FileTakenError(f"{path} exists: nothing written (--force replaces it)")
+    return path
+
+
+def place_file(partial: Path, target: Path, *, force: bool) -> None:
+    """Move the finished file ``partial`` to ``target`` (checked by ``check_replaceable``), atomically,
+    and never over a file unless ``force``: a path taken meanwhile raises ``FileTakenError``."""
+    if force:
+        os.replace(partial, target)
+        _remove_side_files(target)
+    else:
+        try:
+            os.link(partial, target)  # fails if the path was taken meanwhile, where rename would replace
+        except FileExistsError:
+            raise FileTakenError(f"{target} exists: nothing written (--force replaces it)") from None
+        except OSError:  # a file system without hard links: the check just made is the guard
+            if target.exists():
+                raise FileTakenError(f"{target} exists: nothing written (--force replaces it)") from None
+            os.replace(partial, target)
+        else:
+            os.unlink(partial)
+    with contextlib.suppress(OSError):  # the rename is durable once the directory is synced
+        fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def partial_path(target: Path) -> Path:
+    """A fresh, empty file beside ``target`` to write it under until it is whole."""
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    os.close(fd)
+    # mkstemp makes the file private; what agenttui writes is made to be shared, as any new file is.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)
+    return Path(name)
+
+
+def write_manifest(path: Path, manifest: dict[str, str]) -> None:
+    """Mark the SQLite file ``path`` as agenttui's, with ``manifest`` in ``MANIFEST_TABLE``, and make
+    it one self-contained file (no ``-wal`` beside it). For a file no other connection has open."""
+    with contextlib.closing(sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True)) as conn:
+        conn.execute("PRAGMA journal_mode = DELETE").fetchall()
+        with conn:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {MANIFEST_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            conn.executemany(f"INSERT OR REPLACE INTO {MANIFEST_TABLE} (key, value) VALUES (?, ?)", manifest.items())
+
+
+def remove_partial(partial: Path) -> None:
+    """Drop a file ``partial_path`` named, and what SQLite kept beside it. Safe to call twice."""
+    with contextlib.suppress(FileNotFoundError):
+        partial.unlink()
+    _remove_side_files(partial)
+
+
+def _remove_side_files(path: Path) -> None:
+    for side in SIDE_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            Path(f"{path}{side}").unlink()
+
+
+def _foreign_journal(path: Path) -> str | None:
+    """What makes ``path`` someone's journal, or None for a file that is no journal, an empty one,
+    or one carrying agenttui's manifest."""
+    # immutable: a look that takes no lock and leaves no -shm or -journal beside the file.
+    uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+            tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if MANIFEST_TABLE in tables:
+                return None
+            records = sum(
+                conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT 1000000)").fetchone()[0]
+                for table in JOURNAL_TABLES
+                if table in tables
+            )
+    except sqlite3.DatabaseError:
+        # Too damaged to say what it holds: a damaged journal is still someone's.
+        return "a SQLite file agenttui cannot read (a damaged journal?)" if _is_sqlite(path) else None
+    return f"a journal of runs agenttui did not write ({records:,} records)" if records else None
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False

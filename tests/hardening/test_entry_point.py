@@ -1,0 +1,113 @@
+"""One entry point runs every command: whatever escapes a command is one inert line on stderr and
+an exit code from the table, never a traceback (one only with AGENTTUI_DEBUG=1, and inert too)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from agenttui.cli.app import EXIT_CODES, AgentTuiGroup
+from agenttui.journal import Journal, Record, StepKind
+from agenttui.stores.sqlite import SQLiteStore
+
+# What a terminal could act on: C0 controls but newline, DEL, C1, bidi controls.
+TERMINAL_ACTIVE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+OSC52 = "\x1b]52;c;cm0gLXJmIH4gIw==\x07"  # "rm -rf ~ #" onto the clipboard
+
+
+def _group_raising(exc: BaseException) -> click.Group:
+    @click.group(cls=AgentTuiGroup)
+    def group() -> None:
+        pass
+
+    @group.command("boom")
+    def boom() -> None:
+        raise exc
+
+    return group
+
+
+@pytest.mark.parametrize(
+    ("exc", "code"),
+    [
+        (ValueError(f"bad {OSC52} value"), 2),
+        (UnboundLocalError("cannot access local variable 'fork'"), 2),
+        (TypeError("'<' not supported between instances of 'str' and 'int'"), 2),
+        (FileNotFoundError(2, "No such file or directory", f"/tmp/x{OSC52}.db"), 2),
+        (asyncio.CancelledError(), 143),
+        (KeyboardInterrupt(), 130),
+    ],
+)
+def test_whatever_escapes_a_command_is_one_inert_line(exc: BaseException, code: int) -> None:
+    result = CliRunner().invoke(_group_raising(exc), ["boom"], env={"AGENTTUI_DEBUG": ""})
+    assert result.exit_code == code
+    assert code in EXIT_CODES
+    assert "Traceback" not in result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("agenttui: ")
+    assert not TERMINAL_ACTIVE.search(result.output)
+
+
+def test_debug_shows_the_traceback_inert() -> None:
+    result = CliRunner().invoke(_group_raising(ValueError(OSC52)), ["boom"], env={"AGENTTUI_DEBUG": "1"})
+    assert result.exit_code == 2
+    assert "Traceback (most recent call last)" in result.output
+    assert "ValueError" in result.output
+    assert not TERMINAL_ACTIVE.search(result.output)
+
+
+def _cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "AGENTTUI_DEBUG"}
+    return subprocess.run(
+        [sys.executable, "-m", "agenttui", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        input=stdin,
+        env=env,
+    )
+
+
+@pytest.fixture
+def store_with_osc52(tmp_path: Path) -> Path:
+    """A run whose model turn is not a record but holds an OSC 52 sequence, and a healthy run."""
+    path = tmp_path / "s.db"
+
+    async def build() -> None:
+        store = await SQLiteStore.open(path)
+        journal = Journal(store)
+        await journal.append("run-1", Record("run:start", StepKind.VALUE, result=b'{"input":"hi"}'))
+        await store.insert("run-1", "@llm/0", f'{{"name":"@llm/0","kind":"model{OSC52}"'.encode())
+        await store.close()
+
+    asyncio.run(build())
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "code"),
+    [
+        (["nope", "--at", "@llm/0", "--set", "-"], '{"role":"assistant","content":[]}', 1),
+        (["run-1", "--at", "@llm/0", "--set", "-"], "not json", 2),
+        (["run-1", "--at", "tool:nothing", "--set", "-"], "1", 2),
+        (["run-1", "--at", f"@llm/0{OSC52}", "--set", "-"], "1", 2),
+        (["run-1", "--at", "@llm/0", "--set", "-"], '{"role":"assistant","content":[]}', 2),
+    ],
+    ids=["missing-run", "bad-json", "unknown-step", "hostile-step", "unreadable-run"],
+)
+def test_fork_fails_in_one_inert_line(store_with_osc52: Path, args: list[str], stdin: str, code: int) -> None:
+    result = _cli("fork", str(store_with_osc52), *args, stdin=stdin)
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("agenttui: ")
+    assert not TERMINAL_ACTIVE.search(result.stdout + result.stderr)
