@@ -86,7 +86,9 @@ def test_export_refuses_bad_input_in_one_line(demo_db: Path, tmp_path: Path) -> 
     one_line_error(cli("export", tmp_path / "missing.db", "refund-a1002", "-o", out), 2, "no such file")
     assert not out.exists()
     assert cli("export", demo_db, "refund-a1002", "-o", out).returncode == 0
-    one_line_error(cli("export", demo_db, "refund-a1002", "-o", out), 2, "exists: nothing written (--force replaces it)")
+    one_line_error(
+        cli("export", demo_db, "refund-a1002", "-o", out), 2, "exists: nothing written (--force replaces it)"
+    )
     assert cli("export", demo_db, "refund-a1002", "-o", out, "--force").returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.db", "demo.db"]
 
