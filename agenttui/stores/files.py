@@ -80,7 +80,7 @@ async def check_replaceable(
             continue
         kept_files = [Path(kept), *(Path(f"{kept}{side}") for side in SIDE_FILES)]
         if any(same_file(path, each) for each in kept_files):
-            raise FileRefusedError(f"{path} is the store this command reads: write to another file")
+            raise FileRefusedError(f"{path} is the store being read: write to another file")
     if path.is_dir():  # noqa: ASYNC240  (one stat)
         raise FileRefusedError(f"{path} is a directory")
     if not path.exists():  # noqa: ASYNC240  (one stat)

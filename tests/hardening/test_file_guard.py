@@ -64,7 +64,7 @@ def test_fork_into_the_source_store_is_refused_under_every_spelling(demo_db: Pat
     runs, before = run_ids(demo_db), digest(demo_db)
     for spelling in spellings(demo_db, tmp_path):
         args = ["fork", str(demo_db), RUN, "--at", "@llm/3", "--set", "-", "--into", spelling, "--force"]
-        refused(CliRunner().invoke(main, args, input=DONE), "the store this command reads")
+        refused(CliRunner().invoke(main, args, input=DONE), "the store being read")
     assert run_ids(demo_db) == runs and len(runs) > 1 and digest(demo_db) == before
 
 
@@ -73,7 +73,7 @@ def test_export_into_the_source_store_is_refused_under_every_spelling(demo_db: P
     for spelling in spellings(demo_db, tmp_path):
         for jsonl in ([], ["--jsonl"]):
             args = ["export", str(demo_db), RUN, "-o", spelling, "--force", *jsonl]
-            refused(CliRunner().invoke(main, args), "the store this command reads")
+            refused(CliRunner().invoke(main, args), "the store being read")
     assert digest(demo_db) == before
 
 

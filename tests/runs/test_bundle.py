@@ -147,9 +147,9 @@ async def test_an_export_refuses_a_taken_path_and_leaves_nothing_when_it_fails(
     with pytest.raises(KeyboardInterrupt):
         await export_runs(demo_sqlite, list(DEMO_RUNS), tmp_path / "cut.db", on_progress=fail_midway)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.db", "demo.db-shm", "demo.db-wal", "taken.db"]
-    with pytest.raises(FileRefusedError, match="the store this command reads"):
+    with pytest.raises(FileRefusedError, match="the store being read"):
         await export_runs(demo_sqlite, ["refund-a1002"], tmp_path / "demo.db", force=True)
-    with pytest.raises(FileRefusedError, match="the store this command reads"):
+    with pytest.raises(FileRefusedError, match="the store being read"):
         await export_jsonl(demo_sqlite, ["refund-a1002"], tmp_path / "demo.db", force=True)
     report = await export_runs(demo_sqlite, ["refund-a1002"], taken, force=True)
     assert report.path == taken and taken.read_bytes().startswith(b"SQLite format 3\x00")
