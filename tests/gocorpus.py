@@ -66,9 +66,20 @@ def result(call_id: str, value: str, tail: str = "") -> str:
     return f'{{"name":"tool:{call_id}","kind":"tool_result","tool_use_id":"{call_id}","result":{value}{tail}}}'
 
 
+def attempt_key(call_id: str, generation: int = 0) -> str:
+    return f"attempt:tool:{call_id}" if generation == 0 else f"attempt:retry:{generation}:tool:{call_id}"
+
+
 def attempt(call_id: str, claim: str, generation: int = 0, at: int = 1767225600123) -> str:
-    name = f"attempt:tool:{call_id}" if generation == 0 else f"attempt:retry:{generation}:tool:{call_id}"
+    name = attempt_key(call_id, generation)
     return f'{{"name":"{name}","kind":"attempt","tool_use_id":"{call_id}","attempted_at":{at},"claim":"{claim}"}}'
+
+
+def not_started(call_id: str, claim: str, generation: int = 0) -> str:
+    """What a driver records when the attempt it claimed never called its effect (it was
+    cancelled between the claim and the call): the marker's key, bound to its claim."""
+    name = f"attempt:not-started:{claim}:{attempt_key(call_id, generation)}"
+    return f'{{"name":"{name}","kind":"not_started","tool_use_id":"{call_id}","claim":"{claim}"}}'
 
 
 COMPLETE = '{"name":"run:complete","kind":"value"}'
@@ -266,7 +277,7 @@ CASES: list[GoRun] = [
             start('"Charge order 13"', ',"kind":"agent"'),
             charge_turn("toolu_05"),
             attempt("toolu_05", CLAIM_A),
-            f'{{"name":"attempt:not-started:{CLAIM_A}:attempt:tool:toolu_05","kind":"not_started","tool_use_id":"toolu_05","claim":"{CLAIM_A}"}}',
+            not_started("toolu_05", CLAIM_A),
             attempt("toolu_05", CLAIM_B, generation=1, at=1767225700456),
             result("toolu_05", '"charged"', ',"safety":{}'),
             final_turn(1, "Charged on the second attempt."),
@@ -276,6 +287,20 @@ CASES: list[GoRun] = [
         VerdictKind.MATCHES,
         [L_START, L_LLM, "tool: charge", L_LLM, L_DONE],
         "an attempt voided, then retried",
+    ),
+    GoRun(
+        "go-voided-halted",
+        [
+            start('"Charge order 17"', ',"kind":"agent"'),
+            charge_turn("toolu_17"),
+            attempt("toolu_17", CLAIM_A),
+            not_started("toolu_17", CLAIM_A),
+            attempt("toolu_17", CLAIM_B, generation=1, at=1767225700456),
+        ],
+        RunState.HALTED,
+        VerdictKind.MATCHES_SO_FAR,
+        [L_START, L_LLM],
+        "an attempt voided, then retried by the next drive, whose process died: outcome unknown",
     ),
     GoRun(
         "go-resolved",

@@ -172,15 +172,17 @@ class RecordedTool(Tool):
             raise Unanswerable(ctx.run_id, stale.step, stale.asked, stale.holds)
         if call_id not in self.calls.names:
             raise ReplayDiverged(ctx.run_id, f"call {call_id} ({self.name}) was never made in the recording")
-        outcome = self.calls.outcomes.get(call_id)
-        if outcome is None:
-            raise RecordingEnded(ctx.run_id, f"the recording ends here: call {call_id} ({self.name}) has no result")
+        # An attempt the recording goes on from (a later one is recorded) ended its drive there,
+        # whether the call has a result or the recording stops at the last attempt.
         if call_id in self.calls.attempts:
             generation, _ = await latest_attempt(ctx.journal, ctx.run_id, call_id)
             if generation + 1 < self.calls.attempts[call_id]:
                 raise DriveEnded(
                     ctx.run_id, f"the original drive of call {call_id} ({self.name}) stopped after attempt {generation}"
                 )
+        outcome = self.calls.outcomes.get(call_id)
+        if outcome is None:
+            raise RecordingEnded(ctx.run_id, f"the recording ends here: call {call_id} ({self.name}) has no result")
         return ToolOutput(None, recorded=outcome)
 
 

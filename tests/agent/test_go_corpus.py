@@ -71,12 +71,15 @@ async def test_every_case_replays_with_its_verdict(corpus: Store) -> None:
     assert all(
         v.exit_code == {VerdictKind.DIVERGED: 3, VerdictKind.REFUSED: 2}.get(v.kind, 0) for v in verdicts.values()
     )
+    # A retry the next drive claimed, then died in: where the recording stops, as it stops.
+    assert verdicts["go-voided-halted"].stopped == "halted"
 
 
 async def test_a_replay_lists_records_in_the_recordings_order(corpus: Store) -> None:
     from agenttui.replay.session import ReplaySession
 
-    for run_id in ("go-approved", "go-quorum", "go-asked", "go-limits-spend", "go-voided-retried", "go-resolved"):
+    for run_id in ("go-approved", "go-quorum", "go-asked", "go-limits-spend", "go-voided-retried", "go-voided-halted",
+                   "go-resolved"):  # fmt: skip
         session = await ReplaySession.open(corpus, run_id)
         await session.run_to_end()
         recorded = [r.name for r in session.recording]
