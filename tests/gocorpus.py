@@ -66,9 +66,29 @@ def result(call_id: str, value: str, tail: str = "") -> str:
     return f'{{"name":"tool:{call_id}","kind":"tool_result","tool_use_id":"{call_id}","result":{value}{tail}}}'
 
 
+def attempt_key(call_id: str, generation: int = 0) -> str:
+    return f"attempt:tool:{call_id}" if generation == 0 else f"attempt:retry:{generation}:tool:{call_id}"
+
+
 def attempt(call_id: str, claim: str, generation: int = 0, at: int = 1767225600123) -> str:
-    name = f"attempt:tool:{call_id}" if generation == 0 else f"attempt:retry:{generation}:tool:{call_id}"
+    name = attempt_key(call_id, generation)
     return f'{{"name":"{name}","kind":"attempt","tool_use_id":"{call_id}","attempted_at":{at},"claim":"{claim}"}}'
+
+
+def not_started(call_id: str, claim: str, generation: int = 0) -> str:
+    """What a driver records when the attempt it claimed never called its effect (it was
+    cancelled between the claim and the call): the marker's key, bound to its claim."""
+    name = f"attempt:not-started:{claim}:{attempt_key(call_id, generation)}"
+    return f'{{"name":"{name}","kind":"not_started","tool_use_id":"{call_id}","claim":"{claim}"}}'
+
+
+def tombstone(run_id: str, body: str, at_ms: int = 1767312000000) -> str:
+    """The bytes a redaction leaves in place of a record: its audit leaf hash (RFC 6962,
+    SHA-256 over 0x00 and the stored bytes, salt included) and when it was redacted."""
+    name = json.loads(body)["name"]
+    stored = f'{body[:-1]},"salt":"{salt(run_id, name)}"}}'.encode()
+    leaf_hash = hashlib.sha256(b"\x00" + stored).hexdigest()
+    return f'{{"redacted":{{"leaf_hash":"{leaf_hash}","at_ms":{at_ms}}}}}'
 
 
 COMPLETE = '{"name":"run:complete","kind":"value"}'
@@ -101,6 +121,8 @@ class GoRun:
     header: bool = True
     tombstones: dict[str, str] = field(default_factory=dict)
     """Step names whose stored bytes are a redaction tombstone instead of the record."""
+    input: str | None = None
+    """The run's input, for a journal that records none (before v0.8): what a replay is given."""
 
     def entries(self) -> list[tuple[str, bytes]]:
         """(name, stored bytes) in journal order, each record salted as the SDK salts it."""
@@ -116,6 +138,7 @@ class GoRun:
 
 
 L_START, L_DONE, L_LLM = "step: run:start", "step: run:complete", "LLM"
+REDACTED_LOOKUP = result("toolu_18", '{"pan":"4242424242424242"}', ',"safety":{"read_only":true}')
 SIGNATURE = b"\x01\x02sig"
 
 CASES: list[GoRun] = [
@@ -266,7 +289,7 @@ CASES: list[GoRun] = [
             start('"Charge order 13"', ',"kind":"agent"'),
             charge_turn("toolu_05"),
             attempt("toolu_05", CLAIM_A),
-            f'{{"name":"attempt:not-started:{CLAIM_A}:attempt:tool:toolu_05","kind":"not_started","tool_use_id":"toolu_05","claim":"{CLAIM_A}"}}',
+            not_started("toolu_05", CLAIM_A),
             attempt("toolu_05", CLAIM_B, generation=1, at=1767225700456),
             result("toolu_05", '"charged"', ',"safety":{}'),
             final_turn(1, "Charged on the second attempt."),
@@ -276,6 +299,20 @@ CASES: list[GoRun] = [
         VerdictKind.MATCHES,
         [L_START, L_LLM, "tool: charge", L_LLM, L_DONE],
         "an attempt voided, then retried",
+    ),
+    GoRun(
+        "go-voided-halted",
+        [
+            start('"Charge order 17"', ',"kind":"agent"'),
+            charge_turn("toolu_17"),
+            attempt("toolu_17", CLAIM_A),
+            not_started("toolu_17", CLAIM_A),
+            attempt("toolu_17", CLAIM_B, generation=1, at=1767225700456),
+        ],
+        RunState.HALTED,
+        VerdictKind.MATCHES_SO_FAR,
+        [L_START, L_LLM],
+        "an attempt voided, then retried by the next drive, whose process died: outcome unknown",
     ),
     GoRun(
         "go-resolved",
@@ -551,12 +588,59 @@ CASES: list[GoRun] = [
             COMPLETE,
         ],
         RunState.COMPLETE,
-        VerdictKind.REFUSED,
+        VerdictKind.MATCHES,
         [L_START, L_LLM, L_LLM, L_DONE],
         "a finished run with a redacted result",
         tombstones={
             "tool:toolu_13": '{"redacted":{"leaf_hash":"9d3ee1a4bb0f0f8df1f55a6ab0e49c3c52e61d8c10b7e8a0e5bde5ddc6e1d85f","at_ms":1}}'
         },
+    ),
+    GoRun(
+        "go-redacted-cancelled",
+        [
+            start('"Refund my last order"', ',"kind":"agent"'),
+            model(
+                0, call("toolu_18", "card_lookup", '{"last4":"4242"}'), f'"usage":{{}},"finish":"tool_use",{DIGESTS}'
+            ),
+            REDACTED_LOOKUP,
+            model(
+                1,
+                call("toolu_19", "refund", '{"order":"A-9","amount":1200}'),
+                f'"usage":{{"input_tokens":180,"output_tokens":20}},"finish":"tool_use",{DIGESTS}',
+            ),
+            '{"name":"run:cancelled","kind":"value","result":{"reason":"the customer called"}}',
+        ],
+        RunState.CANCELLED,
+        VerdictKind.MATCHES_SO_FAR,
+        [L_START, L_LLM, L_LLM, "step: run:cancelled"],
+        "cancelled after a result that was later redacted",
+        tombstones={"tool:toolu_18": tombstone("go-redacted-cancelled", REDACTED_LOOKUP)},
+    ),
+    GoRun(
+        "go-redacted-retried",
+        [
+            start('"Charge the card on file"', ',"kind":"agent"'),
+            model(
+                0, call("toolu_18", "card_lookup", '{"last4":"4242"}'), f'"usage":{{}},"finish":"tool_use",{DIGESTS}'
+            ),
+            REDACTED_LOOKUP,
+            model(
+                1,
+                call("toolu_21", "charge", '{"amount":1200}'),
+                f'"usage":{{"input_tokens":150,"output_tokens":18}},"finish":"tool_use",{DIGESTS}',
+            ),
+            attempt("toolu_21", CLAIM_A),
+            not_started("toolu_21", CLAIM_A),
+            attempt("toolu_21", CLAIM_B, generation=1, at=1767225700456),
+            result("toolu_21", '"charged"', ',"safety":{}'),
+            final_turn(2, "Charged the card on file."),
+            COMPLETE,
+        ],
+        RunState.COMPLETE,
+        VerdictKind.MATCHES,
+        [L_START, L_LLM, L_LLM, "tool: charge", L_LLM, L_DONE],
+        "a redacted result, then an attempt voided and retried by a second drive",
+        tombstones={"tool:toolu_18": tombstone("go-redacted-retried", REDACTED_LOOKUP)},
     ),
     GoRun(
         "go-multimodal",
@@ -614,6 +698,27 @@ CASES: list[GoRun] = [
         [L_START, L_LLM, L_DONE],
         "a headerless v0.8 journal (legacy)",
         header=False,
+    ),
+    GoRun(
+        "go-v07",
+        [
+            model(
+                0,
+                text("Charging the card.") + "," + call("toolu_20", "charge", '{"amount":1200}'),
+                '"usage":{"input_tokens":140,"output_tokens":22}',
+            ),
+            '{"name":"attempt:toolu_20","kind":"attempt","tool_use_id":"toolu_20","attempted_at":1767225600123,"claim":"%s"}'
+            % CLAIM_A,
+            '{"name":"toolu_20","kind":"tool_result","tool_use_id":"toolu_20","result":"charged"}',
+            model(1, text("Charged."), '"usage":{"input_tokens":210,"output_tokens":12}'),
+            COMPLETE,
+        ],
+        RunState.COMPLETE,
+        VerdictKind.MATCHES,
+        [L_LLM, "tool: charge", L_LLM, L_DONE],
+        "a v0.7 journal: no run:start, the result and attempt under the raw call id",
+        header=False,
+        input="Charge order 20",
     ),
 ]
 

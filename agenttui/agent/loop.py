@@ -31,7 +31,7 @@ from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
 from agenttui.errors import AgentTuiError
 from agenttui.journal import keys
-from agenttui.journal.codec import decode_json
+from agenttui.journal.codec import decode_json, encode_record
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Message, Record, StepKind, ToolResultPart, ToolUsePart, Usage
 from agenttui.stores.base import Store
@@ -78,6 +78,11 @@ class Agent:
     ``clock`` is what durable sleeps and attempt markers read (inject one in tests).
     """
 
+    takes_redacted_results = False
+    """Whether a call's result that a redaction replaced (a tombstone under ``tool:<c>``) is taken
+    as the call's outcome, as the store holds it. Off, a run holding a tombstone is refused, as
+    the SDK refuses it (the run is over); a replay turns it on to re-drive the recorded turns."""
+
     def __init__(
         self,
         model: Model,
@@ -122,7 +127,7 @@ class Agent:
     async def stream(self, run_id: str, input: str | Message) -> AsyncGenerator[AgentEvent, None]:
         """The run's events as it goes; replayed turns re-emit ``AssistantTurn(replayed=True)``."""
         history = await self.journal.history(run_id)
-        if bad := next((r for r in history if r.unreadable or r.tombstone), None):
+        if bad := next((r for r in history if r.unreadable or (r.tombstone and not self._takes(r))), None):
             raise UnreadableJournal(f"run {run_id!r} holds an unreadable or redacted record ({bad.name})")
         drive = _Drive(run_id, {r.name: r for r in history})
         end = keys.first_end_marker(r.name for r in history)
@@ -254,9 +259,15 @@ class Agent:
         if not won:  # another driver is attempting the same call right now
             raise ResumeHalt(drive.run_id, call.id, call.name, name)
 
+    def _takes(self, record: Record) -> bool:
+        """Whether this drive takes ``record``, a tombstone, as a call's outcome."""
+        return self.takes_redacted_results and record.name.startswith(keys.TOOL_PREFIX)
+
     @staticmethod
     def _completed(run_id: str, call: ToolUsePart, record: Record, *, replayed: bool) -> ToolCompleted:
-        return ToolCompleted(run_id, call.id, call.name, record.result or b"null", record.is_error, replayed)
+        # A redacted result tells the model what the store holds: that it was redacted.
+        result = encode_record(record) if record.tombstone is not None else record.result or b"null"
+        return ToolCompleted(run_id, call.id, call.name, result, record.is_error, replayed)
 
 
 def _result_record(key: str, tool_use_id: str, output: ToolOutput, safety: ToolSafety | None) -> Record:

@@ -24,11 +24,13 @@ if TYPE_CHECKING:
 @click.option("--yes", is_flag=True, help="With --live-tool: do not ask (for scripts that mean it).")
 @click.option("--until", "until", multiple=True, metavar="BREAKPOINT",
               help="Stop at a breakpoint (repeatable): tool:NAME, call:NAME K=V..., kind:KIND, divergence, tokens>=N.")  # fmt: skip
+@click.option("--input", "given_input", metavar="TEXT",
+              help="The run's input, the user's message as text, for a journal written before v0.8 (it records none).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="The verdict, and the divergence with both records, as JSON.")
 @run_async
 async def replay_command(
     store: str, run_id: str, agent_spec: str | None, live_tools: tuple[str, ...], yes: bool, until: tuple[str, ...],
-    as_json: bool,
+    given_input: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Replay a run offline against its recording and judge it.
 
@@ -42,6 +44,10 @@ async def replay_command(
 
     With --until the replay stops after the first turn that meets a breakpoint (see
     `agenttui fork --help` for the grammar); it says which, with the verdict so far.
+
+    A journal written before v0.8 (no run:start) does not record the run's input: give it with
+    --input, the user's message as text, as the run was started with it. Without it such a run
+    is refused; a run that records its input refuses --input.
     """
     from agenttui.agent.factory import load_factory
     from agenttui.render.diff import payload_diff
@@ -53,7 +59,10 @@ async def replay_command(
     if live_tools:
         _confirm_live_tools(setup, live_tools, yes)
     session, verdict = await with_store(
-        store, lambda opened: replay_verdict(opened, run_id, setup, live_tools=live_tools, until=breakpoints)
+        store,
+        lambda opened: replay_verdict(
+            opened, run_id, setup, live_tools=live_tools, until=breakpoints, input=given_input
+        ),
     )
     progress = session.progress
     hit = progress.breakpoint if not session.done else None
@@ -65,6 +74,8 @@ async def replay_command(
         click.echo(safe_json(found))
     else:
         click.echo(f"replayed {progress.turn} of {progress.recorded_turns} turns with {session.mode}")
+        if verdict.input_given:
+            click.echo("input from --input, the journal has none (written before v0.8)")
         if hit is not None:
             click.echo(printable(hit.summary()))
         click.echo(printable(verdict.summary()))
@@ -117,6 +128,8 @@ def verdict_json(run_id: str, tools: str, turns: int, recorded_turns: int, verdi
         "stopped": verdict.stopped or None, "turns": turns, "recorded_turns": recorded_turns,
         "not_compared": list(verdict.not_compared), "redacted": list(verdict.redacted),
         "served_from_recording": list(verdict.served),
+        "input_from": "--input" if verdict.input_given else "journal",
+        "tombstones": list(verdict.tombstones),
         "live_side_effects": list(verdict.live),
         "divergence": None if divergence is None else {
             "index": divergence.index, "step": divergence.name, "state": divergence.state.value, "reason": divergence.reason,

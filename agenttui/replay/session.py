@@ -24,16 +24,17 @@ from agenttui.agent.model import Model
 from agenttui.agent.pauses import ResumeHalt, RunEnded, RunPaused
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
-from agenttui.errors import AgentTuiError, RunNotFoundError
+from agenttui.errors import AgentTuiError, ConfigError, RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
-from agenttui.journal.record import Record, StepKind
+from agenttui.journal.record import Message, Record, StepKind
 from agenttui.journal.redact import Redactor
 from agenttui.render.diff import JournalDiff, diff_journals
 from agenttui.replay.breakpoints import Breakpoint, BreakpointCheck, BreakpointHit
 from agenttui.replay.feed import ReplayStore
+from agenttui.replay.legacy import LegacyKeys
 from agenttui.replay.model import NoRecordedOutput, replay
-from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, refusal_reason
+from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, fed_results, refusal_reason
 from agenttui.runs.bundle import read_manifest
 from agenttui.runs.status import RunState, RunStatus, status_of
 from agenttui.stores.base import Store
@@ -115,6 +116,9 @@ class RecordedCalls:
         outcomes = {
             r.tool_use_id: r for r in records if r.kind == StepKind.TOOL_RESULT and r.name.startswith(keys.TOOL_PREFIX)
         }
+        # A result a redaction replaced keeps only its name: it answers the call its key names.
+        by_key = {keys.tool_key(call_id): call_id for call_id in names}
+        outcomes |= {by_key[r.name]: r for r in records if r.tombstone is not None and r.name in by_key}
         attempts: dict[str, int] = {}
         gates: dict[str, str] = {}
         for r in records:
@@ -172,15 +176,17 @@ class RecordedTool(Tool):
             raise Unanswerable(ctx.run_id, stale.step, stale.asked, stale.holds)
         if call_id not in self.calls.names:
             raise ReplayDiverged(ctx.run_id, f"call {call_id} ({self.name}) was never made in the recording")
-        outcome = self.calls.outcomes.get(call_id)
-        if outcome is None:
-            raise RecordingEnded(ctx.run_id, f"the recording ends here: call {call_id} ({self.name}) has no result")
+        # An attempt the recording goes on from (a later one is recorded) ended its drive there,
+        # whether the call has a result or the recording stops at the last attempt.
         if call_id in self.calls.attempts:
             generation, _ = await latest_attempt(ctx.journal, ctx.run_id, call_id)
             if generation + 1 < self.calls.attempts[call_id]:
                 raise DriveEnded(
                     ctx.run_id, f"the original drive of call {call_id} ({self.name}) stopped after attempt {generation}"
                 )
+        outcome = self.calls.outcomes.get(call_id)
+        if outcome is None:
+            raise RecordingEnded(ctx.run_id, f"the recording ends here: call {call_id} ({self.name}) has no result")
         return ToolOutput(None, recorded=outcome)
 
 
@@ -263,20 +269,29 @@ class ReplaySession:
     def __init__(
         self, source: Store, run_id: str, recording: list[Record], start: RunStart, setup: AgentSetup | None, *,
         recorded_status: RunStatus, refusal: str = "", live_tools: Collection[str] = (),
-        redaction: Redaction | None = None,
+        redaction: Redaction | None = None, input_given: bool = False,
     ) -> None:  # fmt: skip
         self.source = source
         self.run_id = run_id
         self.recording = recording
         self.start = start
+        self.input_given = input_given
+        """``start`` holds the input the caller gave: the journal (written before v0.8) has none."""
+        self.legacy_keys = LegacyKeys.of(recording)
+        """The recording's raw-id keys and the loop's for the same records (a journal before v0.8)."""
+        self.loop_recording = self.legacy_keys.for_loop(recording) if self.legacy_keys else recording
+        """The recording under the keys the loop reads and writes: what the replay is fed."""
+        self.tombstones = () if refusal else fed_results(recording)
+        """Tool results a redaction replaced: fed to the loop as the store holds them."""
+        self._tombstoned = {r.name: r for r in recording if r.name in self.tombstones}
         self.served: tuple[str, ...] = ()
         """Your tools that are not read-only, served from the recording instead of running."""
         self.live: tuple[str, ...] = ()
         """Your tools that are not read-only and run for real, as asked (``live_tools``)."""
-        self.calls = self._recorded_calls(recording)
+        self.calls = self._recorded_calls(self.loop_recording)
         """What the recorded tools serve: each call's outcome, markers and gate."""
         if setup is not None:
-            setup, self.served = serve_side_effects(setup, recording, live_tools, calls=self.calls)
+            setup, self.served = serve_side_effects(setup, self.loop_recording, live_tools, calls=self.calls)
             self.live = tuple(t.name for t in setup.tools if not t.safety.read_only and t.name in live_tools)
         self.setup = setup
         self.recorded_status = recorded_status
@@ -300,7 +315,7 @@ class ReplaySession:
         they are compared, so a redacted value is never compared (and the verdict names them)."""
         if redaction is not None:
             self.not_compared += redaction.paths
-        self.store = ReplayStore(run_id, recording)
+        self.store = ReplayStore(run_id, self.loop_recording)
         self._agent: Agent | None = None
         self._events: AsyncGenerator[AgentEvent, None] | None = None
         self._held: AgentEvent | None = None
@@ -309,29 +324,41 @@ class ReplaySession:
 
     @classmethod
     async def open(
-        cls, source: Store, run_id: str, setup: AgentSetup | None = None, *, live_tools: Collection[str] = ()
-    ) -> ReplaySession:
+        cls, source: Store, run_id: str, setup: AgentSetup | None = None, *, live_tools: Collection[str] = (),
+        input: str | None = None,
+    ) -> ReplaySession:  # fmt: skip
         """Read the recording; ``setup`` None replays with the recorded tool results.
 
         With ``setup``, your tools run, except those not declared read-only: they are served from
         the recording, unless named in ``live_tools`` (then they run for real: the caller has asked
         a person first). The replay writes only into its own store, never the source.
-        Raises ``RunNotFoundError`` for a run with no records. A run the loop cannot re-drive
-        opens as a refused session (``refusal`` says why).
+        ``input`` is the run's input (the user's message) for a journal written before v0.8,
+        which records none; without it such a run is refused.
+        Raises ``RunNotFoundError`` for a run with no records, ``ConfigError`` for an ``input``
+        given to a run that records its own. A run the loop cannot re-drive opens as a refused
+        session (``refusal`` says why).
         """
         recording = (await Journal(source).read(run_id)).records
         if not recording:
             raise RunNotFoundError(run_id)
+        start_record = next((r for r in recording if r.name == keys.RUN_START), None)
+        if input is not None and start_record is not None:
+            raise ConfigError(
+                f"run {run_id!r} records its own input (run:start): --input is for journals written before v0.8,"
+                " which record none"
+            )
         lease = await source.get_lease(keys.root_run_id(run_id)) if source.IMPLEMENTS_LEASES else None
         status = status_of(run_id, recording, lease)
-        refusal = refusal_reason(run_id, recording)
+        refusal = refusal_reason(run_id, recording, input_given=input is not None)
         if not refusal and status.state == RunState.UNREADABLE:
             refusal = f"the run is unreadable: {status.detail}"
-        start_record = next((r for r in recording if r.name == keys.RUN_START), None)
-        start = RunStart.decode(start_record.result if start_record else None)
+        if start_record is None and input is not None:
+            start = RunStart(Message.user(input))
+        else:
+            start = RunStart.decode(start_record.result if start_record else None)
         return cls(
             source, run_id, recording, start, setup, recorded_status=status, refusal=refusal, live_tools=live_tools,
-            redaction=await Redaction.of(source, run_id),
+            redaction=await Redaction.of(source, run_id), input_given=start_record is None and input is not None,
         )  # fmt: skip
 
     @property
@@ -344,7 +371,7 @@ class ReplaySession:
     async def _reset(self) -> None:
         if self._events is not None:
             await self._events.aclose()
-        self.store = ReplayStore(self.run_id, self.recording)
+        self.store = ReplayStore(self.run_id, self.loop_recording)
         self._replayed, self._replayed_seq = [], -1
         await self.store.feed_due()
         self._agent = self._build_agent(await self._model())
@@ -371,9 +398,12 @@ class ReplaySession:
     def _build_agent(self, model: Model) -> Agent:
         settings = self.start.settings
         if self.setup is not None:
-            return self.setup.agent(self.store, model)
-        return Agent(model, self.store, *recorded_tools(self.recording, self.start, self.calls), name="agent",
-                     system_prompt=str(settings.get("system_prompt", "")), max_turns=int(settings.get("max_turns", 100_000)))  # fmt: skip
+            agent = self.setup.agent(self.store, model)
+        else:
+            agent = Agent(model, self.store, *recorded_tools(self.loop_recording, self.start, self.calls), name="agent",
+                          system_prompt=str(settings.get("system_prompt", "")), max_turns=int(settings.get("max_turns", 100_000)))  # fmt: skip
+        agent.takes_redacted_results = True  # fed as the store holds them (tombstones)
+        return agent
 
     @property
     def done(self) -> bool:
@@ -476,9 +506,12 @@ class ReplaySession:
         """The records the replay wrote since the last read (``replayed``), decoded once."""
         before = len(self._replayed)
         async for entry, record in Journal(self.store).entries(self.run_id, after=self._replayed_seq):
-            if not (self.store.legacy and record.is_header):  # the header a legacy replay runs under
-                self._replayed.append(record)
             self._replayed_seq = entry.seq
+            if self.store.legacy and record.is_header:
+                continue  # the header a legacy replay runs under
+            if self.input_given and record.name == keys.RUN_START:
+                continue  # the run:start the loop writes with the input given: the journal has none
+            self._replayed.append(self.legacy_keys.as_recorded(record))
         return self._replayed[before:]
 
     async def jump(self, turn: int) -> ReplayProgress:
@@ -500,6 +533,9 @@ class ReplaySession:
         return list(self._replayed)
 
     def _comparable(self, records: Sequence[Record]) -> list[Record]:
+        if self._tombstoned:
+            # What a redacted result said is gone: whatever the replay holds there is not compared.
+            records = [self._tombstoned.get(r.name, r) for r in records]
         if self.redaction is not None:
             records = [self.redaction.redactor.redact_record(r) for r in records]
         blank: dict[str, Any] = dict.fromkeys((m for m in self.not_compared if m in FOREIGN_DIGESTS), "")
@@ -517,7 +553,8 @@ class ReplaySession:
         when the caller already has it."""
         found = partial(
             Verdict, not_compared=self.not_compared, served=self.served, live=self.live,
-            redacted=self.redaction.paths if self.redaction is not None else (),
+            redacted=self.redaction.paths if self.redaction is not None else (), tombstones=self.tombstones,
+            input_given=self.input_given and not self.refusal,
         )  # fmt: skip
         if self.refusal:
             return found(VerdictKind.REFUSED, self.refusal)
@@ -546,11 +583,11 @@ class ReplaySession:
 
 async def replay_verdict(
     source: Store, run_id: str, setup: AgentSetup | None = None, *, live_tools: Collection[str] = (),
-    until: Sequence[Breakpoint] = (),
+    until: Sequence[Breakpoint] = (), input: str | None = None,
 ) -> tuple[ReplaySession, Verdict]:  # fmt: skip
     """Replay ``run_id`` to its end (or the first of ``until`` met) and judge it: the CLI's
-    ``replay`` and a CI check."""
-    session = await ReplaySession.open(source, run_id, setup, live_tools=live_tools)
+    ``replay`` and a CI check. ``input``: the run's input, for a journal before v0.8 (none recorded)."""
+    session = await ReplaySession.open(source, run_id, setup, live_tools=live_tools, input=input)
     try:
         await session.run_to_end(breakpoints=until)
         return session, await session.verdict()

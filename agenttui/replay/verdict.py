@@ -15,6 +15,7 @@ from agenttui.agent.runstart import RunStart
 from agenttui.journal import keys
 from agenttui.journal.record import Record, StepKind
 from agenttui.render.diff import DiffRow, RowState
+from agenttui.replay.legacy import holds_no_input
 
 
 class VerdictKind(enum.StrEnum):
@@ -74,6 +75,11 @@ class Verdict:
     """Your tools that are not read-only, served from the recording instead of running."""
     live: tuple[str, ...] = ()
     """Your tools that are not read-only and ran for real, as a person asked."""
+    tombstones: tuple[str, ...] = ()
+    """Tool results a redaction replaced in the store (tombstones): fed to the replayed loop as
+    the store holds them, since no replay can reproduce what they said."""
+    input_given: bool = False
+    """The run's input was given to the replay: its journal, written before v0.8, holds none."""
 
     @property
     def exit_code(self) -> int:
@@ -85,12 +91,15 @@ class Verdict:
 
     def summary(self) -> str:
         """One line saying what the replay found."""
+        redacted = f"; redacted in the store, fed as recorded: {', '.join(self.tombstones)}" if self.tombstones else ""
         match self.kind:
             case VerdictKind.MATCHES:
-                return "matches the recording to its end"
+                return "matches the recording to its end" + redacted
             case VerdictKind.MATCHES_SO_FAR:
-                return f"matches the recording up to where it stops ({self.stopped}" + (
-                    f": {self.reason})" if self.reason else ")"
+                return (
+                    f"matches the recording up to where it stops ({self.stopped}"
+                    + (f": {self.reason})" if self.reason else ")")
+                    + redacted
                 )
             case VerdictKind.DIVERGED:
                 where = self.divergence.where if self.divergence else "the end"
@@ -98,26 +107,34 @@ class Verdict:
         return f"refused: {self.reason}"
 
 
-def refusal_reason(run_id: str, recording: Sequence[Record]) -> str:
+def refusal_reason(run_id: str, recording: Sequence[Record], *, input_given: bool = False) -> str:
     """Why this run is not one the agent loop can re-drive, or "" when it is.
 
-    Refused: a session journal, a run holding an unreadable or redacted record, a run with no
-    ``run:start``, a flow run, and a saga being (or already) rolled back.
+    Refused: a session journal, a run holding an unreadable record or a redacted one other than
+    a tool result, a run with no ``run:start`` (unless it was written before v0.8 and
+    ``input_given``), a flow run, and a saga being (or already) rolled back.
     """
     if keys.is_session_journal(run_id):
         return "a session journal: it records a conversation's turns, not an agent loop to re-drive"
+    results = fed_results(recording)
     for index, record in enumerate(recording):
         if record.unreadable:
             return f"record {index} ({record.name}) is unreadable: {record.unreadable}"
-        if record.tombstone is not None:
-            return f"record {index} ({record.name}) was redacted: the run cannot be re-driven"
+        if record.tombstone is not None and record.name not in results:
+            return (
+                f"record {index} ({record.name}) was redacted: only a tool result's redaction can be fed"
+                " to the replay as it stands, so the run cannot be re-driven"
+            )
     start = next((r for r in recording if r.name == keys.RUN_START), None)
     if start is None:
-        return (
-            "no run:start record: the run never started (or was written before v0.8), so there is no input to re-drive"
-        )
-    payload = RunStart.decode(start.result)
-    if payload.kind == "flow":
+        if not holds_no_input(recording) or not any(r.kind == StepKind.MODEL for r in recording):
+            return "no run:start record: the run never started, so there is no input to re-drive"
+        if not input_given:
+            return (
+                "the journal was written before v0.8 and holds no input (no run:start): "
+                "give the run's input with --input to replay it"
+            )
+    elif RunStart.decode(start.result).kind == "flow":
         return "a flow run: its steps are a plan's nodes, not an agent loop's turns"
     names = {r.name for r in recording}
     if keys.RUN_ABORTED in names:
@@ -127,3 +144,18 @@ def refusal_reason(run_id: str, recording: Sequence[Record]) -> str:
     if any(r.kind == StepKind.SAGA_FAIL for r in recording):
         return "a saga whose step failed (saga_fail), which rolls it back: replay does not run compensations"
     return ""
+
+
+def fed_results(recording: Sequence[Record]) -> tuple[str, ...]:
+    """The tool results a redaction replaced (tombstones), which a replay feeds to the loop as
+    the store holds them: their names, in journal order. A tombstone keeps only its name, so a
+    result is known by its key (``tool:<c>``, or the raw call id of a journal before v0.8)."""
+    raw_ids = holds_no_input(recording)
+    calls = {
+        call.id for r in recording if r.kind == StepKind.MODEL and r.message is not None for call in r.message.tool_uses
+    }
+    return tuple(
+        r.name
+        for r in recording
+        if r.tombstone is not None and (r.name.startswith(keys.TOOL_PREFIX) or (raw_ids and r.name in calls))
+    )

@@ -7,11 +7,15 @@ product: a wrong status or a replay that cries wolf on a healthy Go run is a bug
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agenttui.demo.build import build_demo
+from agenttui.errors import ConfigError
 from agenttui.journal import Journal, decode_record, encode_record
 from agenttui.render import mermaid_of
 from agenttui.replay.session import replay_verdict
@@ -19,7 +23,7 @@ from agenttui.replay.verdict import VerdictKind
 from agenttui.runs.status import run_status
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
-from tests.gocorpus import CASES, mermaid, write_corpus
+from tests.gocorpus import CASES, mermaid, tombstone, write_corpus
 
 IDS = [case.run_id for case in CASES]
 
@@ -56,7 +60,7 @@ async def test_every_record_is_a_fixed_point_of_decode_and_encode(corpus: Store)
 async def test_every_case_replays_with_its_verdict(corpus: Store) -> None:
     verdicts = {}
     for case in CASES:
-        _, verdict = await replay_verdict(corpus, case.run_id)
+        _, verdict = await replay_verdict(corpus, case.run_id, input=case.input)
         verdicts[case.run_id] = verdict
     assert {run_id: v.kind for run_id, v in verdicts.items()} == {case.run_id: case.verdict for case in CASES}, {
         run_id: v.summary() for run_id, v in verdicts.items()
@@ -71,13 +75,47 @@ async def test_every_case_replays_with_its_verdict(corpus: Store) -> None:
     assert all(
         v.exit_code == {VerdictKind.DIVERGED: 3, VerdictKind.REFUSED: 2}.get(v.kind, 0) for v in verdicts.values()
     )
+    # A retry the next drive claimed, then died in: where the recording stops, as it stops.
+    assert verdicts["go-voided-halted"].stopped == "halted"
+    # A redacted result is fed as the store holds it, and the verdict says so.
+    assert verdicts["go-redacted"].tombstones == ("tool:toolu_13",)
+    assert "tool:toolu_13" in verdicts["go-redacted"].summary() and "redacted" in verdicts["go-redacted"].summary()
+    assert verdicts["go-redacted-cancelled"].stopped == "cancelled"
+    assert "tool:toolu_18" in verdicts["go-redacted-cancelled"].summary()
+    assert verdicts["go-v07"].input_given and not verdicts["go-v08"].input_given
+    assert not any(v.tombstones for run_id, v in verdicts.items() if "redacted" not in run_id)
+
+
+async def test_a_journal_that_holds_no_input_is_refused_without_one(corpus: Store) -> None:
+    _, verdict = await replay_verdict(corpus, "go-v07")
+    assert verdict.kind == VerdictKind.REFUSED and "--input" in verdict.reason, verdict.reason
+
+
+async def test_an_input_is_given_only_to_a_journal_that_holds_none(corpus: Store) -> None:
+    with pytest.raises(ConfigError, match="run:start"):
+        await replay_verdict(corpus, "go-v08", input="hi")
+
+
+async def test_a_redacted_record_the_replay_cannot_feed_is_refused(make_store: StoreFactory) -> None:
+    store = await make_store()
+    case = next(c for c in CASES if c.run_id == "go-weather")
+    for name, data in case.entries():
+        bytes_ = data if name != "@llm/1" else tombstone(case.run_id, case.records[3]).encode()
+        await store.insert(case.run_id, name, bytes_)
+    _, verdict = await replay_verdict(store, case.run_id)
+    assert verdict.kind == VerdictKind.REFUSED and "@llm/1" in verdict.reason, verdict.reason
 
 
 async def test_a_replay_lists_records_in_the_recordings_order(corpus: Store) -> None:
     from agenttui.replay.session import ReplaySession
 
-    for run_id in ("go-approved", "go-quorum", "go-asked", "go-limits-spend", "go-voided-retried", "go-resolved"):
-        session = await ReplaySession.open(corpus, run_id)
+    for case in CASES:
+        if case.run_id not in ("go-approved", "go-quorum", "go-asked", "go-limits-spend", "go-voided-retried",
+                               "go-voided-halted", "go-resolved", "go-redacted", "go-redacted-cancelled",
+                               "go-redacted-retried", "go-v07"):  # fmt: skip
+            continue
+        run_id = case.run_id
+        session = await ReplaySession.open(corpus, run_id, input=case.input)
         await session.run_to_end()
         recorded = [r.name for r in session.recording]
         assert [r.name for r in await session.replayed()] == recorded, run_id
@@ -168,3 +206,24 @@ async def test_show_json_keeps_what_the_record_holds(corpus: Store) -> None:
     assert result is not None and record_json(result)["safety"] == {}  # the call ran as a side effect
     turn = await Journal(corpus).get("go-weather", "@llm/1")
     assert turn is not None and record_json(turn)["usage"] == {}
+
+
+@pytest.fixture
+async def go_db(tmp_path: Path) -> Path:
+    from agenttui.stores.sqlite import SQLiteStore
+
+    store = await SQLiteStore.open(tmp_path / "go.db")
+    try:
+        await write_corpus(store)
+    finally:
+        await store.close()
+    return tmp_path / "go.db"
+
+
+def test_the_cli_replays_a_redacted_result_and_names_it(go_db: Path) -> None:
+    command = [sys.executable, "-m", "agenttui", "replay", str(go_db), "go-redacted"]
+    shown = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "matches the recording to its end; redacted in the store, fed as recorded: tool:toolu_13" in shown.stdout
+    found = json.loads(subprocess.run([*command, "--json"], check=False, capture_output=True, timeout=60).stdout)
+    assert (found["verdict"], found["tombstones"], found["input_from"]) == ("matches", ["tool:toolu_13"], "journal")

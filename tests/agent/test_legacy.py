@@ -69,12 +69,35 @@ def test_legacy_runs_read_with_their_real_status(legacy_db: Path) -> None:
     assert "[legacy]" in cli("runs", str(legacy_db)).stdout
 
 
-def test_a_v0_8_legacy_run_replays_and_a_v0_7_one_is_refused_with_why(legacy_db: Path) -> None:
+def test_a_v0_8_legacy_run_replays(legacy_db: Path) -> None:
     replayed = cli("replay", str(legacy_db), "order-2", "--json")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
-    assert json.loads(replayed.stdout)["verdict"] == "matches"
+    found = json.loads(replayed.stdout)
+    assert found["verdict"] == "matches" and found["input_from"] == "journal"
+
+
+def test_a_v0_7_run_replays_with_the_input_given_and_says_so(legacy_db: Path) -> None:
+    replayed = cli("replay", str(legacy_db), "order-1", "--input", "charge order 1")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "input from --input, the journal has none" in replayed.stdout
+    assert "matches the recording to its end" in replayed.stdout
+    as_json = json.loads(cli("replay", str(legacy_db), "order-1", "--input", "charge order 1", "--json").stdout)
+    assert (as_json["verdict"], as_json["input_from"], as_json["turns"]) == ("matches", "--input", 2)
+    # The same crash one step earlier stops where the recording stops: at its attempt.
+    halted = json.loads(cli("replay", str(legacy_db), "order-halted", "--input", "charge order 1", "--json").stdout)
+    assert (halted["verdict"], halted["stopped"]) == ("matches-so-far", "halted"), halted
+
+
+def test_a_v0_7_run_without_an_input_is_refused_naming_the_option(legacy_db: Path) -> None:
     refused = cli("replay", str(legacy_db), "order-1")
-    assert refused.returncode == 2 and "refused: no run:start record" in refused.stdout, refused.stdout + refused.stderr
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "refused:" in refused.stdout and "no input" in refused.stdout and "--input" in refused.stdout
+
+
+def test_an_input_for_a_run_that_records_its_own_is_an_error(legacy_db: Path) -> None:
+    given = cli("replay", str(legacy_db), "order-2", "--input", "charge order 2")
+    assert given.returncode == 2 and given.stdout == "", given.stdout
+    assert "records its own input (run:start)" in given.stderr and "Traceback" not in given.stderr
 
 
 def test_legacy_runs_show_and_draw(legacy_db: Path) -> None:
@@ -90,3 +113,29 @@ def test_v0_8_s_read_only_member_survives_decode_and_encode() -> None:
     data = b'{"name":"tool:c2","kind":"tool_result","tool_use_id":"c2","result":{"ok":true},"reconciled":true,"read_only":true,"evidence":{"by":"ops"},"salt":"AAAA"}'
     record = decode_record(data, "tool:c2")
     assert record.read_only and encode_record(record) == data
+
+
+async def test_a_v0_7_gated_call_whose_id_needs_escaping_replays_under_the_loops_keys() -> None:
+    from agenttui.replay.session import replay_verdict
+    from agenttui.stores.memory import MemStore
+    from tests.gocorpus import salt
+
+    # v0.7 keys: the decision under approval:<raw id>, the marker attempt:<raw id>, the result
+    # under the raw id; the loop writes approval:call%7C7, attempt:tool:call%7C7, tool:call%7C7.
+    records = [
+        '{"name":"@llm/0","kind":"model","message":{"role":"assistant","parts":[{"args":{"amount":5},"id":"call|7","name":"refund","type":"tool_use"}]},"usage":{"input_tokens":12}}',
+        '{"name":"approval:call|7","kind":"approval","tool_use_id":"call|7","approved":true}',
+        '{"name":"attempt:call|7","kind":"attempt","tool_use_id":"call|7","attempted_at":1790746461444,"claim":"5608d3daa98f802ac851ca33910d95c3"}',
+        '{"name":"call|7","kind":"tool_result","tool_use_id":"call|7","result":"refunded"}',
+        '{"name":"@llm/1","kind":"model","message":{"role":"assistant","parts":[{"text":"Refunded.","type":"text"}]},"usage":{}}',
+        '{"name":"run:complete","kind":"value"}',
+    ]  # fmt: skip
+    store = MemStore()
+    for body in records:
+        name = json.loads(body)["name"]
+        await store.insert("refund-7", name, f'{body[:-1]},"salt":"{salt("refund-7", name)}"}}'.encode())
+    session, verdict = await replay_verdict(store, "refund-7", input="refund order 7")
+    assert verdict.kind.value == "matches" and verdict.input_given, verdict.summary()
+    assert [r.name for r in await session.replayed()] == [json.loads(body)["name"] for body in records]
+    loop_keys = {entry.name async for entry in session.store.load("refund-7")}
+    assert {"approval:call%7C7", "attempt:tool:call%7C7", "tool:call%7C7"} <= loop_keys

@@ -100,3 +100,34 @@ async def test_every_demo_run_replays_with_its_verdict(store: Store) -> None:
     for run_id in ("refund-a1002", "refund-a1003-denied", "lookup-z0042", "eligibility-a1004"):
         _, verdict = await replay_verdict(store, run_id, factory(run_id))
         assert verdict.kind.value == "matches", (run_id, verdict.summary())
+
+
+# -- a result a redaction replaced ----------------------------------------------------------------
+
+
+async def test_a_redacted_result_is_fed_to_the_replay_and_tells_the_model_so(make_store: StoreFactory) -> None:
+    from agenttui.replay.session import ReplaySession
+    from tests.gocorpus import write_corpus
+
+    store = await make_store()
+    await write_corpus(store)
+    entry = await store.get("go-redacted", "tool:toolu_13")
+    assert entry is not None
+    tombstone = entry.data
+    session = await ReplaySession.open(store, "go-redacted")
+    await session.run_to_end()
+    told = [e for e in session.progress.events if isinstance(e, ToolCompleted)]
+    assert [(e.tool_use_id, e.result) for e in told] == [("toolu_13", tombstone)]
+    replayed = {r.name: r for r in await session.replayed()}
+    assert replayed["tool:toolu_13"].raw == tombstone  # the store's bytes, as they stand
+
+
+async def test_a_live_drive_still_refuses_a_run_holding_a_redacted_result(make_store: StoreFactory) -> None:
+    from agenttui.agent.loop import UnreadableJournal
+    from tests.gocorpus import write_corpus
+
+    store = await make_store()
+    await write_corpus(store)
+    agent = desk_agent(demo_model(SCRIPT), store)
+    with pytest.raises(UnreadableJournal, match="tool:toolu_13"):
+        await agent.run("go-redacted", "Look up my card")
