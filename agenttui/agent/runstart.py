@@ -97,7 +97,7 @@ class RunStart:
         members: list[tuple[str, Any]] = [
             ("saga", self.saga), ("kind", self.kind), ("session", self.session), ("flow", self.flow),
             ("typed", self.typed), ("settings", self.settings), ("principal", self.principal),
-            ("tools", list(self.tools)), ("ext", ext),
+            ("tools", list(self.tools)), ("ext", dict(sorted(ext.items()))),  # a Go map: members by name
         ]  # fmt: skip
         return (
             b'{"input":'

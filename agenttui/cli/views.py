@@ -36,6 +36,7 @@ def _status_json(status: RunStatus) -> dict[str, Any]:
         "lease_lapsed": status.lease_lapsed,
         "lease_unknown": status.lease_unknown,
         "legacy": status.legacy,
+        "fork_of": status.fork_of or None,
     }
 
 

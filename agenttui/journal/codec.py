@@ -663,3 +663,21 @@ def decode_json(raw: bytes | None) -> Any:
         return json.loads(raw.decode("utf-8", "replace"))
     except RecursionError:
         raise ValueError("JSON nested too deeply to parse") from None
+
+
+def raw_members(raw: bytes) -> dict[str, bytes]:
+    """The members of the JSON object ``raw`` by name, in the order written (the last of
+    duplicate names kept, as Go's decoder keeps it), each value's bytes as stored but for
+    insignificant whitespace: for a writer that changes one member of a raw value and keeps
+    every other byte (``runs.forks`` marks a ``run:start`` so).
+
+    Raises ``CorruptRecordError`` when ``raw`` is not one JSON object.
+    """
+    text = raw.decode("utf-8", "surrogateescape")
+    try:
+        members, end = _scanned_members(text, _skip(text, 0))
+        if _skip(text, end) != len(text):
+            raise ValueError("trailing bytes after the object")
+    except (ValueError, IndexError, StopIteration, RecursionError) as exc:
+        raise CorruptRecordError(f"not a JSON object: {exc}") from None
+    return {key: _raw(text, start, stop) for key, (start, stop, _) in members.items()}

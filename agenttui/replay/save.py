@@ -3,8 +3,13 @@
 A fork lives in its scratch store until saved. ``SaveFork`` writes it into a store of the
 person's choice, a new SQLite file or the source store under a new run id, only through the
 journal's at-most-once insert and under the new run's lease, and never over a run that exists.
-The saved run ends with a ``fork:origin`` value record saying what it is a fork of
-(``docs/decisions.md``, "What-if forks").
+
+A saved fork is a record of what might have been, never a run to drive: its ``run:start`` carries
+the fork mark (``runs.forks``), every reader reads it as a fork, and nothing drives or writes to
+it. What the replay wrote as stand-ins is left out: its attempt markers (no side effect was ever
+attempted) and the voids of them. An unfinished fork ends in ``run:cancelled``, which every
+driver honours, the SDK's included; then the ``fork:origin`` value record says what it is a fork
+of (``docs/decisions.md``, "What-if forks").
 """
 
 from __future__ import annotations
@@ -17,15 +22,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agenttui.errors import AgentTuiError
+from agenttui.journal import keys
 from agenttui.journal.codec import go_json
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
 from agenttui.replay.fork import ForkSession
+from agenttui.runs.forks import FORK_ORIGIN as FORK_ORIGIN  # the value record a saved fork ends with
+from agenttui.runs.forks import marked_start
 from agenttui.runs.lease import lease
 from agenttui.stores.base import Store
 
-FORK_ORIGIN = "fork:origin"
-"""The value record a saved fork ends with: the run it forks, the edit, where it went live."""
+#: What a replay writes as a stand-in for a side effect, left out of a saved fork: attempt
+#: markers (the recorded tools served an outcome; nothing was attempted) and their voids.
+STAND_IN_KINDS = frozenset({StepKind.ATTEMPT, StepKind.NOT_STARTED})
 
 #: How many of the records ``will_write`` names one by one.
 NAMED = 8
@@ -78,6 +87,10 @@ class SaveFork:
     """The ``--agent`` the fork could go live with ("" when it could not)."""
     until: str = ""
     """The breakpoint the fork stopped at, if it did."""
+    left_out: tuple[str, ...] = ()
+    """The replay's attempt markers (and voids) not written: no side effect was attempted."""
+    ended: bool = False
+    """The fork was unfinished: the save ends it with ``run:cancelled``, so no driver drives it."""
 
     @property
     def title(self) -> str:
@@ -92,6 +105,11 @@ class SaveFork:
             if len(self.records) > NAMED and index == NAMED - 2:
                 lines.append(f"  … {len(self.records) - NAMED} more")
             lines.append(f"  {record.name}  {record.kind}")
+        lines.append("run:start is the recording's, marked a what-if fork: it reads as a fork and is never driven")
+        if self.ended:
+            lines.append("run:cancelled ends the unfinished fork for every driver, the Go SDK's too")
+        if self.left_out:
+            lines.append(f"left out, no side effect was attempted: {', '.join(self.left_out)}")
         lines.append("nothing else is written; the run forked is untouched")
         return "\n".join(lines)
 
@@ -117,18 +135,46 @@ class SaveFork:
         return f"saved the fork as run {self.run_id} in {self.where}: wrote {len(self.records) + 1} records"
 
 
+def saved_records(fork: ForkSession, replayed: list[Record]) -> tuple[list[Record], list[str], bool]:
+    """What a saved fork holds of the fork's journal (its header aside, the store's own is
+    written): ``run:start`` marked a fork, the replay's stand-in markers left out (and named), an
+    unfinished fork ended in ``run:cancelled`` (and whether it was), its origin last."""
+    records: list[Record] = []
+    left_out: list[str] = []
+    for record in replayed:
+        if record.is_header or record.name == FORK_ORIGIN:  # a fork of a fork: its own origin is written last
+            continue
+        if record.kind in STAND_IN_KINDS:
+            left_out.append(record.name)
+            continue
+        if record.name == keys.RUN_START and record.kind == StepKind.VALUE:
+            marked = marked_start(record.result or b"{}", fork.run_id, fork.edit.name)
+            records.append(Record(keys.RUN_START, StepKind.VALUE, result=marked))
+        else:
+            records.append(record)
+    if not any(r.name == keys.RUN_START for r in records):
+        raise AgentTuiError(f"the fork of run {fork.run_id!r} has no run:start to mark: nothing written")
+    ended = keys.first_end_marker(r.name for r in records) is None
+    if ended:
+        reason = f"a what-if fork of {fork.run_id} at {fork.edit.name}, saved by agenttui: never to be driven"
+        records.append(Record(keys.RUN_CANCELLED, StepKind.VALUE, result=go_json({"reason": reason})))
+    records.append(origin_record(fork))
+    return records, left_out, ended
+
+
 async def plan_save(
     fork: ForkSession, target: Store, *, where: str, into: str = "", run_id: str = "", live_agent: str = ""
 ) -> SaveFork:
-    """What saving ``fork`` into ``target`` writes: the fork's journal (its header aside, the
-    store's own is written) and its origin, as ``run_id`` or the first free ``<run>~fork-<n>``."""
-    records = (*(r for r in await fork.replayed() if not r.is_header), origin_record(fork))
+    """What saving ``fork`` into ``target`` writes (``saved_records``), as ``run_id`` or the
+    first free ``<run>~fork-<n>``."""
+    records, left_out, ended = saved_records(fork, await fork.replayed())
     hit = None if fork.done else fork.progress.breakpoint
     chosen = run_id or await free_fork_id(target, fork.run_id)
     is_error = fork.edit.edited.is_error if fork.edit.call_id and fork.edit.edited.is_error != fork.edit.original.is_error else None  # fmt: skip
     return SaveFork(
-        fork.run_id, fork.edit.name, fork.edit.value, is_error, records, chosen, where, into,
+        fork.run_id, fork.edit.name, fork.edit.value, is_error, tuple(records), chosen, where, into,
         live_agent if fork.live_model is not None else "", "" if hit is None else hit.breakpoint.text,
+        tuple(left_out), ended,
     )  # fmt: skip
 
 

@@ -348,7 +348,7 @@ class ReplaySession:
                 " which record none"
             )
         lease = await source.get_lease(keys.root_run_id(run_id)) if source.IMPLEMENTS_LEASES else None
-        status = status_of(run_id, recording, lease)
+        status = status_of(run_id, recording, lease, forks=False)  # a saved fork replays to where its journal stops
         refusal = refusal_reason(run_id, recording, input_given=input is not None)
         if not refusal and status.state == RunState.UNREADABLE:
             refusal = f"the run is unreadable: {status.detail}"

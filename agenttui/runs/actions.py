@@ -18,6 +18,7 @@ from agenttui.errors import RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
+from agenttui.runs.forks import ForkRefused, fork_mark
 from agenttui.stores.base import Store
 
 
@@ -51,11 +52,14 @@ class ActionOutcome:
 
 
 async def _require_open(journal: Journal, run_id: str) -> list[Record]:
-    """The run's history, if a person may act on it: started, not ended, and wholly readable (a
-    decision taken on a run whose state cannot be read in full could be the wrong one)."""
+    """The run's history, if a person may act on it: started, not ended, wholly readable (a
+    decision taken on a run whose state cannot be read in full could be the wrong one), and not
+    a saved what-if fork (a record of what might have been: nothing is written to one)."""
     history = await journal.history(run_id)
     if not history:
         raise RunNotFoundError(run_id)
+    if (mark := fork_mark({r.name: r for r in history})) is not None:
+        raise ForkRefused(run_id, mark)
     if bad := next((r for r in history if r.unreadable or r.tombstone), None):
         raise UnreadableJournal(
             f"run {run_id!r} holds an unreadable or redacted record ({bad.name}): nothing is written to it"

@@ -26,6 +26,8 @@ def chart_end(status: RunStatus) -> FlowStep:
     if state == RunState.SLEEPING:
         until = status.wake_at.isoformat(timespec="seconds") if status.wake_at else "its wake time"
         return unfinished(f"sleeping until {until}")
+    if state == RunState.FORK:
+        return unfinished(f"what-if fork of {status.fork_of}: never driven")
     if state == RunState.IN_FLIGHT:
         return unfinished(f"in flight: leased by {status.lease_holder}" if status.lease_holder else "in flight")
     if state == RunState.READY and status.tool_name:

@@ -104,9 +104,10 @@ def choices_for(
         out += [(f"It did not fire: retry {status.tool_name}", ready(Resolve(run_id, call, False))),
                 ("It fired: record its result", lambda ask: _fired(status, ask))]  # fmt: skip
     # A run not started has no input to drive or cancel; a saga rolling back is its driver's; a
-    # run another driver holds is its driver's too (every write waits for the run's lease).
+    # run another driver holds is its driver's too (every write waits for the run's lease); a
+    # saved what-if fork is a record, never driven or written to.
     drivable = not status.state.finished and status.state not in (
-        RunState.UNREADABLE, RunState.NOT_STARTED, RunState.CANCELLING, RunState.IN_FLIGHT)  # fmt: skip
+        RunState.UNREADABLE, RunState.NOT_STARTED, RunState.CANCELLING, RunState.IN_FLIGHT, RunState.FORK)  # fmt: skip
     if drivable:
         if factory is not None and factory_spec:
             out.append(("Re-drive with your agent", ready(Redrive(run_id, factory_spec, factory))))

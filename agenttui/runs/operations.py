@@ -21,8 +21,10 @@ from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.runs import actions
+from agenttui.runs.forks import refuse_a_fork
 from agenttui.runs.lease import LeaseHeld, lease, new_holder
 from agenttui.runs.recover import RecoverPlan, RecoverReport, recover_runs
+from agenttui.runs.state import RunState
 from agenttui.stores.base import LeaseInfo, Store
 
 
@@ -211,6 +213,7 @@ class Cancel:
 
 
 async def _redrive(store: Store, run_id: str, setup: AgentSetup) -> str:
+    await refuse_a_fork(store, run_id)
     records = await Journal(store).history(run_id)
     start = next((r for r in records if r.name == keys.RUN_START), None)
     if start is None:
@@ -299,6 +302,9 @@ def plan_lines(plan: RecoverPlan, *, width: int = 70) -> list[str]:
             f"leaves alone {len(plan.left_alone)}: "
             + ", ".join(f"{len(ids)} {state.value}" for state, ids in alone.items())
         )
+        if forks := alone.get(RunState.FORK):
+            head = "  what-if forks, never driven: "
+            lines.append(head + _ids(forks, width - len(head)))
     return lines
 
 

@@ -33,9 +33,10 @@ class RecoverReport:
     """Genuine faults: model, storage or tool errors."""
 
 
-#: Unfinished runs a recover pass leaves alone: another driver holds it, it never started, or
-#: its saga driver is rolling it back (``_recover_one`` re-checks each under the run's lease).
-LEFT_ALONE = frozenset({RunState.IN_FLIGHT, RunState.NOT_STARTED, RunState.CANCELLING})
+#: Unfinished runs a recover pass leaves alone: another driver holds it, it never started, its
+#: saga driver is rolling it back, or it is a saved what-if fork, never driven
+#: (``_recover_one`` re-checks each under the run's lease).
+LEFT_ALONE = frozenset({RunState.IN_FLIGHT, RunState.NOT_STARTED, RunState.CANCELLING, RunState.FORK})
 PLAN_PAGE = 500
 
 
@@ -107,8 +108,8 @@ async def recover_runs(
     """Re-drive every unfinished run, each under its lease, and report on each.
 
     ``resume(run_id)`` is deployment policy: it knows the agent and input to re-drive with.
-    Sub-runs and session runs are skipped (their parent drives them). Each run is driven under
-    its lease; a run leased by a live driver is skipped. Raises ``ConfigError`` for a store that
+    Sub-runs and session runs are skipped (their parent drives them), and saved what-if forks
+    (never driven). Each run is driven under its lease; a run leased by a live driver is skipped. Raises ``ConfigError`` for a store that
     cannot list its runs. ``on_progress(done, run_id)`` is called after each run. ``run_ids``:
     these runs only, instead of every unfinished one (the runs a ``RecoverPlan`` showed).
     """
@@ -130,6 +131,8 @@ async def _each(run_ids: Sequence[str]) -> AsyncIterator[str]:
 
 
 async def _recover_one(store: Store, run_id: str, resume: Resume, ttl: float, report: RecoverReport) -> None:
+    from agenttui.runs.forks import ForkRefused, refuse_a_fork  # the codec and run:start: with the first run read
+
     async def drive() -> None:
         # Re-checked under the lease: the run may have ended since it was listed.
         names = [e.name async for e in store.load(run_id)]
@@ -140,6 +143,7 @@ async def _recover_one(store: Store, run_id: str, resume: Resume, ttl: float, re
             raise RunNotStarted(run_id)
         if keys.RUN_CANCEL_REQUESTED in names:
             raise RollbackRequested(run_id)
+        await refuse_a_fork(store, run_id)
         await resume(run_id)
         report.re_driven.append(run_id)
 
@@ -152,5 +156,7 @@ async def _recover_one(store: Store, run_id: str, resume: Resume, ttl: float, re
         report.skipped[run_id] = held.message
     except (RunNotStarted, RollbackRequested) as not_ours:
         report.skipped[run_id] = not_ours.message
+    except ForkRefused as fork:
+        report.skipped[run_id] = f"a what-if fork of {fork.mark.of} (at {fork.mark.at}): forks are never driven"
     except (AgentTuiError, Exception) as exc:  # a genuine fault of this run; the others still go on
         report.errors[run_id] = exc

@@ -25,6 +25,8 @@ class RunState(enum.StrEnum):
     STALLED = "stalled"
     NOT_STARTED = "not-started"
     """No ``run:start``: the run never started (a session's journal, a signal sent ahead)."""
+    FORK = "fork"
+    """A saved what-if fork (``runs.forks``): a record of what might have been, never driven or written to."""
     UNREADABLE = "unreadable"
 
     @property
@@ -54,5 +56,6 @@ _ICONS = {
     RunState.IN_FLIGHT: "▶",
     RunState.STALLED: "■",
     RunState.NOT_STARTED: "○",
+    RunState.FORK: "⋔",
     RunState.UNREADABLE: "!",
 }

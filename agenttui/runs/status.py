@@ -28,6 +28,7 @@ from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
+from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
 from agenttui.stores.base import Entry, LeaseInfo, Store
 from agenttui.stores.summary import RunSummary, record_head
@@ -58,6 +59,8 @@ class RunStatus:
     """The lease table could not be read (missing or broken): no lease is assumed."""
     legacy: bool = False
     """A headerless journal of an SDK before v0.9: shown and replayed, never written to."""
+    fork_of: str = ""
+    """The run a saved what-if fork forks (its state is ``fork``)."""
     steps: int = 0
     turns: int = 0
     tokens: int = 0
@@ -84,7 +87,12 @@ def _lease_fields(lease: LeaseInfo | None) -> _LeaseFields:
 
 
 def status_of(
-    run_id: str, records: Sequence[Record], lease: LeaseInfo | None = None, *, now: datetime | None = None
+    run_id: str,
+    records: Sequence[Record],
+    lease: LeaseInfo | None = None,
+    *,
+    now: datetime | None = None,
+    forks: bool = True,
 ) -> RunStatus:
     """The status of a run whose records (header first) and lease row are given. Pure.
 
@@ -93,7 +101,9 @@ def status_of(
 
     1. No records, a format agenttui does not read, or an unreadable record: ``unreadable``.
        A headerless journal (before v0.9) is read as ``legacy``. A session's own journal
-       (``<id>>@session``) is ``not-started``, as the SDK says.
+       (``<id>>@session``) is ``not-started``, as the SDK says. A saved what-if fork
+       (``runs.forks``) is ``fork``, whatever its journal holds: it is never driven or written
+       to. ``forks=False`` reads a fork's journal as any run's (a replay of it: where it stops).
     2. The first end marker: ``complete``, ``aborted`` or ``cancelled``.
     3. A live lease: ``in-flight``. It outranks every rule below: a live driver may be about to
        record ``run:start``, or the very result a pause waits for, so acting on it would race it.
@@ -108,7 +118,7 @@ def status_of(
        asks people → ``awaiting-input`` until answered, ``ready`` after.
     7. Otherwise ``stalled``: unfinished, nobody driving, nothing pending: safe to re-drive.
     """
-    return _status(run_id, records, _counts_of(records), lease, now)
+    return _status(run_id, records, _counts_of(records), lease, now, forks=forks)
 
 
 class _Counts(NamedTuple):
@@ -127,7 +137,13 @@ def _counts_of(records: Sequence[Record]) -> _Counts:
 
 
 def _status(
-    run_id: str, records: Sequence[Record], counts: _Counts, lease: LeaseInfo | None, now: datetime | None
+    run_id: str,
+    records: Sequence[Record],
+    counts: _Counts,
+    lease: LeaseInfo | None,
+    now: datetime | None,
+    *,
+    forks: bool = True,
 ) -> RunStatus:
     """``status_of``, with the records' turns and tokens counted already (a summary's counts
     where its records stand in without their usage)."""
@@ -155,6 +171,8 @@ def _status(
     started = keys.RUN_START in by_name and by_name[keys.RUN_START].kind == StepKind.VALUE
     if keys.is_session_journal(run_id):
         return status(RunState.NOT_STARTED, "a session's journal: its turns are runs of their own")
+    if forks and (mark := fork_mark(by_name)) is not None:
+        return status(RunState.FORK, mark.describe(), fork_of=mark.of)
     end = keys.first_end_marker(r.name for r in records)
     if end is not None:
         state = _END_STATES.get(end, RunState.CANCELLED)
@@ -232,12 +250,14 @@ class _LeaseFields(TypedDict):
 
 
 class _Pending(TypedDict, total=False):
-    """What a status names of the item its run waits on (``RunStatus``'s members of that name)."""
+    """What a status names of the item its run waits on, or of the run a fork forks
+    (``RunStatus``'s members of that name)."""
 
     tool_use_id: str
     tool_name: str
     interrupt_name: str
     wake_at: datetime | None
+    fork_of: str
 
 
 def _decided_yes(decision: Record) -> bool:
@@ -347,8 +367,8 @@ PAGES_AHEAD = 2
 def status_from_summary(summary: RunSummary, lease: LeaseInfo | None) -> RunStatus | None:
     """A finished run's status from its summary alone, as ``status_of`` would say it; None when
     only the exact rules can say: the run is unfinished, an entry is suspect, its header is not
-    one agenttui reads (or it has none), or it is a session's journal."""
-    if summary.suspect or summary.end is None or keys.is_session_journal(summary.run_id):
+    one agenttui reads (or it has none), it is a session's journal, or it may be a saved fork."""
+    if summary.suspect or summary.end is None or summary.forked or keys.is_session_journal(summary.run_id):
         return None
     header, end = _plain_record(summary.first), _plain_record(summary.end)
     if header is None or end is None:

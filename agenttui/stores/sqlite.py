@@ -42,7 +42,7 @@ from agenttui.stores.base import (
     prefix_end,
     stored_entry,
 )
-from agenttui.stores.summary import USAGE_MEMBERS, RunSummary
+from agenttui.stores.summary import FORK_EXT_BYTES, FORK_ORIGIN, RUN_START, USAGE_MEMBERS, RunSummary
 
 Layout = Literal["current", "legacy"]
 
@@ -78,7 +78,8 @@ _NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 # when json_type says it is an object.
 # The text is cast from the blob, so SQLite reads it as JSON text, never as binary JSONB. Token
 # counts of 19 digits and more are left to the exact rules, as in every store; a sum that
-# overflows fails the query, and its page is read run by run.
+# overflows fails the query, and its page is read run by run. ``forked``: a fork's mark is found
+# in its run:start's bytes, unparsed, as the reference finds it (``may_mark_a_fork``).
 _TEXT = "CAST(data AS TEXT)"
 _COUNTS_ARE_INTEGERS = " AND ".join(
     f"coalesce(nullif(json_type(usage, '$.{member}'), 'null'), 'integer') = 'integer'"
@@ -95,7 +96,9 @@ WITH entry AS MATERIALIZED (
         CASE WHEN json_valid({_TEXT}) THEN json_extract({_TEXT}, '$.kind') END AS kind,
         CASE coalesce(CASE WHEN json_valid({_TEXT}) THEN json_type({_TEXT}, '$.usage') END, 'null')
             WHEN 'object' THEN json_extract({_TEXT}, '$.usage') WHEN 'null' THEN NULL ELSE ''
-        END AS usage
+        END AS usage,
+        typeof(name) = 'text' AND typeof(data) IN ('blob', 'text') AND (name = '{FORK_ORIGIN}'
+            OR name = '{RUN_START}' AND instr(CAST(data AS BLOB), X'{FORK_EXT_BYTES.hex()}') > 0) AS forked
     FROM {{steps}} WHERE run_id IN ({{runs}})
 ), run AS (
     SELECT run_id, count(*) AS steps, sum(kind = 'model') AS turns,
@@ -104,10 +107,11 @@ WITH entry AS MATERIALIZED (
             AND CASE WHEN usage IS NULL THEN 1 WHEN usage = '' THEN 0 ELSE {_COUNTS_ARE_INTEGERS} END
         ) = 0 AS suspect,
         min(seq) AS first_seq,
-        min(CASE WHEN name IN ({{markers}}) THEN seq END) AS end_seq
+        min(CASE WHEN name IN ({{markers}}) THEN seq END) AS end_seq,
+        max(forked) AS forked
     FROM entry GROUP BY run_id
 )
-SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect,
+SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect, run.forked,
        first.seq, first.name, first.data, last.seq, last.name, last.data
 FROM run
 JOIN {{steps}} AS first ON first.seq = run.first_seq
@@ -438,8 +442,9 @@ class SQLiteStore(Store):
                 first=stored_entry(first_seq, first_name, first_data),
                 end=None if end_seq is None else stored_entry(end_seq, end_name, end_data),
                 suspect=bool(suspect),
+                forked=bool(forked),
             )
-            for run_id, steps, turns, tokens, suspect, first_seq, first_name, first_data, end_seq, end_name, end_data in rows
+            for run_id, steps, turns, tokens, suspect, forked, first_seq, first_name, first_data, end_seq, end_name, end_data in rows
         ]
 
     async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:

@@ -16,6 +16,11 @@ duplicate key) is found when the run is opened, by the exact rules (docs/decisio
 summaries"). A store may be more cautious than ``summarize`` (call an entry suspect that it
 trusts, or parse an entry it trusts by its shape, to check less per entry on the database side),
 never less: suspect only costs the run a slower, exact read.
+
+A saved what-if fork reads as a fork whatever its end (``runs.forks``), so a summary also says
+whether a run may be one (``forked``): its ``run:start`` holds the fork's mark as the codec writes
+its name, or it holds a ``fork:origin`` record (what a fork saved before the mark carries). Such a
+run is left to the exact rules, which say whether it is; a store may flag more runs, never fewer.
 """
 
 from __future__ import annotations
@@ -40,6 +45,13 @@ SALT_TAIL = len(SALT_MEMBER) + SALT_CHARACTERS + len(b'"}')
 #: What may follow a shaped record's kind: its usage comes right after ``kind`` and ``message``
 #: in the member order of the codec and the SDK, so a record with neither there has no usage.
 USAGE_AHEAD = (b',"message":', b',"usage":')
+#: The ``run:start`` record's name, and the member of its ``ext`` a saved what-if fork carries
+#: (``runs.forks``), written as the codec writes a name: how a summary finds the mark unparsed.
+RUN_START = "run:start"
+FORK_EXT = "agenttui.fork"
+FORK_EXT_BYTES = b'"agenttui.fork"'
+#: The value record every saved fork holds, the only mark of one saved before ``FORK_EXT``.
+FORK_ORIGIN = "fork:origin"
 _KIND_TEXT = re.compile(rb'[A-Za-z0-9_]*"')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LINE_SEPARATORS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
@@ -61,6 +73,8 @@ class RunSummary:
     """The first end marker in commit order (of the names the caller gave), or None."""
     suspect: bool
     """Some entry may not decode: only the exact rules can say what the run is."""
+    forked: bool = False
+    """The run may be a saved what-if fork (``may_mark_a_fork``): only the exact rules can say."""
 
 
 def summarize(run_id: str, entries: Sequence[Entry], end_markers: Collection[str]) -> RunSummary | None:
@@ -69,10 +83,11 @@ def summarize(run_id: str, entries: Sequence[Entry], end_markers: Collection[str
         return None
     turns = tokens = 0
     end = None
-    suspect = False
+    suspect = forked = False
     for entry in entries:
         if end is None and entry.name in end_markers:
             end = entry
+        forked = forked or may_mark_a_fork(entry)
         facts = _facts(entry)
         if facts is None:
             suspect = True
@@ -80,7 +95,16 @@ def summarize(run_id: str, entries: Sequence[Entry], end_markers: Collection[str
         is_model, usage = facts
         turns += is_model
         tokens += usage
-    return RunSummary(run_id, len(entries), turns, tokens, entries[0], end, suspect)
+    return RunSummary(run_id, len(entries), turns, tokens, entries[0], end, suspect, forked)
+
+
+def may_mark_a_fork(entry: Entry) -> bool:
+    """Whether the entry may make its run a saved what-if fork: a ``fork:origin`` record, or a
+    ``run:start`` whose bytes hold the fork's mark. The exact rules read the mark only where these
+    bytes are (``runs.forks``), so no fork is missed; a damaged row's run is read whole anyway."""
+    if entry.damage:
+        return False
+    return entry.name == FORK_ORIGIN or (entry.name == RUN_START and FORK_EXT_BYTES in entry.data)
 
 
 def _facts(entry: Entry) -> tuple[bool, int] | None:

@@ -12,20 +12,35 @@ import pytest
 from click.testing import CliRunner
 
 from agenttui.agent.events import AssistantTurn
+from agenttui.agent.runstart import RunStart
 from agenttui.agent.scripted import ScriptedModel, Turn
 from agenttui.cli import main
 from agenttui.demo.build import build_demo, factory
 from agenttui.errors import ConfigError
 from agenttui.journal import Journal
-from agenttui.journal.record import StepKind
+from agenttui.journal.record import Record, StepKind
 from agenttui.replay.breakpoints import BadBreakpoint, parse_breakpoint, parse_breakpoints
 from agenttui.replay.edit import BadEdit
 from agenttui.replay.fork import ForkSession, fork_run, turn_sources
 from agenttui.replay.save import FORK_ORIGIN, RunExists, plan_save
 from agenttui.replay.session import ReplayState
+from agenttui.runs.forks import marked_start
+from agenttui.runs.status import RunState, run_status, status_of
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
+from tests.forks import (
+    APPROVED,
+    APPROVED_REWORDED,
+    HALTED,
+    HALTED_REWORDED,
+    reworded_lookup,
+    save_as_before_the_mark,
+    save_fork,
+)
 from tests.gocorpus import write_corpus
+
+#: The demo's agent, noting every refund and email it really makes in ``$AGENTTUI_EFFECTS``.
+COUNTING = "tests.agent.counting_agent:factory"
 
 RUN = "refund-a1002"
 FINE = json.dumps({"order_id": "A-1002", "amount": 129.0, "item": "standing mat", "status": "delivered, no damage"})
@@ -192,6 +207,93 @@ async def test_a_saved_fork_is_a_new_run_of_its_own(make_store: StoreFactory) ->
     assert verdict.kind.value == "matches", verdict.summary()
 
 
+# -- a saved fork is a record, never a run to drive ------------------------------------------------
+
+
+async def test_a_fork_saved_at_the_first_turn_carries_no_attempt_marker_and_never_reads_halted(store: Store) -> None:
+    await build_demo(store, bulk_turns=2)
+    fork = await fork_run(store, HALTED, "@llm/0", HALTED_REWORDED)
+    assert "attempt:tool:call_1_0" in [r.name for r in await fork.replayed()]  # the replay's stand-in wrote one
+    plan = await plan_save(fork, store, where="the source store")
+    assert plan.left_out == ("attempt:tool:call_1_0",) and plan.ended
+    assert "left out, no side effect was attempted: attempt:tool:call_1_0" in plan.will_write()
+    await plan.apply(store)
+    saved = await Journal(store).history(plan.run_id)
+    assert [r.name for r in saved][-3:] == ["approval:call_1_0", "run:cancelled", FORK_ORIGIN]
+    assert not any(r.kind in (StepKind.ATTEMPT, StepKind.NOT_STARTED) for r in saved)
+    status = await run_status(store, plan.run_id)
+    assert (status.state, status.fork_of, status.tool_use_id) == (RunState.FORK, HALTED, "")
+    assert status.detail.startswith(f"what-if fork of {HALTED} at @llm/0: paused: the recording ends here")
+    # Its journal read as any run's (as a replay of it reads it) ends where the save ended it.
+    assert status_of(plan.run_id, saved, forks=False).state == RunState.CANCELLED
+    assert (await run_status(store, HALTED)).state == RunState.HALTED  # the run forked reads as before
+
+
+async def test_the_mark_is_the_recorded_run_start_with_one_ext_member_added(store: Store) -> None:
+    await build_demo(store, bulk_turns=2)
+    await write_corpus(store)
+    journal = Journal(store)
+    for run_id, at, value, closing in (
+        (RUN, "@llm/3", message({"type": "text", "text": "Done."}), b"}}"),  # agenttui's: its ext holds policies
+        ("go-weather", "@llm/1", message({"type": "text", "text": "Sunny."}), b"}"),  # Go's: no ext
+    ):
+        recorded = await journal.get(run_id, "run:start")
+        assert recorded is not None and recorded.result is not None and recorded.result.endswith(closing)
+        fork = await fork_run(store, run_id, at, value)
+        plan = await plan_save(fork, store, where="the source store")
+        await plan.apply(store)
+        saved = await journal.get(plan.run_id, "run:start")
+        assert saved is not None and saved.result is not None
+        mark = b'"agenttui.fork":{"run_id":"%s","at":"%s"}' % (run_id.encode(), at.encode())
+        head = recorded.result[: -len(closing)]
+        assert saved.result == (head + b"," + mark + b"}}" if closing == b"}}" else head + b',"ext":{' + mark + b"}}")
+        assert RunStart.decode(saved.result).encode() == saved.result  # the codec's own bytes: a fixed point
+        assert saved.salt != recorded.salt and plan.ended is False  # a finished fork needs no end of its own
+
+
+MARK = b'{"run_id":"r","at":"@llm/0"}'
+
+
+@pytest.mark.parametrize(
+    ("recorded", "marked"),
+    [
+        (b'{"input":"go","saga":true}', b'{"input":"go","saga":true,"ext":{"agenttui.fork":%s}}'),
+        # The SDK writes ext as a Go map: members sorted by name, each value as it was.
+        (b'{"input":"go","ext":{"zeta":[1, 2],"audit.grant":"g"},"x":1}',
+         b'{"input":"go","ext":{"agenttui.fork":%s,"audit.grant":"g","zeta":[1,2]},"x":1}'),
+        (b'{"input":"go","ext":{"agenttui":{"tools":[]}}}', b'{"input":"go","ext":{"agenttui":{"tools":[]},"agenttui.fork":%s}}'),
+        (b'{"input":"go","ext":null}', b'{"input":"go","ext":{"agenttui.fork":%s}}'),
+        (b'{ "input" : "go", "ext":{"agenttui.fork":{"run_id":"the fork forked"}}}', b'{"input":"go","ext":{"agenttui.fork":%s}}'),
+    ],
+)  # fmt: skip
+def test_marking_a_run_start_keeps_every_other_byte(recorded: bytes, marked: bytes) -> None:
+    assert marked_start(recorded, "r", "@llm/0") == marked % MARK
+
+
+async def test_a_fork_of_a_saved_fork_is_a_fork_of_that_fork(store: Store) -> None:
+    await build_demo(store, bulk_turns=2)
+    first = await save_fork(store, HALTED, HALTED_REWORDED)
+    second = await save_fork(store, first, reworded_lookup("A-1004 again"))
+    saved = await Journal(store).history(second)
+    assert [r.name for r in saved].count(FORK_ORIGIN) == 1 and [r.name for r in saved].count("run:cancelled") == 1
+    status = await run_status(store, second)
+    assert (status.state, status.fork_of) == (RunState.FORK, first)
+
+
+async def test_a_fork_saved_before_the_mark_reads_as_a_fork_by_its_origin(store: Store) -> None:
+    await build_demo(store, bulk_turns=2)
+    await save_as_before_the_mark(store, HALTED, HALTED_REWORDED, "old-fork")
+    saved = await Journal(store).history("old-fork")
+    assert [r.name for r in saved][-2:] == ["attempt:tool:call_1_0", FORK_ORIGIN]  # as saved then
+    assert status_of("old-fork", saved, forks=False).state == RunState.HALTED  # what it read as then
+    status = await run_status(store, "old-fork")
+    assert (status.state, status.fork_of) == (RunState.FORK, HALTED)
+    # A run holding a fork:origin that is not an origin (a user's step of that name) is no fork.
+    await Journal(store).append("step-named-so", Record("run:start", StepKind.VALUE, result=b'{"input":"x"}'))
+    await Journal(store).append("step-named-so", Record(FORK_ORIGIN, StepKind.VALUE, result=b'"a value"'))
+    assert (await run_status(store, "step-named-so")).state == RunState.STALLED
+
+
 # -- breakpoints -------------------------------------------------------------------------------
 
 
@@ -276,6 +378,17 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def steps(path: Path) -> list[tuple[object, ...]]:
+    """Every journal row of a SQLite store (its lease rows aside)."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT seq, run_id, name, data FROM bide_steps ORDER BY seq").fetchall()
+    finally:
+        conn.close()
+
+
 def test_the_fork_command(demo_db: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     before = digest(demo_db)
@@ -291,7 +404,8 @@ def test_the_fork_command(demo_db: Path, tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     found = json.loads(done.output)
     assert found["state"] == "finished" and found["turn_sources"] == ["recording"] * 3 + ["edit"]
-    assert found["saved"] == f"saved the fork as run {RUN} in {into}: wrote 13 records"
+    # The header, 10 of the fork's 11 records (not the replay's attempt marker), its origin.
+    assert found["saved"] == f"saved the fork as run {RUN} in {into}: wrote 12 records"
     assert not any(r["live"] for r in found["records"])
     again = runner.invoke(main, args)
     assert again.exit_code == 2 and "exists: nothing written (--force replaces it)" in again.output
@@ -301,3 +415,59 @@ def test_the_fork_command(demo_db: Path, tmp_path: Path) -> None:
     assert digest(demo_db) == before  # a fork (even one saved elsewhere) never writes its source
     replayed = runner.invoke(main, ["replay", str(demo_db), RUN, "--until", "kind:approval"])
     assert replayed.exit_code == 0 and "stopped at breakpoint kind:approval after turn 1" in replayed.output
+
+
+def test_a_saved_fork_lists_as_a_fork(demo_db: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    into = tmp_path / "what-if.db"
+    for where in (["--save", "--yes"], ["--into", str(into)]):
+        saved = runner.invoke(main, ["fork", str(demo_db), HALTED, "--at", "@llm/0", "--set", "-", *where], input=HALTED_REWORDED)  # fmt: skip
+        assert saved.exit_code == 0, saved.output
+    for store, run_id in ((demo_db, f"{HALTED}~fork-1"), (into, HALTED)):
+        listed = runner.invoke(main, ["runs", str(store)])
+        assert listed.exit_code == 0, listed.output
+        line = next(line for line in listed.output.splitlines() if line.startswith(f"{run_id} "))
+        assert "⋔ fork" in line and f"what-if fork of {HALTED} at @llm/0: paused:" in line and "‼" not in line
+        found = {run["run_id"]: run for run in json.loads(runner.invoke(main, ["runs", str(store), "--json"]).output)}
+        assert (found[run_id]["status"], found[run_id]["fork_of"]) == ("fork", HALTED)
+        only = runner.invoke(main, ["runs", str(store), "--status", "fork"]).output.splitlines()
+        assert [line.split()[0] for line in only] == [run_id]
+    assert found[run_id]["pending_call"] is None and len(found) == 1  # what-if.db holds the fork alone
+    demo = {run["run_id"]: run for run in json.loads(runner.invoke(main, ["runs", str(demo_db), "--json"]).output)}
+    assert demo[HALTED]["status"] == "halted" and demo[HALTED]["fork_of"] is None
+
+
+def test_nothing_drives_or_writes_to_a_saved_fork(demo_db: Path, tmp_path: Path) -> None:
+    import asyncio
+    import os
+
+    from agenttui.stores.sqlite import SQLiteStore
+
+    async def save_both() -> None:
+        store = await SQLiteStore.open(demo_db)
+        try:
+            await save_fork(store, APPROVED, APPROVED_REWORDED)
+            await save_as_before_the_mark(store, APPROVED, APPROVED_REWORDED, "old-fork")
+        finally:
+            await store.close()
+
+    asyncio.run(save_both())
+    effects = tmp_path / "effects.log"
+    os.environ["AGENTTUI_EFFECTS"] = str(effects)  # the counting agent notes each refund it makes
+    runner = CliRunner()
+    before = steps(demo_db)
+    try:
+        for run_id in (f"{APPROVED}~fork-1", "old-fork"):
+            for args in (["redrive", str(demo_db), run_id, "--agent", COUNTING],
+                         ["approve", str(demo_db), run_id, "call_1_0"], ["deny", str(demo_db), run_id, "call_1_0"],
+                         ["resolve", str(demo_db), run_id, "call_1_0", "--not-fired"],
+                         ["answer", str(demo_db), run_id, "ask-call_1_0", "yes"], ["cancel", str(demo_db), run_id]):  # fmt: skip
+                refused = runner.invoke(main, args)
+                assert refused.exit_code == 2, (args, refused.output)
+                assert refused.output == (
+                    f"agenttui: A what-if fork: run '{run_id}' is a what-if fork of {APPROVED} (at @llm/0): "
+                    "a fork is never driven or written to; nothing written\n"
+                )
+    finally:
+        del os.environ["AGENTTUI_EFFECTS"]
+    assert not effects.exists() and steps(demo_db) == before  # each took the run's lease: the journal is as it was

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import pytest
 
@@ -11,8 +12,15 @@ from agenttui.demo.build import build_demo, factory
 from agenttui.errors import ConfigError
 from agenttui.journal import Journal, keys
 from agenttui.runs import is_complete, recover, recover_runs
+from agenttui.runs.operations import plan_lines
+from agenttui.runs.recover import plan_recover
+from agenttui.runs.state import RunState
 from agenttui.stores.base import Entry, Inserted, Store
 from agenttui.stores.memory import MemStore
+from agenttui.stores.sqlite import SQLiteStore
+from tests.agent.test_replay_side_effects import COUNTING, cli
+from tests.forks import APPROVED, APPROVED_REWORDED, save_as_before_the_mark, save_fork
+from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 
 
 def resume_with_the_demo_agent(store: Store, failing: str = "") -> Callable[[str], Awaitable[None]]:
@@ -85,3 +93,47 @@ async def test_a_store_that_cannot_list_is_a_config_error() -> None:
     store = UnlistedStore()
     with pytest.raises(ConfigError, match="unlisted: cannot"):
         await recover(store, resume_with_the_demo_agent(store))
+
+
+# -- saved what-if forks: never driven ------------------------------------------------------------
+
+
+async def journal_of(store: Store, run_ids: list[str]) -> dict[str, list[bytes]]:
+    return {run_id: [e.data async for e in store.load(run_id)] for run_id in run_ids}
+
+
+async def test_recover_leaves_saved_forks_alone_and_says_why(store: Store) -> None:
+    await build_demo(store, bulk_turns=2)
+    marked = await save_fork(store, APPROVED, APPROVED_REWORDED)
+    await save_as_before_the_mark(store, APPROVED, APPROVED_REWORDED, "old-fork")
+    plan = await plan_recover(store)
+    assert "old-fork" not in [s.run_id for s in plan.to_drive] and marked not in [s.run_id for s in plan.to_drive]
+    assert [(s.run_id, s.state) for s in plan.left_alone if s.state == RunState.FORK] == [("old-fork", RunState.FORK)]
+    assert "  what-if forks, never driven: old-fork" in plan_lines(plan)
+    before = await journal_of(store, [marked, "old-fork"])
+    report = await recover_runs(store, resume_with_the_demo_agent(store))
+    assert report.skipped["old-fork"] == f"a what-if fork of {APPROVED} (at @llm/0): forks are never driven"
+    assert marked not in report.skipped and marked not in report.re_driven  # its run:cancelled ended it
+    assert await journal_of(store, [marked, "old-fork"]) == before
+
+
+async def test_recover_with_your_agent_fires_no_side_effect_of_a_fork(demo_db: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Saved forks of a refund approved and not yet driven: driven, each would refund for real."""
+    only_forks = tmp_path / "what-if.db"
+    source, into = await SQLiteStore.open(demo_db), await SQLiteStore.open(only_forks)
+    try:
+        for target in (source, into):  # beside the run forked, and in a file holding forks alone
+            await save_fork(source, APPROVED, APPROVED_REWORDED, into=None if target is source else into)
+            await save_as_before_the_mark(source, APPROVED, APPROVED_REWORDED, "old-fork", into=target)
+    finally:
+        await source.close()
+        await into.close()
+    effects = tmp_path / "effects.log"
+    skipped = f"skipped old-fork: a what-if fork of {APPROVED} (at @llm/0): forks are never driven"
+    forks_alone = cli("recover", str(only_forks), "--agent", COUNTING, effects=effects)
+    assert forks_alone.returncode == 0, forks_alone.stdout + forks_alone.stderr
+    assert forks_alone.stdout.startswith("recovered 0 runs") and skipped in forks_alone.stdout
+    assert not effects.exists()  # zero side effects
+    beside = cli("recover", str(demo_db), "--agent", COUNTING, effects=effects)
+    assert skipped in beside.stdout and f"{APPROVED}~fork-1" not in beside.stdout  # that one, its save ended
+    assert effects.read_text() == "refund A-1005 64.1\n"  # the approved run's own refund, once; no fork's

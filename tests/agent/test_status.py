@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agenttui.demo.build import CrashingModel, SimulatedCrash, build_demo
 from agenttui.demo.desk import demo_model, desk_agent, refund_story
 from agenttui.journal import Journal, Record, StepKind
+from agenttui.replay.fork import fork_run
+from agenttui.replay.save import plan_save
 from agenttui.runs import RunState, is_complete, run_status
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
+
+#: The halted run's first turn, reworded: the fork replays on to the refund the recording halted on.
+SAME_LOOKUP = json.dumps({"role": "assistant", "parts": [
+    {"type": "text", "text": "Looking A-1004 up."},
+    {"type": "tool_use", "id": "call_0_0", "name": "lookup_order", "args": {"order_id": "A-1004"}},
+]})  # fmt: skip
 
 
 async def test_every_status_from_real_runs(make_store: StoreFactory) -> None:
@@ -23,8 +33,13 @@ async def test_every_status_from_real_runs(make_store: StoreFactory) -> None:
     # unreadable: bytes no journal reader can decode
     await Journal(writer).append("broken", Record("run:start", StepKind.VALUE, result=b'{"input":"x"}'))
     await writer.insert("broken", "@llm/0", b"\x00garbage")
+    # fork: a what-if fork of the halted run, saved into the store beside it
+    fork = await fork_run(writer, "refund-a1004-halted", "@llm/0", SAME_LOOKUP)
+    await (await plan_save(fork, writer, where="the store")).apply(writer)
     reader = await make_store(read_only=True)
-    expected = {r.run_id: r.expected for r in runs} | {"in-flight": RunState.IN_FLIGHT, "broken": RunState.UNREADABLE}
+    expected = {r.run_id: r.expected for r in runs} | {
+        "in-flight": RunState.IN_FLIGHT, "broken": RunState.UNREADABLE, "refund-a1004-halted~fork-1": RunState.FORK,
+    }  # fmt: skip
     seen = {run_id: (await run_status(reader, run_id)) async for run_id in reader.runs()}
     assert {run_id: s.state for run_id, s in seen.items() if ">" not in run_id} == expected
     assert set(RunState) == set(expected.values()) | {RunState.ABORTED}  # no agent run aborts: that is a saga's end

@@ -14,6 +14,7 @@ from agenttui.render import DONE, Flowchart, FlowKind, Role, flow_steps, mermaid
 from agenttui.runs.chart_end import chart_end
 from agenttui.runs.status import RunState, RunStatus, statuses
 from agenttui.stores.sqlite import SQLiteStore
+from tests.forks import HALTED, HALTED_REWORDED, save_fork
 from tests.gocorpus import CASES, mermaid, write_corpus
 
 #: The last node of each demo run's drawing: where it stands (the demo's clock is pinned, its
@@ -147,3 +148,14 @@ def test_the_cli_draws_the_end_and_keeps_mermaid_as_is(demo_db: Path) -> None:
     assert last_label(drawn.output) == "halted on refund_payment: outcome unknown"
     text = runner.invoke(main, ["mermaid", str(demo_db), "refund-a1004-halted"])
     assert text.exit_code == 0 and text.output.endswith("  n4 --> done([done])\n") and "halted" not in text.output
+
+
+async def test_a_saved_fork_ends_as_a_fork_not_where_its_journal_stops(demo_db: Path) -> None:
+    store = await SQLiteStore.open(demo_db)
+    try:
+        fork_id = await save_fork(store, HALTED, HALTED_REWORDED)
+    finally:
+        await store.close()
+    records, status = (await read(demo_db, [fork_id]))[fork_id]
+    steps = flow_steps(records, run_id=fork_id, end=chart_end(status))
+    assert last_label(render_text(steps, width=100)) == f"what-if fork of {HALTED}: never driven"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from agenttui.demo.build import factory
+from agenttui.runs.choices import choices_for
 from agenttui.runs.operations import plan_lines
 from agenttui.runs.recover import RecoverPlan
 from agenttui.runs.status import RunState, RunStatus
@@ -25,3 +29,20 @@ def test_long_run_ids_give_way_to_the_count() -> None:
     long_ids = [RunStatus("x" * 40 + str(n), RunState.READY) for n in range(3)]
     (_, line) = plan_lines(RecoverPlan(to_drive=long_ids))
     assert line == f"  3 ready  {'x' * 40}0, +2 more"
+
+
+def test_a_plan_leaves_saved_forks_alone_and_says_why() -> None:
+    forks = [RunStatus(f"refund-a1005~fork-{n}", RunState.FORK, fork_of="refund-a1005") for n in range(1, 6)]
+    lines = plan_lines(RecoverPlan(to_drive=[RunStatus("refund-a1005", RunState.READY)], left_alone=forks))
+    assert lines[-2:] == [
+        "leaves alone 5: 5 fork",
+        "  what-if forks, never driven: refund-a1005~fork-1, +4 more",
+    ]
+    assert all(len(line) <= 70 for line in lines)
+
+
+def test_a_saved_fork_offers_nothing_to_drive_or_write() -> None:
+    fork = RunStatus("refund-a1005~fork-1", RunState.FORK, fork_of="refund-a1005")
+    assert choices_for(fork, "tests.agent.counting_agent:factory", factory) == []
+    lapsed = dataclasses.replace(fork, lease_lapsed=True)
+    assert [title for title, _ in choices_for(lapsed, None, None)] == ["Release a lapsed lease"]  # no journal write

@@ -5,16 +5,20 @@ read whole when the store sums them up."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from agenttui.demo.build import build_demo
 from agenttui.journal import Journal, Record, StepKind, keys
 from agenttui.journal.record import Message, ToolUsePart, Usage
+from agenttui.replay.fork import fork_run
+from agenttui.replay.save import plan_save
 from agenttui.runs.status import RunState, RunStatus, StatusTracker, _StandIn, run_status, statuses
 from agenttui.stores.base import Store
 from agenttui.stores.summary import RunSummary
 from tests.conftest import StoreFactory
+from tests.forks import HALTED, HALTED_REWORDED, reworded_lookup, save_as_before_the_mark, save_fork
 from tests.gocorpus import write_corpus
 
 
@@ -92,6 +96,24 @@ async def write_odd_runs(store: Store) -> None:
     await journal.append("open-subrun-usage", model_turn(1, "c1", Usage(input_tokens=7, output_tokens=1)))
 
 
+async def write_forks(store: Store) -> None:
+    """Saved what-if forks, finished and not, saved by this build and before the fork mark; and
+    runs a summary may take for forks that are none (a finished fork reads ``fork``, not complete)."""
+    await save_fork(store, HALTED, HALTED_REWORDED)  # ended by its save: run:cancelled
+    done = json.dumps({"role": "assistant", "parts": [{"type": "text", "text": "Done."}]})
+    fork = await fork_run(store, "refund-a1002", "@llm/3", done)
+    await (await plan_save(fork, store, where="the store")).apply(store)  # finished: run:complete
+    await save_as_before_the_mark(store, "refund-a1002", reworded_lookup("A-1002"), "old-fork-finished")
+    await save_as_before_the_mark(store, HALTED, HALTED_REWORDED, "old-fork-halted")
+    journal = Journal(store)
+    nested = b'{"input":"x","ext":{"other":{"agenttui.fork":{"run_id":"r","at":"@llm/0"}}}}'
+    for run_id, start, step in (("mark-nested", nested, None), ("step-named-fork-origin", b'{"input":"x"}', b'"x"')):
+        await journal.append(run_id, Record(keys.RUN_START, StepKind.VALUE, result=start))
+        if step is not None:
+            await journal.append(run_id, Record("fork:origin", StepKind.VALUE, result=step))
+        await journal.append(run_id, Record(keys.RUN_COMPLETE, StepKind.VALUE))
+
+
 def model_turn(n: int, call_id: str, usage: Usage) -> Record:
     """A model turn calling ``lookup`` once, as the agent loop journals it."""
     message = Message("assistant", (ToolUsePart(call_id, "lookup", b"{}"),))
@@ -103,6 +125,7 @@ async def test_summary_statuses_equal_the_exact_statuses(make_store: StoreFactor
     await build_demo(writer, bulk_turns=12)
     await write_corpus(writer)
     await write_odd_runs(writer)
+    await write_forks(writer)
     store = await make_store(read_only=True)
     run_ids = [run_id async for run_id in store.runs()]
     read_whole: list[str] = []
@@ -127,6 +150,7 @@ async def test_summary_statuses_equal_the_exact_statuses(make_store: StoreFactor
         # Only runs whose summary cannot decide are read whole: the unfinished, and the odd ones.
         odd = {"redacted", "go-redacted", "go-redacted-cancelled", "go-redacted-retried", "float-usage", "go-v08",
                "go-v07"}  # fmt: skip  # tombstones, a bad member, no header
+        odd |= {"mark-nested", "step-named-fork-origin"}  # they may be forks: only the exact rules can say
         assert finished & set(read_whole) <= odd, sorted(finished & set(read_whole))
         assert {"leased-done", "foreign-format", "refund-a1002"} <= finished - set(read_whole)
     by_id = {s.run_id: s for s in summed}
@@ -138,6 +162,9 @@ async def test_summary_statuses_equal_the_exact_statuses(make_store: StoreFactor
     assert by_id["open-subrun-usage"].tokens == 53 and by_id["open-subrun-usage"].turns == 2
     assert by_id["open-tool-model"].turns == 3 and by_id["open-kind-first"].tokens == 16
     assert by_id["open-turns-reordered"].tokens == 5 and by_id["open-turns-reordered"].turns == 2
+    forks = {"refund-a1004-halted~fork-1", "refund-a1002~fork-1", "old-fork-finished", "old-fork-halted"}
+    assert {s.run_id for s in summed if s.state == RunState.FORK} == forks
+    assert by_id["mark-nested"].state == by_id["step-named-fork-origin"].state == RunState.COMPLETE
 
 
 class StaleSummaries:

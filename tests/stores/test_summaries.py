@@ -89,6 +89,32 @@ async def test_summaries_agree_with_the_reference(make_store: StoreFactory) -> N
     } | (CAUTIOUS if make_store.kind == "sqlite" else set())  # fmt: skip
 
 
+#: Runs that may be saved what-if forks (their run:start holds the fork mark's name as the codec
+#: writes it, or they hold a fork:origin), each with its run:start's bytes and any other entry.
+MAYBE_FORKS = {
+    "marked": (b'{"input":"x","ext":{"agenttui.fork":{"run_id":"r","at":"@llm/0"}}}', None),
+    "marked-nested": (b'{"input":"x","ext":{"o":{"agenttui.fork":1}}}', None),
+    "marked-in-text": (b'{"input":"say \\"agenttui.fork\\" here"}', None),  # the closing quote escaped
+    "origin": (b'{"input":"x"}', ("fork:origin", b'{"name":"fork:origin","kind":"value","result":"x"}')),
+    "mark-elsewhere": (b'{"input":"x"}', ("step", b'{"name":"step","kind":"value","result":{"agenttui.fork":1}}')),
+}
+
+
+async def test_a_summary_says_which_runs_may_be_forks_as_the_reference_does(make_store: StoreFactory) -> None:
+    store = await make_store()
+    for run_id, (start, other) in MAYBE_FORKS.items():
+        await store.insert(run_id, *GOOD[0])
+        await store.insert(run_id, "run:start", b'{"name":"run:start","kind":"value","result":' + start + b"}")
+        if other is not None:
+            await store.insert(run_id, *other)
+        await store.insert(run_id, *GOOD[-1])
+    summed = {summary.run_id: summary for summary in await store.summaries(list(MAYBE_FORKS), ENDS)}
+    for run_id, summary in summed.items():
+        reference = summarize(run_id, [entry async for entry in store.load(run_id)], ENDS)
+        assert reference is not None and summary.forked == reference.forked, run_id
+    assert {run_id for run_id, summary in summed.items() if summary.forked} == {"marked", "marked-nested", "origin"}
+
+
 async def test_a_read_only_store_sums_runs_up_and_an_empty_page_is_empty(make_store: StoreFactory) -> None:
     writer = await make_store()
     for name, data in GOOD:

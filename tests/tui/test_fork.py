@@ -15,13 +15,16 @@ from textual.widgets import Input, Static
 
 from agenttui.replay.fork import ForkSession
 from agenttui.replay.session import ReplayState
+from agenttui.runs.state import RunState
+from agenttui.runs.status import run_status
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ChoiceDialog
 from agenttui.tui.screens.fork_editor import ForkEditor
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.diff_view import DiffView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
-from tests.tui.conftest import screen_of, settle, type_ahead, wait_for_screen
+from tests.forks import APPROVED, APPROVED_REWORDED, save_as_before_the_mark, save_fork
+from tests.tui.conftest import notices, screen_of, settle, status_of, type_ahead, wait_for_screen
 
 RUN = "refund-a1002"
 FINE = '{"order_id":"A-1002","status":"fine"}'
@@ -129,8 +132,42 @@ async def test_saving_a_fork_into_the_store_asks_first_then_writes_a_new_run(dem
         saved = await Journal(store).history(f"{RUN}~fork-1")
         assert [r.name for r in saved][-3:] == ["@llm/3", "run:complete", "fork:origin"]
         assert saved[-3].message is not None and saved[-3].message.text == "Done."
+        assert (await run_status(store, f"{RUN}~fork-1")).state == RunState.FORK
     finally:
         await store.close()
+
+
+async def test_the_runs_list_shows_a_saved_fork_as_one_and_offers_nothing_to_do(demo_db: Path) -> None:
+    from agenttui.stores.sqlite import SQLiteStore
+    from agenttui.tui.screens.help import HelpScreen
+    from agenttui.tui.screens.runs import RunsScreen
+
+    store = await SQLiteStore.open(demo_db)
+    try:
+        fork_id = await save_fork(store, APPROVED, APPROVED_REWORDED)
+        await save_as_before_the_mark(store, APPROVED, APPROVED_REWORDED, "old-fork")
+    finally:
+        await store.close()
+    before = demo_db.read_bytes()
+    app = AgentTuiApp(str(demo_db), tail=False, agent_spec=DEMO_AGENT)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+        rows = {row.run_id: row for row in screen.table.items}
+        for run_id in (fork_id, "old-fork"):
+            status = status_of(rows[run_id])
+            assert (status.state, status.fork_of) == (RunState.FORK, APPROVED), run_id
+        assert status_of(rows[APPROVED]).state == RunState.READY  # the run forked reads as before
+        assert screen.model.counts()[RunState.FORK] == 2
+        screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "old-fork")
+        await pilot.press("o")  # act on it: nothing to re-drive, approve or cancel
+        await settle(pilot)
+        assert not isinstance(app.screen, ChoiceDialog)
+        assert notices(app) == ["nothing to do for a fork run"]
+        await pilot.press("question_mark")
+        await wait_for_screen(pilot, HelpScreen)
+        assert "⋔ fork" in str(app.screen.query_one("#help-statuses", Static).render())  # the legend names it
+    assert demo_db.read_bytes() == before
 
 
 async def test_esc_leaves_the_editor_and_nothing_is_forked(demo_db: Path) -> None:

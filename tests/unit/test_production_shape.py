@@ -27,7 +27,7 @@ async def test_a_small_production_store_holds_every_status_as_planned(tmp_path: 
     finally:
         await store.close()
     assert {status.run_id: status.state for status in exact} == expected
-    assert {status.state for status in exact} == set(RunState)
+    assert {status.state for status in exact} == set(RunState) - {RunState.FORK}  # forks are saved by people
     assert [comparable(status) for status in summed] == [comparable(status) for status in exact]
     shape = measure_shape(path, plans)
     assert shape["runs"] == 200 and shape["sub_runs"] > 0

@@ -29,7 +29,16 @@ import asyncpg
 
 from agenttui.errors import ConfigError, SchemaVersionError
 from agenttui.stores.base import LIST_PAGE_SIZE
-from agenttui.stores.summary import SALT_MEMBER, SALT_TAIL, TOMBSTONE_PREFIX, USAGE_AHEAD, USAGE_MEMBERS
+from agenttui.stores.summary import (
+    FORK_EXT_BYTES,
+    FORK_ORIGIN,
+    RUN_START,
+    SALT_MEMBER,
+    SALT_TAIL,
+    TOMBSTONE_PREFIX,
+    USAGE_AHEAD,
+    USAGE_MEMBERS,
+)
 
 #: The newest schema version this module reads and writes.
 SCHEMA_VERSION = 1
@@ -337,6 +346,8 @@ _KIND_WINDOW = 300
 # failing the page. Bytes that still are not JSON make the cast raise, and the store then halves
 # that page until it finds their run, which it sums up in Python.
 # ``tokens`` is NULL for a suspect entry (its checks failed), whose counts are never cast.
+# ``forked``: a fork's mark is found in its run:start's bytes, uncast, as the reference finds it
+# (``may_mark_a_fork``).
 _SUMMARIES = (
     """
 WITH entry AS MATERIALIZED (
@@ -361,7 +372,14 @@ WITH entry AS MATERIALIZED (
              THEN """
     + _tokens()
     + """ END AS tokens,
-        COALESCE(shape.model, j->>'kind' = 'model') AS model
+        COALESCE(shape.model, j->>'kind' = 'model') AS model,
+        s.name = '"""
+    + FORK_ORIGIN
+    + """' OR s.name = '"""
+    + RUN_START
+    + """' AND pg_catalog.position(s.data, """
+    + _bytes(FORK_EXT_BYTES)
+    + """) > 0 AS forked
     FROM {steps} AS s
     CROSS JOIN LATERAL (
         SELECT CASE WHEN kind.quote > 0
@@ -429,10 +447,11 @@ WITH entry AS MATERIALIZED (
         COALESCE(pg_catalog.sum(tokens), 0)::pg_catalog.int8 AS tokens,
         pg_catalog.bool_or(tokens IS NULL) AS suspect,
         pg_catalog.min(seq) AS first_seq,
-        pg_catalog.min(seq) FILTER (WHERE name = ANY($2::pg_catalog.text[])) AS end_seq
+        pg_catalog.min(seq) FILTER (WHERE name = ANY($2::pg_catalog.text[])) AS end_seq,
+        pg_catalog.bool_or(forked) AS forked
     FROM entry GROUP BY run_id
 )
-SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect,
+SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect, run.forked,
        f.seq AS first_seq, f.name AS first_name, f.data AS first_data,
        e.seq AS end_seq, e.name AS end_name, e.data AS end_data
 FROM run

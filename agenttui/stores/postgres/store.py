@@ -383,6 +383,7 @@ class PostgresStore(Store):
                 if row["end_seq"] is None
                 else stored_entry(row["end_seq"], row["end_name"], _as_bytes(row["end_data"])),
                 suspect=row["suspect"],
+                forked=row["forked"],
             )
             for row in rows
         ]

@@ -31,6 +31,7 @@ _STATE_CLASSES = {
     RunState.CANCELLING: "runs-table--paused",
     RunState.READY: "runs-table--attention",
     RunState.NOT_STARTED: "virtual-list--muted",
+    RunState.FORK: "virtual-list--muted",
 }
 
 
