@@ -41,11 +41,11 @@ EXIT_TERMINATED = 143
 EXIT_CODES = {
     0: "done (a replay: it matches the recording, to its end or up to where it stops)",
     EXIT_NOT_FOUND: "no such run",
-    EXIT_USAGE: "usage, store or connection error, nothing written (a replay: refused)",
+    EXIT_USAGE: "usage, store or connection error, nothing written (a replay: refused; `import`: unless the message names the runs it wrote, each whole)",
     EXIT_DIVERGED: "a replay diverged from the recording (`compare`: the two runs differ; a fork: it stopped where the recording cannot answer)",
     EXIT_ALREADY_DECIDED: "nothing written: the step was already decided (the standing decision is named)",
     EXIT_RUNS_FAILED: "`recover`: some runs failed (the report names them)",
-    EXIT_CONFLICT: "`import`: the store holds a run with other records; nothing written (each is named)",
+    EXIT_CONFLICT: "`import`: the store holds a run with other records (each is named); nothing written, unless the message names the runs written first",
     130: "interrupted (ctrl+c)",
     EXIT_TERMINATED: "terminated (SIGTERM, SIGHUP); as on ctrl+c, leases are released",
 }

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ from agenttui.stores import describe_url, sqlite_path
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
-    from agenttui.runs.bundle import BundleProgress, ExportReport, ImportReport
+    from agenttui.runs.bundle import BundleProgress, ExportReport, ImportedRun, ImportReport
 
 
 #: Runs an export's report names one by one; beyond, it counts them.
@@ -106,34 +107,79 @@ def _selection(states: tuple[str, ...], text: str) -> str:
 @click.argument("store")
 @click.option("--prefix", default="", metavar="P", help="Import each run as P<run id> (its sub-runs follow).")
 @click.option("--create", is_flag=True, help="Create STORE if it does not exist (a SQLite file, or a schema's tables).")
+@click.option("--skip-damaged", is_flag=True,
+              help="Import the other runs when some hold rows that cannot be copied as they are; those runs, "
+                   "with the runs of their tree, are left out and named (exit 2).")  # fmt: skip
 @run_async
-async def import_command(bundle: str, store: str, prefix: str, create: bool) -> None:
-    """Copy a bundle's runs (or any store's) into STORE, record by record through its
-    at-most-once insert. A run STORE already holds with other records is refused and named,
-    and then nothing is written; a run it holds identically is skipped.
+async def import_command(bundle: str, store: str, prefix: str, create: bool, skip_damaged: bool) -> None:
+    """Copy a bundle's runs (or any store's) into STORE, each run in one transaction through its
+    at-most-once insert: whatever stops it, a run is there whole or not at all. A run STORE
+    already holds with other records is refused and named, and then nothing is written; a run it
+    holds identically is skipped. Rows that cannot be copied as they are (a damaged file) are
+    named and nothing is written, unless --skip-damaged.
     """
-    from agenttui.runs.bundle import ImportConflict, import_runs
+    from agenttui.runs.bundle import BundleDamaged, BundleImport, ImportConflict, ImportStopped
     from agenttui.stores import open_store
 
     source = await open_for_command(bundle)
     try:
         target = await open_store(store, create=create) if create else await open_for_command(store, read_only=False)
+        job: BundleImport | None = None
         try:
+            job = BundleImport(source, target, prefix=prefix, skip_damaged=skip_damaged)
             with _progress("importing") as on_progress:
-                report = await import_runs(source, target, prefix=prefix, on_progress=on_progress)
+                report = await job.run(on_progress)
+        except BundleDamaged as exc:
+            _say_damaged([(run.run_id, run.reason) for run in exc.runs])
+            fail(f"{exc.title}: {exc.message} (--skip-damaged imports the others)")
         except ImportConflict as exc:
             for conflict in exc.conflicts:
                 click.echo(
                     f"agenttui: refused {printable_id(conflict.target_id)}: {printable(conflict.reason)}", err=True
                 )
-            runs = len(exc.conflicts)
-            written = "nothing was written" if not exc.written else f"{exc.written:,} records were written first"
+            _say_written(exc.written, ())
+            runs, done = len(exc.conflicts), len(exc.written)
+            written = f"{done:,} run{'s' * (done != 1)} written first, each whole" if done else "nothing was written"
             fail(f"import refused: {runs} run{'s' * (runs != 1)} conflict{'s' * (runs == 1)}; {written}", EXIT_CONFLICT)
+        except ImportStopped as exc:
+            _say_written(exc.written, exc.unwritten)
+            fail(f"{exc.title}: {exc.message}")
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            if job is not None:  # the exit line says how it stopped; first, what is in the store
+                _say_written(job.written, job.unwritten)
+                click.echo(f"agenttui: import stopped: {printable(job.account())}", err=True)
+            raise
         finally:
             await target.close()
     finally:
         await source.close()
     _print_import(report)
+    if report.left_out:
+        _say_damaged([(run.target_id, run.reason) for run in report.left_out])
+        left, done = len(report.left_out), len(report.runs)
+        fail(
+            f"left out {left} run{'s' * (left != 1)} holding or beside rows that cannot be copied as they are;"
+            f" the other {done} run{'s' * (done != 1)} {'was' if done == 1 else 'were'} imported"
+        )
+
+
+def _say_damaged(runs: Sequence[tuple[str, str]]) -> None:
+    for run_id, reason in runs[:_LISTED]:
+        click.echo(f"agenttui: damaged {printable_id(run_id)}: {printable(reason)}", err=True)
+    if len(runs) > _LISTED:
+        click.echo(f"agenttui: ... and {len(runs) - _LISTED:,} more", err=True)
+
+
+def _say_written(written: Sequence[ImportedRun], unwritten: Sequence[str]) -> None:
+    """The runs an import wrote before it stopped, and those it did not, a line each (up to a limit)."""
+    for run in written[:_LISTED]:
+        click.echo(f"agenttui: written {printable_id(run.target_id)}  {run.written:,} records", err=True)
+    if len(written) > _LISTED:
+        click.echo(f"agenttui: ... and {len(written) - _LISTED:,} more written", err=True)
+    for target_id in unwritten[:_LISTED]:
+        click.echo(f"agenttui: not written {printable_id(target_id)}", err=True)
+    if len(unwritten) > _LISTED:
+        click.echo(f"agenttui: ... and {len(unwritten) - _LISTED:,} more not written", err=True)
 
 
 def _print_import(report: ImportReport) -> None:

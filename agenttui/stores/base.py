@@ -7,7 +7,8 @@ contract tests (``tests/stores``) checks them against every store.
 
 Optional capabilities are declared, not probed: ``IMPLEMENTS_LISTING``, ``IMPLEMENTS_LEASES``,
 ``IMPLEMENTS_CHANGES``, ``IMPLEMENTS_NOTIFICATIONS`` and ``IMPLEMENTS_SUMMARIES`` say which of the
-optional methods work on a store, and ``file_path`` names the local file a store lives in, if it lives in one. A method
+optional methods work on a store, ``IMPLEMENTS_ATOMIC_INSERT_MANY`` whether ``insert_many`` writes
+all of its items or none, and ``file_path`` names the local file a store lives in, if it lives in one. A method
 a store does not implement raises ``ConfigError``.
 """
 
@@ -18,9 +19,9 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING, Protocol, Self, cast
 
-from agenttui.errors import ConfigError, ReadOnlyStoreError
+from agenttui.errors import ConfigError, ReadOnlyStoreError, StoreError
 
 if TYPE_CHECKING:
     from agenttui.stores.summary import RunSummary
@@ -42,30 +43,49 @@ class Entry:
     damage: str = ""
     """Why the row is not what the format stores (a name stored as a blob, no data): the entry
     then reads as an unreadable record saying so, and the rest of its run still shows."""
+    retyped: str = ""
+    """How the row's types differ from the format's where the entry still reads as the SDK would
+    read it (data stored as text, read as its bytes; a seq that is no integer), or "": the entry
+    is then not the row exactly, so an import refuses to copy it, as it refuses damage."""
 
 
-def stored_entry(seq: int, name: object, data: object) -> Entry:
+def stored_entry(seq: object, name: object, data: object, *, data_stored_as: str | None = None) -> Entry:
     """The entry of a row as a database hands it back, whatever a writer bound into its columns
     (SQLite keeps any type in any column): a name that is not text, or data that is not bytes,
-    is shown as well as it can be and marked as damage, never raised."""
-    if type(name) is str and type(data) is bytes:  # every row a well-behaved writer stored
-        return Entry(seq, name, data)
+    is shown as well as it can be and marked as damage, never raised. ``data_stored_as``: the
+    type the database keeps the data as, where it hands back bytes cast from it (SQLite's
+    ``typeof``: ``text``, ``integer``, ``real``, ``null``); None for bytes stored as bytes."""
+    if type(name) is str and type(data) is bytes and type(seq) is int and data_stored_as is None:
+        return Entry(seq, name, data)  # every row a well-behaved writer stored
     damage = []
+    retyped = []
+    if type(seq) is not int:  # opaque to readers (A2), but not what the format stores
+        retyped.append(f"its seq is stored as {_sql_type(seq)}")
     if not isinstance(name, str):
         damage.append(f"its name is stored as {_sql_type(name)}")
         name = bytes(name).decode("utf-8", "replace") if isinstance(name, bytes | bytearray | memoryview) else str(name)
-    if isinstance(data, str):  # text where bytes belong: the same bytes, as the SDK would read them
+    if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
+        data_stored_as = "text"
     elif isinstance(data, bytearray | memoryview):
         data = bytes(data)
     elif not isinstance(data, bytes):
         damage.append(f"its data is {_sql_type(data)}")
         data = b""
-    return Entry(seq, name, data, "; ".join(damage))
+    if data_stored_as == "text":  # text where bytes belong: the same bytes, as the SDK would read them
+        retyped.append("its data is stored as text, not as a blob")
+    elif data_stored_as in _NUMBERS:  # the number's digits are no record's bytes
+        damage.append(f"its data is {_NUMBERS[data_stored_as]}")
+        data = b""
+    # A seq of another type is kept as it is: the store pages on it.
+    return Entry(cast(int, seq), name, data, "; ".join(damage), "; ".join(retyped))
+
+
+_NUMBERS = {"integer": "an integer", "real": "a real"}
 
 
 def _sql_type(value: object) -> str:
-    return {type(None): "NULL", bytes: "a blob", int: "an integer", float: "a real"}.get(
+    return {type(None): "NULL", bytes: "a blob", str: "text", int: "an integer", float: "a real"}.get(
         type(value), type(value).__name__
     )
 
@@ -76,6 +96,18 @@ class Inserted:
 
     entry: Entry
     won: bool
+
+
+class StepTakenError(StoreError):
+    """``insert_many(..., refuse_conflicts=True)`` met a name the store holds, or the items
+    repeat, with other bytes: nothing of the call was written."""
+
+    title = "Step taken"
+
+    def __init__(self, run_id: str, name: str) -> None:
+        super().__init__(f"step {name!r} of run {run_id!r} is held with other bytes")
+        self.run_id = run_id
+        self.name = name
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +161,8 @@ class Store(abc.ABC):
     """True when ``notifications()`` streams the run ids of commits as they happen (LISTEN)."""
     IMPLEMENTS_SUMMARIES: bool = False
     """True when ``summaries`` sums runs up on the database side (``agenttui.stores.summary``)."""
+    IMPLEMENTS_ATOMIC_INSERT_MANY: bool = False
+    """True when ``insert_many`` writes its items in one transaction: all of them or none."""
 
     file_path: Path | None = None
     """The one local file the store lives in (SQLite), or None (memory, a server): the change
@@ -153,15 +187,23 @@ class Store(abc.ABC):
         ``StoreError`` when the store fails (then the entry is absent or complete, A3).
         """
 
-    async def insert_many(self, run_id: str, items: Sequence[tuple[str, bytes]]) -> list[Inserted]:
+    async def insert_many(
+        self, run_id: str, items: Sequence[tuple[str, bytes]], *, refuse_conflicts: bool = False
+    ) -> list[Inserted]:
         """``insert`` of each ``(name, data)`` in ``items``, in order: one outcome each.
 
         The same promises hold for every item as for ``insert`` (one winner per name, A1; an
         item whose name is taken, earlier in ``items`` too, loses and gets the winner's entry).
-        A store may commit them together (one transaction, one sync): then after an error none
-        or all of this call's winners are there, and the same items may be inserted again
-        (A3). This default inserts them one at a time.
+        With ``IMPLEMENTS_ATOMIC_INSERT_MANY`` the store commits them together, in one
+        transaction however many they are: after an error, a cancellation or a killed process
+        none of this call's winners are there, or all of them (A3), never some; other writers
+        of the run wait for it. ``refuse_conflicts``: an item whose name is held (or comes
+        earlier in ``items``) with other bytes raises ``StepTakenError``, and then nothing of
+        this call is written. This default, for a store without transactions, inserts them one
+        at a time.
         """
+        if refuse_conflicts:
+            await self._refuse_conflicts(run_id, items)
         return [await self.insert(run_id, name, data) for name, data in items]
 
     @abc.abstractmethod
@@ -278,6 +320,17 @@ class Store(abc.ABC):
     def _check_writable(self) -> None:
         if self.read_only:
             raise ReadOnlyStoreError(f"{self.display_url} is open read-only")
+
+    async def _refuse_conflicts(self, run_id: str, items: Sequence[tuple[str, bytes]]) -> None:
+        """``StepTakenError`` for the first of ``items`` whose name is held, or comes earlier in
+        ``items``, with other bytes (checked before writing: a store without transactions)."""
+        first: dict[str, bytes] = {}
+        for name, data in items:
+            if name not in first:
+                held = await self.get(run_id, name)
+                first[name] = data if held is None else held.data
+            if first[name] != data:
+                raise StepTakenError(run_id, name)
 
 
 def prefix_end(prefix: str) -> str | None:

@@ -25,6 +25,7 @@ class MemStore(Store):
     IMPLEMENTS_LEASES = True
     IMPLEMENTS_CHANGES = True
     IMPLEMENTS_SUMMARIES = True  # by the reference, summarize(): what the SQL stores are held to
+    IMPLEMENTS_ATOMIC_INSERT_MANY = True  # nothing else runs between its first item and its last
 
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only
@@ -45,6 +46,19 @@ class MemStore(Store):
 
     async def insert(self, run_id: str, name: str, data: bytes) -> Inserted:
         self._check_writable()
+        return self._insert_now(run_id, name, data)
+
+    async def insert_many(
+        self, run_id: str, items: Sequence[tuple[str, bytes]], *, refuse_conflicts: bool = False
+    ) -> list[Inserted]:
+        # Nothing here suspends (``get`` never does), so no other task runs between the check
+        # and the last item: none sees a part of them, and a cancellation finds none or all.
+        self._check_writable()
+        if refuse_conflicts:
+            await self._refuse_conflicts(run_id, items)
+        return [self._insert_now(run_id, name, data) for name, data in items]
+
+    def _insert_now(self, run_id: str, name: str, data: bytes) -> Inserted:
         run = self._runs.setdefault(run_id, _Run())
         if (existing := run.by_name.get(name)) is not None:
             return Inserted(existing, won=False)

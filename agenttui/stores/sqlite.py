@@ -12,12 +12,15 @@ A file that holds only the legacy ``steps`` table (SDK v0.8.0 and earlier, per-r
 read-only: its runs load and list, and it has no leases.
 
 Every call runs one statement in autocommit mode on the handle's own aiosqlite connection, so no
-transaction outlives a call and ``load`` holds nothing between pages (A8).
+transaction outlives a call and ``load`` holds nothing between pages (A8). ``insert_many`` is the
+one transaction of many statements: it runs on a connection of its own, so no other call of the
+handle is drawn into it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import sqlite3
@@ -38,6 +41,7 @@ from agenttui.stores.base import (
     Entry,
     Inserted,
     LeaseInfo,
+    StepTakenError,
     Store,
     prefix_end,
     stored_entry,
@@ -55,6 +59,11 @@ _THREAD_STOP_TIMEOUT = 5.0
 #: Entries ``insert_many`` writes in one statement: three parameters each, well under the 32,766
 #: SQLite allows one statement (999 before SQLite 3.32, which the interpreter's SQLite may be).
 _INSERT_CHUNK = 300
+#: The data column as the read statements select it: its bytes (cast, for a writer may have stored
+#: text, which would not reach Python unless it is UTF-8), then the type it is stored as unless
+#: it is a blob (NULL, the cheapest value to hand over, for every row the SDK writes), for
+#: ``stored_entry`` to mark.
+_DATA = "CAST(data AS BLOB), CASE typeof(data) WHEN 'blob' THEN NULL ELSE typeof(data) END"
 _ITER_CHUNK_SIZE = 64
 """Rows a cursor iterated with ``async for`` fetches at a time (aiosqlite.connect's default)."""
 _LEGACY_TABLE = "steps"
@@ -137,6 +146,7 @@ class SQLiteStore(Store):
     # SQLite's JSON functions sum a page of runs up in one query (a legacy file is left to the
     # exact rules: its runs are never summed up).
     IMPLEMENTS_SUMMARIES = True
+    IMPLEMENTS_ATOMIC_INSERT_MANY = True
 
     layout: Layout
     """``"current"`` (the ``bide_*`` tables) or ``"legacy"`` (the pre-v0.9 ``steps`` table, read-only)."""
@@ -157,6 +167,11 @@ class SQLiteStore(Store):
         self._second_conn: aiosqlite.Connection | None = None
         """A read-only connection for a second page of summaries, opened when first needed."""
         self._second_opening = asyncio.Lock()
+        self._bulk_uri = f"file:{quote(path)}?mode=rw"
+        self._bulk_conn: aiosqlite.Connection | None = None
+        """The connection ``insert_many``'s transactions run on, opened when first needed."""
+        self._bulk_writing = asyncio.Lock()
+        """Held for the whole of each ``insert_many`` transaction: one at a time on its connection."""
         self._sum_on_second = False
         """Where the next page of summaries goes: pages alternate between the two connections."""
         self._path = path
@@ -169,15 +184,12 @@ class SQLiteStore(Store):
         self._leases = None if layout == "legacy" else f"{table_prefix}leases"
         self._odd_ids: dict[str, object] = {}
         """Shown ids of runs whose id is stored as a blob or a number, to their stored value."""
-        # CAST keeps ``data`` bytes even where another writer stored it as TEXT.
         self._sql_insert = (
             f"INSERT INTO {steps} (run_id, name, data) VALUES (?, ?, ?)"
             " ON CONFLICT (run_id, name) DO NOTHING RETURNING seq"
         )
-        self._sql_get = f"SELECT seq, CAST(data AS BLOB) FROM {steps} WHERE run_id = ? AND name = ?"
-        self._sql_load = (
-            f"SELECT seq, name, CAST(data AS BLOB) FROM {steps} WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?"
-        )
+        self._sql_get = f"SELECT seq, {_DATA} FROM {steps} WHERE run_id = ? AND name = ?"
+        self._sql_load = f"SELECT seq, name, {_DATA} FROM {steps} WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?"
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -226,11 +238,13 @@ class SQLiteStore(Store):
         """Close the connection; a read-only handle also removes idle WAL files its read created."""
         conn, self._conn = self._conn, None
         second, self._second_conn = self._second_conn, None
+        bulk, self._bulk_conn = self._bulk_conn, None
         if conn is None:
             return
         try:
-            if second is not None:
-                await second.close()
+            for other in (second, bulk):
+                if other is not None:
+                    await other.close()
             await _disconnect(conn, self._path, read_only=self.read_only)
         except sqlite3.Error as exc:
             raise _translate(exc, self.display_url, "closing") from exc
@@ -249,12 +263,38 @@ class SQLiteStore(Store):
             raise StoreError(f"{self.display_url}: step {name!r} of run {run_id!r} vanished after a conflict")
         return Inserted(winner, won=False)
 
-    async def insert_many(self, run_id: str, items: Sequence[tuple[str, bytes]]) -> list[Inserted]:
-        # One statement a chunk, so one commit (and one sync) for many entries instead of one
-        # each: importing a 50,000-record run took 120 s one insert at a time. SQLite inserts
-        # the rows of a VALUES list in order, each checked against those before it, so the
-        # seqs follow the items and a name repeated within the chunk loses to its first.
+    async def insert_many(
+        self, run_id: str, items: Sequence[tuple[str, bytes]], *, refuse_conflicts: bool = False
+    ) -> list[Inserted]:
+        # One transaction, one commit (and one sync) for every item: importing a 50,000-record
+        # run took 120 s one insert at a time, and a run cut short by a full disk, an error or a
+        # kill must leave nothing. It runs on a connection of its own: on the handle's, any other
+        # call made meanwhile (another task's insert, a read) would join it, and see, or be
+        # rolled back with, entries that were never committed.
         self._check_writable()
+        if not items:
+            return []
+        async with self._bulk_writing:
+            conn = await self._bulk_connection()
+            try:
+                await self._fetch("BEGIN IMMEDIATE", (), "inserting steps", conn)
+                outcomes = await self._insert_chunks(conn, run_id, items, refuse_conflicts=refuse_conflicts)
+                await self._fetch("COMMIT", (), "inserting steps", conn)
+            except BaseException:
+                # Queued behind whatever statement is still running in the connection's thread
+                # (a cancellation does not stop it), so once it is done nothing is left half
+                # written. A full disk may have rolled back already: then there is nothing to do.
+                with contextlib.suppress(sqlite3.Error):
+                    await conn.execute_fetchall("ROLLBACK")
+                raise
+        return outcomes
+
+    async def _insert_chunks(
+        self, conn: aiosqlite.Connection, run_id: str, items: Sequence[tuple[str, bytes]], *, refuse_conflicts: bool
+    ) -> list[Inserted]:
+        """``insert_many``'s statements, in its transaction on ``conn``. SQLite inserts the rows of
+        a VALUES list in order, each checked against those before it, so the seqs follow the
+        items and a name repeated within a chunk loses to its first."""
         outcomes: list[Inserted] = []
         for start in range(0, len(items), _INSERT_CHUNK):
             chunk = items[start : start + _INSERT_CHUNK]
@@ -266,6 +306,7 @@ class SQLiteStore(Store):
                 " ON CONFLICT (run_id, name) DO NOTHING RETURNING seq, name",
                 params,
                 "inserting steps",
+                conn,
             )
             won = {name: seq for seq, name in rows}
             for name, data in chunk:
@@ -273,15 +314,18 @@ class SQLiteStore(Store):
                 if seq is not None:
                     outcomes.append(Inserted(Entry(seq, name, bytes(data)), won=True))
                     continue
-                winner = await self.get(run_id, name)
-                if winner is None:
+                found = await self._fetch(self._sql_get, (run_id, name), "reading a step", conn)
+                if not found:
                     raise StoreError(f"{self.display_url}: step {name!r} of run {run_id!r} vanished after a conflict")
+                winner = stored_entry(found[0][0], name, found[0][1], data_stored_as=found[0][2])
+                if refuse_conflicts and winner.data != data:
+                    raise StepTakenError(run_id, name)
                 outcomes.append(Inserted(winner, won=False))
         return outcomes
 
     async def get(self, run_id: str, name: str) -> Entry | None:
         rows = await self._fetch(self._sql_get, (self._odd_ids.get(run_id, run_id), name), "reading a step")
-        return stored_entry(rows[0][0], name, rows[0][1]) if rows else None
+        return stored_entry(rows[0][0], name, rows[0][1], data_stored_as=rows[0][2]) if rows else None
 
     async def load(self, run_id: str, after: int = -1) -> AsyncIterator[Entry]:
         # Each page is fetched whole before anything is yielded, and each fetch is its own
@@ -290,8 +334,8 @@ class SQLiteStore(Store):
             rows = await self._fetch(
                 self._sql_load, (self._odd_ids.get(run_id, run_id), after, LOAD_PAGE_SIZE), "loading a run"
             )
-            for seq, name, data in rows:
-                entry = stored_entry(seq, name, data)
+            for seq, name, data, data_stored_as in rows:
+                entry = stored_entry(seq, name, data, data_stored_as=data_stored_as)
                 if run_id in self._odd_ids:
                     entry = replace(
                         entry,
@@ -451,14 +495,14 @@ class SQLiteStore(Store):
         if not run_ids:
             return {}
         rows = await self._fetch(
-            f"SELECT run_id, seq, name, data FROM {self._steps} WHERE run_id IN ({', '.join('?' * len(run_ids))})"
-            " ORDER BY run_id, seq",
+            f"SELECT run_id, seq, name, {_DATA} FROM {self._steps}"
+            f" WHERE run_id IN ({', '.join('?' * len(run_ids))}) ORDER BY run_id, seq",
             list(run_ids),
             "reading runs",
         )
         loaded: dict[str, list[Entry]] = {}
-        for run_id, seq, name, data in rows:
-            loaded.setdefault(run_id, []).append(stored_entry(seq, name, data))
+        for run_id, seq, name, data, data_stored_as in rows:
+            loaded.setdefault(run_id, []).append(stored_entry(seq, name, data, data_stored_as=data_stored_as))
         return loaded
 
     async def get_leases(self, run_ids: Collection[str]) -> dict[str, LeaseInfo]:
@@ -493,6 +537,21 @@ class SQLiteStore(Store):
         return {key: value for key, value in rows if isinstance(key, str) and isinstance(value, str)}
 
     # -- helpers ------------------------------------------------------------------------------
+
+    async def _bulk_connection(self) -> aiosqlite.Connection:
+        """The connection ``insert_many`` writes on (called under ``_bulk_writing``)."""
+        if self._conn is None:
+            raise StoreError(f"{self.display_url} is closed")
+        if self._bulk_conn is None:
+
+            def wait_as_writers_do(conn: sqlite3.Connection) -> None:
+                conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}").fetchall()
+
+            try:
+                self._bulk_conn = await _connect(self._bulk_uri, wait_as_writers_do)
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.display_url, "opening a connection to write on") from exc
+        return self._bulk_conn
 
     async def _second_connection(self) -> aiosqlite.Connection | None:
         """The read-only connection for a second page of summaries, or None (the handle's own

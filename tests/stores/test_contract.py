@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator
 
 import pytest
 
-from agenttui.errors import ConfigError, ReadOnlyStoreError
-from agenttui.stores.base import Store
+from agenttui.errors import ConfigError, ReadOnlyStoreError, StoreError
+from agenttui.stores.base import StepTakenError, Store
 from tests.conftest import StoreFactory
 
 
@@ -57,6 +58,52 @@ async def test_insert_many_keeps_each_inserts_promises_in_order(store: Store) ->
     ]
     assert [o.entry.seq for o in outcomes if o.won] == [seq for *_, seq in stored[1:]]
     assert await store.insert_many("run-1", []) == []
+
+
+async def test_insert_many_writes_all_of_its_items_or_none(make_store: StoreFactory) -> None:
+    store = await make_store()
+    assert store.IMPLEMENTS_ATOMIC_INSERT_MANY
+    await store.insert("run-1", "held", b"first")
+    items = [(f"s{n:04d}", b"x") for n in range(700)]  # past a statement's worth (SQLite) and a batch's (PG)
+    # A store error midway: a name no store can hold (a lone surrogate is not Unicode).
+    broken = [*items[:650], ("bad\ud800", b"x"), *items[650:]]
+    if make_store.kind != "memory":  # a dict holds any str
+        with pytest.raises(StoreError):
+            await store.insert_many("run-1", broken)
+        assert await entries(await make_store(), "run-1") == [("held", b"first")]
+    # A name held with other bytes, or repeated with other bytes, refuses the whole call if asked.
+    for refused in ([*items[:650], ("held", b"other")], [*items[:650], ("s0003", b"other"), *items[650:]]):
+        with pytest.raises(StepTakenError) as taken:
+            await store.insert_many("run-1", refused, refuse_conflicts=True)
+        assert taken.value.name in {"held", "s0003"} and taken.value.run_id == "run-1"
+        assert await entries(await make_store(), "run-1") == [("held", b"first")]
+    # The same bytes are no conflict: the name loses, as at-most-once says.
+    outcomes = await store.insert_many("run-1", [("held", b"first"), *items, ("s0001", b"x")], refuse_conflicts=True)
+    assert [o.won for o in outcomes] == [False] + [True] * 700 + [False]
+    assert await entries(await make_store(), "run-1") == [("held", b"first"), *items]
+
+
+async def test_insert_many_cancelled_midway_leaves_none_or_all(make_store: StoreFactory) -> None:
+    store = await make_store()
+    await store.insert("other", "x", b"1")
+    items = [(f"s{n:05d}", b"%d" % n) for n in range(20_000)]
+    writing = asyncio.ensure_future(store.insert_many("run-1", items))
+    # Well into it: SQLite writes the items in under a second, PostgreSQL in seconds (a round
+    # trip each). A memory store writes them all before it looks up.
+    await asyncio.sleep(0.3 if make_store.kind == "postgres" else 0.02)
+    # A call of the same handle meanwhile is no part of the transaction: committed whatever
+    # becomes of it (it waits while the transaction holds the write lock, on SQLite).
+    inserting = asyncio.ensure_future(store.insert("other", "y", b"2"))
+    await asyncio.sleep(0.01)
+    writing.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await writing
+    assert (await inserting).won
+    reader = await make_store()
+    assert len(await entries(reader, "run-1")) in (0, len(items))
+    assert await entries(reader, "other") == [("x", b"1"), ("y", b"2")]
+    # ...and the store writes on: the transaction left nothing held.
+    assert [o.won for o in await store.insert_many("run-2", items[:10])] == [True] * 10
 
 
 async def test_insert_many_is_refused_on_a_read_only_store(make_store: StoreFactory) -> None:

@@ -24,6 +24,7 @@ from agenttui.stores.base import (
     Entry,
     Inserted,
     LeaseInfo,
+    StepTakenError,
     Store,
     prefix_end,
     stored_entry,
@@ -50,8 +51,6 @@ _TRANSIENT = (asyncpg.SerializationError, asyncpg.DeadlockDetectedError)
 #: same MAX(seq) (at repeatable read or serializable, or beside a writer that skips ``next_seq``);
 #: the second waited for the first to commit, so its retry takes the next seq.
 _TRANSIENT_INSERT = (*_TRANSIENT, asyncpg.UniqueViolationError)
-#: Entries ``insert_many`` writes in one transaction.
-_INSERT_BATCH = 500
 
 
 def _utf8_prefix_end(prefix: str) -> str | None:
@@ -74,6 +73,7 @@ class PostgresStore(Store):
     IMPLEMENTS_LEASES = True
     IMPLEMENTS_NOTIFICATIONS = True
     IMPLEMENTS_SUMMARIES = True  # jsonb sums a page of runs up on the server (a legacy schema: none)
+    IMPLEMENTS_ATOMIC_INSERT_MANY = True
     """True: ``notifications`` yields the id of each run that gains an entry (live tail)."""
 
     layout: Layout = "current"
@@ -229,36 +229,38 @@ class PostgresStore(Store):
 
         return await self._retrying(attempt, _TRANSIENT_INSERT)
 
-    async def insert_many(self, run_id: str, items: Sequence[tuple[str, bytes]]) -> list[Inserted]:
-        """``insert``'s statement for each item, a batch in one transaction: one commit (and one
-        WAL flush) per batch instead of one per entry. The run's advisory lock, which ``next_seq``
-        takes, is held until the batch commits, so other writers of this run wait for it; a
-        transient error rolls the whole batch back, and it is tried again."""
+    async def insert_many(
+        self, run_id: str, items: Sequence[tuple[str, bytes]], *, refuse_conflicts: bool = False
+    ) -> list[Inserted]:
+        """``insert``'s statement for each item, all in one transaction: one commit (and one WAL
+        flush) for them all instead of one per entry, and none of them is there unless all are
+        (a run imported in batches was left half written by an error midway). The run's advisory
+        lock, which ``next_seq`` takes, is held until the commit, so other writers of this run
+        wait for it; a transient error rolls everything back, and it is tried again."""
         self._check_writable()
         sql = self._sql
         channel, payload = self.channel, notify_payload(run_id)
-        outcomes: list[Inserted] = []
-        for start in range(0, len(items), _INSERT_BATCH):
-            chunk = [(name, bytes(data)) for name, data in items[start : start + _INSERT_BATCH]]
+        entries = [(name, bytes(data)) for name, data in items]
+        if not entries:
+            return []
 
-            async def attempt(chunk: list[tuple[str, bytes]] = chunk) -> list[Inserted]:
-                done = []
-                async with self._pool.acquire() as conn, conn.transaction():
-                    for name, data in chunk:
-                        seq = await conn.fetchval(
-                            sql.insert, *(run_id, name, data, channel, payload)[: sql.insert_args]
-                        )
-                        if seq is not None:
-                            done.append(Inserted(Entry(seq, name, data), won=True))
-                            continue
-                        row = await conn.fetchrow(sql.get, run_id, name)
-                        if row is None:  # as in insert: A6 rules this out
-                            raise StoreError(f"step {name!r} of run {run_id!r} conflicted but then was not there")
-                        done.append(Inserted(Entry(row["seq"], name, row["data"]), won=False))
-                return done
+        async def attempt() -> list[Inserted]:
+            done = []
+            async with self._pool.acquire() as conn, conn.transaction():
+                for name, data in entries:
+                    seq = await conn.fetchval(sql.insert, *(run_id, name, data, channel, payload)[: sql.insert_args])
+                    if seq is not None:
+                        done.append(Inserted(Entry(seq, name, data), won=True))
+                        continue
+                    row = await conn.fetchrow(sql.get, run_id, name)
+                    if row is None:  # as in insert: A6 rules this out
+                        raise StoreError(f"step {name!r} of run {run_id!r} conflicted but then was not there")
+                    if refuse_conflicts and row["data"] != data:
+                        raise StepTakenError(run_id, name)
+                    done.append(Inserted(Entry(row["seq"], name, row["data"]), won=False))
+            return done
 
-            outcomes += await self._retrying(attempt, _TRANSIENT_INSERT)
-        return outcomes
+        return await self._retrying(attempt, _TRANSIENT_INSERT)
 
     async def get(self, run_id: str, name: str) -> Entry | None:
         row = await self._retrying(lambda: self._pool.fetchrow(self._sql.get, run_id, name))
