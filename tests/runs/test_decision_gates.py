@@ -5,13 +5,16 @@ naming the call's gate and what fits instead, and write nothing. The check is th
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 
 import pytest
 
 from agenttui.agent.pauses import AlreadyDecided, NoApprovalGate
-from agenttui.runs.operations import Decide
+from agenttui.errors import RunNotFoundError
+from agenttui.runs.operations import Decide, ReleaseLease
+from agenttui.stores.base import Store
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import CASES, GoRun
@@ -78,3 +81,19 @@ async def test_a_go_call_the_journal_cannot_show_gated_may_still_be_decided() ->
     assert "approved: wrote approval:toolu_03" in await Decide("go-awaiting-approval", "toolu_03", True).apply(store)
     with pytest.raises(AlreadyDecided):
         await Decide("go-approved-not-driven", "toolu_03", False).apply(store)
+
+
+async def test_every_store_refuses_alike_and_releases_only_a_run_it_knows(store: Store) -> None:
+    for case in (GO["go-halted"], GO["go-awaiting-approval"]):
+        for name, data in case.entries():
+            await store.insert(case.run_id, name, data)
+    with pytest.raises(NoApprovalGate):
+        await Decide("go-halted", "toolu_05", False).apply(store)
+    assert "approved: wrote approval:toolu_03" in await Decide("go-awaiting-approval", "toolu_03", True).apply(store)
+    with pytest.raises(RunNotFoundError):
+        await ReleaseLease("no-such-run").apply(store)
+    assert await ReleaseLease("go-halted").apply(store) == "nothing to release: the run holds no lease"
+    # A lease row with no record yet is a run too: its driver died before writing its first one.
+    assert await store.acquire_lease("orphan", "gone-worker", ttl=0.05)
+    await asyncio.sleep(0.2)
+    assert await ReleaseLease("orphan").apply(store) == "released the lapsed lease of gone-worker"
