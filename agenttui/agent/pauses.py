@@ -104,6 +104,14 @@ class NothingPending(AgentTuiError):
     title = "Nothing to do"
 
 
+class NoApprovalGate(NothingPending):
+    """An approval or a denial of a call that awaits none: its result is recorded, it asks a
+    question, it was attempted, or its tool has no gate. A decision is permanent, so none is
+    written; the message names the call's gate (or that it has none) and what fits instead."""
+
+    title = "No approval awaited"
+
+
 class RollbackRequested(AgentTuiError):
     """A saga whose rollback was requested (``run:cancel-requested``): only a saga driver, which
     runs its compensations, may drive it on; agenttui's loop does not roll back."""

@@ -26,7 +26,7 @@ async def apply_operation(store: str, operation: Any) -> None:
 @click.option("--approver", default="", help="Who approves (recorded on the decision).")
 @run_async
 async def approve(store: str, run_id: str, call: str, approver: str) -> None:
-    """Approve call CALL of a run awaiting approval."""
+    """Approve call CALL of a run awaiting approval: writes approval:CALL, approved (the next drive runs the call)."""
     from agenttui.runs.operations import Decide
 
     await apply_operation(store, Decide(run_id, call, True, approver))
@@ -39,7 +39,8 @@ async def approve(store: str, run_id: str, call: str, approver: str) -> None:
 @click.option("--approver", default="", help="Who denies (recorded on the decision).")
 @run_async
 async def deny(store: str, run_id: str, call: str, approver: str) -> None:
-    """Deny call CALL of a run awaiting approval (records the denial result too)."""
+    """Deny call CALL of a run awaiting approval: writes approval:CALL, denied (the decision alone: the next drive
+    records the denial as the call's result)."""
     from agenttui.runs.operations import Decide
 
     await apply_operation(store, Decide(run_id, call, False, approver))
@@ -52,7 +53,7 @@ async def deny(store: str, run_id: str, call: str, approver: str) -> None:
 @click.argument("value")
 @run_async
 async def answer(store: str, run_id: str, name: str, value: str) -> None:
-    """Answer interrupt NAME, the one the run waits on; VALUE is JSON, or plain text (a string)."""
+    """Answer interrupt NAME, the one the run waits on: writes interrupt:NAME, VALUE (JSON, or plain text as a string)."""
     from agenttui.runs.operations import Answer, parse_value
 
     await apply_operation(store, Answer(run_id, name, parse_value(value, json_only=False)))
@@ -62,7 +63,7 @@ async def answer(store: str, run_id: str, name: str, value: str) -> None:
 @click.argument("store")
 @click.argument("run_id")
 @click.argument("call")
-@click.option("--fired", is_flag=True, help="The call's effect happened (give its --result).")
+@click.option("--fired", is_flag=True, help="The call's effect happened (give its --result or --result-text).")
 @click.option("--not-fired", is_flag=True, help="The call's effect did not happen: the next drive retries it.")
 @click.option("--result", metavar="JSON", help="With --fired: the call's result, as JSON.")
 @click.option("--result-text", metavar="TEXT", help="With --fired: the call's result, recorded as a JSON string.")
@@ -70,13 +71,19 @@ async def answer(store: str, run_id: str, name: str, value: str) -> None:
 async def resolve(
     store: str, run_id: str, call: str, fired: bool, not_fired: bool, result: str | None, result_text: str | None
 ) -> None:
-    """Resolve a halted call whose outcome was unknown: it fired (with its result), or it did not."""
+    """Resolve a halted call whose outcome was unknown. --fired: writes tool:CALL, the result you give, marked
+    reconciled. --not-fired: writes a not_started record voiding the attempt (the next drive retries the call)."""
     from agenttui.runs.operations import Resolve, parse_value
 
     if fired == not_fired:
         fail("say what happened: --fired or --not-fired, one of them")
     if not_fired and (result is not None or result_text is not None):
         fail("--result and --result-text go with --fired: a call that did not fire has no result")
+    if fired and result is None and result_text is None:
+        # Recorded for good as the call's result: a forgotten option must not become a null.
+        fail(
+            "--fired needs the call's result: give it with --result JSON or --result-text TEXT (--result null for none)"
+        )
     if result is not None and result_text is not None:
         fail("--result or --result-text, not both")
     value = (
@@ -103,7 +110,7 @@ async def cancel(store: str, run_id: str, reason: str) -> None:
 @click.option("--agent", "agent_spec", required=True, metavar="MODULE:FACTORY", help="Your agent factory.")
 @run_async
 async def redrive(store: str, run_id: str, agent_spec: str) -> None:
-    """Drive one run forward with your agent, under its lease."""
+    """Drive one run forward with your agent, under its lease: writes its next steps as your agent takes them."""
     from agenttui.agent.factory import load_factory
     from agenttui.runs.operations import Redrive
 
@@ -115,7 +122,8 @@ async def redrive(store: str, run_id: str, agent_spec: str) -> None:
 @click.option("--agent", "agent_spec", required=True, metavar="MODULE:FACTORY", help="Your agent factory.")
 @run_async
 async def recover_command(store: str, agent_spec: str) -> None:
-    """Re-drive every unfinished run, each under its lease (pauses count as recovered).
+    """Re-drive every unfinished run, each under its lease (pauses count as recovered): writes each run's
+    next steps as your agent takes them.
 
     Exits 5 when any run failed; the report names each.
     """
@@ -137,7 +145,8 @@ async def recover_command(store: str, agent_spec: str) -> None:
 @click.option("--yes", is_flag=True, help="With --force: do not ask.")
 @run_async
 async def release(store: str, run_id: str, force: bool, yes: bool) -> None:
-    """Release a run's lapsed lease (refused while the lease is live, unless --force)."""
+    """Release a run's lapsed lease: deletes its lease row, the journal untouched (refused while the lease is
+    live, unless --force)."""
     from agenttui.journal.keys import root_run_id
     from agenttui.runs.operations import ReleaseLease
 

@@ -12,6 +12,7 @@ import asyncio
 import errno
 import io
 import os
+import re
 import signal
 import sys
 import traceback
@@ -23,7 +24,7 @@ import click
 
 from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, RunNotFoundError
-from agenttui.journal.inert import printable
+from agenttui.journal.inert import printable, printable_id
 from agenttui.stores import open_store
 from agenttui.stores.base import Store
 
@@ -109,17 +110,32 @@ DEBUG_VARIABLE = "AGENTTUI_DEBUG"
 class AgentTuiGroup(click.Group):
     """The ``agenttui`` group, the one entry point every command runs through.
 
-    ``agenttui STORE`` (no subcommand) means ``agenttui open STORE``. Whatever a command raises
-    ends here as one inert line on stderr and an exit code from ``EXIT_CODES``: a new command
-    inherits that the day it is registered, with no ``try`` of its own.
+    ``agenttui STORE`` (no subcommand) means ``agenttui open STORE``, when STORE names a store; any
+    other word is a command mistyped, and is said to be one. Whatever a command raises ends here
+    as one inert line on stderr and an exit code from ``EXIT_CODES``: a new command inherits that
+    the day it is registered, with no ``try`` of its own.
     """
 
     default_command = "open"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in self.commands and not args[0].startswith("-") and names_a_store(args[0]):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib  # 13 ms to import: only a mistyped command needs it
+
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            hint = (
+                f" (did you mean '{near[0]}'?)" if near else " (agenttui --help lists them; a store is a path or a URL)"
+            )
+            raise click.UsageError(f"no such command '{printable_id(name)}'{hint}", ctx)
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -146,6 +162,20 @@ class AgentTuiGroup(click.Group):
         except Exception as exc:
             _show_traceback_if_asked()
             fail(f"unexpected error ({type(exc).__name__}: {exc}); {DEBUG_VARIABLE}=1 shows where")
+
+
+def names_a_store(word: str) -> bool:
+    """Whether ``word`` is meant as a store rather than a command: a file that is there, a URL
+    (``sqlite:``, ``postgresql:``... with its scheme), ``memory:``, or a path (it has a
+    separator or a dot), which ``open`` then says is missing. A bare word is a command, mistyped."""
+    return (
+        os.path.exists(os.path.expanduser(word))
+        or _SCHEME.match(word) is not None
+        or any(mark in word for mark in ("/", os.sep, "."))
+    )
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 #: Errors of writing the output rather than of the command's own files or connections.

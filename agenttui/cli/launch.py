@@ -53,7 +53,8 @@ def _check_factory(spec: str) -> None:
 @click.option("--bulk-turns", type=int, default=2000, show_default=True, help="Turns in the long run.")
 @theme_option
 def demo(path: str, no_tui: bool, force: bool, bulk_turns: int, theme: str | None) -> None:
-    """Build a demo store with the runtime (a run in every status) and open the TUI on it."""
+    """Build a demo store with the runtime (a run in every status) and open the TUI on it; while the TUI is open,
+    a background writer adds a run live-tail-<pid> to the store, record by record, to show a live tail."""
     from agenttui.demo.command import build_demo_at
     from agenttui.stores import describe_url
 

@@ -7,6 +7,7 @@ a screen that shows only run ids imports no records (benchmarks/startup.py).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -16,10 +17,14 @@ from typing import Any
 # embeddings, overrides and isolates that can reorder what a terminal shows, and the invisible
 # characters (zero-width spaces and joiners, word joiner, soft hyphen, BOM) that make two
 # different strings print alike.
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ud800-\udfff]"
+_UNSAFE_CHARS = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ud800-\udfff"
 )
+_UNSAFE = re.compile(f"[{_UNSAFE_CHARS}]")
+# An id is one line whose every character counts: a tab or a newline in it is shown as an escape
+# too, not as the space or the ⏎ that prose gets (which the id could hold literally).
+_UNSAFE_IN_ID = re.compile(f"[\t\n{_UNSAFE_CHARS}]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -27,10 +32,28 @@ def _visible(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
+@functools.cache
+def _escape_like(unsafe: str) -> re.Pattern[str]:
+    """The backslashes that would read as the start of an escape: before ``x`` and two hex
+    digits, ``u`` and four, or a character ``unsafe`` (a character class) turns into an escape."""
+    return re.compile(f"\\\\+(?=x[0-9a-fA-F]{{2}}|u[0-9a-fA-F]{{4}}|{unsafe})")
+
+
+def _escaped(text: str, unsafe: re.Pattern[str]) -> str:
+    """``text`` with each ``unsafe`` character shown as an escape (``\\x1b``, ``\\u202e``), and each
+    backslash that would make the text read as one shown doubled (``\\\\x1b`` is the text
+    ``\\x1b``, four characters): what shows as an escape is always a character escaped."""
+    if "\\" in text:
+        text = _escape_like(unsafe.pattern).sub(lambda run: run.group() * 2, text)
+    return unsafe.sub(_visible, text)
+
+
 def printable(text: str, *, multiline: bool = False) -> str:
     """``text`` with every control and bidi character shown as an escape, never interpreted.
 
-    Newlines and tabs are kept when ``multiline``; otherwise they become ``⏎`` and spaces.
+    Newlines and tabs are kept when ``multiline``; otherwise they become ``⏎`` and spaces. A
+    backslash is shown as it is: values are mostly JSON text, where it starts JSON's own escapes
+    (an id, which must never show as another, goes through ``printable_id``).
     """
     text = _UNSAFE.sub(_visible, text)
     if not multiline:
@@ -45,14 +68,16 @@ _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2
 
 
 def printable_id(text: str) -> str:
-    """An id (a run id, a step name, a call id) made unambiguous: ``printable``, and letters of
-    another script mixed into Latin ones (a Cyrillic ``а`` in ``refund-а1002``) shown as escapes,
-    so two ids that differ are never shown alike."""
-    text = printable(text)
+    """An id (a run id, a step name, a call id) made unambiguous, so two ids that differ are never
+    shown alike: ``printable``, with tabs and newlines escaped too, a backslash that would read as
+    the start of an escape doubled (``run\\x1b`` is ESC, ``run\\\\x1b`` the four characters), and
+    letters of another script mixed into Latin ones (a Cyrillic ``а`` in ``refund-а1002``) shown
+    as escapes."""
     scripts = {_script(c) for c in text if c.isalpha()}
     if "LATIN" not in scripts or len(scripts) == 1:
-        return text
-    return "".join(c if not c.isalpha() or _script(c) == "LATIN" else f"\\u{ord(c):04x}" for c in text)
+        return _escaped(text, _UNSAFE_IN_ID)
+    foreign = "".join(sorted(re.escape(c) for c in text if c.isalpha() and _script(c) != "LATIN"))
+    return _escaped(text, re.compile(f"[\t\n{_UNSAFE_CHARS}{foreign}]"))
 
 
 def _script(char: str) -> str:

@@ -8,12 +8,14 @@ already decided, with the decision that stands).
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from agenttui.agent.loop import UnreadableJournal, attempt_voided, latest_attempt
-from agenttui.agent.pauses import AlreadyDecided, NothingPending, RunEnded, RunNotStarted
-from agenttui.agent.tools import encode_result
+from agenttui.agent.pauses import AlreadyDecided, NoApprovalGate, NothingPending, RunEnded, RunNotStarted
+from agenttui.agent.runstart import RunStart
+from agenttui.agent.tools import encode_result, interrupt_name
 from agenttui.errors import RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
@@ -79,13 +81,56 @@ async def decide_approval(
     alone. The next drive runs the call, or records its denial (with the tool's policy)."""
     journal = Journal(store)
     history = await _require_open(journal, run_id)
-    if not any(tool_use_id in (p.id for p in r.message.tool_uses) for r in history if r.message):
-        raise NothingPending(f"run {run_id!r} made no call {tool_use_id!r}")
+    await _require_gate(journal, run_id, tool_use_id, history)
     decision = Record(
         keys.approval_key(tool_use_id), StepKind.APPROVAL, tool_use_id=tool_use_id, approved=approved, approver=approver
     )
     standing, won = await journal.insert(run_id, decision)
     return ActionOutcome((standing,) if won else (), standing)
+
+
+async def _require_gate(journal: Journal, run_id: str, tool_use_id: str, history: list[Record]) -> None:
+    """Refuse a decision on a call that awaits none (``NoApprovalGate``), before it is written
+    for ever: a call whose result is recorded, one attempted (its outcome is what is open), one
+    with an m-of-n gate (its decision is a tally of signed votes), and one whose tool, by the
+    policy ``run:start`` records, asks a question or has no gate. Where the journal cannot tell
+    (a Go service's run records no policy), an open call may be decided, as the SDK's
+    ``Approve`` lets it. A call decided already passes: the insert names the standing decision."""
+    by_name = {r.name: r for r in history}
+    if keys.approval_key(tool_use_id) in by_name:
+        return
+    call = next((c for r in reversed(history) if r.message for c in r.message.tool_uses if c.id == tool_use_id), None)
+    if call is None:
+        raise NothingPending(f"run {run_id!r} made no call {tool_use_id!r}")
+    what = f"call {tool_use_id!r} ({call.name}) of run {run_id!r}"
+    if keys.tool_key(tool_use_id) in by_name:
+        raise NoApprovalGate(f"{what} already has its result: it awaits no approval; nothing written")
+    _, marker = await latest_attempt(journal, run_id, tool_use_id)
+    if marker is not None and not await attempt_voided(journal, run_id, marker):
+        raise NoApprovalGate(
+            f"{what} was attempted and its outcome is unknown: it awaits no approval but a resolution"
+            f" ({_cli('resolve', run_id, tool_use_id)} --fired or --not-fired); nothing written"
+        )
+    votes = [r for r in history if r.kind == StepKind.APPROVAL and r.tool_use_id == tool_use_id]
+    if votes or keys.approval_tally_key(tool_use_id) in by_name:
+        raise NoApprovalGate(
+            f"{what} has an m-of-n gate ({len(votes)} signed decisions so far): it is decided by a tally of"
+            " signed votes, which approve and deny do not write; nothing written"
+        )
+    start = by_name.get(keys.RUN_START)
+    policy = RunStart.decode(start.result).policy(call.name) if start is not None else None
+    if policy is not None and policy.interrupts:
+        raise NoApprovalGate(
+            f"{what} asks a question: it awaits an answer, not an approval"
+            f" ({_cli('answer', run_id, interrupt_name(tool_use_id))} VALUE); nothing written"
+        )
+    if policy is not None and not policy.needs_approval:
+        raise NoApprovalGate(f"{what} has no approval gate (run:start records {call.name}'s policy); nothing written")
+
+
+def _cli(command: str, run_id: str, *words: str) -> str:
+    """The command that fits instead, for a person to run (the store left for them to fill in)."""
+    return " ".join(["agenttui", command, "STORE", *(shlex.quote(w) for w in (run_id, *words))])
 
 
 async def approve(store: Store, run_id: str, tool_use_id: str, approver: str = "") -> ActionOutcome:

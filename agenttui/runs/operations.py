@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -364,6 +364,8 @@ class ReleaseLease:
         root = keys.root_run_id(self.run_id)
         current = await store.get_lease(root)
         if current is None:
+            if not await _has_records(store, self.run_id):
+                raise RunNotFoundError(self.run_id)
             return "nothing to release: the run holds no lease"
         if self.force:
             if self.current is not None and current.holder != self.current.holder:
@@ -376,6 +378,17 @@ class ReleaseLease:
             raise LeaseHeld(self.run_id, current.holder, current.expires_in)
         await store.release_lease(root, holder)
         return f"released the lapsed lease of {current.holder}"
+
+
+async def _has_records(store: Store, run_id: str) -> bool:
+    """Whether the store holds any record of ``run_id`` (its first entry is read, no more). A
+    lease row alone is a run too: its driver died before it wrote its first record."""
+    entries = store.load(run_id)
+    try:
+        return await anext(entries, None) is not None
+    finally:
+        if isinstance(entries, AsyncGenerator):
+            await entries.aclose()
 
 
 def _expiry(lease: LeaseInfo) -> str:

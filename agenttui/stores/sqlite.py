@@ -604,8 +604,8 @@ async def _connect_and_prepare(
     except sqlite3.Error as exc:  # _prepare raises StoreErrors: this is the connection failing
         raise _open_failed(exc, path, url, read_only=read_only) from exc
     except BaseException:
-        if read_only:
-            await asyncio.to_thread(_remove_idle_wal_files, path)
+        if read_only:  # a file refused (no journal, a newer schema): only its files, not its commits
+            await asyncio.to_thread(_remove_idle_wal_files, path, move_commits=False)
         raise
     return conn, layouts[0]
 
@@ -762,21 +762,26 @@ async def _disconnect(conn: aiosqlite.Connection, path: str, *, read_only: bool)
         await asyncio.to_thread(_remove_idle_wal_files, path)
 
 
-def _remove_idle_wal_files(path: str) -> None:
-    """Let SQLite delete the ``-wal``/``-shm`` pair a read-only handle created, if nobody uses it.
+def _remove_idle_wal_files(path: str, *, move_commits: bool = True) -> None:
+    """Let SQLite delete the ``-wal``/``-shm`` pair after a read-only handle, when no other
+    connection has the database open: what the last connection to close does anyway.
 
     A read-only connection to a WAL database whose writers have all closed must create both files
-    to read, and cannot delete them when it closes (that takes a write lock on the database), so
-    they would be left behind. SQLite's one safe way to remove them is to open a read-write
-    connection, read, and close it: the last connection to close deletes them under an exclusive
-    lock, which it cannot get while any other process has the database open. An empty ``-wal``
-    means nobody has written since the files appeared, so the main file is not touched either.
+    to read, and cannot delete them when it closes (that takes a write lock on the database); a
+    writer that closes while a reader is open leaves them too, as it is not the last connection.
+    SQLite's one safe way to remove them is to open a read-write connection, read, and close it:
+    the last connection to close moves the commits the ``-wal`` holds into the file (a
+    checkpoint: the journal's content is unchanged, and an empty ``-wal`` leaves the file
+    untouched) and deletes both, under an exclusive lock it cannot get while any other process
+    has the database open. So a read leaves no file beside the store, and files another process
+    holds are never deleted: they stay for it. Without ``move_commits``, a ``-wal`` that holds
+    commits is left as it is (a file that was refused is none of agenttui's business).
     """
     try:
-        if os.path.getsize(f"{path}-wal") != 0:
+        if os.path.getsize(f"{path}-wal") != 0 and not move_commits:
             return
     except OSError:
-        return  # no -wal file: nothing was created
+        return  # not in WAL mode, or nothing was created
     try:
         # No busy wait: a lock held means another connection is open, and then the files stay anyway.
         conn = sqlite3.connect(f"file:{quote(path)}?mode=rw", uri=True, timeout=0)

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
-from agenttui.journal.inert import printable
+from agenttui.journal.inert import printable, printable_id
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.stores.changes import file_identity, follow_changes
@@ -351,7 +351,7 @@ class AgentTuiApp(App[int]):
             lead = f"{written}.\nThe run is ready to go on: re-drive it now?"
             await self._confirm_and_apply(redrive, status.run_id, lead=lead)
         elif written is not None and isinstance(operation, Decide | Answer):
-            self.notify(f"{printable(status.run_id)} is ready: re-drive it with agenttui redrive, or start "
+            self.notify(f"{printable_id(status.run_id)} is ready: re-drive it with agenttui redrive, or start "
                         "agenttui with --agent module:factory", timeout=6, markup=False)  # fmt: skip
 
     async def _ask(self, title: str, prompt: str, placeholder: str) -> str | None:

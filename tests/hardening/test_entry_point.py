@@ -111,3 +111,37 @@ def test_fork_fails_in_one_inert_line(store_with_osc52: Path, args: list[str], s
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert result.stderr.startswith("agenttui: ")
     assert not TERMINAL_ACTIVE.search(result.stdout + result.stderr)
+
+
+@pytest.mark.parametrize(
+    ("words", "says"),
+    [
+        (["mermiad", "STORE", "r"], "no such command 'mermiad' (did you mean 'mermaid'?)"),
+        (["rnus", "STORE"], "no such command 'rnus' (did you mean 'runs'?)"),
+        (["zzz"], "no such command 'zzz' (agenttui --help lists them; a store is a path or a URL)"),
+        ([f"zz{OSC52}"], "no such command 'zz\\x1b]52;c;cm0gLXJmIH4gIw==\\x07'"),
+    ],
+)
+def test_a_mistyped_command_is_named_with_the_closest(tmp_path: Path, words: list[str], says: str) -> None:
+    """The default command (``agenttui STORE``) takes only a word that names a store: a typo is
+    said to be one, not "unexpected extra argument" nor a missing file."""
+    from agenttui.cli import main
+
+    store = tmp_path / "journal.db"
+    store.write_bytes(b"")
+    result = CliRunner().invoke(main, [str(store) if w == "STORE" else w for w in words])
+    assert result.exit_code == 2
+    assert says in result.output and "extra argument" not in result.output
+    assert not TERMINAL_ACTIVE.search(result.output)
+
+
+def test_a_store_is_a_file_there_a_url_or_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenttui.cli import main
+    from agenttui.cli.app import names_a_store
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "journal").write_bytes(b"")
+    assert all(map(names_a_store, ["journal", "memory:", "sqlite:///x.db", "postgresql://h/db", "x.db", "dir/x"]))
+    assert not any(map(names_a_store, ["mermiad", "runz", "journals"]))
+    missing = CliRunner().invoke(main, ["missing.db"])  # a path: the store is opened, and is not there
+    assert missing.exit_code == 2 and "no such file" in missing.output

@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from agenttui.runs.operations import BadValue, parse_value
+from agenttui.cli import main
+from agenttui.runs.operations import Answer, BadValue, Cancel, Decide, Operation, ReleaseLease, Resolve, parse_value
 from agenttui.stores.sqlite import SQLiteStore
 
 
@@ -61,6 +63,15 @@ def journal(path: Path) -> list[tuple[str, str, bytes]]:
         (["deny", "refund-a1002", "call_1_0"], 2, "ended with run:complete"),
         (["deny", "refund-a1005-approved", "call_1_0"], 4, "call call_1_0 was already approved by ops@example.com"),
         (["approve", "no-such-run", "call_1_0"], 1, "no run 'no-such-run'"),
+        (["approve", "refund-a1005", "call_0_0"], 2, "(lookup_order) of run 'refund-a1005' already has its result"),
+        (["deny", "question-a1001", "call_1_0"], 2, "asks a question: it awaits an answer, not an approval"),
+        (
+            ["resolve", "refund-a1004-halted", "call_1_0", "--fired"],
+            2,
+            "--fired needs the call's result: give it with --result JSON or --result-text TEXT",
+        ),
+        (["release", "no-such-run"], 1, "no run 'no-such-run'"),
+        (["release", "no-such-run", "--force", "--yes"], 1, "no run 'no-such-run'"),
         (["cancel", "no-such-run"], 1, "no run 'no-such-run'"),
         (["answer", "no-such-run", "x", "1"], 1, "no run 'no-such-run'"),
         (["show", "no-such-run"], 1, "no run 'no-such-run'"),
@@ -80,6 +91,29 @@ def test_a_result_given_as_text_is_recorded_as_a_string(demo: Path) -> None:
     assert result.returncode == 0, result.stderr
     shown = cli("show", str(demo), "refund-a1004-halted", "--json").stdout
     assert '"result": "{bad"' in shown and '"reconciled": true' in shown
+
+
+@pytest.mark.parametrize(
+    ("command", "operation"),
+    [
+        ("approve", Decide("RUN_ID", "CALL", True)),
+        ("deny", Decide("RUN_ID", "CALL", False)),
+        ("answer", Answer("RUN_ID", "NAME", 1)),
+        ("resolve", Resolve("RUN_ID", "CALL", True, 1)),
+        ("resolve", Resolve("RUN_ID", "CALL", False)),
+        ("cancel", Cancel("RUN_ID")),
+        ("release", ReleaseLease("RUN_ID")),
+    ],
+)
+def test_each_write_commands_help_names_what_it_writes(command: str, operation: Operation) -> None:
+    """The help names the record the command's operation writes (what a confirmation shows), and
+    claims no other: ``deny`` writes the decision alone, the denial comes with the next drive."""
+    shown = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
+    name, kind = operation.will_write().split()[:2]
+    written = "deletes its lease row" if name == "deletes" else kind if kind == "not_started" else name
+    assert written in shown, (written, shown)
+    if command == "deny":
+        assert "the decision alone" in shown and "records the denial result too" not in shown
 
 
 def test_deciding_twice_exits_4_naming_the_decision(demo: Path) -> None:

@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
-from agenttui.journal.describe import printable
+from agenttui.journal.describe import printable, printable_id
 from agenttui.runs.operations import report_lines
 from agenttui.runs.recover import RecoverReport
 
@@ -28,7 +28,7 @@ class RecoverProgress(ModalScreen[None]):
 
     def advance(self, done: int, run_id: str) -> None:
         self.query_one(ProgressBar).update(progress=done)
-        self.query_one("#dialog-body", Static).update(Text(f"{done} runs · last: {printable(run_id)}"))
+        self.query_one("#dialog-body", Static).update(Text(f"{done} runs · last: {printable_id(run_id)}"))
 
     def finish(self, report: RecoverReport) -> None:
         self._done = True

@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from agenttui.errors import StoreError, StoreLockedError
 from agenttui.journal import keys
-from agenttui.journal.inert import printable
+from agenttui.journal.inert import printable, printable_id
 from agenttui.runs.scheduler import StatusScheduler, clock_change_at
 from agenttui.runs.state import RunState
 from agenttui.tui.messages import (
@@ -455,7 +455,7 @@ class RunsScreen(StoreScreen):
         self.table.refresh_items()
         # Run ids are untrusted: made inert, and never parsed as markup (a "[@click=...]" would act).
         self.notify(
-            "marked: " + ", ".join(map(printable, marks)) if marks else "no runs marked", timeout=2, markup=False
+            "marked: " + ", ".join(map(printable_id, marks)) if marks else "no runs marked", timeout=2, markup=False
         )
 
     def action_diff_marked(self) -> None:

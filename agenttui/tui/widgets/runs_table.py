@@ -86,7 +86,7 @@ def label_width(run_id: str) -> int:
     under its parent): measured once per run as runs are listed, not per drawn line."""
     depth = run_id.count(">")
     shown = run_id if not depth else run_id.rpartition(">")[2]
-    if not (shown.isascii() and shown.isprintable()):  # escapes make it longer (printable_id)
+    if not (shown.isascii() and shown.isprintable()) or "\\" in shown:  # escapes make it longer (printable_id)
         shown = printable_id(shown)
     return 2 + (len(shown) if not depth else 2 * depth + 1 + len(shown))
 
