@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from agenttui.demo.build import build_demo
 from agenttui.journal import Journal, decode_record
 from agenttui.journal.codec import encode_string
 from agenttui.journal.redact import MARKER
 from agenttui.replay.session import replay_verdict
 from agenttui.runs.bundle import ExportReport, UndecodableRecordsError, export_jsonl, export_runs, read_manifest
-from agenttui.runs.status import run_status
+from agenttui.runs.state import RunState
+from agenttui.runs.status import list_statuses, run_status
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import (
     CASES,
@@ -367,6 +369,40 @@ async def test_every_go_run_reads_and_replays_the_same_redacted_by_member_names(
             assert verdict.kind == case.verdict, (case.run_id, verdict.summary())
             records = (await Journal(bundle).read(case.run_id)).records
             assert not any(r.unreadable for r in records if r.tombstone is None), case.run_id
+        listed = {status.run_id: status.state async for status in list_statuses(bundle)}  # from run summaries
+        assert listed == {case.run_id: case.status for case in CASES}
+    finally:
+        await bundle.close()
+
+
+async def test_every_demo_run_reads_and_replays_the_same_redacted(source: SQLiteStore, tmp_path: Path) -> None:
+    """Runs agenttui wrote: its tool policies in ``run:start``, decisions by a named approver,
+    answers, sub-agents, a halt; and one damaged record, left out."""
+    await build_demo(source, bulk_turns=2)
+    ids = [run_id async for run_id in source.runs() if ">" not in run_id]
+    names = ["customer", "name", "kind", "approver", "text", "args", "input", "order_id", "reason", "safety",
+             "approval", "interrupts", "tools", "item"]  # fmt: skip
+    report = await export_runs(source, ids, tmp_path / "b.db", redact=names, drop_undecodable=True)
+    assert [(r.run_id, r.name) for r in report.dropped] == [("lookup-a1001-damaged", "@llm/1")]
+    assert dict(report.redactions)["approver"] >= 3
+    bundle = await SQLiteStore.open(tmp_path / "b.db", read_only=True)
+    try:
+        before = {status.run_id: status async for status in list_statuses(source)}
+        after = {status.run_id: status async for status in list_statuses(bundle)}
+        assert before.keys() == after.keys()
+        for run_id, status in before.items():
+            if run_id.startswith("lookup-a1001-damaged"):
+                continue
+            # a bundle holds no lease: a run driven at the source reads as it stands without one
+            expected = RunState.STALLED if status.state == RunState.IN_FLIGHT else status.state
+            assert after[run_id].state == expected, run_id
+            assert (await run_status(bundle, run_id)).state == expected, run_id
+            (_, there), (_, here) = await replay_verdict(bundle, run_id), await replay_verdict(source, run_id)
+            assert there.kind == here.kind, (run_id, there.summary())
+            changed(
+                [(e.name, e.data) async for e in source.load(run_id)],
+                [(e.name, e.data) async for e in bundle.load(run_id)],
+            )
     finally:
         await bundle.close()
 
