@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from agenttui.errors import AgentTuiError, ConfigError, CorruptRecordError, RunNotFoundError
-from agenttui.journal.redact import MARKER, Redactor, opaque_values
+from agenttui.journal.redact import MARKER, RedactionError, Redactor, RedactPath, opaque_values
 from agenttui.runs.state import RunState
 from agenttui.stores.base import Entry, StepTakenError, Store
 from agenttui.stores.bundle_file import BundleExistsError, BundleFile
@@ -170,8 +170,17 @@ class BundleManifest:
         return ()
 
     def redactor(self) -> Redactor:
-        """The bundle's redaction, to apply to other records (a replay's) the same way."""
-        return Redactor([path for path, _ in self.redactions])
+        """The bundle's redaction, to apply to other records (a replay's) the same way. A path
+        an earlier build took that names only what a run is read by is left out: it could
+        replace nothing then either."""
+        paths = []
+        for path, _ in self.redactions:
+            try:
+                RedactPath.parse(path)
+            except RedactionError:
+                continue
+            paths.append(path)
+        return Redactor(paths)
 
     def rows(self) -> dict[str, str]:
         return {

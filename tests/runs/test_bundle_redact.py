@@ -461,3 +461,11 @@ def test_the_command_says_what_it_could_not_look_inside(tmp_path: Path) -> None:
         f"  go-quorum  {alice}: a value approver replaced",
         f"  go-quorum  {bob}: a value approver replaced",
     ]
+
+
+def test_a_bundle_from_an_earlier_build_replays_with_the_paths_that_still_parse() -> None:
+    from agenttui.runs.bundle import BundleManifest
+
+    manifest = BundleManifest.of_rows({"redactions": json.dumps([{"path": "card_number", "values": 2},
+                                                                 {"path": "$.message.parts[*].id", "values": 0}])})  # fmt: skip
+    assert manifest.redactor().texts == ("card_number",)
