@@ -365,7 +365,7 @@ async def test_every_go_run_reads_and_replays_the_same_redacted_by_member_names(
             after = [(e.name, e.data) async for e in bundle.load(case.run_id)]
             changed(before, after)
             assert (await run_status(bundle, case.run_id)).state == case.status, case.run_id
-            _, verdict = await replay_verdict(bundle, case.run_id)
+            _, verdict = await replay_verdict(bundle, case.run_id, input=case.input)
             assert verdict.kind == case.verdict, (case.run_id, verdict.summary())
             records = (await Journal(bundle).read(case.run_id)).records
             assert not any(r.unreadable for r in records if r.tombstone is None), case.run_id
