@@ -816,7 +816,7 @@ def _why(text: str, broken: _Broken) -> str:
     at = len(text[: broken.at].encode("utf-8", "surrogateescape"))
     if broken.cut_short:
         return f"not JSON: cut short at byte {at} of {size}"
-    return f"not JSON from byte {at} of {size} on"
+    return f"not JSON at byte {at} of {size}"
 
 
 #: What ``opaque_values`` counts, by what it is: a part's member redaction cannot look inside.

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from agenttui.errors import AgentTuiError, ConfigError, CorruptRecordError, RunNotFoundError
+from agenttui.journal.inert import printable, printable_id
 from agenttui.journal.redact import MARKER, RedactionError, Redactor, RedactPath, opaque_values
 from agenttui.runs.state import RunState
 from agenttui.stores.base import Entry, StepTakenError, Store
@@ -524,8 +525,6 @@ def unredacted_lines(report: ExportReport, *, listed: int = 20) -> list[str]:
     """What an export's redaction could not do, for a person (inert text, ``listed`` records a
     list at most): records left out, values it could not look inside, redacted values a step
     name still holds. Empty when there is nothing to say."""
-    from agenttui.journal.inert import printable, printable_id
-
     lines = []
     dropped = report.dropped
     if dropped:

@@ -174,12 +174,12 @@ def test_bytes_that_are_not_json_are_refused_saying_where_never_what() -> None:
     redactor = Redactor(["token"])
     for data, why in [
         (b'{"name":"x","result":{"token":"s3cret', "cut short at byte 30 of 37"),
-        (b'{"name":"x","result":{"token":"s3cret"},}', "not JSON from byte 40 of 41 on"),
-        (b'{"name":"x"} trailing', "not JSON from byte 13 of 21 on"),
-        (b'{"name":"x","n":NaN}', "not JSON from byte 16 of 20 on"),
-        (b"not json", "not JSON from byte 0 of 8 on"),
+        (b'{"name":"x","result":{"token":"s3cret"},}', "not JSON at byte 40 of 41"),
+        (b'{"name":"x"} trailing', "not JSON at byte 13 of 21"),
+        (b'{"name":"x","n":NaN}', "not JSON at byte 16 of 20"),
+        (b"not json", "not JSON at byte 0 of 8"),
         (b'{"name":"x","t":"a\x01b"}', "not JSON"),
-        (b'{"name":"x","t":\xff}', "not JSON from byte 16 of 18 on"),
+        (b'{"name":"x","t":\xff}', "not JSON at byte 16 of 18"),
     ]:
         with pytest.raises(CorruptRecordError) as refused:
             redactor.redact(data, "x")
