@@ -32,7 +32,10 @@ _LISTED = 20
 @click.option("--no-sub-runs", is_flag=True, help="Leave the runs under each run out (they travel with it by default).")
 @click.option("--redact", "redact", multiple=True, metavar="PATH",
               help="Replace the values at this JSON path by a marker, e.g. $.result.card_number, or a member name "
-                   "anywhere in a payload, e.g. card_number (repeatable).")  # fmt: skip
+                   "anywhere in a record, e.g. card_number (repeatable).")  # fmt: skip
+@click.option("--drop-undecodable", is_flag=True,
+              help="With --redact: leave out records that are not JSON (damaged, cut short), which cannot be "
+                   "redacted, instead of refusing the export; the report names them.")  # fmt: skip
 @click.option("--status", "states", multiple=True, type=click.Choice([s.value for s in RunState]),
               help="Every run in this status (repeatable), instead of naming runs.")  # fmt: skip
 @click.option("--filter", "text", default="", metavar="TEXT",
@@ -42,10 +45,11 @@ _LISTED = 20
 @run_async
 async def export_command(
     store: str, run_ids: tuple[str, ...], output: str, no_sub_runs: bool, redact: tuple[str, ...],
-    states: tuple[str, ...], text: str, jsonl: bool, force: bool,
+    drop_undecodable: bool, states: tuple[str, ...], text: str, jsonl: bool, force: bool,
 ) -> None:  # fmt: skip
     """Export runs to a bundle: one SQLite file that every agenttui view, `agenttui replay` and the
-    Go SDK open as a store, each record's bytes as stored (leases are not copied).
+    Go SDK open as a store, each record's bytes as stored (leases are not copied). With --redact,
+    a record that is not JSON refuses the export (exit 2), unless --drop-undecodable.
 
     \b
     agenttui export STORE RUN -o run.db            a run and its sub-runs
@@ -53,7 +57,7 @@ async def export_command(
     agenttui export STORE RUN --redact card_number -o run.db
     """
     from agenttui.journal.redact import Redactor
-    from agenttui.runs.bundle import export_jsonl, export_runs, select_runs
+    from agenttui.runs.bundle import export_jsonl, export_runs, select_runs, unredacted_lines
 
     if run_ids and (states or text):
         fail("name runs, or select them with --status/--filter, not both")
@@ -64,6 +68,8 @@ async def export_command(
     target = None if output == "-" else sqlite_path(output)
     if output != "-" and target is None:
         fail(f"-o takes a file (or sqlite:///abs/path.db), not {describe_url(output)}")
+    if drop_undecodable and not redact:
+        fail("--drop-undecodable leaves out records that cannot be redacted: it goes with --redact")
     Redactor(redact)  # a bad path is refused before the store is opened
 
     async def body(opened: Store) -> ExportReport:
@@ -71,15 +77,12 @@ async def export_command(
         if not chosen:
             fail(f"no run matches {_selection(states, text)}", EXIT_NOT_FOUND)
         with _progress("exporting") as on_progress:
+            options: dict[str, Any] = {"sub_runs": not no_sub_runs, "redact": redact, "force": force,
+                                       "drop_undecodable": drop_undecodable, "on_progress": on_progress}  # fmt: skip
             if jsonl:
-                return await export_jsonl(
-                    opened, chosen, sys.stdout if target is None else target,
-                    sub_runs=not no_sub_runs, redact=redact, force=force, on_progress=on_progress,
-                )  # fmt: skip
+                return await export_jsonl(opened, chosen, sys.stdout if target is None else target, **options)
             assert target is not None
-            return await export_runs(
-                opened, chosen, target, sub_runs=not no_sub_runs, redact=redact, force=force, on_progress=on_progress
-            )
+            return await export_runs(opened, chosen, target, **options)
 
     report = await with_store(store, body)
     say = _say(to_stderr=output == "-")
@@ -95,6 +98,8 @@ async def export_command(
             f"redacted {printable(path)}: {count:,} value{'s' * (count != 1)}"
             + (" (matched nothing)" if not count else "")
         )
+    for line in unredacted_lines(report, listed=_LISTED):
+        say(line)
 
 
 def _selection(states: tuple[str, ...], text: str) -> str:

@@ -2,13 +2,16 @@
 
 The API (the CLI's ``export``/``import`` and the TUI call these, nothing else):
 
-- ``await export_runs(store, run_ids, path, *, sub_runs=True, redact=(), force=False,
-  on_progress=None) -> ExportReport``: a new SQLite store at ``path``, in the current layout,
-  holding each run (and, with ``sub_runs``, every run under it: ids ``<run>>…``), each entry's
-  bytes exactly as ``store.load`` yields them, except for the values ``redact`` names
-  (``journal.redact``). Leases are not copied. Raises ``RunNotFoundError`` for a run with no
-  records, ``BundleExistsError`` when ``path`` is taken (unless ``force``), ``RedactionError``
-  for a bad path. Written to a temporary file and renamed: a failure leaves nothing at ``path``.
+- ``await export_runs(store, run_ids, path, *, sub_runs=True, redact=(), drop_undecodable=False,
+  force=False, on_progress=None) -> ExportReport``: a new SQLite store at ``path``, in the
+  current layout, holding each run (and, with ``sub_runs``, every run under it: ids
+  ``<run>>…``), each entry's bytes exactly as ``store.load`` yields them, except for the values
+  ``redact`` names (``journal.redact``). Leases are not copied. Raises ``RunNotFoundError`` for a
+  run with no records, ``BundleExistsError`` when ``path`` is taken (unless ``force``),
+  ``RedactionError`` for a bad path, ``UndecodableRecordsError`` (naming every one) when
+  redacting meets records that are not JSON, whose values cannot be looked for, unless
+  ``drop_undecodable`` leaves them out (the report and the manifest name them). Written to a
+  temporary file and renamed: a failure leaves nothing at ``path``.
 - ``await export_jsonl(store, run_ids, path_or_stream, *, ...same...) -> ExportReport``: one
   decoded record a line, ``{"run_id", "index", ...record_json}`` (what ``show --json`` prints).
 - ``await select_runs(store, *, states=(), text="") -> list[str]``: the runs in any of
@@ -27,8 +30,8 @@ The API (the CLI's ``export``/``import`` and the TUI call these, nothing else):
   beginning of, byte for byte, is completed. A failure while writing raises ``ImportStopped``,
   naming the runs written and those not.
 - ``await read_manifest(store) -> BundleManifest | None``: what a bundle says of itself (its
-  source, its runs, which paths were redacted and how many values each), or None for a store
-  that is no bundle. ``replay`` reads it to leave redacted values out of the comparison.
+  source, its runs, which paths were redacted and how many values each, the records left out),
+  or None for a store that is no bundle. ``replay`` reads it to leave redacted values out of the comparison.
 - ``on_progress(BundleProgress)`` is called after each run.
 
 ``docs/decisions.md`` ("Bundles") records the choices the format leaves open.
@@ -44,10 +47,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection,
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Literal, cast
+from typing import IO, Any, Literal, cast
 
-from agenttui.errors import AgentTuiError, ConfigError, RunNotFoundError
-from agenttui.journal.redact import MARKER, Redactor
+from agenttui.errors import AgentTuiError, ConfigError, CorruptRecordError, RunNotFoundError
+from agenttui.journal.inert import printable, printable_id
+from agenttui.journal.redact import MARKER, RedactionError, Redactor, RedactPath, opaque_values
 from agenttui.runs.state import RunState
 from agenttui.stores.base import Entry, StepTakenError, Store
 from agenttui.stores.bundle_file import BundleExistsError, BundleFile
@@ -71,11 +75,14 @@ __all__ = [
     "ImportedRun",
     "LeftOut",
     "RunConflict",
+    "UndecodableRecord",
+    "UndecodableRecordsError",
     "export_jsonl",
     "export_runs",
     "import_runs",
     "read_manifest",
     "select_runs",
+    "unredacted_lines",
 ]
 
 BUNDLE_FORMAT = "agenttui.bundle.v1"
@@ -99,11 +106,28 @@ class BundleProgress:
 
 
 @dataclass(frozen=True, slots=True)
+class UndecodableRecord:
+    """A record whose bytes are not JSON, so that redaction cannot look inside it."""
+
+    run_id: str
+    name: str
+    reason: str
+    """Where the bytes stop being JSON (by byte offset; never quoting them)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ExportedRun:
     run_id: str
     records: int
+    """Records written (those left out not counted)."""
     redacted: dict[str, int] = field(default_factory=dict)
     """Values replaced in this run, by redaction path."""
+    dropped: tuple[UndecodableRecord, ...] = ()
+    """Records left out because they are not JSON (``drop_undecodable``)."""
+    opaque: dict[str, int] = field(default_factory=dict)
+    """Values written that redaction could not look inside, by what they are (an image's data)."""
+    kept_in_names: tuple[tuple[str, str], ...] = ()
+    """(step name, path): a value the path replaced that the step name still holds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +141,10 @@ class ExportReport:
     @property
     def records(self) -> int:
         return sum(r.records for r in self.runs)
+
+    @property
+    def dropped(self) -> tuple[UndecodableRecord, ...]:
+        return tuple(record for run in self.runs for record in run.dropped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +171,17 @@ class BundleManifest:
         return ()
 
     def redactor(self) -> Redactor:
-        """The bundle's redaction, to apply to other records (a replay's) the same way."""
-        return Redactor([path for path, _ in self.redactions])
+        """The bundle's redaction, to apply to other records (a replay's) the same way. A path
+        an earlier build took that names only what a run is read by is left out: it could
+        replace nothing then either."""
+        paths = []
+        for path, _ in self.redactions:
+            try:
+                RedactPath.parse(path)
+            except RedactionError:
+                continue
+            paths.append(path)
+        return Redactor(paths)
 
     def rows(self) -> dict[str, str]:
         return {
@@ -152,7 +189,7 @@ class BundleManifest:
             "source": self.source,
             "exported_at": self.exported_at,
             "marker": self.marker,
-            "runs": json.dumps([{"run_id": r.run_id, "records": r.records, "redacted": r.redacted} for r in self.runs]),
+            "runs": json.dumps([_run_row(r) for r in self.runs]),
             "redactions": json.dumps([{"path": path, "values": count} for path, count in self.redactions]),
         }
 
@@ -162,9 +199,7 @@ class BundleManifest:
         runs: list[ExportedRun] = []
         redactions: list[tuple[str, int]] = []
         try:
-            for run in json.loads(rows.get("runs", "[]")):
-                redacted = {str(k): int(v) for k, v in dict(run.get("redacted") or {}).items()}
-                runs.append(ExportedRun(str(run["run_id"]), int(run.get("records", 0)), redacted))
+            runs = [_run_of_row(run) for run in json.loads(rows.get("runs", "[]"))]
         except (ValueError, TypeError, KeyError, AttributeError):
             runs = []
         try:
@@ -175,6 +210,33 @@ class BundleManifest:
             rows.get("format", ""), rows.get("source", ""), rows.get("exported_at", ""), tuple(runs),
             tuple(redactions), rows.get("marker", MARKER),
         )  # fmt: skip
+
+
+def _run_row(run: ExportedRun) -> dict[str, object]:
+    """A run in the manifest: what it says only when there is something to say (bundles
+    exported with nothing left out read as they always did)."""
+    row: dict[str, object] = {"run_id": run.run_id, "records": run.records, "redacted": run.redacted}
+    if run.dropped:
+        row["dropped"] = [{"name": r.name, "reason": r.reason} for r in run.dropped]
+    if run.opaque:
+        row["opaque"] = run.opaque
+    if run.kept_in_names:
+        row["kept_in_names"] = [{"name": name, "path": path} for name, path in run.kept_in_names]
+    return row
+
+
+def _run_of_row(row: Any) -> ExportedRun:
+    """A run of the manifest; raises ValueError, TypeError, KeyError or AttributeError where it
+    is malformed."""
+    run_id = str(row["run_id"])
+    return ExportedRun(
+        run_id,
+        int(row.get("records", 0)),
+        {str(k): int(v) for k, v in dict(row.get("redacted") or {}).items()},
+        tuple(UndecodableRecord(run_id, str(d["name"]), str(d.get("reason", ""))) for d in row.get("dropped") or ()),
+        {str(k): int(v) for k, v in dict(row.get("opaque") or {}).items()},
+        tuple((str(k["name"]), str(k["path"])) for k in row.get("kept_in_names") or ()),
+    )
 
 
 async def read_manifest(store: Store) -> BundleManifest | None:
@@ -261,11 +323,12 @@ async def export_runs(
     *,
     sub_runs: bool = True,
     redact: Sequence[str] = (),
+    drop_undecodable: bool = False,
     force: bool = False,
     on_progress: Callable[[BundleProgress], None] | None = None,
 ) -> ExportReport:
     """Write ``run_ids`` (and their sub-runs) to a new bundle at ``path``; see the module's doc."""
-    redactor = Redactor(redact)
+    redacting = _Redacting(Redactor(redact), drop_undecodable)
     await check_replaceable(path, force=force, protect=[store.file_path])  # before the runs are read
     ids = await bundle_run_ids(store, run_ids, sub_runs=sub_runs)
     bundle = await BundleFile.create(path, force=force, protect=[store.file_path])
@@ -274,21 +337,23 @@ async def export_runs(
         batch: list[tuple[str, str, bytes]] = []
         copied = 0
         for run_id in ids:
-            counts: Counter[str] = Counter()
-            records = 0
+            run = redacting.run(run_id)
             async for entry in store.load(run_id):
-                batch.append((run_id, entry.name, _redacted(entry, redactor, counts)))
-                records += 1
+                data = run.bytes_of(entry)
+                if data is None or redacting.refused:  # once refused, read on only to name them all
+                    continue
+                batch.append((run_id, entry.name, data))
                 if len(batch) >= _WRITE_BATCH:
                     await bundle.add(batch)
                     batch = []
-            copied += records
-            exported.append(ExportedRun(run_id, records, _in_order(counts, redactor)))
+            exported.append(run.exported())
+            copied += run.records
             if on_progress is not None:
                 on_progress(BundleProgress(len(exported), len(ids), run_id, copied))
+        redacting.refuse()
         if batch:
             await bundle.add(batch)
-        report = _report(bundle.path, exported, redactor)
+        report = _report(bundle.path, exported, redacting.redactor)
         manifest = BundleManifest(BUNDLE_FORMAT, store.display_url, _now(), report.runs, report.redactions, MARKER)
         await bundle.finish(manifest.rows())
     except BaseException:
@@ -304,18 +369,20 @@ async def export_jsonl(
     *,
     sub_runs: bool = True,
     redact: Sequence[str] = (),
+    drop_undecodable: bool = False,
     force: bool = False,
     on_progress: Callable[[BundleProgress], None] | None = None,
 ) -> ExportReport:
     """Write ``run_ids`` (and their sub-runs) as JSON lines, one decoded record a line:
     ``{"run_id", "index"}`` and what ``record_json`` (``show --json``) gives. ``path`` is a file
     (written under a temporary name and renamed, never over a file unless ``force``) or an open
-    text stream."""
+    text stream (where the lines before a record refused have been written: a stream cannot be
+    taken back)."""
     from agenttui.journal.describe import record_json
     from agenttui.journal.inert import safe_json
     from agenttui.journal.journal import decode_entry
 
-    redactor = Redactor(redact)
+    redacting = _Redacting(Redactor(redact), drop_undecodable)
     target = None
     if isinstance(path, str | os.PathLike):
         target = await check_replaceable(path, force=force, protect=[store.file_path])
@@ -325,21 +392,24 @@ async def export_jsonl(
     async def write(out: IO[str]) -> None:
         copied = 0
         for run_id in ids:
-            counts: Counter[str] = Counter()
-            records = 0
+            run = redacting.run(run_id)
+            index = -1  # as `show` numbers the records: one left out keeps its number
             async for entry in store.load(run_id):
-                data = _redacted(entry, redactor, counts)
+                index += 1
+                data = run.bytes_of(entry)
+                if data is None or redacting.refused:
+                    continue
                 record = decode_entry(Entry(entry.seq, entry.name, data, entry.damage))
-                out.write(safe_json({"run_id": run_id, "index": records} | record_json(record), indent=None) + "\n")
-                records += 1
-            copied += records
-            exported.append(ExportedRun(run_id, records, _in_order(counts, redactor)))
+                out.write(safe_json({"run_id": run_id, "index": index} | record_json(record), indent=None) + "\n")
+            exported.append(run.exported())
+            copied += run.records
             if on_progress is not None:
                 on_progress(BundleProgress(len(exported), len(ids), run_id, copied))
+        redacting.refuse()
 
     if target is None:
         await write(cast(IO[str], path))
-        return _report(None, exported, redactor)
+        return _report(None, exported, redacting.redactor)
     try:
         partial = partial_path(target)
     except OSError as exc:
@@ -355,7 +425,7 @@ async def export_jsonl(
     except BaseException:
         remove_partial(partial)
         raise
-    return _report(target, exported, redactor)
+    return _report(target, exported, redacting.redactor)
 
 
 class BundleWriteError(AgentTuiError):
@@ -364,12 +434,120 @@ class BundleWriteError(AgentTuiError):
     title = "Cannot write"
 
 
-def _redacted(entry: Entry, redactor: Redactor, counts: Counter[str]) -> bytes:
-    if not redactor:
-        return entry.data
-    data, found = redactor.redact(entry.data)
-    counts.update(found)
-    return data
+class UndecodableRecordsError(AgentTuiError):
+    """Redaction met records that are not JSON: nothing in them can be looked for, so nothing
+    was exported (``drop_undecodable`` leaves them out instead)."""
+
+    title = "Cannot redact"
+
+    def __init__(self, records: Sequence[UndecodableRecord]) -> None:
+        named = "; ".join(f"run {r.run_id!r} step {r.name!r} ({r.reason})" for r in records[:5])
+        more = f"; and {len(records) - 5} more" if len(records) > 5 else ""
+        count = f"{len(records)} record{'s' * (len(records) != 1)}"
+        super().__init__(
+            f"{count} cannot be redacted, so nothing was written: {named}{more}; "
+            "--drop-undecodable leaves them out of the export"
+        )
+        self.records = tuple(records)
+
+
+class _Redacting:
+    """An export's redaction, run by run: each record's bytes to write, and what it could not
+    redact (records that are not JSON: refused, or dropped when asked)."""
+
+    def __init__(self, redactor: Redactor, drop_undecodable: bool) -> None:
+        if drop_undecodable and not redactor:
+            raise ConfigError("--drop-undecodable leaves out records that cannot be redacted: it goes with --redact")
+        self.redactor = redactor
+        self.drop_undecodable = drop_undecodable
+        self.undecodable: list[UndecodableRecord] = []
+
+    @property
+    def refused(self) -> bool:
+        """Whether the export will be refused: records it cannot redact, and no leave to drop them."""
+        return bool(self.undecodable) and not self.drop_undecodable
+
+    def run(self, run_id: str) -> _RunRedaction:
+        return _RunRedaction(self, run_id)
+
+    def refuse(self) -> None:
+        """Raise ``UndecodableRecordsError`` if the export is refused."""
+        if self.refused:
+            raise UndecodableRecordsError(self.undecodable)
+
+
+class _RunRedaction:
+    """One run of an export: its records' bytes, and what was redacted, dropped or kept."""
+
+    def __init__(self, export: _Redacting, run_id: str) -> None:
+        self.export = export
+        self.run_id = run_id
+        self.records = 0
+        self.counts: Counter[str] = Counter()
+        self.dropped: list[UndecodableRecord] = []
+        self.opaque: Counter[str] = Counter()
+        self.kept_in_names: dict[tuple[str, str], None] = {}
+
+    def bytes_of(self, entry: Entry) -> bytes | None:
+        """The bytes to export for ``entry``, redacted; None to leave it out (not JSON)."""
+        redactor = self.export.redactor
+        if not redactor:
+            self.records += 1
+            return entry.data
+        try:
+            redacted = redactor.redact(entry.data, entry.name)
+        except CorruptRecordError as exc:
+            record = UndecodableRecord(self.run_id, entry.name, exc.message)
+            self.export.undecodable.append(record)
+            if self.export.drop_undecodable:
+                self.dropped.append(record)
+            return None
+        self.records += 1
+        if redacted.counts:
+            self.counts.update(redacted.counts)
+            self.kept_in_names.update(((entry.name, path), None) for path in redacted.kept_in_name)
+        if opaque := opaque_values(redacted.data):
+            self.opaque.update(opaque)
+        return redacted.data
+
+    def exported(self) -> ExportedRun:
+        return ExportedRun(
+            self.run_id,
+            self.records,
+            _in_order(self.counts, self.export.redactor),
+            tuple(self.dropped),
+            dict(sorted(self.opaque.items())),
+            tuple(self.kept_in_names),
+        )
+
+
+def unredacted_lines(report: ExportReport, *, listed: int = 20) -> list[str]:
+    """What an export's redaction could not do, for a person (inert text, ``listed`` records a
+    list at most): records left out, values it could not look inside, redacted values a step
+    name still holds. Empty when there is nothing to say."""
+    lines = []
+    dropped = report.dropped
+    if dropped:
+        lines.append(f"left out {len(dropped):,} record{'s' * (len(dropped) != 1)} that cannot be redacted (not JSON):")
+        lines += [f"  {printable_id(r.run_id)}  {printable(r.name)}: {printable(r.reason)}" for r in dropped[:listed]]
+        if len(dropped) > listed:
+            lines.append(f"  ... and {len(dropped) - listed:,} more")
+    opaque: Counter[str] = Counter()
+    for run in report.runs:
+        opaque.update(run.opaque)
+    if opaque:
+        held = ", ".join(f"{count:,} {what}" for what, count in sorted(opaque.items()))
+        lines.append(f"not looked inside: {held} (a path naming them replaces them whole)")
+    kept = [(run.run_id, name, path) for run in report.runs for name, path in run.kept_in_names]
+    if kept:
+        lines.append("still in step names (names are never rewritten):")
+        lines += [
+            f"  {printable_id(run_id)}  {printable(name)}: a value {printable(path)} replaced"
+            for run_id, name, path in kept[:listed]
+        ]
+        if len(kept) > listed:
+            lines.append(f"  ... and {len(kept) - listed:,} more")
+    return lines
 
 
 def _in_order(counts: Counter[str], redactor: Redactor) -> dict[str, int]:

@@ -8,7 +8,10 @@ same directory and renamed into place only once complete, so a failed or interru
 leaves nothing behind, and an existing file is never replaced unless asked (``force``).
 
 A finished bundle is one self-contained file (rollback journal mode, not WAL: no ``-wal`` or
-``-shm`` beside it), so it can be committed, mailed, or opened on read-only media.
+``-shm`` beside it), so it can be committed, mailed, or opened on read-only media. It is always
+a new file, rows only ever added to it, never one an earlier bundle's rows were deleted from:
+no free page holds bytes it does not (a value redacted before its row was handed here, a file
+replaced with ``force``).
 
 Besides the SDK's tables it holds one of agenttui's own, ``agenttui_bundle`` (``key TEXT PRIMARY
 KEY, value TEXT NOT NULL``), saying where the bundle came from and what was redacted; the SDK

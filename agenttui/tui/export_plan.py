@@ -134,7 +134,10 @@ def export_command(
 
 
 def report_lines(report: ExportReport) -> list[str]:
-    """What an export wrote, for a notice: the file, the runs and records, each redaction."""
+    """What an export wrote, for a notice: the file, the runs and records, each redaction, and
+    what the redaction could not do."""
+    from agenttui.runs.bundle import unredacted_lines  # the export has imported it already
+
     runs = len(report.runs)
     names = ", ".join(printable_id(run.run_id) for run in report.runs[:LISTED])
     if runs > LISTED:
@@ -144,4 +147,4 @@ def report_lines(report: ExportReport) -> list[str]:
     for path, count in report.redactions:
         matched = f"{count:,} value{'s' * (count != 1)}" if count else "matched nothing"
         lines.append(f"redacted {printable(path)}: {matched}")
-    return lines
+    return lines + unredacted_lines(report, listed=LISTED)

@@ -378,7 +378,7 @@ async def test_a_redacted_bundle_replays_to_a_match_naming_what_was_not_compared
 def test_a_path_into_the_records_own_members_is_refused() -> None:
     from agenttui.journal.redact import Redactor
 
-    for path in ("$.name", "$.salt", "$.usage.input_tokens", "$", "$.message", "a.b", ""):
+    for path in ("$.name", "$.salt", "$.usage.input_tokens", "$", "$.message.role", "a.b", ""):
         with pytest.raises(RedactionError):
             Redactor([path])
 

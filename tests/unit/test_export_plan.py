@@ -92,3 +92,14 @@ def test_the_notice_names_the_file_the_runs_records_and_redactions() -> None:
         "redacted card_number: 5 values",
         "redacted $.x: matched nothing",
     ]
+
+
+def test_the_notice_says_what_the_redaction_could_not_do() -> None:
+    run = ExportedRun("r0", 3, {"approver": 1}, opaque={"image data (base64)": 2},
+                      kept_in_names=(("approval:c1:ann:00ff", "approver"),))  # fmt: skip
+    report = ExportReport(Path("/w/b.db"), (run,), (("approver", 1),))
+    assert report_lines(report)[-3:] == [
+        "not looked inside: 2 image data (base64) (a path naming them replaces them whole)",
+        "still in step names (names are never rewritten):",
+        "  r0  approval:c1:ann:00ff: a value approver replaced",
+    ]
