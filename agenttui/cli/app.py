@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import traceback
+import warnings
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import wraps
 from typing import Any, NoReturn, TypeVar
@@ -22,7 +23,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from agenttui.agent.pauses import AlreadyDecided
-from agenttui.errors import AgentTuiError, RunNotFoundError
+from agenttui.errors import AgentTuiError, AgentTuiWarning, RunNotFoundError
 from agenttui.journal.inert import printable
 from agenttui.stores import open_store
 from agenttui.stores.base import Store
@@ -122,6 +123,13 @@ class AgentTuiGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
+        with warnings.catch_warnings():
+            # Each is said once where it arises (a store warns once per handle): show every one.
+            warnings.simplefilter("always", AgentTuiWarning)
+            warnings.showwarning = _show_warning
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
@@ -146,6 +154,24 @@ class AgentTuiGroup(click.Group):
         except Exception as exc:
             _show_traceback_if_asked()
             fail(f"unexpected error ({type(exc).__name__}: {exc}); {DEBUG_VARIABLE}=1 shows where")
+
+
+_python_shows_warning = warnings.showwarning
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """agenttui's warnings as one inert line on stderr, as its errors; any other as Python shows it."""
+    if issubclass(category, AgentTuiWarning):
+        click.echo(f"agenttui: warning: {printable(str(message))}", err=True)
+    else:
+        _python_shows_warning(message, category, filename, lineno, file, line)
 
 
 #: Errors of writing the output rather than of the command's own files or connections.
