@@ -35,7 +35,7 @@ from agenttui.replay.feed import ReplayStore
 from agenttui.replay.model import NoRecordedOutput, replay
 from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, refusal_reason
 from agenttui.runs.bundle import read_manifest
-from agenttui.runs.status import RunState, RunStatus, status_of
+from agenttui.runs.status import RunState, RunStatus, lease_row, status_of
 from agenttui.stores.base import Store
 
 #: Model-record members the SDK derives from its own tool registry and prompt: a replay with
@@ -322,8 +322,7 @@ class ReplaySession:
         recording = (await Journal(source).read(run_id)).records
         if not recording:
             raise RunNotFoundError(run_id)
-        lease = await source.get_lease(keys.root_run_id(run_id)) if source.IMPLEMENTS_LEASES else None
-        status = status_of(run_id, recording, lease)
+        status = status_of(run_id, recording, await lease_row(source, run_id))
         refusal = refusal_reason(run_id, recording)
         if not refusal and status.state == RunState.UNREADABLE:
             refusal = f"the run is unreadable: {status.detail}"
