@@ -57,6 +57,8 @@ class CorpusStore:
     """A call of a run (run id -> raw call id): what ``approve``, ``deny`` and ``resolve`` name."""
     questions: dict[str, str] = field(default_factory=dict)
     """An interrupt a run waits on (run id -> name): what ``answer`` names."""
+    journal: bool = True
+    """Whether it holds a journal at all (another application's database does not)."""
 
 
 # -- runs written through the codec ------------------------------------------------------------
@@ -142,7 +144,7 @@ def _codec_store(name: str, url: str) -> CorpusStore:
         name,
         url,
         runs=[R_COMPLETE, R_APPROVAL, R_HALTED, R_ASKED, R_DEEP],
-        steps={R_COMPLETE: STEP, R_APPROVAL: llm_key(0), R_HALTED: llm_key(0), R_DEEP: "note:abyss"},
+        steps={R_COMPLETE: tool_key(CALL_DONE), R_APPROVAL: llm_key(0), R_HALTED: llm_key(0), R_DEEP: "note:abyss"},
         calls={R_APPROVAL: CALL_APPROVAL, R_HALTED: CALL_HALTED, R_COMPLETE: CALL_DONE},
         questions={R_ASKED: QUESTION},
     )
@@ -365,7 +367,7 @@ def build_other_app(path: Path) -> CorpusStore:
     with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, customer TEXT, total REAL)")
         conn.execute("INSERT INTO invoices (customer, total) VALUES (?, 12.5)", (f"ACME{OSC52}",))
-    return CorpusStore("other-app", str(path), runs=["run-1"])
+    return CorpusStore("other-app", str(path), runs=["run-1"], journal=False)
 
 
 async def build_corpus(directory: Path) -> dict[str, CorpusStore]:
