@@ -126,7 +126,7 @@ class AgentTuiGroup(click.Group):
         with warnings.catch_warnings():
             # Each is said once where it arises (a store warns once per handle): show every one.
             warnings.simplefilter("always", AgentTuiWarning)
-            warnings.showwarning = _show_warning
+            warnings.showwarning = _warning_shower(warnings.showwarning)
             return self._invoke(ctx)
 
     def _invoke(self, ctx: click.Context) -> Any:
@@ -156,22 +156,16 @@ class AgentTuiGroup(click.Group):
             fail(f"unexpected error ({type(exc).__name__}: {exc}); {DEBUG_VARIABLE}=1 shows where")
 
 
-_python_shows_warning = warnings.showwarning
+def _warning_shower(shown_otherwise: Callable[..., None]) -> Callable[..., None]:
+    """agenttui's warnings as one inert line on stderr, as its errors; any other as before."""
 
+    def show(message: Warning | str, category: type[Warning], *where: Any) -> None:
+        if issubclass(category, AgentTuiWarning):
+            click.echo(f"agenttui: warning: {printable(str(message))}", err=True)
+        else:
+            shown_otherwise(message, category, *where)
 
-def _show_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: Any = None,
-    line: str | None = None,
-) -> None:
-    """agenttui's warnings as one inert line on stderr, as its errors; any other as Python shows it."""
-    if issubclass(category, AgentTuiWarning):
-        click.echo(f"agenttui: warning: {printable(str(message))}", err=True)
-    else:
-        _python_shows_warning(message, category, filename, lineno, file, line)
+    return show
 
 
 #: Errors of writing the output rather than of the command's own files or connections.

@@ -220,6 +220,26 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
+def test_the_commands_of_a_subgroup_are_found_too() -> None:
+    @click.group()
+    def top() -> None:
+        pass
+
+    @top.group("runs")
+    def sub() -> None:
+        pass
+
+    @sub.command("prune")
+    def prune() -> None:
+        pass
+
+    @top.command("show")
+    def show() -> None:
+        pass
+
+    assert sorted(registered_commands(top)) == ["runs prune", "show"]
+
+
 def test_every_command_has_a_recipe() -> None:
     """A command nobody wrote a recipe for would go untested: adding one means adding its recipe."""
     missing = sorted(set(COMMANDS) - set(RECIPES))
