@@ -1,4 +1,5 @@
-"""One error hierarchy: the core raises these, the front ends show them."""
+"""One error hierarchy: the core raises these, the front ends show them; and the warnings the core
+gives of what stops nothing but a person should know (each front end shows them its own way)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,15 @@ class RunNotFoundError(AgentTuiError):
     def __init__(self, run_id: str) -> None:
         super().__init__(f"no run {run_id!r} in this store")
         self.run_id = run_id
+
+
+class AgentTuiWarning(UserWarning):
+    """Base of every warning agenttui means to show a user: one clear line, as an error's.
+
+    The core gives it with ``warnings.warn`` and goes on; the CLI's entry point prints it on stderr
+    (``agenttui: warning: ...``), the TUI shows it as a notification.
+    """
+
+
+class StoreDamageWarning(AgentTuiWarning):
+    """The store is damaged, and is being read around the damage (a damaged index: without it)."""

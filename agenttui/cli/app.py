@@ -16,6 +16,7 @@ import re
 import signal
 import sys
 import traceback
+import warnings
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import wraps
 from typing import Any, NoReturn, TypeVar
@@ -23,7 +24,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from agenttui.agent.pauses import AlreadyDecided
-from agenttui.errors import AgentTuiError, RunNotFoundError
+from agenttui.errors import AgentTuiError, AgentTuiWarning, RunNotFoundError
 from agenttui.journal.inert import printable, printable_id
 from agenttui.stores import open_store
 from agenttui.stores.base import Store
@@ -138,6 +139,13 @@ class AgentTuiGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
+        with warnings.catch_warnings():
+            # Each is said once where it arises (a store warns once per handle): show every one.
+            warnings.simplefilter("always", AgentTuiWarning)
+            warnings.showwarning = _warning_shower(warnings.showwarning)
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
@@ -176,6 +184,18 @@ def names_a_store(word: str) -> bool:
 
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _warning_shower(shown_otherwise: Callable[..., None]) -> Callable[..., None]:
+    """agenttui's warnings as one inert line on stderr, as its errors; any other as before."""
+
+    def show(message: Warning | str, category: type[Warning], *where: Any) -> None:
+        if issubclass(category, AgentTuiWarning):
+            click.echo(f"agenttui: warning: {printable(str(message))}", err=True)
+        else:
+            shown_otherwise(message, category, *where)
+
+    return show
 
 
 #: Errors of writing the output rather than of the command's own files or connections.

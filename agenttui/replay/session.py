@@ -36,7 +36,7 @@ from agenttui.replay.legacy import LegacyKeys
 from agenttui.replay.model import NoRecordedOutput, replay
 from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, fed_results, refusal_reason
 from agenttui.runs.bundle import read_manifest
-from agenttui.runs.status import RunState, RunStatus, status_of
+from agenttui.runs.status import RunState, RunStatus, lease_row, status_of
 from agenttui.stores.base import Store
 
 #: Model-record members the SDK derives from its own tool registry and prompt: a replay with
@@ -347,8 +347,8 @@ class ReplaySession:
                 f"run {run_id!r} records its own input (run:start): --input is for journals written before v0.8,"
                 " which record none"
             )
-        lease = await source.get_lease(keys.root_run_id(run_id)) if source.IMPLEMENTS_LEASES else None
-        status = status_of(run_id, recording, lease, forks=False)  # a saved fork replays to where its journal stops
+
+        status = status_of(run_id, recording, await lease_row(source, run_id), forks=False)
         refusal = refusal_reason(run_id, recording, input_given=input is not None)
         if not refusal and status.state == RunState.UNREADABLE:
             refusal = f"the run is unreadable: {status.detail}"

@@ -16,7 +16,7 @@ from agenttui.journal.describe import raw_json_text
 from agenttui.journal.journal import decode_entry
 from agenttui.journal.record import ReasoningPart, Record, TextPart, ToolResultPart, ToolUsePart, UnknownPart
 from agenttui.runs.view import RecordRow
-from agenttui.stores.base import LOAD_PAGE_SIZE, Entry, Store
+from agenttui.stores.base import LOAD_PAGE_SIZE, Entry, Store, seq_order
 
 
 class Needle:
@@ -99,8 +99,9 @@ async def search_content(
     ``upto_seq``: stop after the record at that seq (the newest a viewer holds)."""
     hits: list[int] = []
     index = 0
+    upto = None if upto_seq is None else seq_order(upto_seq)
     async for entry in store.load(run_id):
-        if upto_seq is not None and entry.seq > upto_seq:
+        if upto is not None and seq_order(entry.seq) > upto:
             break
         if needle.in_entry(entry):
             hits.append(index)

@@ -316,10 +316,10 @@ async def run_status(store: Store, run_id: str) -> RunStatus:
 
 async def _read_status(store: Store, run_id: str) -> RunStatus:
     records = (await Journal(store).read(run_id)).records
-    return status_of(run_id, records, await _lease(store, run_id))
+    return status_of(run_id, records, await lease_row(store, run_id))
 
 
-async def _lease(store: Store, run_id: str) -> LeaseInfo | None:
+async def lease_row(store: Store, run_id: str) -> LeaseInfo | None:
     """The run's lease row; a lease table that is missing or broken reads as ``UNKNOWN_LEASE``
     (the journal alone still says most of a status; the status says the lease is unknown)."""
     if not store.IMPLEMENTS_LEASES:
@@ -625,7 +625,7 @@ def _lease_in(leases: dict[str, LeaseInfo] | None, run_id: str) -> LeaseInfo | N
 
 
 async def _leases(store: Store, run_ids: set[str]) -> dict[str, LeaseInfo] | None:
-    """The lease rows of ``run_ids``; None when the lease table cannot be read (``_lease``)."""
+    """The lease rows of ``run_ids``; None when the lease table cannot be read (``lease_row``)."""
     if not store.IMPLEMENTS_LEASES or not run_ids:
         return {}
     try:
@@ -732,7 +732,7 @@ class StatusTracker:
             last_seq = entry.seq
         # The kept records' counts, not theirs: those that stood in for a summary's have no usage.
         counts = kept.counts.plus(_counts_of(records[new:]))
-        status = _status(run_id, records, counts, await _lease(self.store, run_id), None)
+        status = _status(run_id, records, counts, await lease_row(self.store, run_id), None)
         self._keep(run_id, _Kept(last_seq, records, counts, size))
         return status
 

@@ -16,7 +16,7 @@ from agenttui.journal.describe import kind_icon, raw_json_text, summary
 from agenttui.journal.journal import decode_entry
 from agenttui.journal.keys import RUN_START
 from agenttui.journal.record import Message, Record, StepKind
-from agenttui.stores.base import Store
+from agenttui.stores.base import Store, seq_order
 
 SUMMARY_LIMIT = 256
 """Characters of a record's summary its row keeps. A list cuts the summary to its width, so a
@@ -228,9 +228,10 @@ class RunView:
     def add_entries(self, entries: Sequence[tuple[int, Record]]) -> list[Record]:
         """Add the records read from the store, each with its seq, and return those that are
         new: reads that overlap (a tail racing a load) add each record once."""
-        fresh = [record for seq, record in entries if seq > self.last_seq]
+        newest = seq_order(self.last_seq)
+        fresh = [record for seq, record in entries if seq_order(seq) > newest]
         if entries:
-            self.last_seq = max(self.last_seq, entries[-1][0])
+            self.last_seq = max(self.last_seq, entries[-1][0], key=seq_order)
         self.add(fresh)
         return fresh
 

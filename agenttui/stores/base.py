@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, Self, cast
+from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 
 from agenttui.errors import ConfigError, ReadOnlyStoreError, StoreError
 
@@ -37,7 +37,8 @@ class Entry:
     """One stored journal entry: its position, its step name and its bytes, as committed."""
 
     seq: int
-    """Opaque, strictly increasing in commit order within a run; gaps allowed (A2)."""
+    """Opaque, strictly increasing in commit order within a run; gaps allowed (A2). Compared
+    through ``seq_order``: a foreign SQLite table may hand back another type."""
     name: str
     data: bytes
     damage: str = ""
@@ -82,6 +83,24 @@ def stored_entry(seq: object, name: object, data: object, *, data_stored_as: str
 
 
 _NUMBERS = {"integer": "an integer", "real": "a real"}
+
+
+def seq_order(seq: object) -> tuple[int, Any]:
+    """A key that orders seqs as the stores do, whatever their type: compare seqs through it,
+    never with ``<`` on the seqs themselves.
+
+    Every store agenttui or the SDK lays out keeps ``seq`` an integer, but another program's
+    SQLite table may hold any type in it, and SQLite orders such a column NULL first, then
+    numbers, then text, then blobs: a seq read from it, handed back as ``after``, reads on in that
+    same order. (Compared bare, ``"501" > -1`` raised TypeError and closed the TUI.)
+    """
+    if isinstance(seq, int | float):
+        return (1, seq)
+    if isinstance(seq, str):
+        return (2, seq)
+    if isinstance(seq, bytes | bytearray | memoryview):
+        return (3, bytes(seq))
+    return (0, 0)  # NULL: a row ``seq > after`` never reads
 
 
 def _sql_type(value: object) -> str:

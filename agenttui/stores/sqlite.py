@@ -26,6 +26,7 @@ import re
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +35,14 @@ from urllib.parse import quote
 
 import aiosqlite
 
-from agenttui.errors import ConfigError, SchemaVersionError, StoreConnectionError, StoreError, StoreLockedError
+from agenttui.errors import (
+    ConfigError,
+    SchemaVersionError,
+    StoreConnectionError,
+    StoreDamageWarning,
+    StoreError,
+    StoreLockedError,
+)
 from agenttui.stores.base import (
     LIST_PAGE_SIZE,
     LOAD_PAGE_SIZE,
@@ -66,6 +74,8 @@ _INSERT_CHUNK = 300
 _DATA = "CAST(data AS BLOB), CASE typeof(data) WHEN 'blob' THEN NULL ELSE typeof(data) END"
 _ITER_CHUNK_SIZE = 64
 """Rows a cursor iterated with ``async for`` fetches at a time (aiosqlite.connect's default)."""
+#: How the listing ends the shown id of a run whose id is not stored as text.
+_ODD_ID_ENDINGS = (" (id stored as a blob)", " (id stored as NULL)", " (id stored as a number)")
 _LEGACY_TABLE = "steps"
 _LEGACY_COLUMNS = frozenset({"run_id", "seq", "name", "data"})
 
@@ -182,14 +192,20 @@ class SQLiteStore(Store):
         steps = _LEGACY_TABLE if layout == "legacy" else f"{table_prefix}steps"
         self._steps = steps
         self._leases = None if layout == "legacy" else f"{table_prefix}leases"
+        # Where a statement names the journal table (and its alias): the place for NOT INDEXED.
+        self._journal_table = re.compile(rf"\b(?:FROM|JOIN) {steps}(?: AS \w+)?(?!\w)")
+        self._read_around_index = False
+        """Whether a read has met a damaged index and gone around it (said once)."""
         self._odd_ids: dict[str, object] = {}
         """Shown ids of runs whose id is stored as a blob or a number, to their stored value."""
         self._sql_insert = (
             f"INSERT INTO {steps} (run_id, name, data) VALUES (?, ?, ?)"
             " ON CONFLICT (run_id, name) DO NOTHING RETURNING seq"
         )
-        self._sql_get = f"SELECT seq, {_DATA} FROM {steps} WHERE run_id = ? AND name = ?"
-        self._sql_load = f"SELECT seq, name, {_DATA} FROM {steps} WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+        # IS, not =: a run listed under a shown id may be stored as NULL (``_ids_not_text``);
+        # SQLite walks the same index for either.
+        self._sql_get = f"SELECT seq, {_DATA} FROM {steps} WHERE run_id IS ? AND name = ?"
+        self._sql_load = f"SELECT seq, name, {_DATA} FROM {steps} WHERE run_id IS ? AND seq > ? ORDER BY seq LIMIT ?"
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -206,7 +222,10 @@ class SQLiteStore(Store):
         cannot be opened (missing in read-only mode or with ``create=False``, not a SQLite
         database, no permission);
         ``SchemaVersionError`` for a schema newer than version 1, a legacy file opened for
-        writing, or (read-only) a SQLite file that holds no journal.
+        writing, a SQLite file that holds no journal (read-only, or for writing with
+        ``create=False``), or, for writing, a journal table another program laid out (no lease
+        table, no unique names, ...): completing it would change the file before anything is
+        written, and a write that is then refused must leave it as it was.
         """
         if not _PREFIX.fullmatch(table_prefix):
             raise ConfigError(f"table prefix {table_prefix!r} must match {_PREFIX.pattern}")
@@ -217,7 +236,9 @@ class SQLiteStore(Store):
         # A URI, so that read-only opens with SQLITE_OPEN_READONLY ("ro" and "rw" never create the file).
         uri = f"file:{quote(path)}?mode={'ro' if read_only else 'rwc' if create else 'rw'}"
         try:
-            conn, layout = await _connect_and_prepare(uri, path, url, read_only=read_only, table_prefix=table_prefix)
+            conn, layout = await _connect_and_prepare(
+                uri, path, url, read_only=read_only, create=create, table_prefix=table_prefix
+            )
         except StoreConnectionError:
             # A WAL journal on media that cannot be written (a read-only mount, a snapshot) does
             # not open even read-only: SQLite must make its -shm file beside it. Nothing can
@@ -225,7 +246,7 @@ class SQLiteStore(Store):
             if not read_only or os.access(os.path.dirname(path), os.W_OK):
                 raise
             conn, layout = await _connect_and_prepare(
-                uri + "&immutable=1", path, url, read_only=True, table_prefix=table_prefix
+                uri + "&immutable=1", path, url, read_only=True, create=False, table_prefix=table_prefix
             )
             return cls(conn, path, read_only=True, layout=layout, table_prefix=table_prefix, immutable=True)
         return cls(conn, path, read_only=read_only, layout=layout, table_prefix=table_prefix)
@@ -324,16 +345,15 @@ class SQLiteStore(Store):
         return outcomes
 
     async def get(self, run_id: str, name: str) -> Entry | None:
-        rows = await self._fetch(self._sql_get, (self._odd_ids.get(run_id, run_id), name), "reading a step")
+        rows = await self._read(self._sql_get, (await self._stored_id(run_id), name), "reading a step")
         return stored_entry(rows[0][0], name, rows[0][1], data_stored_as=rows[0][2]) if rows else None
 
     async def load(self, run_id: str, after: int = -1) -> AsyncIterator[Entry]:
         # Each page is fetched whole before anything is yielded, and each fetch is its own
         # autocommit read, so no cursor, transaction or lock outlives a yield (A8).
+        stored_id = await self._stored_id(run_id)
         while True:
-            rows = await self._fetch(
-                self._sql_load, (self._odd_ids.get(run_id, run_id), after, LOAD_PAGE_SIZE), "loading a run"
-            )
+            rows = await self._read(self._sql_load, (stored_id, after, LOAD_PAGE_SIZE), "loading a run")
             for seq, name, data, data_stored_as in rows:
                 entry = stored_entry(seq, name, data, data_stored_as=data_stored_as)
                 if run_id in self._odd_ids:
@@ -399,7 +419,7 @@ class SQLiteStore(Store):
             # starts every page's index walk at the prefix, which made paging quadratic (27 s for
             # 100,000 runs). after + NUL is the smallest string greater than after.
             lower = max(prefix, after + "\0")
-            rows = await self._fetch(sql, (lower, *values, LIST_PAGE_SIZE), "listing runs")
+            rows = await self._read(sql, (lower, *values, LIST_PAGE_SIZE), "listing runs")
             for (run_id,) in rows:
                 yield run_id
             if len(rows) < LIST_PAGE_SIZE:
@@ -410,16 +430,23 @@ class SQLiteStore(Store):
                 if shown > after:
                     yield shown
 
+    async def _stored_id(self, run_id: str) -> object:
+        """The value ``run_id`` is stored as: itself, or, for an id the listing showed for one not
+        stored as text, that value (learnt from the listing, or now, as ``agenttui show`` names it)."""
+        if run_id.endswith(_ODD_ID_ENDINGS) and run_id not in self._odd_ids:
+            async for _ in self._ids_not_text():
+                pass
+        return self._odd_ids.get(run_id, run_id)
+
     async def _ids_not_text(self) -> AsyncIterator[str]:
-        """Runs whose id a writer stored as a blob or a number: each is listed under a shown id
-        that says so, and reads (through that id) as an unreadable run, not as an error."""
-        rows = await self._fetch(
+        """Runs whose id a writer stored as a blob, a number or NULL: each is listed under a shown
+        id that says so, and reads (through that id) as an unreadable run, not as an error."""
+        rows = await self._read(
             f"SELECT run_id FROM {self._steps} WHERE typeof(run_id) != 'text' GROUP BY run_id", (), "listing runs"
         )
         for (raw,) in rows:
-            shown = (
-                stored_entry(0, raw, b"").name + f" (id stored as {'a blob' if isinstance(raw, bytes) else 'a number'})"
-            )
+            stored_as = "a blob" if isinstance(raw, bytes) else "NULL" if raw is None else "a number"
+            shown = stored_entry(0, raw, b"").name + f" (id stored as {stored_as})"
             self._odd_ids[shown] = raw
             yield shown
 
@@ -456,11 +483,11 @@ class SQLiteStore(Store):
 
     async def changes_since(self, cursor: int) -> tuple[set[str], int]:
         if cursor < 0:
-            rows = await self._fetch(
+            rows = await self._read(
                 f"SELECT coalesce(max(rowid), 0) FROM {self._steps}", (), "reading the newest entry"
             )
             return set(), rows[0][0]
-        rows = await self._fetch(
+        rows = await self._read(
             f"SELECT run_id, rowid FROM {self._steps} WHERE rowid > ? ORDER BY rowid", (cursor,), "reading new entries"
         )
         return {run_id for run_id, _ in rows}, (rows[-1][1] if rows else cursor)
@@ -476,7 +503,7 @@ class SQLiteStore(Store):
         # connections, so SQLite's work on them runs in two threads.
         on_second, self._sum_on_second = self._sum_on_second, not self._sum_on_second
         conn = await self._second_connection() if on_second else None
-        rows = await self._fetch(sql, [*run_ids, *markers], "summing runs up", conn)
+        rows = await self._read(sql, [*run_ids, *markers], "summing runs up", conn)
         return [
             RunSummary(
                 run_id,
@@ -494,7 +521,7 @@ class SQLiteStore(Store):
     async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
         if not run_ids:
             return {}
-        rows = await self._fetch(
+        rows = await self._read(
             f"SELECT run_id, seq, name, {_DATA} FROM {self._steps}"
             f" WHERE run_id IN ({', '.join('?' * len(run_ids))}) ORDER BY run_id, seq",
             list(run_ids),
@@ -566,6 +593,41 @@ class SQLiteStore(Store):
                 self._second_conn = second
             return self._second_conn
 
+    async def _read(
+        self, sql: str, params: Sequence[object], doing: str, conn: aiosqlite.Connection | None = None
+    ) -> list[tuple[Any, ...]]:
+        """``_fetch`` for a statement that only reads the journal table: when a damaged index
+        fails it (SQLITE_CORRUPT), the same statement again without the table's indexes.
+
+        One damaged page of the ``(run_id, seq)`` index used to hide every run while the table
+        held them all. The table is read in full instead, which is slower, so each statement
+        tries its index first: only those that meet the damage pay. Said once per handle (a
+        ``StoreDamageWarning``), never silently. Damage in the table itself fails both ways,
+        and the first error is raised.
+        """
+        try:
+            return await self._fetch(sql, params, doing, conn)
+        except StoreError as exc:
+            if getattr(exc.__cause__, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_CORRUPT:
+                raise
+            unindexed = self._journal_table.sub(r"\g<0> NOT INDEXED", sql)
+            if unindexed == sql:
+                raise
+            try:
+                rows = await self._fetch(unindexed, params, doing, conn)
+            except StoreError:
+                raise exc from exc.__cause__
+        if not self._read_around_index:
+            self._read_around_index = True
+            warnings.warn(
+                StoreDamageWarning(
+                    f"{self.display_url}: an index of {self._steps} is damaged; reading the table without it"
+                    f" (slower). REINDEX {self._steps} rebuilds it (sqlite3, on a copy of the file)"
+                ),
+                stacklevel=3,
+            )
+        return rows
+
     async def _fetch(
         self, sql: str, params: Sequence[object], doing: str, conn: aiosqlite.Connection | None = None
     ) -> list[tuple[Any, ...]]:
@@ -592,12 +654,12 @@ def require_file(path: str | os.PathLike[str]) -> None:
 
 
 async def _connect_and_prepare(
-    uri: str, path: str, url: str, *, read_only: bool, table_prefix: str
+    uri: str, path: str, url: str, *, read_only: bool, create: bool, table_prefix: str
 ) -> tuple[aiosqlite.Connection, Layout]:
     layouts: list[Layout] = []
 
     def prepare(conn: sqlite3.Connection) -> None:
-        layouts.append(_prepare(conn, url, read_only=read_only, table_prefix=table_prefix))
+        layouts.append(_prepare(conn, url, read_only=read_only, create=create, table_prefix=table_prefix))
 
     try:
         conn = await _connect(uri, prepare)
@@ -667,7 +729,7 @@ def _open_failed(exc: sqlite3.Error, path: str, url: str, *, read_only: bool) ->
     return _translate(exc, url, "opening")
 
 
-def _prepare(conn: sqlite3.Connection, url: str, *, read_only: bool, table_prefix: str) -> Layout:
+def _prepare(conn: sqlite3.Connection, url: str, *, read_only: bool, create: bool, table_prefix: str) -> Layout:
     """Set the connection up, check the file's schema and, for writing, create the tables and turn on WAL
     (in the connection's thread: ``_connect``).
 
@@ -701,6 +763,13 @@ def _prepare(conn: sqlite3.Connection, url: str, *, read_only: bool, table_prefi
         # should show the journal the current SDK writes rather than nothing.
         if steps in tables:
             layout: Layout = "current"
+            if not read_only and (gaps := _layout_gaps(conn, steps, tables, table_prefix)):
+                # Completing it would change a file another program made (tables, an index, the
+                # journal mode) before the command knows whether it writes anything at all.
+                raise SchemaVersionError(
+                    f"{url} holds a {steps} table the SDK did not lay out ({'; '.join(gaps)}):"
+                    " agenttui writes only to the SDK's own layout (it opens read-only)"
+                )
         elif read_only:
             if not legacy:
                 raise SchemaVersionError(f"{url} holds no agenttui/Bide journal (no {steps} or legacy steps table)")
@@ -710,6 +779,11 @@ def _prepare(conn: sqlite3.Connection, url: str, *, read_only: bool, table_prefi
             if legacy and conn.execute(f"SELECT 1 FROM {_LEGACY_TABLE} LIMIT 1").fetchall():
                 raise SchemaVersionError(
                     f"{url} holds a legacy (pre-v0.9) Bide journal in table steps; legacy stores open read-only"
+                )
+            if not create:
+                # A write meant for a journal: another program's database must not become one.
+                raise SchemaVersionError(
+                    f"{url} holds no agenttui/Bide journal (no {steps} table): nothing was written"
                 )
             layout = "current"
         if not read_only:
@@ -734,6 +808,26 @@ def _prepare(conn: sqlite3.Connection, url: str, *, read_only: bool, table_prefi
     except sqlite3.Error as exc:
         raise _translate(exc, url, "opening") from exc
     return layout
+
+
+def _layout_gaps(conn: sqlite3.Connection, steps: str, tables: set[str], table_prefix: str) -> list[str]:
+    """What an existing journal lacks of the layout the SDK (and agenttui) create: the tables
+    beside ``steps``, ``seq`` as its rowid, the unique names, the ``(run_id, seq)`` index."""
+    gaps = [
+        f"no {table_prefix}{table} table"
+        for table in ("leases", "schema_version")
+        if f"{table_prefix}{table}" not in tables
+    ]
+    columns = {name: (kind.upper(), pk) for _, name, kind, _, _, pk in conn.execute(f"PRAGMA table_info({steps})")}
+    if columns.get("seq") != ("INTEGER", 1):
+        gaps.append("seq is not its INTEGER PRIMARY KEY")
+    indexes = {name: bool(unique) for _, name, unique, *_ in conn.execute(f"PRAGMA index_list({steps})")}
+    keys = {name: [column for *_, column in conn.execute(f"PRAGMA index_info('{name}')")] for name in indexes}
+    if not any(unique and keys[name] == ["run_id", "name"] for name, unique in indexes.items()):
+        gaps.append("no UNIQUE (run_id, name)")
+    if keys.get(f"{steps}_run_seq") != ["run_id", "seq"]:
+        gaps.append(f"no index {steps}_run_seq")
+    return gaps
 
 
 def _switch_to_wal(conn: sqlite3.Connection) -> None:

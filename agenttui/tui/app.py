@@ -9,8 +9,9 @@ import os
 import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from textual import work
 from textual.app import App
@@ -19,7 +20,13 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from agenttui.errors import AgentTuiError, StoreConnectionError, StoreLockedError
+from agenttui.errors import (
+    AgentTuiError,
+    AgentTuiWarning,
+    StoreConnectionError,
+    StoreDamageWarning,
+    StoreLockedError,
+)
 from agenttui.journal.inert import printable, printable_id
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
@@ -117,6 +124,8 @@ class AgentTuiApp(App[int]):
         self._store_file_identity: tuple[int, int] | None = None
         """The (device, inode) of the file the app's own store opened (SQLite), to tell a file
         moved away or replaced from a connection that failed."""
+        self._warnings: warnings.catch_warnings[None] | None = None
+        """How warnings were shown before the app mounted: restored when it unmounts."""
         self.first_rows_shown = asyncio.Event()
         """Set once the runs list has painted its first rows: the change feed waits for it to
         start watching the file (see ``follow_changes``)."""
@@ -143,6 +152,24 @@ class AgentTuiApp(App[int]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        # What the core warns of (a store read around damage) is a notification, never stderr
+        # scribbled over the screen: from now until the app unmounts.
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        shown_otherwise = warnings.showwarning
+        warnings.simplefilter("always", AgentTuiWarning)  # each is given once, where it arises
+
+        def show(
+            message: Warning | str, category: type[Warning], filename: str, lineno: int,
+            file: TextIO | None = None, line: str | None = None,
+        ) -> None:  # fmt: skip
+            if not issubclass(category, AgentTuiWarning):
+                shown_otherwise(message, category, filename, lineno, file, line)
+                return
+            title = "Store damaged" if issubclass(category, StoreDamageWarning) else "Warning"
+            self.notify(printable(str(message)), title=title, severity="warning", timeout=15, markup=False)
+
+        warnings.showwarning = show
         if self._wanted_theme not in self.available_themes:
             self.notify(f"no theme {self._wanted_theme!r}; using {DEFAULT_THEME}", severity="warning")
         for problem in self._theme_problems:
@@ -190,6 +217,9 @@ class AgentTuiApp(App[int]):
             self.follow_store()
 
     async def on_unmount(self) -> None:
+        if self._warnings is not None:
+            self._warnings.__exit__(None, None, None)
+            self._warnings = None
         if self.store is not None and self._owns_store:
             # Bounded: a read blocked behind another process's lock must not hold up quitting
             # (the connection's thread is a daemon, and a reader leaves nothing half-done).

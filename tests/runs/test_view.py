@@ -225,3 +225,36 @@ def test_show_at_prints_the_conversation_and_refuses_a_record_out_of_range(demo_
         and beyond.stderr.strip() == "agenttui: --at 99: the run has 12 records, numbered 0 to 11"
     )
     assert not beyond.stdout
+
+
+async def test_a_foreign_store_whose_seq_is_not_an_integer_reads_in_its_own_order(tmp_path: Path) -> None:
+    """Another program's ``bide_steps`` may keep ``seq`` as text, a real or a blob (SQLite keeps
+    any type in a column without one): the view, a tail reading on from it and a search up to it
+    follow the store's own order (numbers, then text, then blobs) instead of raising TypeError."""
+    import sqlite3
+    from contextlib import closing
+
+    from agenttui.journal import encode_record
+    from agenttui.runs.search import Needle, search_content
+
+    path = tmp_path / "foreign.db"
+    records = [Record(f"note:{n}", StepKind.VALUE, result=f'"n{n}"'.encode()) for n in range(5)]
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("CREATE TABLE bide_steps (seq, run_id, name, data)")
+        conn.executemany(
+            "INSERT INTO bide_steps VALUES (?, 'run', ?, ?)",
+            [(seq, r.name, encode_record(r)) for seq, r in zip([2, 3.5, "10", "9", b"\x01"], records, strict=True)],
+        )
+    entries = await read(path, "run")
+    assert [record.name for _, record in entries] == [r.name for r in records]
+    view = RunView("run")
+    assert view.add_entries(entries[:3]) == [record for _, record in entries[:3]]
+    assert view.add_entries(entries) == [record for _, record in entries[3:]]  # an overlapping read adds each once
+    assert len(view) == 5
+    assert [seq for seq, _ in entries][-1] == view.last_seq
+    text_ten = entries[2][0]  # "10", as the store handed it back
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        assert [entry.name async for entry in store.load("run", after=view.last_seq)] == []
+        assert [entry.name async for entry in store.load("run", after=text_ten)] == ["note:3", "note:4"]
+        pages = [page async for page in search_content(store, "run", Needle("n3"), upto_seq=text_ten)]
+        assert [hit for page in pages for hit in page.hits] == []  # note:3 lies after "10"

@@ -216,6 +216,45 @@ async def test_another_applications_file_holds_no_journal(tmp_path: Path) -> Non
     assert table_info(path, "customers")
 
 
+async def test_a_write_to_another_applications_file_is_refused_and_leaves_it_as_it_was(tmp_path: Path) -> None:
+    """``create=False`` is a write meant for a journal that exists (``agenttui cancel app.db run``):
+    a database that holds none must not become one on the way to "no such run"."""
+    path = tmp_path / "app.db"
+    with raw(path) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    before = snapshot(path)
+    with pytest.raises(SchemaVersionError, match=r"holds no agenttui/Bide journal.*nothing was written"):
+        await SQLiteStore.open(path, create=False)
+    assert snapshot(path) == before
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        "CREATE TABLE bide_steps (seq, run_id, name, data)",
+        "CREATE TABLE bide_steps (seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL, name TEXT NOT NULL,"
+        " data BLOB NOT NULL, UNIQUE (run_id, name))",
+    ],
+    ids=["no-types-no-constraints", "no-other-tables"],
+)
+async def test_a_journal_table_another_program_laid_out_is_read_but_never_completed(tmp_path: Path, made: str) -> None:
+    """Opening it for writing would add the tables, the index and WAL the SDK makes, changing the
+    file before a command knows whether it writes anything: it opens read-only only."""
+    path = tmp_path / "foreign.db"
+    with raw(path) as conn:
+        conn.execute(made)
+        conn.execute("INSERT INTO bide_steps (seq, run_id, name, data) VALUES (1, 'run-1', '@journal', x'7b7d')")
+    before = snapshot(path)
+    for create in (True, False):
+        with pytest.raises(SchemaVersionError, match=r"the SDK did not lay out.*no bide_leases table") as caught:
+            await SQLiteStore.open(path, create=create)
+        assert "\n" not in caught.value.message
+        assert snapshot(path) == before
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        assert [r async for r in store.runs()] == ["run-1"]
+    assert snapshot(path) == before
+
+
 async def test_a_missing_file_read_only_is_a_connection_error(tmp_path: Path) -> None:
     path = tmp_path / "nope.db"
     with pytest.raises(StoreConnectionError) as caught:

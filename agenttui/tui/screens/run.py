@@ -28,6 +28,7 @@ from agenttui.runs.status import RunStatus, statuses
 from agenttui.runs.tree import sub_run_steps
 from agenttui.runs.view import RecordRows, RunView, utterance
 from agenttui.stores import describe_url
+from agenttui.stores.base import seq_order
 from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
@@ -209,7 +210,7 @@ class RunScreen(StoreScreen):
             batch: list[tuple[int, Record]] = []
             last_post, wait, posted = time.monotonic(), BATCH_SECONDS, False
             tail = self._read_once
-            after = max(self._read_to, self.view.last_seq)
+            after = max(self._read_to, self.view.last_seq, key=seq_order)
             with older_objects_set_aside():  # the runs list's rows, say: kept, and many
                 async for entry, record in Journal(self.store).entries(self.run_id, after=after):
                     batch.append((entry.seq, record))
