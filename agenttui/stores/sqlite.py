@@ -758,7 +758,11 @@ def _layout_gaps(conn: sqlite3.Connection, steps: str, tables: set[str], table_p
     if columns.get("seq") != ("INTEGER", 1):
         gaps.append("seq is not its INTEGER PRIMARY KEY")
     indexes = {name: bool(unique) for _, name, unique, *_ in conn.execute(f"PRAGMA index_list({steps})")}
-    keys = {name: [column for *_, column in conn.execute(f"PRAGMA index_info('{name}')")] for name in indexes}
+    # Bound, not spliced: another program names its indexes as it likes.
+    keys = {
+        name: [column for (column,) in conn.execute("SELECT name FROM pragma_index_info(?) ORDER BY seqno", (name,))]
+        for name in indexes
+    }
     if not any(unique and keys[name] == ["run_id", "name"] for name, unique in indexes.items()):
         gaps.append("no UNIQUE (run_id, name)")
     if keys.get(f"{steps}_run_seq") != ["run_id", "seq"]:
