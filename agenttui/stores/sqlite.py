@@ -197,7 +197,12 @@ class SQLiteStore(Store):
         self._read_around_index = False
         """Whether a read has met a damaged index and gone around it (said once)."""
         self._odd_ids: dict[str, object] = {}
+<<<<<<< HEAD
         """Shown ids of runs whose id is stored as a blob or a number, to their stored value."""
+=======
+        """Shown ids of runs whose id is stored as a blob, a number or NULL, to their stored value."""
+        # CAST keeps ``data`` bytes even where another writer stored it as TEXT.
+>>>>>>> i26-hostile
         self._sql_insert = (
             f"INSERT INTO {steps} (run_id, name, data) VALUES (?, ?, ?)"
             " ON CONFLICT (run_id, name) DO NOTHING RETURNING seq"
@@ -822,7 +827,11 @@ def _layout_gaps(conn: sqlite3.Connection, steps: str, tables: set[str], table_p
     if columns.get("seq") != ("INTEGER", 1):
         gaps.append("seq is not its INTEGER PRIMARY KEY")
     indexes = {name: bool(unique) for _, name, unique, *_ in conn.execute(f"PRAGMA index_list({steps})")}
-    keys = {name: [column for *_, column in conn.execute(f"PRAGMA index_info('{name}')")] for name in indexes}
+    # Bound, not spliced: another program names its indexes as it likes.
+    keys = {
+        name: [column for (column,) in conn.execute("SELECT name FROM pragma_index_info(?) ORDER BY seqno", (name,))]
+        for name in indexes
+    }
     if not any(unique and keys[name] == ["run_id", "name"] for name, unique in indexes.items()):
         gaps.append("no UNIQUE (run_id, name)")
     if keys.get(f"{steps}_run_seq") != ["run_id", "seq"]:
