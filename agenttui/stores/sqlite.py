@@ -197,12 +197,7 @@ class SQLiteStore(Store):
         self._read_around_index = False
         """Whether a read has met a damaged index and gone around it (said once)."""
         self._odd_ids: dict[str, object] = {}
-<<<<<<< HEAD
-        """Shown ids of runs whose id is stored as a blob or a number, to their stored value."""
-=======
         """Shown ids of runs whose id is stored as a blob, a number or NULL, to their stored value."""
-        # CAST keeps ``data`` bytes even where another writer stored it as TEXT.
->>>>>>> i26-hostile
         self._sql_insert = (
             f"INSERT INTO {steps} (run_id, name, data) VALUES (?, ?, ?)"
             " ON CONFLICT (run_id, name) DO NOTHING RETURNING seq"
