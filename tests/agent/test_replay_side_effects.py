@@ -3,9 +3,7 @@ the recording; running one for real takes an explicit option and a confirmation 
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from agenttui.replay.session import replay_verdict
 from agenttui.replay.verdict import VerdictKind
 from agenttui.stores.base import Store
 from agenttui.stores.sqlite import SQLiteStore
+from tests.processes import agenttui
 from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 
 SIDE_EFFECTS = ("refund_payment", "send_email", "wait_for_settlement", "refunds_specialist")
@@ -67,16 +66,7 @@ def demo_file(demo_db: Path) -> Path:  # noqa: F811  (the fixture imported above
 
 
 def cli(*args: str, effects: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = os.environ | {"AGENTTUI_EFFECTS": str(effects)}
-    return subprocess.run(
-        [sys.executable, "-m", "agenttui", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        input=stdin,
-    )
+    return agenttui(*args, stdin=stdin, env={"AGENTTUI_EFFECTS": str(effects)})
 
 
 COUNTING = "tests.agent.counting_agent:factory"

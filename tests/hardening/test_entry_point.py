@@ -4,10 +4,7 @@ an exit code from the table, never a traceback (one only with AGENTTUI_DEBUG=1, 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import click
@@ -17,6 +14,7 @@ from click.testing import CliRunner
 from agenttui.cli.app import EXIT_CODES, AgentTuiGroup
 from agenttui.journal import Journal, Record, StepKind
 from agenttui.stores.sqlite import SQLiteStore
+from tests.processes import agenttui
 
 # What a terminal could act on: C0 controls but newline, DEL, C1, bidi controls.
 TERMINAL_ACTIVE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -64,19 +62,6 @@ def test_debug_shows_the_traceback_inert() -> None:
     assert not TERMINAL_ACTIVE.search(result.output)
 
 
-def _cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "AGENTTUI_DEBUG"}
-    return subprocess.run(
-        [sys.executable, "-m", "agenttui", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        input=stdin,
-        env=env,
-    )
-
-
 @pytest.fixture
 def store_with_osc52(tmp_path: Path) -> Path:
     """A run whose model turn is not a record but holds an OSC 52 sequence, and a healthy run."""
@@ -105,7 +90,7 @@ def store_with_osc52(tmp_path: Path) -> Path:
     ids=["missing-run", "bad-json", "unknown-step", "hostile-step", "unreadable-run"],
 )
 def test_fork_fails_in_one_inert_line(store_with_osc52: Path, args: list[str], stdin: str, code: int) -> None:
-    result = _cli("fork", str(store_with_osc52), *args, stdin=stdin)
+    result = agenttui("fork", str(store_with_osc52), *args, stdin=stdin)
     assert result.returncode == code, result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.splitlines()) == 1, result.stderr

@@ -35,6 +35,7 @@ from agenttui.cli import EXIT_CODES, main
 from agenttui.journal.keys import llm_key
 from tests.hardening.hostile_corpus import OSC52, CorpusStore, build_postgres_schema
 from tests.hardening.test_hostile_content import TERMINAL_ACTIVE
+from tests.hardening.test_read_only import AUDIT
 from tests.pg import PostgresCluster
 
 AGENT = "agenttui.demo.build:factory"
@@ -401,17 +402,6 @@ def test_the_real_entry_point_is_as_safe(
 
 
 # -- PostgreSQL ----------------------------------------------------------------------------------
-
-#: Every statement that changes a row of the journal's tables, recorded (``test_read_only``'s audit).
-AUDIT = """
-CREATE TABLE {s}.audit (tbl text, op text);
-CREATE FUNCTION {s}.audit_write() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN INSERT INTO {s}.audit (tbl, op) VALUES (TG_TABLE_NAME, TG_OP); RETURN NULL; END $$;
-CREATE TRIGGER audit_steps AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {s}.bide_steps
-    FOR EACH STATEMENT EXECUTE FUNCTION {s}.audit_write();
-CREATE TRIGGER audit_leases AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {s}.bide_leases
-    FOR EACH STATEMENT EXECUTE FUNCTION {s}.audit_write();
-"""
 
 
 @dataclass(frozen=True)

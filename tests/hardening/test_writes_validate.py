@@ -16,23 +16,13 @@ from click.testing import CliRunner
 from agenttui.cli import main
 from agenttui.runs.operations import Answer, BadValue, Cancel, Decide, Operation, ReleaseLease, Resolve, parse_value
 from agenttui.stores.sqlite import SQLiteStore
+from tests.processes import agenttui as cli
 
 
 @pytest.fixture
 def demo(demo_db: Path) -> Path:
     """A private copy of the demo store (every status in it), as the TUI tests use."""
     return demo_db
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agenttui", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def journal(path: Path) -> list[tuple[str, str, bytes]]:
