@@ -35,7 +35,8 @@ async def build_demo_store(path: Path, *, bulk_turns: int, echo: Callable[[str],
     a file that is no journal (``stores.files``): ``--path orders.db`` must never delete a journal
     of real runs. The store is built under a temporary name and moved into place once whole.
     """
-    target = await check_replaceable(path, force=force or await is_demo_store(path), ours=is_demo_store)
+    demo = await is_demo_store(path)  # read once: it opens the file
+    target = await check_replaceable(path, force=force or demo, ours=demo)
     echo(f"building the demo store at {path} …")
     partial = await asyncio.to_thread(partial_path, target)
     try:

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import os
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -66,13 +66,14 @@ async def check_replaceable(
     *,
     force: bool,
     protect: Iterable[str | os.PathLike[str] | None] = (),
-    ours: Callable[[Path], Awaitable[bool]] | None = None,
+    ours: bool = False,
 ) -> Path:
     """The absolute path to write at ``target``, once it is known to be safe to write there.
 
     Raises ``FileRefusedError`` when ``target`` is one of ``protect`` (or a file beside one of
-    them that SQLite keeps), a directory, or a journal of runs agenttui did not make (``ours``
-    may recognize more of its own); ``FileTakenError`` when it exists and ``force`` is false.
+    them that SQLite keeps), a directory, or a journal of runs agenttui did not make (unless
+    ``ours``: the caller knows the file as one it made, the demo's store); ``FileTakenError``
+    when it exists and ``force`` is false.
     """
     path = Path(os.path.abspath(os.fspath(target)))  # noqa: ASYNC240  (no I/O but a getcwd)
     for kept in protect:
@@ -86,7 +87,7 @@ async def check_replaceable(
     if not path.exists():  # noqa: ASYNC240  (one stat)
         return path
     foreign = await asyncio.to_thread(_foreign_journal, path)
-    if foreign is not None and not (ours is not None and await ours(path)):
+    if foreign is not None and not ours:
         raise FileRefusedError(
             f"{path} is {foreign}: it is never replaced (move or delete it yourself, or choose another file)"
         )
