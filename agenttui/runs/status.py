@@ -64,6 +64,42 @@ class RunStatus:
     steps: int = 0
     turns: int = 0
     tokens: int = 0
+    times: RunTimes | None = None
+    """The times the run's records carry (None: none does, or the status came from a summary)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunTimes:
+    """What a run's records say of when they were written (docs/decisions.md, "Times of a run").
+
+    The format stores no time per record: only attempt markers carry one (``attempted_at``, Unix
+    ms). Records are committed in time order, so a record after the one carrying ``latest_ms``
+    was written later, and the first record earlier than the one carrying ``earliest_ms``.
+    """
+
+    earliest_ms: int
+    latest_ms: int
+    first_is_earliest: bool
+    """The run's first record (after the header) carries ``earliest_ms``: its age is exact."""
+    last_is_latest: bool
+    """The run's last record (commit order) carries ``latest_ms``: its idle time is exact."""
+
+
+def _times_of(records: Sequence[Record], legacy: bool) -> RunTimes | None:
+    """The times attempt markers carry among ``records`` (a marker without ``attempted_at``, as
+    the oldest SDKs wrote them, carries none)."""
+    carried = [r.attempted_at for r in records if r.attempted_at > 0 and r.kind == StepKind.ATTEMPT]
+    if not carried:
+        return None
+    earliest, latest = min(carried), max(carried)
+    first = records[0] if legacy else records[1] if len(records) > 1 else None
+    last = records[-1]
+    return RunTimes(
+        earliest,
+        latest,
+        first is not None and first.kind == StepKind.ATTEMPT and first.attempted_at == earliest,
+        last.kind == StepKind.ATTEMPT and last.attempted_at == latest,
+    )
 
 
 #: What each end marker makes a run.
@@ -154,10 +190,20 @@ def _status(
     legacy = bool(records) and not records[0].is_header and not records[0].unreadable
     leased = _lease_fields(lease)
     lease = leased["lease"]
+    times = _times_of(records, legacy)
 
     def status(state: RunState, detail: str = "", **extra: Unpack[_Pending]) -> RunStatus:
         return RunStatus(
-            run_id, state, detail, legacy=legacy, steps=steps, turns=turns, tokens=tokens, **leased, **extra
+            run_id,
+            state,
+            detail,
+            legacy=legacy,
+            steps=steps,
+            turns=turns,
+            tokens=tokens,
+            times=times,
+            **leased,
+            **extra,
         )
 
     if not records:
