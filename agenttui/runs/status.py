@@ -65,7 +65,7 @@ class RunStatus:
     turns: int = 0
     tokens: int = 0
     times: RunTimes | None = None
-    """The times the run's records carry (None: none does, or the status came from a summary)."""
+    """The times an unfinished run's records carry (None: none does, or the run is finished)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,9 +190,11 @@ def _status(
     legacy = bool(records) and not records[0].is_header and not records[0].unreadable
     leased = _lease_fields(lease)
     lease = leased["lease"]
-    times = _times_of(records, legacy)
 
     def status(state: RunState, detail: str = "", **extra: Unpack[_Pending]) -> RunStatus:
+        # A finished run carries no times: a summary decides most of them, and it has none; one
+        # rule for every way of reading a run.
+        times = None if state.finished else _times_of(records, legacy)
         return RunStatus(
             run_id,
             state,
