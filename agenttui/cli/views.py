@@ -49,13 +49,24 @@ def _status_json(status: RunStatus) -> dict[str, Any]:
     type=click.Choice([s.value for s in RunState]),
     help="Only runs in this status (repeatable).",
 )
+@click.option(
+    "--where",
+    "where_text",
+    metavar="EXPR",
+    help="Only runs this filter matches, as: status=halted and tool=refund_payment and idle<2h (README: Filters).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON array of objects.")
 @run_async
-async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
+async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_json: bool) -> None:
     """List every run with its status, a page of runs at a time as their statuses are read."""
+    from datetime import UTC, datetime
+
     from agenttui.runs.status import list_statuses
+    from agenttui.runs.where import parse_where
 
     wanted = {RunState(s) for s in states}
+    where = parse_where(where_text) if where_text else None  # a bad filter says so before the store opens
+    now = datetime.now(UTC)  # one time for the whole listing
 
     async def body(opened: Store) -> None:
         # Streamed: a million runs print from the first one on, not after all are read. The
@@ -65,6 +76,8 @@ async def runs(store: str, states: tuple[str, ...], as_json: bool) -> None:
         first = True
         async for status in list_statuses(opened):
             if wanted and status.state not in wanted:
+                continue
+            if where is not None and not where.matches(status, now):
                 continue
             if as_json:
                 out.write(("[" if first else ",") + safe_json(_status_json(status), indent=None) + "\n")

@@ -176,6 +176,8 @@ RECIPES: dict[str, Recipe] = {
         Call([store.url], expect=(0,) if store.journal else (2,)),
         Call([store.url, "--json"], expect=(0,) if store.journal else (2,)),
         Call([store.url, "--status", "unreadable", "--json"]),
+        Call([store.url, "--where", "status=halted,unreadable or not idle<2h or id='*>*' or lease=w*", "--json"]),
+        Call([store.url, "--where", "stauts=halted"], expect=(2,)),
     ],
     "show": views([], ["--json"], ["--at", "1"], ["--at", "2", "--json"], ["--at", "99"]),
     "events": views([], ["--json"]),
