@@ -75,6 +75,12 @@ class Where:
         """True only when the run surely matches (``verdict`` is TRUE)."""
         return self._root.verdict(status, _unix_ms(now)) is Truth.TRUE
 
+    def matcher(self, now: datetime) -> Callable[[RunStatus], bool]:
+        """``matches`` at ``now``, as a predicate of a status alone: a list that asks it of
+        100,000 rows converts ``now`` once, not once a row."""
+        root, now_ms = self._root, _unix_ms(now)
+        return lambda status: root.verdict(status, now_ms) is Truth.TRUE
+
     @property
     def uses_time(self) -> bool:
         """Whether the filter mentions ``idle`` or ``age`` (its verdicts change with ``now``)."""

@@ -8,8 +8,9 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -18,6 +19,7 @@ from agenttui.runs.state import RunState
 
 if TYPE_CHECKING:
     from agenttui.runs.status import RunStatus
+    from agenttui.runs.where import Where
 
 #: The status filter cycle: everything, then the states a person acts on, then the rest.
 STATUS_FILTERS: tuple[tuple[str, frozenset[RunState] | None], ...] = (
@@ -68,6 +70,27 @@ def _other_defaults() -> tuple[tuple[str, object], ...]:
     return tuple((f.name, f.default) for f in fields(RunStatus) if f.name not in _LINE_FIELDS)
 
 
+@cache
+def _line_status() -> Callable[[str, RunState, str, int, int, int], RunStatus]:
+    """A ``RunStatus`` of a line's members, the rest at their defaults, made by setting six
+    slots (a frozen dataclass sets each of its twenty one by one). Only a filter reads it."""
+    from agenttui.runs.status import RunStatus
+
+    class LineStatus(RunStatus):
+        __slots__ = ()
+
+        def __init__(self, run_id: str, state: RunState, detail: str, steps: int, turns: int, tokens: int) -> None:
+            for name, value in (
+                ("run_id", run_id), ("state", state), ("detail", detail),
+                ("steps", steps), ("turns", turns), ("tokens", tokens),
+            ):  # fmt: skip
+                object.__setattr__(self, name, value)
+
+    for name, default in _other_defaults():
+        setattr(LineStatus, name, default)
+    return LineStatus
+
+
 class StatusLine(NamedTuple):
     """A run's status as the runs list shows it: what its row shows and its filters read.
 
@@ -101,6 +124,13 @@ class StatusLine(NamedTuple):
     @property
     def lease_unknown(self) -> bool:
         return self.whole is not None and self.whole.lease_unknown
+
+    def filtered(self, run_id: str) -> RunStatus:
+        """What a filter reads of this line's status: the status itself when kept ``whole``,
+        else a stand-in holding the line's members (a fifth of the cost of a whole status)."""
+        if self.whole is not None:
+            return self.whole
+        return _line_status()(run_id, self.state, self.detail, self.steps, self.turns, self.tokens)
 
     def status(self, run_id: str) -> RunStatus:
         """The status this line was made from (``run_id``'s)."""
@@ -229,6 +259,8 @@ class RunsModel:
     _details: list[str] = field(default_factory=list)
     _whole: dict[int, RunStatus] = field(default_factory=dict)
     """The statuses that say more than a line does (``StatusLine.whole``), by run."""
+    _parsed: tuple[str, Where | None, str] = ("", None, "")
+    """The text filter last read (``_reading``): its text, expression and error."""
 
     @property
     def statuses(self) -> StatusLines:
@@ -306,16 +338,55 @@ class RunsModel:
         counted.pop(_PENDING, None)
         return Counter({_STATES[index]: n for index, n in counted.items()})
 
-    def _admits(self, run_id: str) -> bool:
+    @property
+    def where(self) -> Where | None:
+        """The text filter read as a filter expression (``runs.where``), when it is one."""
+        return self._reading()[0]
+
+    @property
+    def filter_error(self) -> str:
+        """Why the text filter, meant as an expression, does not parse ("" when it does, or is
+        plain words). While it does not, the text filters nothing out."""
+        return self._reading()[1]
+
+    def _reading(self) -> tuple[Where | None, str]:
+        """The text filter as an expression or an error, parsed once each time the text changes:
+        an expression when it parses, plain words when it does not and does not look like one
+        (``a1004``), else the error."""
+        text, where, error = self._parsed
+        if text != self.text_filter:
+            from agenttui.runs.where import WhereError, looks_like_where, parse_where
+
+            text, where, error = self.text_filter, None, ""
+            if text:
+                try:
+                    where = parse_where(text)
+                except WhereError as bad:
+                    error = bad.message if looks_like_where(text) else ""
+            self._parsed = (text, where, error)
+        return where, error
+
+    def _admitter(self) -> Callable[[str], bool]:
+        """Whether a run passes the filters in force, as one cheap test a row (100,000 rows are
+        tested on each key typed in the filter)."""
         states = STATUS_FILTERS[self.status_filter][1]
-        status = self.line(self.runs[run_id])
-        if states is not None and (status is None or status.state not in states):
-            return False
-        if self.text_filter:
-            needle = self.text_filter.lower()
-            haystack = run_id.lower() + (" " + status.detail.lower() + " " + status.state.value if status else "")
-            return needle in haystack
-        return True
+        where, error = self._reading()
+        needle = "" if error or where is not None else self.text_filter.lower()
+        matches = where.matcher(datetime.now(UTC)) if where is not None else None
+        line_of, runs = self.line, self.runs
+
+        def admits(run_id: str) -> bool:
+            status = line_of(runs[run_id])
+            if states is not None and (status is None or status.state not in states):
+                return False
+            if matches is not None:
+                return status is not None and matches(status.filtered(run_id))
+            if needle:
+                haystack = run_id.lower() + (" " + status.detail.lower() + " " + status.state.value if status else "")
+                return needle in haystack
+            return True
+
+        return admits
 
     def rows(self) -> RunRows:
         """The visible rows: roots that pass the filters, each followed by its unfolded sub-runs."""
@@ -323,6 +394,7 @@ class RunsModel:
         shapes: dict[int, tuple[int, int, bool]] = {}
         runs, children, unfolded = self.runs, self.children, self.unfolded
         filtered = STATUS_FILTERS[self.status_filter][1] is not None or bool(self.text_filter)
+        admits = self._admitter()
 
         def visit(run_id: str, depth: int) -> None:
             kids = children.get(run_id, ())
@@ -338,7 +410,7 @@ class RunsModel:
         # no sub-runs, folded) adds the run's place alone.
         add = at.append
         for root in self.roots:
-            if filtered and not (self._admits(root) or any(self._admits(k) for k in children.get(root, ()))):
+            if filtered and not (admits(root) or any(admits(k) for k in children.get(root, ()))):
                 continue
             if root in children or root in unfolded:
                 visit(root, 0)

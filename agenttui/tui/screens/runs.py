@@ -125,7 +125,10 @@ class RunsScreen(StoreScreen):
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="runs-counts")
-        yield Input(placeholder="filter by run id, status or pending item", id="runs-filter")
+        yield Input(
+            placeholder="filter: run id, status or pending item, or an expression: status=halted tool=charge idle<2h",
+            id="runs-filter",
+        )
         yield RunsHeader(id="runs-header")
         yield RunsTable(id="runs-table")
         yield StatusBar(id="status-bar")
@@ -358,6 +361,12 @@ class RunsScreen(StoreScreen):
         shown_filter = Text(f"filter: {self.model.filter_name}")
         if self.model.text_filter:
             shown_filter.append(f" · /{printable(self.model.text_filter)}")
+        if error := self.model.filter_error:  # the text filters nothing out until it parses
+            # What is wrong fits the header; what is accepted there is the field's tooltip.
+            colour = self.app.get_css_variables().get("text-error", "")
+            wrong = error.partition("; ")[0]
+            shown_filter.append(f" · bad filter: {printable(wrong)}", style=f"bold {colour}".strip())
+        self.query_one("#runs-filter").tooltip = printable(error) if error else None
         named = " ".join(f" {s.icon} {counts[s]:,} {s.value}" for s in present)
         # Every state named while they fit the line with the rest; past that, icon and count
         # alone (? lists them).
