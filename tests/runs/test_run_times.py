@@ -13,7 +13,6 @@ from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
 from tests.gocorpus import CASES, CLAIM_A, CLAIM_B, GoRun, attempt, charge_turn, start
 
-
 MARKED = 1767225600123
 """The corpus's first attempt marker's ``attempted_at`` (2026-01-01T00:00:00.123Z)."""
 RETRIED = 1767225700456

@@ -7,7 +7,6 @@ import fnmatch
 import operator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +19,7 @@ from agenttui.runs.where import Truth, WhereError, looks_like_where, parse_where
 # -- the reference: a filter as a tree, printed, and judged the plain way ------------------------
 
 T, F, U = "T", "F", "U"
-Verdict = Literal["T", "F", "U"]
+Verdict = str  # T, F or U
 KLEENE_NOT: dict[Verdict, Verdict] = {T: F, F: T, U: U}
 
 
@@ -182,13 +181,18 @@ UNITS = {"w": 604_800_000, "d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 10
 
 
 def print_node(draw: st.DrawFn, node: Node) -> str:
-    space = lambda: draw(st.sampled_from(["", " ", "  ", "\t"]))  # noqa: E731
-    gap = lambda: draw(st.sampled_from([" ", "  ", "\t", " \n "]))  # noqa: E731
-    keyword = lambda word: draw(st.sampled_from([word, word.upper(), word.capitalize()]))  # noqa: E731
+    def space() -> str:
+        return draw(st.sampled_from(["", " ", "  ", "\t"]))
+
+    def gap() -> str:
+        return draw(st.sampled_from([" ", "  ", "\t", " \n "]))
+
+    def keyword(word: str) -> str:
+        return draw(st.sampled_from([word, word.upper(), word.capitalize()]))
 
     def wrapped(child: Node) -> str:
         text = print_node(draw, child)
-        if isinstance(child, (And, Or)) or draw(st.booleans()) and draw(st.booleans()):
+        if isinstance(child, (And, Or)) or (draw(st.booleans()) and draw(st.booleans())):
             return "(" + space() + text + space() + ")"
         return text
 
