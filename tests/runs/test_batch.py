@@ -28,7 +28,10 @@ COMPLETE = next(case for case in CASES if case.run_id == "go-charge")
 GATED = GoRun(
     "gated",
     [
-        start('"Refund order 7"', ',"kind":"agent","ext":{"agenttui":{"tools":[{"name":"charge","approval":{"single":true}}]}}'),
+        start(
+            '"Refund order 7"',
+            ',"kind":"agent","ext":{"agenttui":{"tools":[{"name":"charge","approval":{"single":true}}]}}',
+        ),
         charge_turn("toolu_09"),
     ],
     RunState.AWAITING_APPROVAL,
