@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,7 +29,7 @@ from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.runs.choices import why_not_drivable
-from agenttui.runs.lease import LeaseHeld, lease
+from agenttui.runs.lease import DEFAULT_TTL, LeaseHeld, lease
 from agenttui.runs.operations import (
     Answer,
     Cancel,
@@ -291,36 +291,61 @@ class _Changed(AgentTuiError):
     """The run, read again under its lease, is not as it was selected: it is left alone."""
 
 
-#: How long a bulk action keeps coming back to runs whose lease another holder has (another bulk
-#: action, a recover pass) before it leaves them, skipped: such holders let go in moments.
-LEASE_PATIENCE = 15.0
+#: How long a bulk action keeps coming back to runs whose lease another holder has before it
+#: leaves them, skipped: longer than a lease lives (``DEFAULT_TTL``), so that the lease of a
+#: holder that died (a bulk action killed midway) lapses meanwhile and the run is done after all.
+LEASE_PATIENCE = DEFAULT_TTL + 5
+#: How many runs a bulk action has in hand at once: the store's round trips (a lease taken, the
+#: run read, a record written, the lease let go) overlap, while each run is still written alone.
+APPLY_AT_ONCE = 8
 
 
 async def apply_selection(
-    store: Store, selection: Selection, *, stopping: Callable[[], bool] = lambda: False
+    store: Store, selection: Selection, *, stopping: Callable[[], bool] = lambda: False, at_once: int = APPLY_AT_ONCE
 ) -> AsyncIterator[RunOutcome]:
-    """Act on the fitting runs, one at a time, each under its lease; an outcome per run as it is
-    done. A run whose lease another holder has is come back to after the others, for
-    ``LEASE_PATIENCE`` seconds, then skipped. ``stopping()`` is asked before each run: True stops
-    after the run in hand."""
-    pending = list(selection.fitting)
+    """Act on the fitting runs, each under its lease, ``at_once`` runs in hand at a time; an
+    outcome per run as it is done. A run whose lease another holder has is come back to after
+    the others, for ``LEASE_PATIENCE`` seconds, then skipped. ``stopping()`` is asked before
+    each run is taken up: once True, the runs in hand are finished and no other is started."""
+    action = selection.action
+    pending = deque(selection.fitting)
+    held: list[RunStatus] = []
+    running: set[asyncio.Future[tuple[RunStatus, RunOutcome | LeaseHeld]]] = set()
     waited, pause = 0.0, 0.05
-    while pending:
-        held: list[RunStatus] = []
-        for status in pending:
-            if stopping():
-                return
-            try:
-                yield await _apply(store, selection.action, status)
-            except LeaseHeld as busy:
-                if waited >= LEASE_PATIENCE:
-                    yield RunOutcome(status.run_id, "skipped", busy.message)
+    try:
+        while pending or running or held:
+            while pending and len(running) < at_once and not stopping():
+                running.add(asyncio.ensure_future(_attempt(store, action, pending.popleft())))
+            if not running:
+                if stopping() or not held:
+                    return
+                await asyncio.sleep(pause)
+                waited, pause = waited + pause, min(pause * 2, 1.0)
+                pending.extend(held)
+                held.clear()
+                continue
+            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                status, outcome = task.result()
+                if not isinstance(outcome, LeaseHeld):
+                    yield outcome
+                elif waited >= LEASE_PATIENCE:
+                    yield RunOutcome(status.run_id, "skipped", outcome.message)
                 else:
                     held.append(status)
-        if held:
-            await asyncio.sleep(pause)
-            waited, pause = waited + pause, min(pause * 2, 1.0)
-        pending = held
+    finally:
+        # Stopped from outside (ctrl+c, the consumer gone): the runs in hand are stopped too,
+        # and their leases released on the way out, before this returns.
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+
+async def _attempt(store: Store, action: BulkAction, selected: RunStatus) -> tuple[RunStatus, RunOutcome | LeaseHeld]:
+    try:
+        return selected, await _apply(store, action, selected)
+    except LeaseHeld as busy:
+        return selected, busy
 
 
 async def apply_one(store: Store, action: BulkAction, selected: RunStatus) -> RunOutcome:
