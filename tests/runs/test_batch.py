@@ -233,3 +233,17 @@ def test_a_command_that_names_its_runs_wrongly_is_refused(tmp_path: Path, args: 
     done = agenttui(*[str(path) if arg == "S" else arg for arg in args])
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_export_takes_the_runs_a_filter_selects(tmp_path: Path) -> None:
+    path = tmp_path / "incident.db"
+    make_store(path)
+    bundle = tmp_path / "halted.db"
+    done = agenttui("export", str(path), "--where", "status=halted and tool=ship", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    assert "2 runs" in done.stdout
+    assert [line.split()[0] for line in done.stdout.splitlines()[1:3]] == ["ship-0", "ship-1"]
+    bad = agenttui("export", str(path), "--where", "stauts=halted", "-o", str(tmp_path / "x.db"))
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("agenttui: Bad filter: at column 1")
+    assert not (tmp_path / "x.db").exists()
