@@ -46,7 +46,7 @@ EXIT_CODES = {
     EXIT_USAGE: "usage, store or connection error, nothing written (a replay: refused; `import`: unless the message names the runs it wrote, each whole)",
     EXIT_DIVERGED: "a replay diverged from the recording (`compare`: the two runs differ; a fork: it stopped where the recording cannot answer)",
     EXIT_ALREADY_DECIDED: "nothing written: the step was already decided (the standing decision is named)",
-    EXIT_RUNS_FAILED: "`recover`: some runs failed (the report names them)",
+    EXIT_RUNS_FAILED: "`recover`, or an action applied with `--where … --yes`: some runs failed (the report names them)",
     EXIT_CONFLICT: "`import`: the store holds a run with other records (each is named); nothing written, unless the message names the runs written first",
     130: "interrupted (ctrl+c)",
     EXIT_TERMINATED: "terminated (SIGTERM, SIGHUP); as on ctrl+c, leases are released",

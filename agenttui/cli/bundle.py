@@ -40,12 +40,14 @@ _LISTED = 20
               help="Every run in this status (repeatable), instead of naming runs.")  # fmt: skip
 @click.option("--filter", "text", default="", metavar="TEXT",
               help="Every run whose id, status or detail contains TEXT, instead of naming runs.")  # fmt: skip
+@click.option("--where", "where_text", metavar="EXPR",
+              help="Every run the filter EXPR selects (README: the filter language), instead of naming runs.")  # fmt: skip
 @click.option("--jsonl", is_flag=True, help="Write one decoded record a line (for diffs and grep), not a store.")
 @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
 @run_async
 async def export_command(
     store: str, run_ids: tuple[str, ...], output: str, no_sub_runs: bool, redact: tuple[str, ...],
-    drop_undecodable: bool, states: tuple[str, ...], text: str, jsonl: bool, force: bool,
+    drop_undecodable: bool, states: tuple[str, ...], text: str, where_text: str | None, jsonl: bool, force: bool,
 ) -> None:  # fmt: skip
     """Export runs to a bundle: one SQLite file that every agenttui view, `agenttui replay` and the
     Go SDK open as a store, each record's bytes as stored (leases are not copied). With --redact,
@@ -54,15 +56,22 @@ async def export_command(
     \b
     agenttui export STORE RUN -o run.db            a run and its sub-runs
     agenttui export STORE --status halted -o h.db  every halted run
+    agenttui export STORE --where 'status=halted and tool=refund_payment' -o h.db
     agenttui export STORE RUN --redact card_number -o run.db
     """
     from agenttui.journal.redact import Redactor
     from agenttui.runs.bundle import export_jsonl, export_runs, select_runs, unredacted_lines
 
-    if run_ids and (states or text):
-        fail("name runs, or select them with --status/--filter, not both")
-    if not run_ids and not states and not text:
-        fail("name a run to export, or select runs with --status or --filter")
+    selecting = bool(states or text or where_text is not None)
+    if run_ids and selecting:
+        fail("name runs, or select them with --status/--filter/--where, not both")
+    if not run_ids and not selecting:
+        fail("name a run to export, or select runs with --status, --filter or --where")
+    chosen_by = None
+    if where_text is not None:
+        from agenttui.runs.where import parse_where
+
+        chosen_by = parse_where(where_text)  # a bad filter is refused before the store is opened
     if output == "-" and not jsonl:
         fail("-o -: a bundle is a SQLite file; only --jsonl writes to standard output")
     target = None if output == "-" else sqlite_path(output)
@@ -73,9 +82,11 @@ async def export_command(
     Redactor(redact)  # a bad path is refused before the store is opened
 
     async def body(opened: Store) -> ExportReport:
-        chosen = list(run_ids) or await select_runs(opened, states={RunState(s) for s in states}, text=text)
+        chosen = list(run_ids) or await select_runs(
+            opened, states={RunState(s) for s in states}, text=text, where=chosen_by
+        )
         if not chosen:
-            fail(f"no run matches {_selection(states, text)}", EXIT_NOT_FOUND)
+            fail(f"no run matches {_selection(states, text, where_text)}", EXIT_NOT_FOUND)
         with _progress("exporting") as on_progress:
             options: dict[str, Any] = {"sub_runs": not no_sub_runs, "redact": redact, "force": force,
                                        "drop_undecodable": drop_undecodable, "on_progress": on_progress}  # fmt: skip
@@ -86,9 +97,9 @@ async def export_command(
 
     report = await with_store(store, body)
     say = _say(to_stderr=output == "-")
-    where = "standard output" if report.path is None else str(report.path)
+    written_to = "standard output" if report.path is None else str(report.path)
     runs = len(report.runs)
-    say(f"wrote {printable(where)}: {runs} run{'s' * (runs != 1)}, {report.records:,} records")
+    say(f"wrote {printable(written_to)}: {runs} run{'s' * (runs != 1)}, {report.records:,} records")
     for run in report.runs[:_LISTED]:
         say(f"  {printable_id(run.run_id)}  {run.records:,} records")
     if runs > _LISTED:
@@ -102,8 +113,9 @@ async def export_command(
         say(line)
 
 
-def _selection(states: tuple[str, ...], text: str) -> str:
+def _selection(states: tuple[str, ...], text: str, where: str | None) -> str:
     parts = ([f"--status {' or '.join(states)}"] if states else []) + ([f"--filter {text!r}"] if text else [])
+    parts += [f"--where {where!r}"] if where is not None else []
     return " and ".join(parts)
 
 

@@ -47,7 +47,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection,
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
 from agenttui.errors import AgentTuiError, ConfigError, CorruptRecordError, RunNotFoundError
 from agenttui.journal.inert import printable, printable_id
@@ -57,6 +57,9 @@ from agenttui.stores.base import Entry, StepTakenError, Store
 from agenttui.stores.bundle_file import BundleExistsError, BundleFile
 from agenttui.stores.bundle_file import read_manifest as read_manifest_rows
 from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_partial
+
+if TYPE_CHECKING:
+    from agenttui.runs.where import Where
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -300,17 +303,22 @@ async def _first(entries: AsyncIterator[Entry]) -> Entry | None:
             await entries.aclose()
 
 
-async def select_runs(store: Store, *, states: Collection[RunState] = (), text: str = "") -> list[str]:
+async def select_runs(
+    store: Store, *, states: Collection[RunState] = (), text: str = "", where: Where | None = None
+) -> list[str]:
     """The runs in any of ``states`` (every state when empty) whose id, status or detail
-    contains ``text`` (case-insensitive), in run id order: the runs list's filters."""
+    contains ``text`` (case-insensitive) and that ``where`` matches, in run id order."""
     from agenttui.runs.status import list_statuses
 
     needle = text.lower()
+    now = datetime.now(UTC)
     chosen = []
     async for status in list_statuses(store):
         if states and status.state not in states:
             continue
         if needle and needle not in f"{status.run_id.lower()} {status.detail.lower()} {status.state.value}":
+            continue
+        if where is not None and not where.matches(status, now):
             continue
         chosen.append(status.run_id)
     return chosen

@@ -81,6 +81,29 @@ async def _fired(status: RunStatus, ask: Ask) -> Operation | None:
     )
 
 
+def why_not_drivable(status: RunStatus) -> str | None:
+    """Why a run in ``status`` can be neither re-driven nor cancelled, or None when it can."""
+    # A run not started has no input to drive or cancel; a saga rolling back is its driver's; a
+    # run another driver holds is its driver's too (every write waits for the run's lease); a
+    # saved what-if fork is a record, never driven or written to; a journal before v0.9 is read, never written.
+    match status.state:
+        case state if state.finished:
+            return f"it has ended ({state.value})"
+        case RunState.UNREADABLE:
+            return "it cannot be read whole: nothing is written to it"
+        case RunState.NOT_STARTED:
+            return "it never started: there is no input to drive"
+        case RunState.CANCELLING:
+            return "its saga is rolling back: only its driver ends it"
+        case RunState.IN_FLIGHT:
+            return f"a live driver holds its lease ({status.lease_holder or 'another driver'})"
+        case RunState.FORK:
+            return "a what-if fork: never driven or written to"
+    if status.legacy:
+        return "a journal from before v0.9: shown and replayed, never written to"
+    return None
+
+
 def choices_for(
     status: RunStatus, factory_spec: str | None, factory: AgentFactory | None, question: Question | None = None
 ) -> list[tuple[str, Callable[[Ask], Awaitable[Operation | None]]]]:
@@ -103,12 +126,7 @@ def choices_for(
     if status.state == RunState.HALTED:
         out += [(f"It did not fire: retry {status.tool_name}", ready(Resolve(run_id, call, False))),
                 ("It fired: record its result", lambda ask: _fired(status, ask))]  # fmt: skip
-    # A run not started has no input to drive or cancel; a saga rolling back is its driver's; a
-    # run another driver holds is its driver's too (every write waits for the run's lease); a
-    # saved what-if fork is a record, never driven or written to.
-    drivable = not status.state.finished and status.state not in (
-        RunState.UNREADABLE, RunState.NOT_STARTED, RunState.CANCELLING, RunState.IN_FLIGHT, RunState.FORK)  # fmt: skip
-    if drivable:
+    if why_not_drivable(status) is None:
         if factory is not None and factory_spec:
             out.append(("Re-drive with your agent", ready(Redrive(run_id, factory_spec, factory))))
         out.append(("Cancel the run", ready(Cancel(run_id, "cancelled from agenttui"))))

@@ -89,6 +89,21 @@ async def _leased(store: Store, run_id: str, body: Callable[[], Awaitable[T]]) -
     return await lease(store, run_id, body, ttl=30)
 
 
+class LeasedOperation:
+    """An operation on one run that writes to its journal: ``apply`` is ``write`` under the run's
+    lease. A bulk action (``runs.batch``) takes the lease itself, reads the run again under it,
+    then calls ``write``."""
+
+    run_id: str
+
+    async def write(self, store: Store) -> str:
+        """Do it, the run's lease already held; return one line saying what happened."""
+        raise NotImplementedError
+
+    async def apply(self, store: Store) -> str:
+        return await _leased(store, self.run_id, lambda: self.write(store))
+
+
 def _outcome(outcome: actions.ActionOutcome, what: str) -> str:
     """What an action wrote; an action whose step was already decided raises ``AlreadyDecided``
     naming the standing decision (the CLI exits 4, the TUI says so)."""
@@ -98,7 +113,7 @@ def _outcome(outcome: actions.ActionOutcome, what: str) -> str:
 
 
 @dataclass(frozen=True)
-class Decide:
+class Decide(LeasedOperation):
     """Approve or deny a call awaiting approval."""
 
     run_id: str
@@ -121,14 +136,15 @@ class Decide:
         extra = ["--approver", self.approver] if self.approver else []
         return _cli("approve" if self.approved else "deny", store_url, self.run_id, self.tool_use_id, *extra)
 
-    async def apply(self, store: Store) -> str:
-        outcome = await _leased(store, self.run_id, lambda: actions.decide_approval(
-            store, self.run_id, self.tool_use_id, approved=self.approved, approver=self.approver))  # fmt: skip
+    async def write(self, store: Store) -> str:
+        outcome = await actions.decide_approval(
+            store, self.run_id, self.tool_use_id, approved=self.approved, approver=self.approver
+        )
         return _outcome(outcome, "approved" if self.approved else "denied")
 
 
 @dataclass(frozen=True)
-class Answer:
+class Answer(LeasedOperation):
     """Answer a pending interrupt."""
 
     run_id: str
@@ -145,15 +161,12 @@ class Answer:
     def command(self, store_url: str) -> str:
         return _cli("answer", store_url, self.run_id, self.name, json.dumps(self.value, ensure_ascii=False))
 
-    async def apply(self, store: Store) -> str:
-        return _outcome(
-            await _leased(store, self.run_id, lambda: actions.answer(store, self.run_id, self.name, self.value)),
-            "answered",
-        )
+    async def write(self, store: Store) -> str:
+        return _outcome(await actions.answer(store, self.run_id, self.name, self.value), "answered")
 
 
 @dataclass(frozen=True)
-class Resolve:
+class Resolve(LeasedOperation):
     """Resolve a halted call: it did not fire (retry it), or it fired with a result."""
 
     run_id: str
@@ -185,14 +198,13 @@ class Resolve:
             )
         return _cli("resolve", store_url, self.run_id, self.tool_use_id, "--not-fired")
 
-    async def apply(self, store: Store) -> str:
-        outcome = await _leased(store, self.run_id, lambda: actions.resolve_halt(
-            store, self.run_id, self.tool_use_id, fired=self.fired, result=self.result))  # fmt: skip
+    async def write(self, store: Store) -> str:
+        outcome = await actions.resolve_halt(store, self.run_id, self.tool_use_id, fired=self.fired, result=self.result)
         return _outcome(outcome, "resolved")
 
 
 @dataclass(frozen=True)
-class Cancel:
+class Cancel(LeasedOperation):
     run_id: str
     reason: str = ""
 
@@ -206,10 +218,8 @@ class Cancel:
     def command(self, store_url: str) -> str:
         return _cli("cancel", store_url, self.run_id, *(["--reason", self.reason] if self.reason else []))
 
-    async def apply(self, store: Store) -> str:
-        return _outcome(
-            await _leased(store, self.run_id, lambda: actions.cancel(store, self.run_id, self.reason)), "cancelled"
-        )
+    async def write(self, store: Store) -> str:
+        return _outcome(await actions.cancel(store, self.run_id, self.reason), "cancelled")
 
 
 async def _redrive(store: Store, run_id: str, setup: AgentSetup) -> str:
@@ -226,7 +236,7 @@ async def _redrive(store: Store, run_id: str, setup: AgentSetup) -> str:
 
 
 @dataclass(frozen=True)
-class Redrive:
+class Redrive(LeasedOperation):
     """Drive a run forward with the user's agent (``--agent``), under its lease."""
 
     run_id: str
@@ -243,8 +253,8 @@ class Redrive:
     def command(self, store_url: str) -> str:
         return _cli("redrive", store_url, self.run_id, "--agent", self.factory_spec)
 
-    async def apply(self, store: Store) -> str:
-        return await _leased(store, self.run_id, lambda: _redrive(store, self.run_id, self.factory(self.run_id)))
+    async def write(self, store: Store) -> str:
+        return await _redrive(store, self.run_id, self.factory(self.run_id))
 
 
 @dataclass(frozen=True)
