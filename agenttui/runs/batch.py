@@ -425,7 +425,7 @@ def preview_lines(selection: Selection, store_url: str, *, runs: int = PREVIEW_R
     and the command that applies it. Store text in it: show it inert."""
     verb = selection.action.verb
     lines = heading_lines(selection)
-    if selection.fitting:
+    if selection.fitting and runs:
         lines.append("the first runs, and what each gets:")
         column = max(len(s.run_id) for s in selection.fitting[:runs])
         for status in selection.fitting[:runs]:
@@ -433,8 +433,11 @@ def preview_lines(selection: Selection, store_url: str, *, runs: int = PREVIEW_R
         if len(selection.fitting) > runs:
             lines.append(f"  ... and {len(selection.fitting) - runs:,} more")
     if selection.unfit:
-        lines.append(f"{len(selection.unfit):,} runs matched do not fit {verb}:")
-        lines += [f"  {status.run_id}  {why}" for status, why in selection.unfit[:runs]]
+        lines.append(
+            f"{_runs(len(selection.unfit))} matched {'does' if len(selection.unfit) == 1 else 'do'} not fit {verb}:"
+        )
+        column = max(len(s.run_id) for s, _ in selection.unfit[:runs]) if runs else 0
+        lines += [f"  {status.run_id:<{column}}  {why}" for status, why in selection.unfit[:runs]]
         if len(selection.unfit) > runs:
             reasons = Counter(why for _, why in selection.unfit[runs:])
             lines.append(f"  ... and {len(selection.unfit) - runs:,} more ({_counted(reasons)})")
@@ -444,8 +447,12 @@ def preview_lines(selection: Selection, store_url: str, *, runs: int = PREVIEW_R
 def heading_lines(selection: Selection) -> list[str]:
     """How many runs a bulk action takes, and how many of each status."""
     chosen = f"matched by {selection.where.text!r}" if selection.where is not None else "marked"
-    lines = [f"{selection.action.verb}: {len(selection.fitting):,} runs {chosen} ({selection.read:,} read)"]
+    lines = [f"{selection.action.verb}: {_runs(len(selection.fitting))} {chosen} ({selection.read:,} read)"]
     return lines + [f"  {count:,} {state.value}" for state, count in selection.by_state().most_common()]
+
+
+def _runs(count: int) -> str:
+    return f"{count:,} run{'s' if count != 1 else ''}"
 
 
 def _first_line(text: str) -> str:
@@ -465,7 +472,7 @@ def outcome_line(outcome: RunOutcome) -> str:
 def summary_line(verb: str, tally: Tally, selection: Selection, *, stopped: bool = False) -> str:
     """The last line of a bulk action: what came of it, and how to finish it if it was stopped."""
     line = f"{verb}: {tally.done:,} done, {len(tally.skipped):,} skipped, {len(tally.failed):,} failed"
-    line += f" of {len(selection.fitting):,} runs"
+    line += f" of {_runs(len(selection.fitting))}"
     if stopped:
         line += f"; stopped with {len(selection.fitting) - tally.count:,} left: run it again to finish them"
     return line
@@ -485,7 +492,7 @@ def selection_json(selection: Selection, store_url: str) -> dict[str, Any]:
         "by_status": {state.value: count for state, count in selection.by_state().most_common()},
         "runs": [_run_json(selection.action, status) for status in selection.fitting],
         "unfit": [{"run_id": s.run_id, "status": s.state.value, "why": why} for s, why in selection.unfit],
-        "command": selection.command(store_url),
+        "command": selection.command(store_url) if selection.fitting else None,
     }
 
 
