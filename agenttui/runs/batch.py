@@ -51,7 +51,7 @@ class RunFilter(Protocol):
     @property
     def text(self) -> str: ...
 
-    def matches(self, status: RunStatus, now: datetime) -> bool: ...
+    def matcher(self, now: datetime) -> Callable[[RunStatus], bool]: ...
 
 
 class BulkAction(Protocol):
@@ -248,13 +248,13 @@ async def select(
     each page of runs."""
     if run_ids is None and not store.IMPLEMENTS_LISTING:
         raise ConfigError(f"selecting runs needs a store that can list them; {store.display_url} cannot")
-    at = now or datetime.now(UTC)
+    matches = where.matcher(now or datetime.now(UTC)) if where is not None else None
     selection = Selection(action, where)
     async for status in _statuses(store, run_ids):
         selection.read += 1
         if on_progress is not None and selection.read % 500 == 0:
             on_progress(selection.read)
-        if where is not None and not where.matches(status, at):
+        if matches is not None and not matches(status):
             continue
         if (why := action.misfit(status)) is None:
             selection.fitting.append(status)
