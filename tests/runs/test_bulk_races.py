@@ -15,12 +15,14 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -150,6 +152,16 @@ async def assert_cancelled_once_each(incident: Incident) -> None:
     for run_id, names in stored.items():
         assert names.count(keys.RUN_CANCELLED) == 1, (run_id, names)
         assert [name for name in names if name != keys.RUN_CANCELLED] == [n for n, _ in originals[run_id]], run_id
+
+
+def leases_in_file(path: str) -> list[str]:
+    """The lease rows of a SQLite file, read without the store (whose opening may wait on a writer
+    that is stopped); none when the file cannot be read at once."""
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)) as conn:
+            return [run_id for (run_id,) in conn.execute("SELECT run_id FROM bide_leases")]
+    except sqlite3.OperationalError:
+        return []
 
 
 def command(*args: str, stdout: IO[str] | int = subprocess.PIPE) -> subprocess.Popen[str]:
@@ -282,6 +294,48 @@ async def test_a_bulk_cancel_killed_anywhere_finishes_on_a_rerun_writing_nothing
         assert summary_of(out) == "cancel: 1 done, 0 skipped, 0 failed of 1 runs"
     await assert_cancelled_once_each(incident)
     print(f"\nseed {seed}: rerun in {took:.1f} s; stale lease {stale}; last summary {summary_of(out)!r}")
+
+
+@pytest.mark.slow
+async def test_a_lease_a_killed_apply_held_leaves_its_run_to_a_rerun_after_the_lease_lapses(
+    sqlite_templates: Templates, tmp_path: Path
+) -> None:
+    incident = sqlite_incident(sqlite_templates, tmp_path, KILL_RUNS)
+    applying = command("cancel", incident.url, "--where", "id=run-*", "--yes")
+    outcome_lines(applying, 20)
+    for _ in range(200):  # stopped until it is caught holding a run's lease, then killed there
+        applying.send_signal(signal.SIGSTOP)
+        time.sleep(0.05)  # stopped for sure before the lease table is read
+        if stale := leases_in_file(incident.url):
+            break
+        applying.send_signal(signal.SIGCONT)
+        outcome_lines(applying, 1)
+    applying.send_signal(signal.SIGKILL)
+    applying.communicate(timeout=10)
+    killed_at = time.monotonic()
+    assert len(stale) == 1, "the apply was never caught holding a lease"
+    held = stale[0]
+    cancelled_before = keys.RUN_CANCELLED in (await rows(incident))[held]
+
+    code, out, err, took = apply_until_done(incident.url)
+    assert code == 0, err
+    assert took < 10, f"the rerun took {took:.1f} s"
+    left = sorted(run_id for run_id, names in (await rows(incident)).items() if keys.RUN_CANCELLED not in names)
+    # The run whose lease the dead process held reads in flight: the rerun does not select it, and
+    # its output never names it. Its summary reads as if the action were finished.
+    assert left == ([] if cancelled_before else [held])
+    assert held not in out
+    assert "in flight" not in out and "lease" not in out
+    print(f"\nrerun in {took:.1f} s: {summary_of(out)!r}; left {left}")
+    while time.monotonic() - killed_at < LEASE_LAPSE:
+        await asyncio.sleep(0.5)
+    code, out, err, _ = apply_until_done(incident.url)
+    if left:
+        assert code == 0, err
+        assert summary_of(out) == "cancel: 1 done, 0 skipped, 0 failed of 1 runs"
+    else:
+        assert code == 1 and "no run matches" in err
+    await assert_cancelled_once_each(incident)
 
 
 @pytest.mark.slow
