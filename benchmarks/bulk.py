@@ -5,7 +5,8 @@
 
 **preview**: ``agenttui cancel STORE --where 'status=halted and tool=refund_payment'`` (a preview:
 nothing written) against ``agenttui runs STORE --json`` on the same production-shaped store of
-``--runs`` runs (``benchmarks/shapes.py``), each a whole process from its start to its exit,
+``--runs`` runs (``benchmarks/shapes.py``; ``--shape uniform``: the TUI benchmark's 100,000
+copies of one 10-record run, 1% stalled, 1% in flight, filtered on ``status=stalled``), each a whole process from its start to its exit,
 ``--repeats`` rounds interleaved; the medians, their ratio (target ≤ 1.2x: selecting runs costs
 little more than listing them) and each one's peak RSS. SQLite only.
 
@@ -19,8 +20,9 @@ PostgreSQL (``AGENTTUI_BENCH_PG_DSN``'s server, or a throwaway cluster with fsyn
 
 **First run builds stores** under ``--cache`` (default ``/tmp/agenttui-bench-cache``) and reuses
 them after: the production-shaped store of 100,000 runs (``benchmarks/shapes.py``: about 10-20
-minutes and 2 GB on the 2-core build machine) for the preview, and the Go-shaped store of 10,000
-runs (about 10 s) for the apply.
+minutes and 2 GB on an idle 2-core machine; at load 5 on 2026-12-02 its batches of 2,000 runs
+took 2-5 minutes each, so about 1.5 hours) for the preview, and the Go-shaped store of 10,000
+runs (about 10 s) for the apply; ``--shape uniform``'s store takes about a minute.
 
 Every figure is printed with the load average at the start and end of its measurement.
 """
@@ -42,7 +44,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 from statuses import copy_to_postgres, timed  # noqa: E402
 
 AGENTTUI = [sys.executable, "-m", "agenttui"]
-PREVIEW_WHERE = "status=halted and tool=refund_payment"
 APPLY_WHERE = "status=halted,awaiting-approval"
 
 
@@ -51,13 +52,23 @@ def load() -> str:
     return f"{one:.1f} {five:.1f} {fifteen:.1f}"
 
 
-def preview(cache: Path, runs: int, repeats: int) -> None:
-    from shapes import describe, production_store, shape_of
+#: The preview's filter on each shape of store: the uniform store holds no halted run.
+PREVIEW_WHERE = {"production": "status=halted and tool=refund_payment", "uniform": "status=stalled"}
 
-    store = production_store(cache, runs)
-    print(f"The production-shaped store: {describe(shape_of(store))}\n")
+
+def preview(cache: Path, runs: int, repeats: int, shape: str) -> None:
+    if shape == "production":
+        from shapes import describe, production_store, shape_of
+
+        store = production_store(cache, runs)
+        print(f"The production-shaped store: {describe(shape_of(store))}\n")
+    else:
+        from tui import runs_store
+
+        store = runs_store(cache, runs)
+    where = PREVIEW_WHERE[shape]
     commands = {
-        f"cancel --where {PREVIEW_WHERE!r}": [*AGENTTUI, "cancel", str(store), "--where", PREVIEW_WHERE],
+        f"cancel --where {where!r}": [*AGENTTUI, "cancel", str(store), "--where", where],
         "runs --json": [*AGENTTUI, "runs", str(store), "--json"],
     }
     figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
@@ -65,7 +76,7 @@ def preview(cache: Path, runs: int, repeats: int) -> None:
     for _ in range(repeats):  # interleaved: a drift in the machine's speed hits both alike
         for name, argv in commands.items():
             figures[name].append(timed(argv, str(ROOT)))
-    print(f"Preview over {runs:,} runs (SQLite), {repeats} rounds, load average {started} -> {load()}")
+    print(f"Preview over {runs:,} runs ({shape}, SQLite), {repeats} rounds, load average {started} -> {load()}")
     print(f"  {'':52} {'median':>8} {'min':>8} {'max':>8} {'CPU':>8} {'peak RSS':>9}")
     medians = {}
     for name, each in figures.items():
@@ -181,6 +192,7 @@ def main() -> None:
     )
     parser.add_argument("--part", default="preview,apply", help="preview, apply, or both (default)")
     parser.add_argument("--runs", type=int, default=100_000, help="runs in the preview's store")
+    parser.add_argument("--shape", choices=["production", "uniform"], default="production", help="the preview's store")
     parser.add_argument("--apply-runs", type=int, default=10_000, help="runs the apply cancels")
     parser.add_argument("--sample", type=int, default=50, help="single-run cancels timed for the loop")
     parser.add_argument("--repeats", type=int, default=3)
@@ -189,7 +201,7 @@ def main() -> None:
     args = parser.parse_args()
     parts = set(args.part.split(","))
     if "preview" in parts:
-        preview(Path(args.cache), args.runs, args.repeats)
+        preview(Path(args.cache), args.runs, args.repeats, args.shape)
     if "apply" in parts:
         asyncio.run(applies(Path(args.cache), args.apply_runs, args.sample, not args.no_postgres))
 

@@ -15,9 +15,8 @@ from agenttui.agent.tools import tool
 class NoModel:
     """A model a paused run never reaches: asked, it fails the drive (the test sees the error)."""
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
         raise AssertionError("the pausing agent's model was asked for a turn")
-        yield  # pragma: no cover  (makes this an async generator)
 
 
 @tool(needs_approval=True)

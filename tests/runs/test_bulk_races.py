@@ -226,7 +226,9 @@ async def test_two_bulk_cancels_and_a_recover_at_once_cancel_each_run_exactly_on
     # The recover pass wrote nothing: it drove each run it got to a pause, or found it ended.
     assert report.startswith("recovered "), report
     assert await lease_rows(race_store) == []
-    print(f"\n{race_store.count} runs raced in {took:.1f} s: cancel a {summary_a}, cancel b {summary_b}; {report.splitlines()[0]}")
+    print(
+        f"\n{race_store.count} runs raced in {took:.1f} s: cancel a {summary_a}, cancel b {summary_b}; {report.splitlines()[0]}"
+    )
 
 
 def outcome_lines(process: subprocess.Popen[str], count: int) -> list[str]:
@@ -268,7 +270,7 @@ async def test_a_bulk_cancel_killed_anywhere_finishes_on_a_rerun_writing_nothing
     if chance.random() < 0.5:
         outcome_lines(applying, chance.randrange(1, KILL_RUNS // 2))
     else:
-        time.sleep(chance.uniform(0.5, 2.0))  # maybe still selecting, maybe mid-apply
+        await asyncio.sleep(chance.uniform(0.5, 2.0))  # maybe still selecting, maybe mid-apply
     applying.send_signal(signal.SIGKILL)
     applying.communicate(timeout=10)
     killed_at = time.monotonic()
@@ -287,8 +289,7 @@ async def test_a_bulk_cancel_killed_anywhere_finishes_on_a_rerun_writing_nothing
     assert took < 10, f"the rerun took {took:.1f} s"
     if not_cancelled:
         assert "of " in summary_of(out)
-        while time.monotonic() - killed_at < LEASE_LAPSE:
-            await asyncio.sleep(0.5)
+        await asyncio.sleep(max(0.0, LEASE_LAPSE - (time.monotonic() - killed_at)))
         code, out, err, _ = apply_until_done(incident.url)
         assert code == 0, err
         assert summary_of(out) == "cancel: 1 done, 0 skipped, 0 failed of 1 runs"
@@ -305,7 +306,7 @@ async def test_a_lease_a_killed_apply_held_leaves_its_run_to_a_rerun_after_the_l
     outcome_lines(applying, 20)
     for _ in range(200):  # stopped until it is caught holding a run's lease, then killed there
         applying.send_signal(signal.SIGSTOP)
-        time.sleep(0.05)  # stopped for sure before the lease table is read
+        await asyncio.sleep(0.05)  # stopped for sure before the lease table is read
         if stale := leases_in_file(incident.url):
             break
         applying.send_signal(signal.SIGCONT)
@@ -327,8 +328,7 @@ async def test_a_lease_a_killed_apply_held_leaves_its_run_to_a_rerun_after_the_l
     assert held not in out
     assert "in flight" not in out and "lease" not in out
     print(f"\nrerun in {took:.1f} s: {summary_of(out)!r}; left {left}")
-    while time.monotonic() - killed_at < LEASE_LAPSE:
-        await asyncio.sleep(0.5)
+    await asyncio.sleep(max(0.0, LEASE_LAPSE - (time.monotonic() - killed_at)))
     code, out, err, _ = apply_until_done(incident.url)
     if left:
         assert code == 0, err
@@ -413,4 +413,3 @@ async def test_a_bulk_apply_stopped_midway_says_how_far_it_got_and_a_rerun_finis
     assert summary_of(out) == f"cancel: {KILL_RUNS - done} done, 0 skipped, 0 failed of {KILL_RUNS - done} runs"
     assert took < 10
     await assert_cancelled_once_each(incident)
-
