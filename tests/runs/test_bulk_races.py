@@ -21,6 +21,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
@@ -164,10 +165,25 @@ def leases_in_file(path: str) -> list[str]:
         return []
 
 
+#: The processes a test started, killed at its teardown should it fail with one still running
+#: (or stopped: a SIGSTOPped apply would hold its SQLite file for good).
+STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def no_process_left() -> Iterator[None]:
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=10)
+
+
 def command(*args: str, stdout: IO[str] | int = subprocess.PIPE) -> subprocess.Popen[str]:
     """``python -m agenttui ARGS`` started, not waited for (``tests.processes`` waits)."""
     environment = {k: v for k, v in os.environ.items() if k != "AGENTTUI_DEBUG"}
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "agenttui", *args],
         stdin=subprocess.DEVNULL,
         stdout=stdout,
@@ -175,6 +191,8 @@ def command(*args: str, stdout: IO[str] | int = subprocess.PIPE) -> subprocess.P
         text=True,
         env=environment,
     )
+    STARTED.append(process)
+    return process
 
 
 def finished(process: subprocess.Popen[str], timeout: float = 90) -> tuple[int, str, str]:
