@@ -89,7 +89,16 @@ def _show_preview(selection: Selection, store: str, *, as_json: bool) -> None:
 async def _apply(store: Store, selection: Selection, store_url: str, *, as_json: bool) -> None:
     """Apply, a line per run as each is done, then a summary; exit 5 when any run failed.
     Stopped (ctrl+c, SIGTERM), it says how far it got, and that running it again finishes it."""
-    from agenttui.runs.batch import Tally, apply_selection, heading_lines, outcome_json, outcome_line, summary_line
+    from agenttui.runs.batch import (
+        Tally,
+        apply_selection,
+        heading_lines,
+        outcome_json,
+        outcome_line,
+        summary_json,
+        summary_line,
+        unfit_lines,
+    )
 
     tally = Tally()
     verb = selection.action.verb
@@ -102,12 +111,14 @@ async def _apply(store: Store, selection: Selection, store_url: str, *, as_json:
     except (asyncio.CancelledError, KeyboardInterrupt):
         click.echo(printable(summary_line(verb, tally, selection, stopped=True)), err=True)
         raise
-    summary = summary_line(verb, tally, selection)
     if as_json:
-        click.echo(safe_json({"summary": {"action": verb, "done": tally.done, "skipped": len(tally.skipped),
-                                          "failed": len(tally.failed), "fitting": len(selection.fitting)}}, indent=None))  # fmt: skip
+        click.echo(safe_json({"summary": summary_json(tally, selection)}, indent=None))
     else:
-        click.echo(printable(summary))
+        # The runs matched but left alone are named again last: a run a dead process's lease
+        # still holds must not pass for done.
+        click.echo(
+            printable("\n".join([summary_line(verb, tally, selection), *unfit_lines(selection)]), multiline=True)
+        )
     if tally.failed:
         sys.exit(EXIT_RUNS_FAILED)
 

@@ -423,7 +423,6 @@ def preview_lines(selection: Selection, store_url: str, *, runs: int = PREVIEW_R
     """What a bulk action will do, before anything is written: how many runs, by status, the
     first runs with what each gets, the runs matched that the action does not fit (with why),
     and the command that applies it. Store text in it: show it inert."""
-    verb = selection.action.verb
     lines = heading_lines(selection)
     if selection.fitting and runs:
         lines.append("the first runs, and what each gets:")
@@ -432,15 +431,26 @@ def preview_lines(selection: Selection, store_url: str, *, runs: int = PREVIEW_R
             lines.append(f"  {status.run_id:<{column}}  {_first_line(selection.action.operation(status).will_write())}")
         if len(selection.fitting) > runs:
             lines.append(f"  ... and {len(selection.fitting) - runs:,} more")
-    if selection.unfit:
+    return lines + unfit_lines(selection, runs=runs)
+
+
+def unfit_lines(selection: Selection, *, runs: int = PREVIEW_RUNS) -> list[str]:
+    """The runs matched that the action does not fit, with why: the first ``runs`` by name, the
+    rest counted by reason. A run a live lease holds is among them: said so, with when to retry."""
+    unfit = selection.unfit
+    if not unfit:
+        return []
+    lines = [f"{_runs(len(unfit))} matched {'does' if len(unfit) == 1 else 'do'} not fit {selection.action.verb}:"]
+    column = max(len(s.run_id) for s, _ in unfit[:runs]) if runs else 0
+    lines += [f"  {status.run_id:<{column}}  {why}" for status, why in unfit[:runs]]
+    if len(unfit) > runs:
+        reasons = Counter(why for _, why in unfit[runs:])
+        lines.append(f"  ... and {len(unfit) - runs:,} more ({_counted(reasons)})")
+    if leased := sum(status.state == RunState.IN_FLIGHT for status, _ in unfit):
         lines.append(
-            f"{_runs(len(selection.unfit))} matched {'does' if len(selection.unfit) == 1 else 'do'} not fit {verb}:"
+            f"{_runs(leased)} held by a live lease: if its driver is gone (a process killed midway), "
+            f"run this again once the lease lapses (at most {DEFAULT_TTL:.0f} s), or release it"
         )
-        column = max(len(s.run_id) for s, _ in selection.unfit[:runs]) if runs else 0
-        lines += [f"  {status.run_id:<{column}}  {why}" for status, why in selection.unfit[:runs]]
-        if len(selection.unfit) > runs:
-            reasons = Counter(why for _, why in selection.unfit[runs:])
-            lines.append(f"  ... and {len(selection.unfit) - runs:,} more ({_counted(reasons)})")
     return lines
 
 
@@ -476,6 +486,19 @@ def summary_line(verb: str, tally: Tally, selection: Selection, *, stopped: bool
     if stopped:
         line += f"; stopped with {len(selection.fitting) - tally.count:,} left: run it again to finish them"
     return line
+
+
+def summary_json(tally: Tally, selection: Selection) -> dict[str, Any]:
+    """The summary for a script: counts, and the runs matched but not fitting, by reason."""
+    return {
+        "action": selection.action.verb,
+        "done": tally.done,
+        "skipped": len(tally.skipped),
+        "failed": len(tally.failed),
+        "fitting": len(selection.fitting),
+        "not_fitting": len(selection.unfit),
+        "not_fitting_by_reason": dict(Counter(why for _, why in selection.unfit).most_common()),
+    }
 
 
 def outcome_json(outcome: RunOutcome) -> dict[str, str]:

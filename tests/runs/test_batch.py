@@ -214,7 +214,34 @@ def test_the_cli_streams_json_lines_and_previews_json(tmp_path: Path) -> None:
     assert applied.returncode == 0, applied.stderr
     lines = [json.loads(line) for line in applied.stdout.splitlines()]
     assert [line.get("result") for line in lines[:2]] == ["done", "done"]
-    assert lines[-1] == {"summary": {"action": "resolve", "done": 2, "skipped": 0, "failed": 0, "fitting": 2}}
+    assert lines[-1] == {
+        "summary": {"action": "resolve", "done": 2, "skipped": 0, "failed": 0, "fitting": 2, "not_fitting": 0,
+                    "not_fitting_by_reason": {}}
+    }  # fmt: skip
+
+
+def test_an_apply_names_again_the_runs_it_left_alone_a_dead_holders_lease_first(tmp_path: Path) -> None:
+    import asyncio
+
+    path = tmp_path / "incident.db"
+    make_store(path)
+
+    async def lease_left_by_a_killed_process() -> None:
+        opened = await SQLiteStore.open(path)
+        assert await opened.acquire_lease("refund-3", "killed-host-77#0f", 300)
+        await opened.close()
+
+    asyncio.run(lease_left_by_a_killed_process())
+    applied = agenttui("cancel", str(path), "--where", "id=refund-*", "--yes")
+    assert applied.returncode == 0, applied.stderr
+    tail = applied.stdout.splitlines()[-4:]
+    assert tail == [
+        "cancel: 5 done, 0 skipped, 0 failed of 5 runs",
+        "1 run matched does not fit cancel:",
+        "  refund-3  a live driver holds its lease (killed-host-77#0f)",
+        "1 run held by a live lease: if its driver is gone (a process killed midway), run this again once"
+        " the lease lapses (at most 30 s), or release it",
+    ]
 
 
 @pytest.mark.parametrize(
