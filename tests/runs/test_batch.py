@@ -3,7 +3,6 @@ each run's lease, on journals written byte for byte as the Go SDK writes them.""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,51 +18,8 @@ from agenttui.runs.status import run_status
 from agenttui.runs.where import parse_where
 from agenttui.stores.base import Store
 from agenttui.stores.sqlite import SQLiteStore
-from tests.gocorpus import CASES, CLAIM_A, GoRun, attempt, call, charge_turn, model, start
+from tests.incident import incident, make_store, write_runs
 from tests.processes import agenttui
-
-HALTED = next(case for case in CASES if case.run_id == "go-halted")
-COMPLETE = next(case for case in CASES if case.run_id == "go-charge")
-#: A run awaiting approval: its run:start records charge's gate, as agenttui's runtime does.
-GATED = GoRun(
-    "gated",
-    [
-        start(
-            '"Refund order 7"',
-            ',"kind":"agent","ext":{"agenttui":{"tools":[{"name":"charge","approval":{"single":true}}]}}',
-        ),
-        charge_turn("toolu_09"),
-    ],
-    RunState.AWAITING_APPROVAL,
-    HALTED.verdict,
-    [],
-)
-#: Halted on another tool.
-HALTED_ELSEWHERE = GoRun(
-    "elsewhere",
-    [
-        start('"Ship order 3"', ',"kind":"agent"'),
-        model(0, call("toolu_07", "ship", '{"order":3}'), '"finish":"tool_use"'),
-        attempt("toolu_07", CLAIM_A),
-    ],
-    RunState.HALTED,
-    HALTED.verdict,
-    [],
-)
-
-
-async def write_runs(store: Store, cases: dict[str, GoRun]) -> None:
-    for run_id, case in cases.items():
-        for name, data in dataclasses.replace(case, run_id=run_id).entries():
-            assert (await store.insert(run_id, name, data)).won
-
-
-def incident() -> dict[str, GoRun]:
-    """Six runs halted on charge, two on ship, two awaiting approval, two complete."""
-    runs = {f"refund-{n}": HALTED for n in range(6)}
-    runs |= {f"ship-{n}": HALTED_ELSEWHERE for n in range(2)}
-    runs |= {f"gated-{n}": GATED for n in range(2)}
-    return runs | {f"done-{n}": COMPLETE for n in range(2)}
 
 
 @pytest.fixture
@@ -171,17 +127,6 @@ async def test_the_preview_names_counts_first_runs_misfits_and_the_command(store
     assert selection.command("incident.db") == (
         "agenttui cancel incident.db --where 'id=refund-* or id=done-*' --reason down --yes"
     )
-
-
-def make_store(path: Path) -> None:
-    import asyncio
-
-    async def build() -> None:
-        opened = await SQLiteStore.open(path)
-        await write_runs(opened, incident())
-        await opened.close()
-
-    asyncio.run(build())
 
 
 def test_the_cli_previews_without_yes_and_applies_with_it(tmp_path: Path) -> None:
