@@ -113,7 +113,8 @@ class Fit:
 
 
 def fits(choices: Sequence[BulkChoice], marked: Mapping[str, RunStatus | None]) -> list[Fit]:
-    """Each action against the marked runs' statuses as the list holds them (None: not read yet)."""
+    """Each action against the marked runs' statuses as the list holds them (None: not read yet):
+    those that fit every marked run first, each group in ``choices``' order."""
     out = []
     for choice in choices:
         reasons = Counter(
@@ -123,7 +124,7 @@ def fits(choices: Sequence[BulkChoice], marked: Mapping[str, RunStatus | None]) 
         )
         why = reasons.most_common(1)[0][0] if reasons else ""
         out.append(Fit(choice, sum(reasons.values()), why, len(marked)))
-    return out
+    return sorted(out, key=lambda fit: not fit.fits)
 
 
 def selecting_where(fitting: Sequence[str], *, marked: Sequence[str], shown_filter: str | None) -> str | None:

@@ -91,7 +91,7 @@ class RunsScreen(StoreScreen):
         Binding("s", "cycle_status", "Status filter", id="runs.status-filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False, priority=True, id="runs.clear-filter"),
         Binding("ctrl+r", "reload", "Reload", show=False, id="runs.reload"),
-        Binding("o", "operate", "Act on run (or the marked)", id="runs.operate"),
+        Binding("o", "operate", "Act on run", id="runs.operate"),
         Binding("a", "operate('Approve')", "Approve", show=False, id="runs.approve"),
         Binding("x", "operate('Deny')", "Deny", show=False, id="runs.deny"),
         Binding("m", "mark", "Mark or unmark", show=False, id="runs.mark"),
