@@ -57,6 +57,9 @@ FRAME_SECONDS = 1 / 30
 #: The outcome lines the progress dialog keeps (the summary lists every run not simply done).
 LOG_LINES = 2000
 
+clock = time.monotonic
+"""What runs a second and the time left are measured with (a test holds it still)."""
+
 
 class BulkMenu(ModalScreen[int | None]):
     """The actions for the marked runs: those that fit every one can be picked; each other says
@@ -182,7 +185,7 @@ class BulkProgress(ModalScreen[None]):
         self.finished = False
         self._unpainted: list[RunOutcome] = []
         self._paint_due = False
-        self._started = time.monotonic()
+        self._started = 0.0
         self.problems: list[RunOutcome] = []
         """The runs skipped or failed, as the summary lists them (enter opens one)."""
 
@@ -195,7 +198,7 @@ class BulkProgress(ModalScreen[None]):
         with Vertical(id="dialog", classes="-bulk"):
             yield Static(Text(printable(title), style="bold"), id="dialog-title")
             yield ProgressBar(id="bulk-progress", total=max(self.total, 1), show_eta=False)
-            yield Static(self._rate_text(), id="bulk-rate")
+            yield Static("", id="bulk-rate")
             yield Log(id="bulk-log", max_lines=LOG_LINES, auto_scroll=True)
             yield Static("", id="bulk-summary")
             yield ChoiceList(id="bulk-problems")
@@ -204,7 +207,8 @@ class BulkProgress(ModalScreen[None]):
     def on_mount(self) -> None:
         self.query_one("#bulk-summary").display = False
         self.query_one("#bulk-problems").display = False
-        self._started = time.monotonic()
+        self._started = clock()
+        self.query_one("#bulk-rate", Static).update(self._rate_text())
         self.apply()
 
     @work(exclusive=True, group="bulk-apply", exit_on_error=False)
@@ -249,14 +253,14 @@ class BulkProgress(ModalScreen[None]):
 
     def _rate_text(self) -> Text:
         count, total = self.tally.count, self.total
-        elapsed = max(time.monotonic() - self._started, 1e-6)
+        elapsed = max(clock() - self._started, 1e-6)
         rate = count / elapsed
         text = f"{count:,} of {total:,} runs"
         if count:
             left = (total - count) / rate if rate else 0.0
             text += f" · {rate:,.1f} runs/s · {_duration(left)} left"
-        if self.stopping and not self.finished:
-            text += " · stopping after the current run"
+        if self.stopping:
+            text += " · stopped after the current run" if self.finished else " · stopping after the current run"
         return Text(text)
 
     def on_bulk_progress_finished(self, message: BulkProgress.Finished) -> None:
@@ -272,6 +276,7 @@ class BulkProgress(ModalScreen[None]):
         problems = self.query_one("#bulk-problems", ChoiceList)
         if self.problems:
             problems.add_options(Option(Text(printable(outcome_line(o)))) for o in self.problems)
+            problems.highlighted = 0
             problems.display = True
             self.query_one(Log).display = False
             problems.focus()
