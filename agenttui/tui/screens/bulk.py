@@ -256,9 +256,10 @@ class BulkProgress(ModalScreen[None]):
         elapsed = max(clock() - self._started, 1e-6)
         rate = count / elapsed
         text = f"{count:,} of {total:,} runs"
-        if count:
-            left = (total - count) / rate if rate else 0.0
-            text += f" · {rate:,.1f} runs/s · {_duration(left)} left"
+        if self.finished:
+            text += f" in {_duration(elapsed)} · {rate:,.1f} runs/s"
+        elif count:
+            text += f" · {rate:,.1f} runs/s · {_duration((total - count) / rate)} left"
         if self.stopping:
             text += " · stopped after the current run" if self.finished else " · stopping after the current run"
         return Text(text)

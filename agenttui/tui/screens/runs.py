@@ -484,17 +484,12 @@ class RunsScreen(StoreScreen):
 
     def action_mark_shown(self) -> None:
         """Mark every run the filters show (the marks already made stay)."""
-        marks = self.table.marks
-        before = len(marks)
-        marks.update(dict.fromkeys(self.shown.run_ids()))
-        self._marks_changed()
-        self.notify(f"marked {len(marks) - before:,} more runs: {len(marks):,} marked", timeout=2)
+        self.table.marks.update(dict.fromkeys(self.shown.run_ids()))
+        self._marks_changed()  # the header says how many: no notice over the rows
 
     def action_clear_marks(self) -> None:
-        count = len(self.table.marks)
         self.table.marks.clear()
         self._marks_changed()
-        self.notify(f"cleared {count:,} marks" if count else "no runs were marked", timeout=2)
 
     def action_diff_marked(self) -> None:
         """The two newest marks, the older on the left."""
