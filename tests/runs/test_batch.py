@@ -178,3 +178,14 @@ def test_a_command_that_names_its_runs_wrongly_is_refused(tmp_path: Path, args: 
     done = agenttui(*[str(path) if arg == "S" else arg for arg in args])
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_ids_where_names_each_id_exactly_glob_characters_and_quotes_included() -> None:
+    assert batch.ids_where(["refund-0", "refund-1"]) == "id=refund-0 or id=refund-1"
+    assert batch.ids_where(["a b", "x*y", "q?[z]", "it's", 'say "hi"', "p(1),2", "=eq"]) == (
+        "id='a b' or id=x[*]y or id=q[?][[]z] or id=\"it's\" or id='say \"hi\"' or id='p(1),2' or id='=eq'"
+    )
+    assert batch.ids_where(["both'\""]) is None  # the filter language escapes nothing
+    assert batch.ids_where([]) is None
+    where = batch.where_command(CancelRuns("down"), "incident.db", "id=refund-0 or id=refund-1")
+    assert where == "agenttui cancel incident.db --where 'id=refund-0 or id=refund-1' --reason down --yes"

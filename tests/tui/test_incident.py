@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import Log, Static
 
@@ -21,9 +22,11 @@ from agenttui.runs.state import RunState
 from agenttui.runs.status import run_status
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.commands import LOCAL_ONLY, TITLES
 from agenttui.tui.screens.bulk import BulkConfirm, BulkMenu, BulkProgress
 from agenttui.tui.screens.dialogs import ChoiceList, CommandLine
 from agenttui.tui.screens.diff import DiffScreen
+from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.runs_table import MARK
@@ -334,3 +337,19 @@ async def test_diff_takes_the_two_newest_marks_and_says_what_to_do_with_fewer(st
         await wait_for_screen(pilot, DiffScreen)
         diff = screen_of(app, DiffScreen)
         assert (diff.left, diff.right) == ("ship-0", "ship-1")
+
+
+async def test_every_incident_key_has_an_id_a_help_line_and_a_palette_title(store_path: Path) -> None:
+    for dialog in (BulkMenu, BulkConfirm, BulkProgress):
+        assert all(isinstance(b, Binding) and b.id for b in dialog.BINDINGS), dialog.__name__
+    app = AgentTuiApp(store_path.name, tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await wait_for_screen(pilot, HelpScreen)
+        help_text = str(app.screen.query_one("#help-bindings", Static).render())
+    for binding in RunsScreen.BINDINGS:
+        assert isinstance(binding, Binding) and binding.id, binding
+        assert binding.id in help_text
+        assert binding.id in TITLES or binding.id in LOCAL_ONLY, binding.id
+    assert "Diff the two newest marks" in help_text and "Compare the newest mark with this" in help_text

@@ -98,7 +98,7 @@ class RunsScreen(StoreScreen):
         Binding("M", "mark_shown", "Mark every run shown", show=False, id="runs.mark-shown"),
         Binding("U", "clear_marks", "Clear the marks", show=False, id="runs.clear-marks"),
         Binding("d", "diff_marked", "Diff the two newest marks", show=False, id="runs.diff"),
-        Binding("c", "compare_marked", "Compare marked with this", show=False, id="runs.compare"),
+        Binding("c", "compare_marked", "Compare the newest mark with this", show=False, id="runs.compare"),
         Binding("R", "app.recover_all", "Recover all", show=False, id="runs.recover-all"),
         Binding("y", "copy_run_id", "Copy run id", show=False, id="runs.copy"),
         Binding("E", "export", "Export", id="runs.export"),
