@@ -229,8 +229,37 @@ class Selection:
             return " ".join(["agenttui", self.action.verb, shlex.quote(store_url), *map(shlex.quote, ids[:1])]) + (
                 f"  (and {len(ids) - 1:,} more runs, one command each)" if len(ids) > 1 else ""
             )
-        words = [self.action.verb, store_url, "--where", self.where.text, *self.action.options(), "--yes"]
-        return "agenttui " + " ".join(shlex.quote(word) for word in words)
+        return where_command(self.action, store_url, self.where.text)
+
+
+def where_command(action: BulkAction, store_url: str, where_text: str) -> str:
+    """The command that applies ``action`` to the runs ``where_text`` selects (``--yes``)."""
+    words = [action.verb, store_url, "--where", where_text, *action.options(), "--yes"]
+    return "agenttui " + " ".join(shlex.quote(word) for word in words)
+
+
+#: What ends a bare value in the filter language, or must be quoted in one (``runs.where``).
+_VALUE_ENDS = frozenset("(),'\"")
+#: Glob characters, made literal in a bracket: an id holding ``*`` matches itself alone.
+_GLOB_LITERAL = {"[": "[[]", "*": "[*]", "?": "[?]"}
+
+
+def ids_where(run_ids: Sequence[str]) -> str | None:
+    """A filter that selects exactly ``run_ids`` (``id=a or id=b ...``): each id's glob characters
+    bracketed, quoted when it holds a space, a parenthesis, a comma or a quote. None when an id
+    holds both quotes (the filter language escapes nothing) or none is given."""
+    terms = []
+    for run_id in run_ids:
+        value = "".join(_GLOB_LITERAL.get(char, char) for char in run_id)
+        if value and not any(c.isspace() or c in _VALUE_ENDS for c in value) and value[0] not in "=!<>":
+            terms.append(f"id={value}")
+        elif "'" not in value:
+            terms.append(f"id='{value}'")
+        elif '"' not in value:
+            terms.append(f'id="{value}"')
+        else:
+            return None
+    return " or ".join(terms) or None
 
 
 async def select(

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import warnings
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -416,6 +417,16 @@ class AgentTuiApp(App[int]):
         fork saved into this store). What it wrote, or None."""
         return await self._confirm_and_apply(operation, run_id)
 
+    @contextlib.asynccontextmanager
+    async def writing(self) -> AsyncIterator[Store]:
+        """A store handle to write with (``_writable_store``), closed after if opened for it."""
+        store, opened = await self._writable_store()
+        try:
+            yield store
+        finally:
+            if opened:
+                await store.close()
+
     async def _writable_store(self) -> tuple[Store, bool]:
         """A store handle for one write: opened for it alone, unless the app was handed a store."""
         if not self._owns_store and self.store is not None and not self.store.read_only:
@@ -423,6 +434,20 @@ class AgentTuiApp(App[int]):
         # Never create the file: with it moved or deleted since it was opened, the write would
         # land in a new, empty journal instead of the one on screen. A file gone is an outage.
         return await open_store(self.url, read_only=False, create=False), True
+
+    @work(exclusive=True, group="operation", exit_on_error=False)
+    async def operate_marked(
+        self, marked: dict[str, RunStatus | None], shown_filter: str | None = None, pick: str | None = None
+    ) -> None:
+        """Offer the bulk actions that fit every marked run (or take the one starting with
+        ``pick``); confirm, then apply with progress (``screens/bulk.py``)."""
+        from agenttui.tui.screens.bulk import act_on_marked
+
+        await act_on_marked(self, marked, shown_filter, pick)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # A dialog that q closes (a bulk action's) takes q from quit, priority binding or not.
+        return not (action == "quit" and getattr(self.screen, "CLOSES_ON_Q", False))
 
     def action_recover_all(self) -> None:
         self.recover_all()

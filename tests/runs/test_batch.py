@@ -3,7 +3,6 @@ each run's lease, on journals written byte for byte as the Go SDK writes them.""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,51 +18,8 @@ from agenttui.runs.status import run_status
 from agenttui.runs.where import parse_where
 from agenttui.stores.base import Store
 from agenttui.stores.sqlite import SQLiteStore
-from tests.gocorpus import CASES, CLAIM_A, GoRun, attempt, call, charge_turn, model, start
+from tests.incident import incident, make_store, write_runs
 from tests.processes import agenttui
-
-HALTED = next(case for case in CASES if case.run_id == "go-halted")
-COMPLETE = next(case for case in CASES if case.run_id == "go-charge")
-#: A run awaiting approval: its run:start records charge's gate, as agenttui's runtime does.
-GATED = GoRun(
-    "gated",
-    [
-        start(
-            '"Refund order 7"',
-            ',"kind":"agent","ext":{"agenttui":{"tools":[{"name":"charge","approval":{"single":true}}]}}',
-        ),
-        charge_turn("toolu_09"),
-    ],
-    RunState.AWAITING_APPROVAL,
-    HALTED.verdict,
-    [],
-)
-#: Halted on another tool.
-HALTED_ELSEWHERE = GoRun(
-    "elsewhere",
-    [
-        start('"Ship order 3"', ',"kind":"agent"'),
-        model(0, call("toolu_07", "ship", '{"order":3}'), '"finish":"tool_use"'),
-        attempt("toolu_07", CLAIM_A),
-    ],
-    RunState.HALTED,
-    HALTED.verdict,
-    [],
-)
-
-
-async def write_runs(store: Store, cases: dict[str, GoRun]) -> None:
-    for run_id, case in cases.items():
-        for name, data in dataclasses.replace(case, run_id=run_id).entries():
-            assert (await store.insert(run_id, name, data)).won
-
-
-def incident() -> dict[str, GoRun]:
-    """Six runs halted on charge, two on ship, two awaiting approval, two complete."""
-    runs = {f"refund-{n}": HALTED for n in range(6)}
-    runs |= {f"ship-{n}": HALTED_ELSEWHERE for n in range(2)}
-    runs |= {f"gated-{n}": GATED for n in range(2)}
-    return runs | {f"done-{n}": COMPLETE for n in range(2)}
 
 
 @pytest.fixture
@@ -173,17 +129,6 @@ async def test_the_preview_names_counts_first_runs_misfits_and_the_command(store
     )
 
 
-def make_store(path: Path) -> None:
-    import asyncio
-
-    async def build() -> None:
-        opened = await SQLiteStore.open(path)
-        await write_runs(opened, incident())
-        await opened.close()
-
-    asyncio.run(build())
-
-
 def test_the_cli_previews_without_yes_and_applies_with_it(tmp_path: Path) -> None:
     path = tmp_path / "incident.db"
     make_store(path)
@@ -274,3 +219,14 @@ def test_export_takes_the_runs_a_filter_selects(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert bad.stderr.startswith("agenttui: Bad filter: at column 1")
     assert not (tmp_path / "x.db").exists()
+
+
+def test_ids_where_names_each_id_exactly_glob_characters_and_quotes_included() -> None:
+    assert batch.ids_where(["refund-0", "refund-1"]) == "id=refund-0 or id=refund-1"
+    assert batch.ids_where(["a b", "x*y", "q?[z]", "it's", 'say "hi"', "p(1),2", "=eq"]) == (
+        "id='a b' or id=x[*]y or id=q[?][[]z] or id=\"it's\" or id='say \"hi\"' or id='p(1),2' or id='=eq'"
+    )
+    assert batch.ids_where(["both'\""]) is None  # the filter language escapes nothing
+    assert batch.ids_where([]) is None
+    where = batch.where_command(CancelRuns("down"), "incident.db", "id=refund-0 or id=refund-1")
+    assert where == "agenttui cancel incident.db --where 'id=refund-0 or id=refund-1' --reason down --yes"

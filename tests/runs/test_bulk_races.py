@@ -36,8 +36,8 @@ from agenttui.stores.base import Store
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import GoRun
+from tests.incident import GATED, HALTED
 from tests.pg import PostgresCluster
-from tests.runs.test_batch import GATED, HALTED
 
 #: The recover pass's agent: its drive of each of these runs pauses again, writing nothing.
 PAUSING_AGENT = "tests.agent.pausing_agent:factory"

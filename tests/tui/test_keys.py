@@ -456,9 +456,9 @@ async def test_the_palette_on_a_run_marks_it_on_the_runs_list(demo_db: Path) -> 
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await open_run(pilot, "refund-a1003-denied")
-        await palette(pilot, "runs: mark for diff")
+        await palette(pilot, "runs: mark or unmark")
         runs = screen_of(app, RunsScreen)
-        assert runs.table.marks == ["refund-a1003-denied"]
+        assert list(runs.table.marks) == ["refund-a1003-denied"]
         assert runs.table.current is not None and runs.table.current.run_id == "refund-a1003-denied"
 
 

@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from agenttui.errors import StoreError, StoreLockedError
 from agenttui.journal import keys
-from agenttui.journal.inert import printable, printable_id
+from agenttui.journal.inert import printable
 from agenttui.runs.scheduler import StatusScheduler, clock_change_at
 from agenttui.runs.state import RunState
 from agenttui.tui.messages import (
@@ -94,9 +94,11 @@ class RunsScreen(StoreScreen):
         Binding("o", "operate", "Act on run", id="runs.operate"),
         Binding("a", "operate('Approve')", "Approve", show=False, id="runs.approve"),
         Binding("x", "operate('Deny')", "Deny", show=False, id="runs.deny"),
-        Binding("m", "mark", "Mark for diff", show=False, id="runs.mark"),
-        Binding("d", "diff_marked", "Diff marked", show=False, id="runs.diff"),
-        Binding("c", "compare_marked", "Compare marked with this", show=False, id="runs.compare"),
+        Binding("m", "mark", "Mark or unmark", show=False, id="runs.mark"),
+        Binding("M", "mark_shown", "Mark every run shown", show=False, id="runs.mark-shown"),
+        Binding("U", "clear_marks", "Clear the marks", show=False, id="runs.clear-marks"),
+        Binding("d", "diff_marked", "Diff the two newest marks", show=False, id="runs.diff"),
+        Binding("c", "compare_marked", "Compare the newest mark with this", show=False, id="runs.compare"),
         Binding("R", "app.recover_all", "Recover all", show=False, id="runs.recover-all"),
         Binding("y", "copy_run_id", "Copy run id", show=False, id="runs.copy"),
         Binding("E", "export", "Export", id="runs.export"),
@@ -368,12 +370,15 @@ class RunsScreen(StoreScreen):
             shown_filter.append(f" · bad filter: {printable(wrong)}", style=f"bold {colour}".strip())
         self.query_one("#runs-filter").tooltip = printable(error) if error else None
         named = " ".join(f" {s.icon} {counts[s]:,} {s.value}" for s in present)
+        marks = self.table.marks
+        marked = [Text(f"{len(marks):,} marked", style="bold")] if marks else []
         # Every state named while they fit the line with the rest; past that, icon and count
         # alone (? lists them).
         width = self.size.width - 2
-        if total.cell_len + len(named) + shown_filter.cell_len + 6 > width:
+        marked_width = sum(part.cell_len + 2 for part in marked)
+        if total.cell_len + len(named) + shown_filter.cell_len + marked_width + 6 > width:
             named = " ".join(f"{s.icon}{counts[s]:,}" for s in present)
-        self.query_one("#runs-counts", HeaderBar).show([total, Text(named), shown_filter])
+        self.query_one("#runs-counts", HeaderBar).show([total, Text(named), *marked, shown_filter])
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -445,36 +450,66 @@ class RunsScreen(StoreScreen):
         return next((i for i in range(index - 1, -1, -1) if self.table.items[i].depth < depth), index)
 
     def action_operate(self, pick: str | None = None) -> None:
+        """Act on the marked runs, if any (``pick``: approve or deny them all), else on the run
+        under the cursor."""
+        if self.table.marks:
+            lines = self.model.statuses
+            marked = {}
+            for run_id in self.table.marks:
+                line = lines.get(run_id)
+                marked[run_id] = None if line is None else line.status(run_id)
+            self.tui.operate_marked(marked, self._shown_filter(), pick)
+            return
         row = self.table.current
         if row is None or row.status is None:
             self.notify("no run selected, or its status is still being computed", severity="warning")
             return
         self.tui.operate(row.status, pick)
 
+    def _shown_filter(self) -> str | None:
+        """The filter in force, as the filter language's text, when the marks are exactly the
+        runs it shows (``M``) and it is the only filter: the equivalent command selects by it."""
+        where = getattr(self.model, "where", None)  # the filter bar's parsed filter, when it has one
+        text = getattr(where, "text", "")
+        if not text or self.model.status_filter != 0:
+            return None
+        return text if set(self.table.marks) == set(self.shown.run_ids()) else None
+
+    def _marks_changed(self) -> None:
+        self.table.refresh_items()
+        self._show_counts()
+
     def action_mark(self) -> None:
+        """Mark the run under the cursor, or unmark it."""
         row = self.table.current
         if row is None:
             return
         marks = self.table.marks
         if row.run_id in marks:
-            marks.remove(row.run_id)
+            del marks[row.run_id]
         else:
-            marks.append(row.run_id)
-            del marks[:-2]  # two runs at most: the newest two marks
-        self.table.refresh_items()
-        # Run ids are untrusted: made inert, and never parsed as markup (a "[@click=...]" would act).
-        self.notify(
-            "marked: " + ", ".join(map(printable_id, marks)) if marks else "no runs marked", timeout=2, markup=False
-        )
+            marks[row.run_id] = None
+        self._marks_changed()
+
+    def action_mark_shown(self) -> None:
+        """Mark every run the filters show (the marks already made stay)."""
+        self.table.marks.update(dict.fromkeys(self.shown.run_ids()))
+        self._marks_changed()  # the header says how many: no notice over the rows
+
+    def action_clear_marks(self) -> None:
+        self.table.marks.clear()
+        self._marks_changed()
 
     def action_diff_marked(self) -> None:
+        """The two newest marks, the older on the left."""
         from agenttui.tui.screens.diff import DiffScreen
 
-        marks = self.table.marks
-        if len(marks) != 2:
-            self.notify("mark two runs with m first", severity="warning")
+        marks = list(self.table.marks)
+        if len(marks) < 2:
+            have = "one run is marked" if marks else "no run is marked"
+            self.notify(f"{have}: mark two runs with m (diff takes the two newest marks)", severity="warning")
             return
-        self.app.push_screen(DiffScreen(*marks))
+        self.app.push_screen(DiffScreen(*marks[-2:]))
 
     def action_export(self) -> None:
         """Export the run under the cursor, the marked runs, or every run the filters show."""
@@ -514,7 +549,8 @@ class RunsScreen(StoreScreen):
         row = self.table.current
         marked = [run_id for run_id in self.table.marks if row is None or run_id != row.run_id]
         if row is None or not marked:
-            self.notify("mark a run with m, then compare it with another: cursor on it, c", severity="warning")
+            self.notify("mark a run with m, then compare it with another: cursor on it, c (the newest mark is"
+                        " compared)", severity="warning")  # fmt: skip
             return
         left = marked[-1]
         self.app.push_screen(CompareScreen(Side(self.store, left, left), Side(self.store, row.run_id, row.run_id)))

@@ -35,6 +35,8 @@ _STATE_CLASSES = {
 }
 
 
+MARK = "●"
+"""What a marked run's line starts with (its id styled ``runs-table--marked`` too)."""
 STATUS_WIDTH = 2 + max(len(state.value) for state in RunState) + 1
 """The status column: the icon, a space, the longest state's word and a space."""
 COUNTS_WIDTH = len(f"{0:>7} {0:>6} {0:>7}  ")
@@ -97,6 +99,7 @@ class RunsTable(VirtualList[RunRow]):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = VirtualList.COMPONENT_CLASSES | {
         "runs-table--ok", "runs-table--live", "runs-table--paused", "runs-table--attention", "runs-table--danger",
+        "runs-table--marked",
     }  # fmt: skip
 
     BINDINGS = [
@@ -110,8 +113,9 @@ class RunsTable(VirtualList[RunRow]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.marks: list[str] = []
-        """Runs marked for a diff, oldest first."""
+        self.marks: dict[str, None] = {}
+        """The runs marked (``m``, ``M``), oldest mark first: kept by run id, so a mark stays
+        whatever the filter, the order or the live feed does to the rows."""
         self.longest_label = 0
         """The widest run line measured (``measure``): the id column's wish. It never shrinks, so
         columns stay put while a filter or a fold changes which runs show."""
@@ -145,8 +149,9 @@ class RunsTable(VirtualList[RunRow]):
     def render_item(self, item: RunRow, index: int, width: int) -> Text:
         columns = self.columns
         marker = ("▸ " if item.folded else "▾ ") if item.children else "  "
-        if item.run_id in self.marks:
-            marker = f"{self.marks.index(item.run_id) + 1} "
+        marked = item.run_id in self.marks
+        if marked:  # the mark takes the fold marker's space: a folded run keeps its ▸ beside it
+            marker = MARK + (marker[0] if item.children else " ")
         lead = "  " * item.depth + marker
         room = max(1, columns.id_width - len(lead))
         if item.depth == 0:
@@ -156,6 +161,8 @@ class RunsTable(VirtualList[RunRow]):
             shown_id = middle_truncate(printable_id("›" + item.run_id.rpartition(">")[2]), room)
         run_label = lead + shown_id
         line = Text(run_label.ljust(columns.id_width + 1), no_wrap=True)
+        if marked:
+            line.stylize(self.get_component_rich_style("runs-table--marked", partial=True), 0, len(run_label))
         status = item.line
         if status is None:
             line.append("  … computing", style=self.muted())

@@ -1,0 +1,358 @@
+"""Incident mode's dialogs: the marked runs' action menu, the confirmation of a bulk action, and its
+progress, run by run, with a summary whose skipped and failed runs open.
+
+The flow (``act_on_marked``) runs in the app's operation worker: pick an action that fits every
+marked run, give the value it needs, read the marked runs afresh (``runs.batch.select``), confirm,
+then apply. The apply is the progress dialog's own async worker on the app's loop, under each
+run's lease (``runs.batch.apply_selection``); its outcomes reach the dialog as messages that
+coalesce, and the dialog paints them at most ``FRAME_SECONDS`` apart, however fast runs go.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Log, OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
+
+from agenttui.journal.inert import printable
+from agenttui.runs.batch import (
+    RunOutcome,
+    Selection,
+    Tally,
+    apply_selection,
+    outcome_line,
+    preview_lines,
+    select,
+    summary_line,
+    where_command,
+)
+from agenttui.stores import describe_url
+from agenttui.stores.base import Store
+from agenttui.tui.bulk_plan import Fit, bulk_choices, fits, selecting_where
+from agenttui.tui.clipboard import copy_text
+from agenttui.tui.messages import StoreChanged
+from agenttui.tui.screens.dialogs import ChoiceList, CommandLine, PromptDialog
+from agenttui.tui.widgets.scrolling_pane import ScrollingPane
+
+if TYPE_CHECKING:
+    from agenttui.runs.status import RunStatus
+    from agenttui.tui.app import AgentTuiApp
+
+#: The progress dialog paints what came in at most this often: a fast action over thousands of
+#: runs costs a frame's work per frame, not a repaint per run.
+FRAME_SECONDS = 1 / 30
+#: The outcome lines the progress dialog keeps (the summary lists every run not simply done).
+LOG_LINES = 2000
+
+clock = time.monotonic
+"""What runs a second and the time left are measured with (a test holds it still)."""
+
+
+class BulkMenu(ModalScreen[int | None]):
+    """The actions for the marked runs: those that fit every one can be picked; each other says
+    how many marked runs it does not fit, and the commonest why. enter picks, esc or q cancels."""
+
+    BINDINGS = [Binding("escape,q", "cancel", "Cancel", id="bulk-menu.cancel")]
+    CLOSES_ON_Q = True
+    """q closes this dialog instead of quitting (``AgentTuiApp.check_action``)."""
+
+    def __init__(self, marked: int, fitted: Sequence[Fit]) -> None:
+        super().__init__()
+        self._marked, self.fitted = marked, list(fitted)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="-bulk"):
+            yield Static(Text(f"Act on {self._marked:,} marked runs", style="bold"), id="dialog-title")
+            yield ChoiceList(
+                *(Option(Text(printable(fit.line())), disabled=not fit.fits) for fit in self.fitted),
+                id="choice-list",
+            )
+            if not any(fit.fits for fit in self.fitted):
+                hint = "No action fits every marked run: unmark those that differ (m), or U clears the marks."
+                yield Static(Text(hint), id="bulk-hint")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option_index)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class BulkConfirm(ModalScreen[bool]):
+    """Asks before a bulk action: how many runs by status, the first with what each gets, the
+    marked runs it does not fit, and the command that does the same. ``w`` writes; ``n``, esc or
+    q writes nothing; ``y`` copies the command; j/k scroll the preview."""
+
+    BINDINGS = [
+        Binding("w", "answer(True)", "Write it", id="bulk-confirm.yes"),
+        Binding("n,escape,q", "answer(False)", "No", id="bulk-confirm.no"),
+        Binding("y", "copy_command", "Copy the command", id="bulk-confirm.copy"),
+        Binding("left", "scroll_command(-8)", "Scroll the command left", show=False, id="bulk-confirm.scroll-left"),
+        Binding("right", "scroll_command(8)", "Scroll the command right", show=False, id="bulk-confirm.scroll-right"),
+    ]
+    CLOSES_ON_Q = True
+
+    def __init__(self, selection: Selection, store_url: str, command: str) -> None:
+        super().__init__()
+        self.selection = selection
+        self._store_url = store_url
+        self.command = command
+        """The CLI command that does the same, as ``y`` copies it."""
+
+    def compose(self) -> ComposeResult:
+        selection = self.selection
+        title = f"{selection.action.verb.capitalize()} {len(selection.fitting):,} marked runs?"
+        preview = "\n".join(preview_lines(selection, self._store_url))
+        with Vertical(id="dialog", classes="-bulk"):
+            yield Static(Text(printable(title), style="bold"), id="dialog-title")
+            with ScrollingPane(id="bulk-body"):
+                yield Static(Text(printable(preview, multiline=True)), id="bulk-preview")
+            yield Static(Text("Same from the command line (y copies it; ← → scroll it):"), id="dialog-command-label")
+            yield CommandLine(self.command, id="dialog-command")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Write it (w)", id="yes", variant="warning", compact=True)
+                yield Button("Cancel (n)", id="no", variant="primary", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#bulk-body").focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    def action_copy_command(self) -> None:
+        copy_text(self, self.command, "the command", one_line=True)
+
+    def action_scroll_command(self, columns: int) -> None:
+        self.query_one(CommandLine).scroll_relative(x=columns, animate=False)
+
+
+Writing = Callable[[], AbstractAsyncContextManager[Store]]
+"""Gives a store handle to write with, for the length of a ``with`` (``AgentTuiApp.writing``)."""
+
+
+class BulkProgress(ModalScreen[None]):
+    """A bulk action under way: runs done of the total, runs a second and the time left, each
+    outcome as it comes. esc stops after the run in hand; at the end, the summary and the runs
+    skipped or failed, each opened with enter; esc or q closes."""
+
+    @dataclass
+    class Applied(Message, bubble=False):
+        """Runs acted on. Coalesces: a message waiting takes the outcomes of the one before it."""
+
+        outcomes: list[RunOutcome] = field(default_factory=list)
+
+        def can_replace(self, message: Message) -> bool:
+            if not isinstance(message, BulkProgress.Applied):
+                return False
+            message.outcomes[:0] = self.outcomes
+            return True
+
+    @dataclass
+    class Finished(Message, bubble=False):
+        """The action is over: every run done, or stopped (``error``: why it could not go on)."""
+
+        error: str = ""
+
+    BINDINGS = [
+        Binding("escape", "stop_or_close", "Stop", id="bulk-progress.stop"),
+        Binding("q", "close", "Close", show=False, id="bulk-progress.close"),
+    ]
+    CLOSES_ON_Q = True
+
+    def __init__(self, selection: Selection, writing: Writing) -> None:
+        super().__init__()
+        self.selection = selection
+        self._writing = writing
+        self.tally = Tally()
+        self.stopping = False
+        """esc was pressed: the action stops after the run in hand."""
+        self.finished = False
+        self._unpainted: list[RunOutcome] = []
+        self._paint_due = False
+        self._started = 0.0
+        self.problems: list[RunOutcome] = []
+        """The runs skipped or failed, as the summary lists them (enter opens one)."""
+
+    @property
+    def total(self) -> int:
+        return len(self.selection.fitting)
+
+    def compose(self) -> ComposeResult:
+        title = f"{self.selection.action.verb.capitalize()}: {self.total:,} runs"
+        with Vertical(id="dialog", classes="-bulk"):
+            yield Static(Text(printable(title), style="bold"), id="dialog-title")
+            yield ProgressBar(id="bulk-progress", total=max(self.total, 1), show_eta=False)
+            yield Static("", id="bulk-rate")
+            yield Log(id="bulk-log", max_lines=LOG_LINES, auto_scroll=True)
+            yield Static("", id="bulk-summary")
+            yield ChoiceList(id="bulk-problems")
+            yield Static(Text("esc stops after the current run"), id="bulk-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#bulk-summary").display = False
+        self.query_one("#bulk-problems").display = False
+        self._started = clock()
+        self.query_one("#bulk-rate", Static).update(self._rate_text())
+        self.apply()
+
+    @work(exclusive=True, group="bulk-apply", exit_on_error=False)
+    async def apply(self) -> None:
+        """Act on the selection, run by run, posting each outcome."""
+        async with self._writing() as store:
+            async for outcome in apply_selection(store, self.selection, stopping=lambda: self.stopping):
+                self.post_message(BulkProgress.Applied([outcome]))
+        self.post_message(BulkProgress.Finished())
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.group == "bulk-apply":
+            error = event.worker.error
+            self.post_message(
+                BulkProgress.Finished(f"{getattr(error, 'title', 'Error')}: {getattr(error, 'message', error)}")
+            )
+            self.tui.worker_failed(event.worker)
+
+    @property
+    def tui(self) -> AgentTuiApp:
+        from agenttui.tui.app import AgentTuiApp
+
+        assert isinstance(self.app, AgentTuiApp)
+        return self.app
+
+    def on_bulk_progress_applied(self, message: BulkProgress.Applied) -> None:
+        for outcome in message.outcomes:
+            self.tally.add(outcome)
+        self._unpainted += message.outcomes
+        if not self._paint_due:
+            self._paint_due = True
+            self.set_timer(FRAME_SECONDS, self._paint)
+
+    def _paint(self) -> None:
+        self._paint_due = False
+        lines, self._unpainted = self._unpainted, []
+        if lines:
+            # Run ids and details are the store's: made inert before they reach the terminal.
+            self.query_one(Log).write_lines([printable(outcome_line(o)) for o in lines])
+        self.query_one(ProgressBar).update(progress=self.tally.count)
+        self.query_one("#bulk-rate", Static).update(self._rate_text())
+
+    def _rate_text(self) -> Text:
+        count, total = self.tally.count, self.total
+        elapsed = max(clock() - self._started, 1e-6)
+        rate = count / elapsed
+        text = f"{count:,} of {total:,} runs"
+        if self.finished:
+            text += f" in {_duration(elapsed)} · {rate:,.1f} runs/s"
+        elif count:
+            text += f" · {rate:,.1f} runs/s · {_duration((total - count) / rate)} left"
+        if self.stopping:
+            text += " · stopped after the current run" if self.finished else " · stopping after the current run"
+        return Text(text)
+
+    def on_bulk_progress_finished(self, message: BulkProgress.Finished) -> None:
+        self.finished = True
+        self._paint()
+        stopped = self.tally.count < self.total
+        summary = summary_line(self.selection.action.verb, self.tally, self.selection, stopped=stopped)
+        if message.error:
+            summary += f"\n{message.error}"
+        self.query_one("#bulk-summary", Static).update(Text(printable(summary, multiline=True), style="bold"))
+        self.query_one("#bulk-summary").display = True
+        self.problems = self.tally.skipped + self.tally.failed
+        problems = self.query_one("#bulk-problems", ChoiceList)
+        if self.problems:
+            problems.add_options(Option(Text(printable(outcome_line(o)))) for o in self.problems)
+            problems.highlighted = 0
+            problems.display = True
+            self.query_one(Log).display = False
+            problems.focus()
+        hint = "enter opens a run; esc or q closes" if self.problems else "esc or q closes"
+        self.query_one("#bulk-hint", Static).update(Text(hint))
+        touched = {o.run_id for o in (*self.tally.skipped, *self.tally.failed)} | {
+            s.run_id for s in self.selection.fitting
+        }
+        self.app.post_message(StoreChanged(touched))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.tui.open_run(self.problems[event.option_index].run_id)
+
+    def action_stop_or_close(self) -> None:
+        if self.finished:
+            self.dismiss()
+            return
+        if not self.stopping:
+            self.stopping = True
+            self.query_one("#bulk-rate", Static).update(self._rate_text())
+            self.query_one("#bulk-hint", Static).update(Text("stopping after the current run…"))
+
+    def action_close(self) -> None:
+        if self.finished:
+            self.dismiss()
+        else:
+            self.action_stop_or_close()
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+async def act_on_marked(
+    app: AgentTuiApp, marked: Mapping[str, RunStatus | None], shown_filter: str | None, pick: str | None = None
+) -> None:
+    """The marked runs' flow, in the app's operation worker: choose (or take ``pick``, a label's
+    start), ask for a value, read the runs afresh, confirm, then apply with progress.
+    ``shown_filter``: the filter in force when the marks are exactly the runs it shows."""
+    fitted = fits(bulk_choices(app.agent_spec, app.agent_factory), marked)
+    if pick is not None:
+        fit = next(f for f in fitted if f.choice.label.startswith(pick))
+        if not fit.fits:
+            app.notify(printable(fit.line()), severity="warning", markup=False)
+            return
+    else:
+        index = await app.push_screen_wait(BulkMenu(len(marked), fitted))
+        if index is None:
+            return
+        fit = fitted[index]
+
+    async def ask(title: str, prompt: str, placeholder: str) -> str | None:
+        return await app.push_screen_wait(PromptDialog(title, prompt, placeholder))
+
+    action = await fit.choice.chosen(ask, len(marked))
+    if action is None or app.store is None:
+        return
+    selection = await select(app.store, action, run_ids=list(marked))
+    if not selection.fitting:
+        why = selection.unfit[0][1] if selection.unfit else "none was found"
+        app.notify(printable(f"none of the marked runs fits {action.verb} any more ({why}): nothing written"),
+                   severity="warning", markup=False)  # fmt: skip
+        return
+    url = describe_url(app.url)
+    fitting = [status.run_id for status in selection.fitting]
+    where = selecting_where(fitting, marked=list(marked), shown_filter=shown_filter)
+    command = where_command(action, url, where) if where is not None else selection.command(url)
+    if not await app.push_screen_wait(BulkConfirm(selection, url, command)):
+        app.notify("nothing written")
+        return
+    await app.push_screen(BulkProgress(selection, app.writing))
