@@ -354,3 +354,16 @@ async def test_every_incident_key_has_an_id_a_help_line_and_a_palette_title(stor
         # The filter's own keys (enter closes it, esc clears it) are active, and listed, in the filter.
         assert binding.id in LOCAL_ONLY or (binding.id in help_text and binding.id in TITLES), binding.id
     assert "Diff the two newest marks" in help_text and "Compare the newest mark with this" in help_text
+
+
+async def test_marks_of_every_run_a_filter_expression_shows_give_the_command_that_filter(store_path: Path) -> None:
+    app = AgentTuiApp(store_path.name, tail=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"status=halted tool=charge", "enter", "M")
+        await settle(pilot)
+        assert sorted(runs_screen(pilot).table.marks) == REFUNDS
+        dialog = await confirmed_cancel(pilot)
+        assert dialog.command == (
+            "agenttui cancel incident.db --where 'status=halted tool=charge' --reason 'cancelled from agenttui' --yes"
+        )

@@ -469,8 +469,8 @@ class RunsScreen(StoreScreen):
     def _shown_filter(self) -> str | None:
         """The filter in force, as the filter language's text, when the marks are exactly the
         runs it shows (``M``) and it is the only filter: the equivalent command selects by it."""
-        where = getattr(self.model, "where", None)  # the filter bar's parsed filter, when it has one
-        text = getattr(where, "text", "")
+        where = self.model.where
+        text = where.text if where is not None else ""
         if not text or self.model.status_filter != 0:
             return None
         return text if set(self.table.marks) == set(self.shown.run_ids()) else None
