@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from textual.binding import Binding
 from textual.pilot import Pilot
-from textual.widgets import Log, Static
+from textual.widgets import Button, Log, Static
 
 from agenttui.journal import keys
 from agenttui.runs import batch
@@ -367,3 +367,22 @@ async def test_marks_of_every_run_a_filter_expression_shows_give_the_command_tha
         assert dialog.command == (
             "agenttui cancel incident.db --where 'status=halted tool=charge' --reason 'cancelled from agenttui' --yes"
         )
+
+
+async def test_the_confirmation_and_the_progress_keep_their_keys_in_view_at_80x24(tmp_path: Path) -> None:
+    """Long ids wrap the preview and many runs fill the log: each scrolls, and the buttons and
+    the hint below stay on the screen."""
+    path = tmp_path / "long.db"
+    store = await SQLiteStore.open(path)
+    await write_runs(store, {f"refund-{'x' * 50}-{n:03d}": HALTED for n in range(60)})
+    await store.close()
+    app = AgentTuiApp(str(path), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("M")
+        dialog = await confirmed_cancel(pilot)
+        for button in dialog.query(Button):
+            assert button.region.bottom <= SIZE[1], button.label
+        await pilot.press("w")
+        progress = await finished(pilot)
+        assert progress.query_one("#bulk-summary").region.bottom <= SIZE[1]

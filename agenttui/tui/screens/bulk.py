@@ -124,7 +124,7 @@ class BulkConfirm(ModalScreen[bool]):
             yield CommandLine(self.command, id="dialog-command")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Write it (w)", id="yes", variant="warning", compact=True)
-                yield Button("Cancel (n)", id="no", variant="primary", compact=True)
+                yield Button("Back, write nothing (n)", id="no", variant="primary", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#bulk-body").focus()
