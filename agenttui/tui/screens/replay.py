@@ -69,6 +69,39 @@ class EventBatches:
         self._last_post = time.monotonic()
 
 
+#: Running to the end shows where it is at most this often: a turn takes milliseconds, a paint of
+#: the screen tens of them (painting every turn of the demo's 2,000-turn run took 36 times as
+#: long as the replay itself).
+FRAME_SECONDS = 0.25
+
+
+class ReplayFrames:
+    """Reports a run to the end a frame at a time: after a turn, if ``FRAME_SECONDS`` have passed
+    since the last frame, one ``Frame`` message with where it is and the events since; the
+    journal, the flowchart and the diff are drawn once, when it stops."""
+
+    def __init__(self, post: Callable[[Message], object], session: ReplaySession) -> None:
+        self._post = post
+        self._session = session
+        self._progress = session.progress
+        self._shown = len(session.progress.events)
+        self._last_post = time.monotonic()
+
+    def __call__(self, turn: int) -> None:
+        if time.monotonic() - self._last_post >= FRAME_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Post what is not shown yet (the last frame, before the replay's end is drawn)."""
+        progress = self._session.progress
+        if progress is not self._progress:  # the replay started from the top: a fresh list of events
+            self._progress, self._shown = progress, 0
+        events = progress.events[self._shown :]
+        self._shown += len(events)
+        self._post(ReplayScreen.Frame(progress.turn, progress.recorded_turns, events))
+        self._last_post = time.monotonic()
+
+
 def replay_end(progress: ReplayProgress, recorded: RunStatus) -> FlowStep:
     """Where the replayed run stands, as its flowchart's last node: the turns replayed while it
     runs; once it stops where the recording stops, where the recording stands (``chart_end``)."""
@@ -109,6 +142,15 @@ class ReplayScreen(StoreScreen):
         verdict: Verdict | None
         shown: JournalDiff | None = None
         """What the diff pane shows when it is not ``diff``: a fork against the run as recorded."""
+
+    @dataclass
+    class Frame(Message):
+        """Running to the end, a frame of it: how far it is, and the events since the last frame."""
+
+        bubble = False
+        turn: int
+        recorded_turns: int
+        events: list[AgentEvent]
 
     @dataclass
     class Stopped(Message):
@@ -206,20 +248,11 @@ class ReplayScreen(StoreScreen):
             await session.step(batches)
             batches.flush()
         elif what == "end":
-            check = session.breakpoint_check(self.breakpoints) if self.breakpoints else None
-            seen = len(await session.replayed())
-            session.progress.breakpoint = None
-            while not session.done:
-                events = await session.step()
-                records = await session.replayed()
-                hit = check.check(session.progress.turn - 1, events, records[seen:]) if check else None
-                seen = len(records)
-                self.post_message(ReplayScreen.EventsEmitted(events))
-                self.post_message(ReplayScreen.Advanced(session.progress, records, False))
-                if hit is not None:
-                    session.progress.breakpoint = hit
-                    self.post_message(ReplayScreen.Stopped(hit))
-                    break
+            frames = ReplayFrames(self.post_message, session)
+            await session.run_to_end(frames, self.breakpoints)
+            frames.flush()
+            if (hit := session.progress.breakpoint) is not None:
+                self.post_message(ReplayScreen.Stopped(hit))
         elif what == "back":
             await session.back()
         elif what == "jump":
@@ -250,6 +283,13 @@ class ReplayScreen(StoreScreen):
 
     def on_replay_screen_events_emitted(self, message: ReplayScreen.EventsEmitted) -> None:
         self.query_one(EventsView).add(message.events)
+
+    def on_replay_screen_frame(self, message: ReplayScreen.Frame) -> None:
+        """Where a run to the end is: the progress, the title, the events; the rest once it stops."""
+        self.query_one(EventsView).add(message.events)
+        bar = self.query_one(ProgressBar)
+        bar.update(total=max(message.recorded_turns, 1), progress=min(message.turn, message.recorded_turns))
+        self._title()
 
     def _restart_events(self, events: list[AgentEvent]) -> None:
         view = self.query_one(EventsView)
