@@ -610,8 +610,13 @@ class ReplayScreen(StoreScreen):
             return
         if where != 0:
             return
-        path = await self.app.push_screen_wait(PromptDialog("Save the fork", "A new SQLite file:", "fork.db"))
-        if not path:
+        path = await self.app.push_screen_wait(
+            PromptDialog("Save the fork", "A new SQLite file:", "its name or path, e.g. what-if.db")
+        )
+        if path is None:
+            return  # esc: nothing asked of us
+        if not (path := path.strip()):
+            self.notify("a file name is needed: nothing written (s asks again)", severity="warning", timeout=6)
             return
         try:
             done = await save_into_file(fork, path, protect=[self.store.file_path], live_agent=agent)
