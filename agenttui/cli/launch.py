@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from agenttui.cli.app import fail, main, run_async, theme_option
+from agenttui.cli.app import fail, main, run_async, theme_option, with_store
 from agenttui.errors import AgentTuiError
+
+if TYPE_CHECKING:
+    from agenttui.stores.base import Store
 
 DEFAULT_DEMO_PATH = "agenttui-demo.db"
 DEMO_FACTORY = "agenttui.demo.build:factory"
@@ -33,7 +37,21 @@ def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: 
             require_file(path)  # said here, before the terminal switches to the app's screen
     except AgentTuiError as exc:
         fail(f"{exc.title}: {exc.message}")
+    if run_id is not None:
+        run_async(require_run)(store, run_id)  # no such run: said as every command says it (exit 1)
     sys.exit(launch(store, theme=theme, agent_spec=agent_spec, run_id=run_id))
+
+
+async def require_run(url: str, run_id: str) -> None:
+    """Raise ``RunNotFoundError`` unless the store holds a record of ``run_id`` (one is read)."""
+    from agenttui.errors import RunNotFoundError
+
+    async def first_record(store: Store) -> None:
+        async for _ in store.load(run_id):
+            return
+        raise RunNotFoundError(run_id)
+
+    await with_store(url, first_record)
 
 
 def _check_factory(spec: str) -> None:

@@ -197,6 +197,8 @@ class ReplayScreen(StoreScreen):
         """Where "to the end" stops (``u`` sets them; an empty one clears them)."""
         self._compared = False
         """The fork's comparison was opened once it finished (it opens by itself only once)."""
+        self.not_opened: str | None = None
+        """Why the recording could not be read (no such run, the store failed): nothing to replay."""
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="replay-title")
@@ -325,6 +327,7 @@ class ReplayScreen(StoreScreen):
             journal.cursor = len(self.view) - 1
         bar = self.query_one(ProgressBar)
         bar.update(total=max(progress.recorded_turns, 1), progress=min(progress.turn, progress.recorded_turns))
+        bar.display, self.not_opened = True, None
         self._title()
         self.diff_after_paint()
 
@@ -372,7 +375,9 @@ class ReplayScreen(StoreScreen):
         than being cut (``HeaderBar``); the verdict has a line of its own below."""
         parts = [Text(f"replay {printable_id(self.run_id)}", style="bold")]
         session = self.session
-        if session is None:
+        if session is None and self.not_opened is not None:
+            parts.append(Text(f"not replayed: {printable(self.not_opened)}", style="bold"))
+        elif session is None:
             parts.append(Text("reading the recording…"))
         else:
             progress = session.progress
@@ -459,7 +464,17 @@ class ReplayScreen(StoreScreen):
             self.drive(what)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        super().on_worker_state_changed(event)
+        # Textual calls StoreScreen's handler too (every class's in the MRO): calling it here as
+        # well showed every error of a replay twice.
+        if event.worker.group == "replay" and event.state == WorkerState.ERROR and self.session is None:
+            # The recording could not be read (a run with no records: none, or gone): the bar
+            # would wait for ever; the title says why instead (the error hub shows it in full).
+            error = event.worker.error
+            self.not_opened = getattr(error, "message", None) or str(error)
+            self.query_one(ProgressBar).display = False
+            self.query_one(JournalList).empty_text = "Not replayed: the line above says why."
+            self._queued = None
+            self._title()
         if event.worker.group == "replay" and event.state == WorkerState.SUCCESS and self._queued:
             what, self._queued = self._queued, None
             self.drive(what)
