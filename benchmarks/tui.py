@@ -1,7 +1,7 @@
 """TUI benchmarks: the real app, headless (Pilot), over large stores built for it.
 
-    python benchmarks/tui.py [--parts abcdef] [--shape production|uniform] [--runs 100000]
-                             [--no-postgres] [--cache DIR] [--profile]
+    python benchmarks/tui.py [--parts abcdefg] [--shape production|uniform] [--runs 100000]
+                             [--no-postgres] [--cache DIR] [--profile] [--rounds 3]
 
 (a) Runs screen on a store of ``--runs`` runs: from the StoreOpened message to the first rows
     painted (target 0.3 s), until every run is listed, until every status is computed
@@ -27,6 +27,11 @@ records, sub-runs, tool results of 100 kB-1 MB), and (b) opens its 50,000-record
 (e) ``diff_journals`` of two 10,000-record journals that differ in one step (target 0.5 s).
 (f) RecoverAll over 1,000 stalled runs with the demo's agent (desk tools, refund script) on
     PostgreSQL: runs/s.
+(g) Replay to the end against the CLI, on the demo's 2,000-turn run (``audit-bulk``, the demo store
+    built as ``agenttui demo`` builds it): in the TUI, key ``e`` to the verdict painted (target
+    1.5x the CLI), and a key pressed on the way (``2``, the diff pane) to its pane shown; the CLI,
+    ``agenttui replay STORE audit-bulk`` from the process's start to its exit. Rounds alternate,
+    a fresh process each (``--rounds``); medians, each side's peak RSS, the load average.
 
 Every part runs in a fresh child process (``--child``), so peak memory is that part's own. The
 uniform stores are built from canonical records (``encode_record``/``encode_header`` of records the runtime
@@ -254,6 +259,23 @@ def replay_store(cache: Path, turns: int) -> Path:
         asyncio.run(record())
 
     return cached(cache, f"replay-{turns}.db", build)
+
+
+def demo_store(cache: Path, bulk_turns: int = 2000) -> Path:
+    """The demo store, built as ``agenttui demo`` builds it (its ``audit-bulk`` has ``bulk_turns`` turns)."""
+    from agenttui.demo.build import build_demo
+
+    def build(path: Path) -> None:
+        async def record() -> None:
+            store = await SQLiteStore.open(path)
+            try:
+                await build_demo(store, bulk_turns=bulk_turns)
+            finally:
+                await store.close()
+
+        asyncio.run(record())
+
+    return cached(cache, f"demo-{bulk_turns}.db", build)
 
 
 # -- measuring the app -------------------------------------------------------------------------
@@ -627,6 +649,86 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
+async def part_g(args: argparse.Namespace, path: Path) -> dict[str, Any]:
+    """One round of (g) in the TUI: ``R`` on audit-bulk, then ``e``; the verdict painted."""
+    from textual import events
+    from textual.widgets import TabbedContent
+
+    from agenttui.tui.app import AgentTuiApp
+    from agenttui.tui.screens.replay import ReplayScreen
+    from agenttui.tui.screens.run import RunScreen
+
+    painted: list[float] = []
+    original = ReplayScreen.on_replay_screen_diffed
+
+    def on_replay_diffed(screen: ReplayScreen, message: Any) -> None:
+        original(screen, message)
+        if message.verdict is not None:
+            screen.call_after_refresh(lambda: painted.append(time.perf_counter()))
+
+    ReplayScreen.on_replay_screen_diffed = on_replay_diffed  # type: ignore[method-assign]  # the timing hook, restored below
+    app = AgentTuiApp(str(path), tail=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(lambda: app.store is not None, 30)
+            app.open_run("audit-bulk")
+            await until(lambda: isinstance(app.screen, RunScreen) and not any(not w.is_finished for w in app.screen.workers),
+                        120, what="the run screen")  # fmt: skip
+            await pilot.press("R")
+            await until(lambda: isinstance(app.screen, ReplayScreen) and app.screen.session is not None
+                        and not any(not w.is_finished for w in app.screen.workers), 120, what="the replay to open")  # fmt: skip
+            screen = app.screen
+            assert isinstance(screen, ReplayScreen) and screen.session is not None
+            tabs = screen.query_one(TabbedContent)
+            before = time.perf_counter()
+            await pilot.press("e")
+            await asyncio.sleep(0.5)
+            turn_at_key = screen.session.progress.turn
+            key_at = time.perf_counter()
+            # Posted as a terminal delivers it: ``pilot.press`` waits for the app to be idle,
+            # which a replay under way never is.
+            app.post_message(events.Key("2", "2"))
+            key_s = await until(lambda: tabs.active == "diff", 600, every=0.001, what="the diff pane") - key_at
+            app.post_message(events.Key("1", "1"))
+            await until(lambda: bool(painted), 1800, every=0.005, what="the verdict painted")
+            end_s = painted[0] - before
+            verdict = screen.verdict
+            assert verdict is not None
+    finally:
+        ReplayScreen.on_replay_screen_diffed = original  # type: ignore[method-assign]  # the handler restored
+    return {
+        "end_s": end_s, "key_s": key_s, "key_during": turn_at_key < screen.session.progress.recorded_turns,
+        "turns": screen.session.progress.turn, "verdict": verdict.summary(), "peak_rss_mb": peak_rss_mb(),
+    }  # fmt: skip
+
+
+def cli_replay(path: Path) -> dict[str, Any]:
+    """One round of (g) on the command line: ``agenttui replay STORE audit-bulk``, start to exit."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agenttui", "replay", str(path), "audit-bulk"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    out = process.stdout.read().decode() if process.stdout else ""
+    return {"s": elapsed, "exit": os.waitstatus_to_exitcode(status), "verdict": out.strip().splitlines()[-1:],
+            "peak_rss_mb": usage.ru_maxrss / 1024}  # fmt: skip
+
+
+def part_g_rounds(args: argparse.Namespace) -> dict[str, Any]:
+    """(g): rounds alternating the CLI and the TUI, each in a fresh process, on the same store."""
+    path = demo_store(Path(args.cache))
+    cli_rounds, tui_rounds = [], []
+    for round_ in range(args.rounds):
+        step(f"(g) round {round_ + 1} of {args.rounds}: the CLI, then the TUI")
+        cli_rounds.append(cli_replay(path))
+        tui_rounds.append(run_child("g", args))
+        if "error" in tui_rounds[-1]:
+            return tui_rounds[-1]
+    return {"cli": cli_rounds, "tui": tui_rounds, "load": os.getloadavg()}
+
+
 async def part_e(args: argparse.Namespace, body: list[tuple[str, bytes]]) -> dict[str, Any]:
     from agenttui.render.diff import diff_journals
 
@@ -708,6 +810,7 @@ PARTS: dict[str, tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.N
     "d": (lambda args: replay_store(Path(args.cache), REPLAY_TURNS), part_d),
     "e": (lambda args: audit_records(DIFF_RECORDS // 2, template_records())[:DIFF_RECORDS], part_e),
     "f": (lambda args: None, part_f),
+    "g": (lambda args: demo_store(Path(args.cache)), part_g),
 }
 
 # -- the parent: PostgreSQL, children, the report ----------------------------------------------
@@ -872,6 +975,25 @@ def report(results: dict[str, Any]) -> str:
                 f"e: run to the end ({d['end_turns']} turns; per turn)",
                 f"{ms(d['end_s'])}; {ms(d['end_s'] / max(d['end_turns'], 1))}",
             )
+    if g := results.get("g"):
+        if "error" in g:
+            add("(g)", "replay to the end", g["error"])
+        else:
+            tui = statistics.median(r["end_s"] for r in g["tui"])
+            cli = statistics.median(r["s"] for r in g["cli"])
+            rounds = len(g["tui"])
+            add("(g)", f"TUI: e -> the verdict painted, audit-bulk ({g['tui'][0]['turns']:,} turns; median of {rounds})",
+                ms(tui))  # fmt: skip
+            add("(g)", f"CLI: agenttui replay, start to exit (median of {rounds})", ms(cli))
+            add("(g)", "TUI / CLI", f"{tui / cli:.2f}x", "≤ 1.5x", verdict(tui / cli, 1.5))
+            keys = [r["key_s"] for r in g["tui"]]
+            during = sum(r["key_during"] for r in g["tui"])
+            add("(g)", f"key 2 during the run to the end -> the diff pane (median; max; {during} of {rounds} before the last turn)",
+                f"{ms(statistics.median(keys))}; {ms(max(keys))}")  # fmt: skip
+            add("(g)", "peak resident memory, TUI; CLI (max)",
+                f"{max(r['peak_rss_mb'] for r in g['tui']):,.0f} MB; {max(r['peak_rss_mb'] for r in g['cli']):,.0f} MB")  # fmt: skip
+            add("(g)", "verdicts (TUI; CLI)", f"{g['tui'][0]['verdict']}; {g['cli'][0]['verdict'][0]}")
+            add("(g)", "load average (1, 5, 15 min) at the end", ", ".join(f"{x:.1f}" for x in g["load"]))
     if e := results.get("e"):
         if "error" in e:
             add("(e)", "diff", e["error"])
@@ -911,7 +1033,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--parts", default="abcdef", help="which parts to run (default: all)")
+    parser.add_argument("--parts", default="abcdefg", help="which parts to run (default: all)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of (g), each side")
     parser.add_argument(
         "--shape", choices=["production", "uniform"], default="production", help="the stores of (a) and (b)"
     )
@@ -955,6 +1078,8 @@ async def parent(args: argparse.Namespace) -> None:
             results["b"], results["b-floor"] = floors[1], merge_floors(floors[0], floors[2])
         elif part in args.parts:
             results[part] = run_child(part, args)
+    if "g" in args.parts:
+        results["g"] = await asyncio.to_thread(part_g_rounds, args)  # builds its store with asyncio.run
     if "c" in args.parts:
         results["c-sqlite"] = run_child("c", args)
     if not args.no_postgres and ("c" in args.parts or "f" in args.parts):

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from agenttui.cli.app import fail, main, run_async, theme_option
+from agenttui.cli.app import fail, main, run_async, theme_option, with_store
 from agenttui.errors import AgentTuiError
+
+if TYPE_CHECKING:
+    from agenttui.stores.base import Store
 
 DEFAULT_DEMO_PATH = "agenttui-demo.db"
 DEMO_FACTORY = "agenttui.demo.build:factory"
@@ -33,7 +37,21 @@ def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: 
             require_file(path)  # said here, before the terminal switches to the app's screen
     except AgentTuiError as exc:
         fail(f"{exc.title}: {exc.message}")
+    if run_id is not None:
+        run_async(require_run)(store, run_id)  # no such run: said as every command says it (exit 1)
     sys.exit(launch(store, theme=theme, agent_spec=agent_spec, run_id=run_id))
+
+
+async def require_run(url: str, run_id: str) -> None:
+    """Raise ``RunNotFoundError`` unless the store holds a record of ``run_id`` (one is read)."""
+    from agenttui.errors import RunNotFoundError
+
+    async def first_record(store: Store) -> None:
+        async for _ in store.load(run_id):
+            return
+        raise RunNotFoundError(run_id)
+
+    await with_store(url, first_record)
 
 
 def _check_factory(spec: str) -> None:
@@ -49,16 +67,20 @@ def _check_factory(spec: str) -> None:
 @click.option("--path", "path", metavar="FILE|URL", default=DEFAULT_DEMO_PATH, show_default=True,
               help="Where to build the demo: a SQLite file, or postgresql://…?schema=s (a schema holding no other runs).")  # fmt: skip
 @click.option("--no-tui", is_flag=True, help="Build the store and exit.")
+@click.option("--fresh", is_flag=True, help="Rebuild the demo store at --path, dropping what was done in it (a SQLite file; a PostgreSQL schema is never emptied).")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace the file at --path even if it is not a demo store agenttui made; never a journal of other runs, nor a PostgreSQL schema.")  # fmt: skip
 @click.option("--bulk-turns", type=int, default=2000, show_default=True, help="Turns in the long run.")
 @theme_option
-def demo(path: str, no_tui: bool, force: bool, bulk_turns: int, theme: str | None) -> None:
-    """Build a demo store with the runtime (a run in every status) and open the TUI on it; while the TUI is open,
-    a background writer adds a run live-tail-<pid> to the store, record by record, to show a live tail."""
+def demo(path: str, no_tui: bool, fresh: bool, force: bool, bulk_turns: int, theme: str | None) -> None:
+    """Build a demo store with the runtime (a run in every status) and open the TUI on it; a demo store already
+    at --path is opened as it stands (--fresh rebuilds it). While the TUI is open, a background writer adds a
+    run live-tail-<pid> to the store, record by record, to show a live tail."""
     from agenttui.demo.command import build_demo_at
     from agenttui.stores import describe_url
 
-    run_async(build_demo_at)(path, bulk_turns=bulk_turns, echo=lambda m: click.echo(m, err=True), force=force)
+    run_async(build_demo_at)(
+        path, bulk_turns=bulk_turns, echo=lambda m: click.echo(m, err=True), force=force, fresh=fresh
+    )
     if no_tui:
         click.echo(describe_url(path))
         return

@@ -158,7 +158,9 @@ DEMO_RUN_IDS = frozenset({*SCRIPTS, "audit-bulk", "saga-a1003-rolled-back", "sag
 
 
 def is_demo_run(run_id: str) -> bool:
-    return run_id in DEMO_RUN_IDS or run_id.startswith(LIVE_RUN)
+    """A run the demo writes, or a fork of one a person saved into the demo's store."""
+    base = run_id.partition("~fork-")[0]
+    return base in DEMO_RUN_IDS or base.startswith(LIVE_RUN)
 
 
 @dataclass(frozen=True, slots=True)

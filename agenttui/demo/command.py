@@ -16,26 +16,36 @@ from agenttui.stores.files import check_replaceable, partial_path, place_file, r
 from agenttui.stores.sqlite import SQLiteStore
 
 
-async def build_demo_at(url: str, *, bulk_turns: int, echo: Callable[[str], None], force: bool = False) -> None:
+async def build_demo_at(
+    url: str, *, bulk_turns: int, echo: Callable[[str], None], force: bool = False, fresh: bool = False
+) -> None:
     """Build the demo where ``url`` says: a SQLite file (``build_demo_store``) or a PostgreSQL
-    schema (``build_demo_schema``). Raises ``StoreURLError`` for a URL naming neither."""
+    schema (``build_demo_schema``); where it stands already, it is left as it stands unless
+    ``fresh``. Raises ``StoreURLError`` for a URL naming neither."""
     if url.strip() == "memory:":
         raise StoreURLError("the demo needs a store the TUI can open after it is built: a file or postgresql://")
     path = sqlite_path(url)
     if path is not None:
-        await build_demo_store(path, bulk_turns=bulk_turns, echo=echo, force=force)
+        await build_demo_store(path, bulk_turns=bulk_turns, echo=echo, force=force, fresh=fresh)
     else:
-        await build_demo_schema(url, bulk_turns=bulk_turns, echo=echo, force=force)
+        await build_demo_schema(url, bulk_turns=bulk_turns, echo=echo, force=force, fresh=fresh)
 
 
-async def build_demo_store(path: Path, *, bulk_turns: int, echo: Callable[[str], None], force: bool = False) -> None:
-    """Write a fresh demo store at ``path``.
+async def build_demo_store(
+    path: Path, *, bulk_turns: int, echo: Callable[[str], None], force: bool = False, fresh: bool = False
+) -> None:
+    """Write the demo store at ``path``, unless the demo is there already: then it is opened as
+    it stands, with what a person did in it (``fresh`` rebuilds it).
 
-    A file already there is replaced only if it is a demo store agenttui made, or with ``force``
-    a file that is no journal (``stores.files``): ``--path orders.db`` must never delete a journal
-    of real runs. The store is built under a temporary name and moved into place once whole.
+    A file already there is replaced only if it is a demo store agenttui made and ``fresh`` asks
+    for it, or with ``force`` a file that is no journal (``stores.files``): ``--path orders.db``
+    must never delete a journal of real runs. The store is built under a temporary name and moved
+    into place once whole.
     """
     demo = await is_demo_store(path)  # read once: it opens the file
+    if demo and not fresh:
+        echo(f"{path} already holds the demo: opening it as it stands (--fresh rebuilds it)")
+        return
     target = await check_replaceable(path, force=force or demo, ours=demo)
     echo(f"building the demo store at {path} …")
     partial = await asyncio.to_thread(partial_path, target)
@@ -51,17 +61,20 @@ async def build_demo_store(path: Path, *, bulk_turns: int, echo: Callable[[str],
         raise
 
 
-async def build_demo_schema(url: str, *, bulk_turns: int, echo: Callable[[str], None], force: bool = False) -> None:
+async def build_demo_schema(
+    url: str, *, bulk_turns: int, echo: Callable[[str], None], force: bool = False, fresh: bool = False
+) -> None:
     """Build the demo in the PostgreSQL schema ``url`` names (created if missing).
 
     A schema holding no runs gets the demo; one holding the demo already is left as it stands
     (the TUI opens it); one holding any other run is refused. Nothing is ever deleted from a
-    database, ``force`` or not: a journal is append-only, and its runs may be someone's real ones.
+    database, ``force``, ``fresh`` or not: a journal is append-only, and its runs may be someone's
+    real ones.
     """
     shown = describe_url(url)
-    if force:
+    if force or fresh:
         raise ConfigError(
-            "--force replaces a demo SQLite file; a PostgreSQL schema is never emptied: "
+            f"--{'force' if force else 'fresh'} replaces a demo SQLite file; a PostgreSQL schema is never emptied: "
             "name a fresh one with ?schema= (or drop it yourself)"
         )
     store = await open_store(url)

@@ -10,6 +10,7 @@ Nothing is ever written to the store the recording is read from.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import enum
 from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
@@ -477,7 +478,8 @@ class ReplaySession:
         self, on_turn: Callable[[int], None] | None = None, breakpoints: Sequence[Breakpoint] = ()
     ) -> ReplayProgress:
         """Replay until the run finishes, pauses or diverges, or a turn meets one of
-        ``breakpoints`` (``progress.breakpoint`` says which; calling again goes on from there)."""
+        ``breakpoints`` (``progress.breakpoint`` says which; calling again goes on from there).
+        ``on_turn`` is told after each turn; the events so far are in ``progress.events``."""
         self.progress.breakpoint = None
         await self._newly_replayed()
         check = self.breakpoint_check(breakpoints) if breakpoints else None
@@ -485,6 +487,9 @@ class ReplaySession:
             events = await self.step()
             if on_turn:
                 on_turn(self.progress.turn)
+            # A recorded turn never waits on anything: give the loop it runs on a turn between
+            # ours, so a TUI's keys and paints are not held up for the whole replay.
+            await asyncio.sleep(0)
             if check is not None:
                 written = await self._newly_replayed()
                 if hit := check.check(self.progress.turn - 1, events, written):

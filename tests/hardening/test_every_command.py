@@ -192,11 +192,13 @@ RECIPES: dict[str, Recipe] = {
     "open": lambda store, aids: [
         Call([store.url, "--agent", "no.such.module:factory"]),  # refused before the TUI starts
         Call([str(aids.out / "missing.db")]),
+        Call([store.url, "--run", "no-such-run"]),  # no such run: refused before the TUI starts
     ],
     "demo": lambda store, aids: [
         Call(["--path", store.url, "--no-tui", "--bulk-turns", "1"]),
         # --force replaces a file that is no journal (another application's), never a journal.
         Call(["--path", store.url, "--no-tui", "--bulk-turns", "1", "--force"], writes=True),
+        Call(["--path", store.url, "--no-tui", "--bulk-turns", "1", "--fresh"], writes=True),
     ],
     "export": _export,
     "import": _import,

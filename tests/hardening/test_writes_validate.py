@@ -123,7 +123,7 @@ def test_demo_never_replaces_a_file_it_did_not_make(tmp_path: Path, demo: Path) 
     refused = cli("demo", "--path", str(precious), "--no-tui", "--bulk-turns", "2")
     assert refused.returncode == 2 and "exists: nothing written (--force replaces it)" in refused.stderr
     assert precious.read_bytes() == b"a journal of real runs"
-    assert cli("demo", "--path", str(demo), "--no-tui", "--bulk-turns", "2").returncode == 0  # its own demo: replaced
+    assert cli("demo", "--path", str(demo), "--no-tui", "--bulk-turns", "2", "--fresh").returncode == 0  # its own demo
     assert cli("demo", "--path", str(precious), "--no-tui", "--bulk-turns", "2", "--force").returncode == 0
 
 

@@ -87,3 +87,25 @@ def test_a_bad_store_url_exits_2_with_one_line() -> None:
     assert unknown.returncode == 2 and "unknown store scheme 'mysql'" in unknown.stderr, unknown.stderr
     memory = cli("demo", "--path", "memory:", "--no-tui")
     assert memory.returncode == 2 and "the demo needs a store the TUI can open" in memory.stderr, memory.stderr
+
+
+async def test_the_demo_run_again_on_postgres_keeps_what_a_person_did(postgres_cluster: PostgresCluster) -> None:
+    """As on SQLite (tests/tui/test_demo_again.py): opened as it stands; --fresh, which rebuilds a
+    SQLite file, never empties a schema and says how to get a fresh one."""
+    schema = "demo_" + uuid.uuid4().hex[:10]
+    url = schema_url(postgres_cluster, schema)
+    assert cli("demo", "--path", url, "--no-tui", "--bulk-turns", "2").returncode == 0
+    approved = cli("approve", url, "refund-a1005", "call_1_0", "--approver", "ana")
+    assert approved.returncode == 0, approved.stderr
+
+    again = cli("demo", "--path", url, "--no-tui", "--bulk-turns", "2")
+    assert again.returncode == 0 and "already holds the demo: opening it as it stands" in again.stderr
+    fresh = cli("demo", "--path", url, "--no-tui", "--bulk-turns", "2", "--fresh")
+    assert fresh.returncode == 2 and "--fresh replaces a demo SQLite file; a PostgreSQL schema is never emptied: name a fresh one with ?schema=" in fresh.stderr  # fmt: skip
+    assert postgres_cluster.password not in again.stderr + fresh.stderr
+
+    store = await PostgresStore.open(postgres_cluster.dsn, schema=schema, read_only=True)
+    try:
+        assert "approval:call_1_0" in [r.name for r in await Journal(store).history("refund-a1005")]
+    finally:
+        await store.close()

@@ -261,3 +261,40 @@ def test_snapshot_fork_editor(snap_compare: Snap, app: AgentTuiApp, size: tuple[
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 def test_snapshot_fork_at_a_breakpoint(snap_compare: Snap, app: AgentTuiApp, size: tuple[int, int]) -> None:
     assert snap_compare(app, terminal_size=size, run_before=forked_to_a_breakpoint)
+
+
+async def test_saving_a_fork_into_a_file_with_no_name_says_a_name_is_needed(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agenttui.tui.screens.dialogs import PromptDialog
+
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)  # where a relative name would land
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await replay_to_turn(pilot, 4)
+        editor = await open_editor(pilot, 10)  # @llm/3, the answer
+        await replace_text(pilot, editor, '{"role":"assistant","parts":[{"type":"text","text":"Done."}]}')
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await back_to(pilot, screen)
+        await pilot.press("s")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("enter")  # into a new SQLite file
+        await wait_for_screen(pilot, PromptDialog)
+        await pilot.press("enter")  # nothing typed: the greyed example is no name
+        await settle(pilot)
+        assert app.screen is screen
+        assert any("a file name is needed: nothing written" in n for n in notices(app))
+        assert list(here.iterdir()) == []
+
+        # With a name, it is written, and said so.
+        await pilot.press("s")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("enter")
+        await wait_for_screen(pilot, PromptDialog)
+        type_ahead(app, "what-if.db\r")
+        await settle(pilot)
+        assert (here / "what-if.db").is_file()
+        assert any("what-if.db" in n for n in notices(app))

@@ -69,6 +69,39 @@ class EventBatches:
         self._last_post = time.monotonic()
 
 
+#: Running to the end shows where it is at most this often: a turn takes milliseconds, a paint of
+#: the screen tens of them (painting every turn of the demo's 2,000-turn run took 36 times as
+#: long as the replay itself).
+FRAME_SECONDS = 0.25
+
+
+class ReplayFrames:
+    """Reports a run to the end a frame at a time: after a turn, if ``FRAME_SECONDS`` have passed
+    since the last frame, one ``Frame`` message with where it is and the events since; the
+    journal, the flowchart and the diff are drawn once, when it stops."""
+
+    def __init__(self, post: Callable[[Message], object], session: ReplaySession) -> None:
+        self._post = post
+        self._session = session
+        self._progress = session.progress
+        self._shown = len(session.progress.events)
+        self._last_post = time.monotonic()
+
+    def __call__(self, turn: int) -> None:
+        if time.monotonic() - self._last_post >= FRAME_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Post what is not shown yet (the last frame, before the replay's end is drawn)."""
+        progress = self._session.progress
+        if progress is not self._progress:  # the replay started from the top: a fresh list of events
+            self._progress, self._shown = progress, 0
+        events = progress.events[self._shown :]
+        self._shown += len(events)
+        self._post(ReplayScreen.Frame(progress.turn, progress.recorded_turns, events))
+        self._last_post = time.monotonic()
+
+
 def replay_end(progress: ReplayProgress, recorded: RunStatus) -> FlowStep:
     """Where the replayed run stands, as its flowchart's last node: the turns replayed while it
     runs; once it stops where the recording stops, where the recording stands (``chart_end``)."""
@@ -109,6 +142,15 @@ class ReplayScreen(StoreScreen):
         verdict: Verdict | None
         shown: JournalDiff | None = None
         """What the diff pane shows when it is not ``diff``: a fork against the run as recorded."""
+
+    @dataclass
+    class Frame(Message):
+        """Running to the end, a frame of it: how far it is, and the events since the last frame."""
+
+        bubble = False
+        turn: int
+        recorded_turns: int
+        events: list[AgentEvent]
 
     @dataclass
     class Stopped(Message):
@@ -155,6 +197,8 @@ class ReplayScreen(StoreScreen):
         """Where "to the end" stops (``u`` sets them; an empty one clears them)."""
         self._compared = False
         """The fork's comparison was opened once it finished (it opens by itself only once)."""
+        self.not_opened: str | None = None
+        """Why the recording could not be read (no such run, the store failed): nothing to replay."""
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="replay-title")
@@ -206,20 +250,11 @@ class ReplayScreen(StoreScreen):
             await session.step(batches)
             batches.flush()
         elif what == "end":
-            check = session.breakpoint_check(self.breakpoints) if self.breakpoints else None
-            seen = len(await session.replayed())
-            session.progress.breakpoint = None
-            while not session.done:
-                events = await session.step()
-                records = await session.replayed()
-                hit = check.check(session.progress.turn - 1, events, records[seen:]) if check else None
-                seen = len(records)
-                self.post_message(ReplayScreen.EventsEmitted(events))
-                self.post_message(ReplayScreen.Advanced(session.progress, records, False))
-                if hit is not None:
-                    session.progress.breakpoint = hit
-                    self.post_message(ReplayScreen.Stopped(hit))
-                    break
+            frames = ReplayFrames(self.post_message, session)
+            await session.run_to_end(frames, self.breakpoints)
+            frames.flush()
+            if (hit := session.progress.breakpoint) is not None:
+                self.post_message(ReplayScreen.Stopped(hit))
         elif what == "back":
             await session.back()
         elif what == "jump":
@@ -250,6 +285,13 @@ class ReplayScreen(StoreScreen):
 
     def on_replay_screen_events_emitted(self, message: ReplayScreen.EventsEmitted) -> None:
         self.query_one(EventsView).add(message.events)
+
+    def on_replay_screen_frame(self, message: ReplayScreen.Frame) -> None:
+        """Where a run to the end is: the progress, the title, the events; the rest once it stops."""
+        self.query_one(EventsView).add(message.events)
+        bar = self.query_one(ProgressBar)
+        bar.update(total=max(message.recorded_turns, 1), progress=min(message.turn, message.recorded_turns))
+        self._title()
 
     def _restart_events(self, events: list[AgentEvent]) -> None:
         view = self.query_one(EventsView)
@@ -285,6 +327,7 @@ class ReplayScreen(StoreScreen):
             journal.cursor = len(self.view) - 1
         bar = self.query_one(ProgressBar)
         bar.update(total=max(progress.recorded_turns, 1), progress=min(progress.turn, progress.recorded_turns))
+        bar.display, self.not_opened = True, None
         self._title()
         self.diff_after_paint()
 
@@ -332,7 +375,9 @@ class ReplayScreen(StoreScreen):
         than being cut (``HeaderBar``); the verdict has a line of its own below."""
         parts = [Text(f"replay {printable_id(self.run_id)}", style="bold")]
         session = self.session
-        if session is None:
+        if session is None and self.not_opened is not None:
+            parts.append(Text(f"not replayed: {printable(self.not_opened)}", style="bold"))
+        elif session is None:
             parts.append(Text("reading the recording…"))
         else:
             progress = session.progress
@@ -419,7 +464,17 @@ class ReplayScreen(StoreScreen):
             self.drive(what)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        super().on_worker_state_changed(event)
+        # Textual calls StoreScreen's handler too (every class's in the MRO): calling it here as
+        # well showed every error of a replay twice.
+        if event.worker.group == "replay" and event.state == WorkerState.ERROR and self.session is None:
+            # The recording could not be read (a run with no records: none, or gone): the bar
+            # would wait for ever; the title says why instead (the error hub shows it in full).
+            error = event.worker.error
+            self.not_opened = getattr(error, "message", None) or str(error)
+            self.query_one(ProgressBar).display = False
+            self.query_one(JournalList).empty_text = "Not replayed: the line above says why."
+            self._queued = None
+            self._title()
         if event.worker.group == "replay" and event.state == WorkerState.SUCCESS and self._queued:
             what, self._queued = self._queued, None
             self.drive(what)
@@ -570,8 +625,13 @@ class ReplayScreen(StoreScreen):
             return
         if where != 0:
             return
-        path = await self.app.push_screen_wait(PromptDialog("Save the fork", "A new SQLite file:", "fork.db"))
-        if not path:
+        path = await self.app.push_screen_wait(
+            PromptDialog("Save the fork", "A new SQLite file:", "its name or path, e.g. what-if.db")
+        )
+        if path is None:
+            return  # esc: nothing asked of us
+        if not (path := path.strip()):
+            self.notify("a file name is needed: nothing written (s asks again)", severity="warning", timeout=6)
             return
         try:
             done = await save_into_file(fork, path, protect=[self.store.file_path], live_agent=agent)
