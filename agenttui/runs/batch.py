@@ -464,9 +464,11 @@ def preview_lines(selection: Selection, store_url: str, *, runs: int = PREVIEW_R
 
 
 def unfit_lines(selection: Selection, *, runs: int = PREVIEW_RUNS) -> list[str]:
-    """The runs matched that the action does not fit, with why: the first ``runs`` by name, the
-    rest counted by reason. A run a live lease holds is among them: said so, with when to retry."""
-    unfit = selection.unfit
+    """The runs matched that the action does not fit, with why: the first ``runs`` named (those a
+    live lease holds first), the rest counted by reason; and, for the runs a live lease holds,
+    when a run of the same command may do them."""
+    # A run a live lease holds first: it may be done by running this again (the others will not).
+    unfit = sorted(selection.unfit, key=lambda fit: fit[0].state != RunState.IN_FLIGHT)
     if not unfit:
         return []
     lines = [f"{_runs(len(unfit))} matched {'does' if len(unfit) == 1 else 'do'} not fit {selection.action.verb}:"]

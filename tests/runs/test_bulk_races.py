@@ -31,7 +31,9 @@ from typing import IO
 import pytest
 
 from agenttui.journal import keys
+from agenttui.runs.actions import resolve_halt
 from agenttui.runs.batch import APPLY_AT_ONCE
+from agenttui.runs.lease import new_holder
 from agenttui.stores.base import Store
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.sqlite import SQLiteStore
@@ -269,7 +271,13 @@ def apply_until_done(url: str, *, where: str = "id=run-*") -> tuple[int, str, st
 
 
 def summary_of(out: str) -> str:
-    return out.rstrip("\n").splitlines()[-1]
+    """The summary line of an apply (the runs it left alone, if any, are named after it)."""
+    return next(line for line in reversed(out.splitlines()) if line.startswith("cancel: ") and " done, " in line)
+
+
+def held_line(out: str) -> str:
+    """The line that counts the runs a live lease held, or ""."""
+    return next((line for line in out.splitlines() if " held by a live lease" in line), "")
 
 
 KILL_TRIALS = [("sqlite", 1), ("sqlite", 2), ("sqlite", 3), ("postgres", 4)]
@@ -308,7 +316,7 @@ async def test_a_bulk_cancel_killed_anywhere_finishes_on_a_rerun_writing_nothing
     assert took < 10, f"the rerun took {took:.1f} s"
     if not_cancelled:
         held = len(not_cancelled)
-        assert summary_of(out).startswith(f"{held} run{'s' * (held != 1)} held by a live lease")
+        assert held_line(out).startswith(f"{held} run{'s' * (held != 1)} held by a live lease")
         assert not_cancelled[0] in out
         await asyncio.sleep(max(0.0, LEASE_LAPSE - (time.monotonic() - killed_at)))
         code, out, err, _ = apply_until_done(incident.url)
@@ -348,10 +356,9 @@ async def test_a_lease_a_killed_apply_held_leaves_its_run_to_a_rerun_after_the_l
     # names it last, held by a live lease, with when a rerun can do it.
     assert set(left) <= set(stale)
     assert (held in left) == (not cancelled_before)
-    for run_id in left:
+    for run_id in left[:5]:
         assert f"{run_id}  a live driver holds its lease" in out
-    if left:
-        assert "held by a live lease" in summary_of(out)
+    assert bool(held_line(out)) == bool(left)
     print(f"\nrerun in {took:.1f} s: {summary_of(out)!r}; left {left}")
     await asyncio.sleep(max(0.0, LEASE_LAPSE - (time.monotonic() - killed_at)))
     code, out, err, _ = apply_until_done(incident.url)
@@ -360,12 +367,13 @@ async def test_a_lease_a_killed_apply_held_leaves_its_run_to_a_rerun_after_the_l
         done = len(left)
         assert summary_of(out) == f"cancel: {done} done, 0 skipped, 0 failed of {done} run{'s' * (done != 1)}"
     else:
-        assert code == 1 and "no run matches" in err
+        assert code == 0, err
+        assert summary_of(out) == "cancel: 0 done, 0 skipped, 0 failed of 0 runs"
     await assert_cancelled_once_each(incident)
 
 
 @pytest.mark.slow
-def test_a_run_changed_while_a_bulk_apply_runs_is_skipped_and_the_others_done(
+async def test_a_run_changed_while_a_bulk_apply_runs_is_skipped_and_the_others_done(
     sqlite_templates: Templates, tmp_path: Path
 ) -> None:
     incident = sqlite_incident(sqlite_templates, tmp_path, KILL_RUNS)
@@ -374,26 +382,30 @@ def test_a_run_changed_while_a_bulk_apply_runs_is_skipped_and_the_others_done(
     assert preview[0] == 0, preview[2]
     previewed = [run["run_id"] for run in json.loads(preview[1])["runs"]]
     changed = previewed[-1]
-    applying = command("cancel", incident.url, "--where", where, "--yes", "--json")
-    outcome = applying.stdout.readline() if applying.stdout else ""
-    assert json.loads(outcome)["result"] == "done"
-    applying.send_signal(signal.SIGSTOP)  # selected, and held before it reaches the last run
+    # A person holds the last run's lease as the apply starts: the apply does every other run,
+    # then comes back to it and waits; meanwhile the person resolves it, and lets the lease go.
+    person = await incident.open()
     try:
-        resolved = finished(command("resolve", incident.url, changed, "toolu_05", "--not-fired"))
+        holder = new_holder()
+        assert await person.acquire_lease(changed, holder, 300)
+        applying = command("cancel", incident.url, "--where", where, "--yes", "--json")
+        lines = [applying.stdout.readline() for _ in range(len(previewed) - 1)] if applying.stdout else []
+        assert all(json.loads(line)["result"] == "done" for line in lines)
+        await resolve_halt(person, changed, "toolu_05", fired=False)
+        await person.release_lease(changed, holder)
     finally:
-        applying.send_signal(signal.SIGCONT)
-    assert resolved[0] == 0, resolved[2]
+        await person.close()
     code, out, err = finished(applying)
     assert code == 0, err
-    outcomes, summary = json_outcomes(outcome + out)
+    outcomes, summary = json_outcomes("".join(lines) + out)
     by_run = {o["run_id"]: o for o in outcomes}
-    assert list(by_run) == previewed
+    assert sorted(by_run) == sorted(previewed)
     assert by_run[changed] == {
         "run_id": changed,
         "result": "skipped",
         "detail": "its status changed since it was selected: was halted, now stalled",
     }
-    assert summary == {"action": "cancel", "done": len(previewed) - 1, "skipped": 1, "failed": 0, "fitting": len(previewed)}  # fmt: skip
+    assert summary["done"] == len(previewed) - 1 and summary["skipped"] == 1 and summary["failed"] == 0
 
 
 @pytest.mark.slow
