@@ -52,6 +52,12 @@ class StoreConnectionError(StoreError):
     title = "Connection error"
 
 
+class StoreMissingError(StoreConnectionError):
+    """The store is not there (no such SQLite file) and was not to be created."""
+
+    title = "No such store"
+
+
 class ReadOnlyStoreError(StoreError):
     """A write was attempted on a store opened read-only."""
 

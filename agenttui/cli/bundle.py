@@ -135,12 +135,16 @@ async def import_command(bundle: str, store: str, prefix: str, create: bool, ski
     holds identically is skipped. Rows that cannot be copied as they are (a damaged file) are
     named and nothing is written, unless --skip-damaged.
     """
+    from agenttui.errors import StoreMissingError
     from agenttui.runs.bundle import BundleDamaged, BundleImport, ImportConflict, ImportStopped
     from agenttui.stores import open_store
 
     source = await open_for_command(bundle)
     try:
-        target = await open_store(store, create=create) if create else await open_for_command(store, read_only=False)
+        try:
+            target = await open_store(store, create=True) if create else await open_for_command(store, read_only=False)
+        except StoreMissingError as exc:
+            fail(f"{exc.message}: the store does not exist; --create makes it")
         job: BundleImport | None = None
         try:
             job = BundleImport(source, target, prefix=prefix, skip_damaged=skip_damaged)

@@ -42,6 +42,7 @@ from agenttui.errors import (
     StoreDamageWarning,
     StoreError,
     StoreLockedError,
+    StoreMissingError,
 )
 from agenttui.stores.base import (
     LIST_PAGE_SIZE,
@@ -650,7 +651,7 @@ def require_file(path: str | os.PathLike[str]) -> None:
     a journal, opens only a file that exists."""
     path = os.path.abspath(os.fspath(path))
     if not os.path.exists(path):
-        raise StoreConnectionError(f"{_url(path)}: no such file")
+        raise StoreMissingError(f"{_url(path)}: no such file")
 
 
 async def _connect_and_prepare(

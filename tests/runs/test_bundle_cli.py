@@ -156,5 +156,6 @@ def test_import_into_a_new_sqlite_file_only_when_asked(demo_db: Path, tmp_path: 
     if create:
         assert done.returncode == 0 and target.exists(), done.stderr
     else:
-        one_line_error(done, 2, "no such file")
+        # The store is named as missing, and the way to make it is given.
+        one_line_error(done, 2, "no such file: the store does not exist; --create makes it")
         assert not target.exists()
