@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Input, Static, TextArea
 
 from agenttui.replay.fork import ForkSession
 from agenttui.replay.session import ReplayState
@@ -168,6 +168,19 @@ async def test_the_runs_list_shows_a_saved_fork_as_one_and_offers_nothing_to_do(
         await wait_for_screen(pilot, HelpScreen)
         assert "⋔ fork" in str(app.screen.query_one("#help-statuses", Static).render())  # the legend names it
     assert demo_db.read_bytes() == before
+
+
+async def test_ctrl_a_selects_the_whole_value_in_the_editor(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await replay_to_turn(pilot, 2)
+        editor = await open_editor(pilot, 3)  # tool:call_0_0
+        area = editor.query_one(TextArea)
+        await pilot.press("down", "ctrl+a")
+        assert area.selected_text == area.text != ""
+        type_ahead(app, FINE)  # typed over the whole selection, as in any editor
+        await pilot.pause()
+        assert editor.text == FINE
 
 
 async def test_esc_leaves_the_editor_and_nothing_is_forked(demo_db: Path) -> None:

@@ -21,6 +21,13 @@ from agenttui.journal.record import Record, StepKind
 from agenttui.replay.edit import BadEdit, editable_value, make_edit
 
 
+class ValueArea(TextArea):
+    """The value's text area, ctrl+a selecting all of it as in most editors (TextArea's own ctrl+a
+    goes to the line's start, which home does too; f7 still selects all)."""
+
+    BINDINGS = [Binding("ctrl+a", "select_all", "Select all", show=False, id="fork-editor.select-all")]
+
+
 class ForkEditor(ModalScreen[str | None]):
     """Edit ``record``'s value; ctrl+s takes it once it fits (the error shows inline otherwise),
     ctrl+o opens it in $EDITOR (ctrl+e is the text area's end of line) with the app suspended, esc gives up."""
@@ -40,9 +47,9 @@ class ForkEditor(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="fork-editor"):
             yield Static(Text(printable(self._title), style="bold"), id="fork-editor-title")
-            yield Static(Text("ctrl+s fork with it · ctrl+o edit in $EDITOR · esc cancel"), id="fork-editor-help")
+            yield Static(Text("ctrl+s fork with it · ctrl+a select all · ctrl+o edit in $EDITOR · esc cancel"), id="fork-editor-help")
             # Not ``code_editor``: its tab indents and its esc only leaves the editor; here esc cancels.
-            yield TextArea(editable_value(self.record), language="json", show_line_numbers=True, id="fork-editor-text")
+            yield ValueArea(editable_value(self.record), language="json", show_line_numbers=True, id="fork-editor-text")
             yield Static(id="fork-editor-error")
 
     def on_mount(self) -> None:
