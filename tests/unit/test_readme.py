@@ -37,3 +37,27 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     ci_script = (README.parent / ".ci" / "run").read_text().splitlines()
     assert ci_script[-1] == test_command
     assert "ruff check" in test_command and "ruff format --check" in test_command and "mypy" in test_command
+
+
+def test_readme_counts_the_demo_runs_as_the_demo_writes_them(tmp_path: Path) -> None:
+    import asyncio
+    import re
+
+    from agenttui.demo.build import build_demo
+    from agenttui.journal.keys import parent_run_id
+    from agenttui.stores.sqlite import SQLiteStore
+
+    async def listed() -> list[str]:
+        store = await SQLiteStore.open(tmp_path / "demo.db")
+        try:
+            await build_demo(store, bulk_turns=2)
+            return [run_id async for run_id in store.runs()]
+        finally:
+            await store.close()
+
+    runs = asyncio.run(listed())
+    roots = [run_id for run_id in runs if parent_run_id(run_id) is None]
+    text = README.read_text()
+    screenshot = text.split("```\n", 2)[1]
+    assert re.match(rf" {len(roots)} runs ", screenshot), screenshot.splitlines()[0]  # the list counts roots
+    assert f"It holds {len(runs)} runs: the list above counts the {len(roots)} at the top" in text
