@@ -4,21 +4,54 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from agenttui.agent.factory import AgentFactory
 from agenttui.errors import JournalVersionError
 from agenttui.journal.describe import clip, json_value, raw_json_text
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
-from agenttui.runs.operations import Answer, Cancel, Decide, Operation, Redrive, ReleaseLease, Resolve, parse_value
+from agenttui.runs.operations import (
+    Answer,
+    BadValue,
+    Cancel,
+    Decide,
+    Operation,
+    Redrive,
+    ReleaseLease,
+    Resolve,
+    parse_value,
+)
 from agenttui.runs.status import RunState, RunStatus
 from agenttui.stores.base import Store
 
 #: The most of the agent's words and of the call's arguments a question shows (the inspector shows all).
 QUESTION_CLIP = 400
 
-Ask = Callable[[str, str, str], Awaitable[str | None]]
-"""Asks a person for a value: (title, prompt, placeholder) -> the value, or None if cancelled."""
+
+class Ask(Protocol):
+    """Asks a person for a value: the value typed, or None if cancelled. Asked again, ``value`` is
+    what was typed before (to be put right, not typed again) and ``problem`` why it was refused."""
+
+    def __call__(
+        self, title: str, prompt: str, placeholder: str, value: str = "", problem: str = ""
+    ) -> Awaitable[str | None]: ...
+
+
+async def ask_value(ask: Ask, title: str, prompt: str, placeholder: str, *, json_only: bool) -> tuple[Any] | None:
+    """A value for a write (``parse_value``), asked until it is one: a refused value is asked for
+    again with what was typed and why, never dropped. ``(value,)``, or None when cancelled (the
+    value itself may be JSON's null)."""
+    typed: str | None = ""
+    problem = ""
+    while True:
+        typed = await ask(title, prompt, placeholder, typed or "", problem)
+        if typed is None:
+            return None
+        try:
+            return (parse_value(typed, json_only=json_only),)
+        except BadValue as bad:
+            problem = bad.message
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,16 +102,17 @@ def _question_text(status: RunStatus, question: Question | None) -> str:
 
 
 async def _answer(status: RunStatus, question: Question | None, ask: Ask) -> Operation | None:
-    value = await ask(f"Answer {status.run_id}", _question_text(status, question), "your answer")
-    return None if value is None else Answer(status.run_id, status.interrupt_name, parse_value(value, json_only=False))
+    value = await ask_value(
+        ask, f"Answer {status.run_id}", _question_text(status, question), "your answer", json_only=False
+    )
+    return None if value is None else Answer(status.run_id, status.interrupt_name, value[0])
 
 
 async def _fired(status: RunStatus, ask: Ask) -> Operation | None:
-    value = await ask(f"It fired: {status.tool_name} ({status.tool_use_id})",
-                      'The call\'s result, as you confirmed it, in JSON (text in quotes: "sent"):', '{"refund_id": "..."}')  # fmt: skip
-    return (
-        None if value is None else Resolve(status.run_id, status.tool_use_id, True, parse_value(value, json_only=True))
-    )
+    value = await ask_value(ask, f"It fired: {status.tool_name} ({status.tool_use_id})",
+                            'The call\'s result, as you confirmed it, in JSON (text in quotes: "sent"):',
+                            '{"refund_id": "..."}', json_only=True)  # fmt: skip
+    return None if value is None else Resolve(status.run_id, status.tool_use_id, True, value[0])
 
 
 def why_not_drivable(status: RunStatus) -> str | None:

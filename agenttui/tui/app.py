@@ -385,10 +385,10 @@ class AgentTuiApp(App[int]):
             self.notify(f"{printable_id(status.run_id)} is ready: re-drive it with agenttui redrive, or start "
                         "agenttui with --agent module:factory", timeout=6, markup=False)  # fmt: skip
 
-    async def _ask(self, title: str, prompt: str, placeholder: str) -> str | None:
+    async def _ask(self, title: str, prompt: str, placeholder: str, value: str = "", problem: str = "") -> str | None:
         from agenttui.tui.screens.dialogs import PromptDialog
 
-        return await self.push_screen_wait(PromptDialog(title, prompt, placeholder))
+        return await self.push_screen_wait(PromptDialog(title, prompt, placeholder, value=value, problem=problem))
 
     async def _confirm_and_apply(
         self, operation: Operation, run_id: str | None, *, lead: str = "", announce: bool = True

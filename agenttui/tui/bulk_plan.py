@@ -22,14 +22,11 @@ from agenttui.runs.batch import (
     ResolveRuns,
     ids_where,
 )
-from agenttui.runs.operations import parse_value
+from agenttui.runs.choices import Ask, ask_value
 
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentFactory
     from agenttui.runs.status import RunStatus
-
-Ask = Callable[[str, str, str], Awaitable[str | None]]
-"""Asks a person for a value: (title, prompt, placeholder) -> the value, or None if cancelled."""
 
 #: Why a marked run fits nothing yet: the list has not read its status.
 NOT_READ = "its status is still being read"
@@ -54,21 +51,25 @@ class BulkChoice:
 
 
 async def _answer(ask: Ask, runs: int) -> BulkAction | None:
-    value = await ask(
+    value = await ask_value(
+        ask,
         f"Answer {runs:,} runs",
         "One answer for every marked run, recorded as interrupt:<the question's name> in each (JSON, or plain text):",
         "your answer",
+        json_only=False,
     )
-    return None if value is None else AnswerRuns(parse_value(value, json_only=False))
+    return None if value is None else AnswerRuns(value[0])
 
 
 async def _fired(ask: Ask, runs: int) -> BulkAction | None:
-    value = await ask(
+    value = await ask_value(
+        ask,
         f"It fired, in {runs:,} runs",
         'Each halted call\'s result, as you confirmed it, in JSON (text in quotes: "sent"):',
         '{"refund_id": "..."}',
+        json_only=True,
     )
-    return None if value is None else ResolveRuns(True, parse_value(value, json_only=True))
+    return None if value is None else ResolveRuns(True, value[0])
 
 
 def bulk_choices(factory_spec: str | None, factory: AgentFactory | None) -> list[BulkChoice]:

@@ -367,6 +367,36 @@ async def test_resolve_as_fired_records_the_confirmed_result(demo_db: Path) -> N
     assert record is not None and record.reconciled and record.result == b'{"refund_id":"rf_manual"}'
 
 
+async def test_a_bad_result_is_asked_again_with_what_was_typed_and_why(demo_db: Path) -> None:
+    from textual.widgets import Input
+
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+        screen.table.cursor = next(i for i, r in enumerate(screen.table.items) if r.run_id == "refund-a1004-halted")
+        await pilot.press("o")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("down", "enter")  # "It fired: record its result"
+        await wait_for_screen(pilot, PromptDialog)
+        await pilot.press(*'{"refund_id": rf_manual}', "enter")  # not JSON: the id unquoted
+        # The operation's worker waits on the question again (settle would wait for it).
+        await until(pilot, lambda: bool(app.screen.query("#prompt-problem")), "the question asked again")
+        again = screen_of(app, PromptDialog)  # the same question, not an error over the runs list
+        field = again.query_one(Input)
+        assert field.value == '{"refund_id": rf_manual}'
+        assert "not valid JSON" in str(again.query_one("#prompt-problem").render())
+        field.value = '{"refund_id": "rf_manual"}'
+        await pilot.press("enter")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("w")
+        await settle(pilot)
+    store = await SQLiteStore.open(demo_db, read_only=True)
+    record = await Journal(store).get("refund-a1004-halted", "tool:call_1_0")
+    await store.close()
+    assert record is not None and record.result == b'{"refund_id":"rf_manual"}'
+
+
 async def test_recover_every_unfinished_run_with_progress(demo_db: Path) -> None:
     from agenttui.tui.screens.recover import RecoverProgress
 

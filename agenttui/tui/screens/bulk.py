@@ -338,8 +338,8 @@ async def act_on_marked(
             return
         fit = fitted[index]
 
-    async def ask(title: str, prompt: str, placeholder: str) -> str | None:
-        return await app.push_screen_wait(PromptDialog(title, prompt, placeholder))
+    async def ask(title: str, prompt: str, placeholder: str, value: str = "", problem: str = "") -> str | None:
+        return await app.push_screen_wait(PromptDialog(title, prompt, placeholder, value=value, problem=problem))
 
     action = await fit.choice.chosen(ask, len(marked))
     if action is None or app.store is None:

@@ -116,19 +116,23 @@ class ConfirmDialog(ModalScreen[bool]):
 
 
 class PromptDialog(ModalScreen[str | None]):
-    """Asks for one value (an answer, a result); enter submits, esc cancels."""
+    """Asks for one value (an answer, a result); enter submits, esc cancels. Asked again after a
+    refusal, it holds what was typed and says under it why it was refused."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
 
-    def __init__(self, title: str, prompt: str, placeholder: str = "") -> None:
+    def __init__(self, title: str, prompt: str, placeholder: str = "", *, value: str = "", problem: str = "") -> None:
         super().__init__()
         self._title, self._prompt, self._placeholder = title, prompt, placeholder
+        self._value, self._problem = value, problem
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
             yield Static(Text(printable(self._prompt, multiline=True)), id="dialog-body")
-            yield Input(placeholder=self._placeholder, id="prompt-input")
+            yield Input(self._value, placeholder=self._placeholder, id="prompt-input")
+            if self._problem:
+                yield Static(Text(printable(self._problem)), id="prompt-problem", classes="-error")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)

@@ -47,7 +47,10 @@ class ForkEditor(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="fork-editor"):
             yield Static(Text(printable(self._title), style="bold"), id="fork-editor-title")
-            yield Static(Text("ctrl+s fork with it · ctrl+a select all · ctrl+o edit in $EDITOR · esc cancel"), id="fork-editor-help")
+            yield Static(
+                Text("ctrl+s fork with it · ctrl+a select all · ctrl+o edit in $EDITOR · esc cancel"),
+                id="fork-editor-help",
+            )
             # Not ``code_editor``: its tab indents and its esc only leaves the editor; here esc cancels.
             yield ValueArea(editable_value(self.record), language="json", show_line_numbers=True, id="fork-editor-text")
             yield Static(id="fork-editor-error")
