@@ -1,5 +1,6 @@
-"""Fitting text to a terminal's width by priority: ids cut in the middle, header parts that
-wrap between parts (never inside one), and the longest run of items, most important first, that fits."""
+"""Fitting text to a terminal's width by priority: ids cut in the middle, explanations wrapped at
+words (only their last line cut), header parts that wrap between parts (never inside one), and the
+longest run of items, most important first, that fits."""
 
 from __future__ import annotations
 
@@ -94,14 +95,53 @@ def clip_words(text: str, width: int) -> str:
     return start.rstrip(" ,·:;(") + ELLIPSIS
 
 
+def wrap_words(text: str, width: int, lines: int) -> list[str]:
+    """An explanation in at most ``lines`` lines of ``width`` cells: wrapped at word boundaries
+    (a word longer than a line is cut into pieces), only the last line cut (``clip_words``) when
+    more remains. The one rule for long explanations: whatever is cut, the start reads whole."""
+    width, lines = max(width, 1), max(lines, 1)
+    out: list[str] = []
+    rest = " ".join(text.split())
+    while rest and len(out) < lines - 1:
+        if cell_len(rest) <= width:
+            out.append(rest)
+            return out
+        start = _fit_start(rest, width)
+        cut_at = len(start) if rest[len(start)] == " " else start.rfind(" ")
+        if cut_at <= 0:  # one word longer than the line: it is cut where the line ends
+            cut_at = len(start)
+        out.append(rest[:cut_at].rstrip())
+        rest = rest[cut_at:].lstrip()
+    if rest:
+        out.append(clip_words(rest, width))
+    return out
+
+
+def was_cut(text: str, width: int, lines: int) -> bool:
+    """Whether ``wrap_words`` leaves part of ``text`` out."""
+    return " ".join(wrap_words(text, width, lines)) != " ".join(text.split())
+
+
+#: Lines a header part that explains (a reason, a verdict) may take before its last line is cut.
+EXPLANATION_LINES = 3
+
+
 def flow_parts(parts: Iterable[Text], width: int, *, separator: str = "   ") -> Text:
     """Parts of a header on as many lines as they need: each part goes on the line it fits,
     else starts the next line, so a part is never split between lines. One longer than a whole
-    line (a very long run id) is cut in the middle to fit it, keeping its style."""
+    line is an explanation wrapped at words on lines of its own (``wrap_words``), or, one word
+    (a very long run id), cut in the middle; either keeps its style."""
     out = Text(no_wrap=False, overflow="fold")
     used = 0
     for given in parts:
         if not given.plain:
+            continue
+        if given.cell_len > width and " " in given.plain.strip():
+            wrapped = wrap_words(given.plain, width, EXPLANATION_LINES)
+            if used:
+                out.append("\n")
+            out.append(Text("\n".join(wrapped), style=given.style))
+            used = cell_len(wrapped[-1])
             continue
         part = given if given.cell_len <= width else Text(middle_truncate(given.plain, width), style=given.style)
         size = part.cell_len

@@ -1,13 +1,18 @@
-"""StoreScreen: a screen that reads the app's store and reports its workers' failures to the app."""
+"""StoreScreen: a screen that reads the app's store, reports its workers' failures to the app, and
+says why a key does nothing where it does not apply."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from textual import events
+from textual.actions import parse as parse_action
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
+from agenttui.journal.inert import printable
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
@@ -18,6 +23,24 @@ class StoreScreen(Screen[None]):
     """Screens over the store. Worker state messages do not bubble, so each screen hands its
     failed workers to the app's one error hub (``AgentTuiApp.worker_failed``)."""
 
+    BINDINGS = [Binding("W", "explain", "Whole text", id="screen.explain")]
+
+    def explanation(self) -> tuple[str, str] | None:
+        """What this screen cut to fit, to show whole (a title and the text), or None: the
+        header's parts, when one was cut (``HeaderBar``)."""
+        from agenttui.tui.widgets.header_bar import HeaderBar
+
+        for header in self.query(HeaderBar):
+            if header.cut:
+                return "The header in full", header.whole
+        return None
+
+    def action_explain(self) -> None:
+        from agenttui.tui.screens.explain import ExplanationScreen
+
+        if (shown := self.explanation()) is not None:
+            self.app.push_screen(ExplanationScreen(*shown))
+
     @property
     def tui(self) -> AgentTuiApp:
         """The app, typed: its store, agent factory and operations, for the screens over it."""
@@ -27,6 +50,31 @@ class StoreScreen(Screen[None]):
     def store(self) -> Store:
         # Read once the app's store is open (``StoreOpened``); before that it is None.
         return cast(Store, self.tui.store)
+
+    def unavailable(self, action: str) -> str | None:
+        """Why ``action`` does nothing here now, or None when it applies. A key whose action does
+        not apply is left out of the footer (``check_action``), and pressed, says why (``on_key``):
+        no key the screen binds does nothing silently."""
+        if action == "explain" and self.explanation() is None:
+            return "nothing is cut here: it all shows whole"
+        return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.unavailable(action) is None
+
+    def on_key(self, event: events.Key) -> None:
+        # Keys reach the screen before its bindings are tried (the app tries them as the key
+        # leaves the screen): a key of the screen's own whose action does not apply here, and
+        # that no other binding takes, says why instead of doing nothing.
+        own = [b for cls in type(self).__mro__ for b in cls.__dict__.get("BINDINGS", [])]
+        for binding in Binding.make_bindings(own):
+            if binding.key != event.key:
+                continue
+            why = self.unavailable(parse_action(binding.action)[1])
+            if why is not None and event.key not in self.active_bindings:
+                event.stop()
+                self.notify(printable(why), severity="warning", timeout=4, markup=False)
+                return
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
@@ -65,6 +113,14 @@ class StoreScreen(Screen[None]):
         from textual.widgets import TabbedContent
 
         tabs = self.query_one(TabbedContent)
+        if tabs.active == pane:
+            # Its key again: the pane shown takes the keys (j/k scroll it), as enter on a step does.
+            inside = [w for w in tabs.get_pane(pane).query("*") if w.focusable]
+            if inside and self.focused not in inside:
+                self.focus_now(inside[0])
+            else:
+                self.notify(f"the {pane.replace('-', ' ')} pane shows already: esc goes back to the list", timeout=3)
+            return
         if self.focused is not None and tabs in self.focused.ancestors:
             self.query_one("JournalList").focus()
         tabs.active = pane

@@ -16,6 +16,7 @@ from agenttui.journal.journal import Journal
 from agenttui.render.diff import JournalDiff, RowState, diff_journals
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
+from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 from agenttui.tui.widgets.status_bar import StatusBar
@@ -40,9 +41,7 @@ class DiffScreen(StoreScreen):
         self.diff: JournalDiff | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(
-            Text(f" diff {printable(self.left)} → {printable(self.right)}   reading…", style="bold"), id="diff-title"
-        )
+        yield HeaderBar(id="diff-title")
         yield DiffView(id="diff-view")
         with ScrollingPane(id="diff-detail-scroll"):
             yield Static(id="diff-detail")
@@ -50,7 +49,11 @@ class DiffScreen(StoreScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.query_one(HeaderBar).show([self._names(), Text("reading…")])
         self.compare()
+
+    def _names(self) -> Text:
+        return Text(f"diff {printable(self.left)} → {printable(self.right)}", style="bold")
 
     @work(exclusive=True, exit_on_error=False)
     async def compare(self) -> None:
@@ -62,14 +65,15 @@ class DiffScreen(StoreScreen):
         self.diff = message.diff
         counts = message.diff.counts()
         first = message.diff.first_divergence
-        title = Text(f" diff {printable(self.left)} → {printable(self.right)}", style="bold")
-        title.append(
-            f"   {counts[RowState.SAME]} same · {counts[RowState.CHANGED]} changed · {counts[RowState.MISSING]} only left · {counts[RowState.EXTRA]} only right"
-        )
-        title.append(
-            "   identical" if first is None else f"   first divergence: {printable(first.name)} ({first.reason})"
-        )
-        self.query_one("#diff-title", Static).update(title)
+        # Parts that wrap between them, never inside one: a count is never cut from its word.
+        counted = [(RowState.SAME, "same"), (RowState.CHANGED, "changed"), (RowState.MISSING, "only left"),
+                   (RowState.EXTRA, "only right")]  # fmt: skip
+        self.query_one(HeaderBar).show([
+            self._names(),
+            *(Text(f"{counts[state]} {word}") for state, word in counted),
+            Text("identical") if first is None
+            else Text(f"first divergence: {printable(first.name)} ({printable(first.reason)})"),
+        ])  # fmt: skip
         self.query_one(DiffView).show(message.diff)
 
     @on(DiffView.CursorMoved)

@@ -12,6 +12,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from agenttui.runs.state import RunState
+from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
 
@@ -33,9 +34,10 @@ def binding_table(screen: Screen[Any]) -> Table:
     return table
 
 
-def status_legend() -> Text:
-    """Each run status's icon and word, as the runs list shows them (icons alone when narrow)."""
-    return Text("Statuses  ", style="bold") + Text("  ".join(f"{state.icon} {state.value}" for state in RunState))
+def status_legend() -> list[Text]:
+    """Each run status's icon and word, as the runs list shows them (icons alone when narrow): parts
+    of a ``HeaderBar``, so a line breaks between statuses, never between an icon and its word."""
+    return [Text("Statuses", style="bold"), *(Text(f"{state.icon} {state.value}") for state in RunState)]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -55,9 +57,12 @@ class HelpScreen(ModalScreen[None]):
         with ScrollingPane(id="help-panel"):
             yield Static(Text("Keys", style="bold"), id="help-title")
             yield Static(binding_table(self._under), id="help-bindings")
-            yield Static(status_legend(), id="help-statuses")
+            yield HeaderBar(id="help-statuses")
             yield Static(
                 Text("ctrl+p opens the command palette: every action, by name.\n"
                      "Nothing is written to the store unless you confirm an action."),
                 id="help-footnote",
             )  # fmt: skip
+
+    def on_mount(self) -> None:
+        self.query_one(HeaderBar).show(status_legend())

@@ -203,7 +203,7 @@ class ReplayScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="replay-title")
         yield ProgressBar(id="replay-progress", show_eta=False)
-        yield Static(id="replay-verdict")
+        yield HeaderBar(id="replay-verdict")
         yield Input(placeholder="jump to turn (0 = the start)", id="replay-jump", type="integer")
         yield Input(placeholder="breakpoint: tool:NAME · call:NAME K=V · kind:KIND · divergence · tokens>=N (empty clears)",
                     id="replay-until")  # fmt: skip
@@ -350,7 +350,7 @@ class ReplayScreen(StoreScreen):
 
     def _show_verdict(self) -> None:
         """The verdict on a line of its own under the title (it wraps on a narrow terminal)."""
-        shown = self.query_one("#replay-verdict", Static)
+        shown = self.query_one("#replay-verdict", HeaderBar)
         verdict = self.verdict
         shown.display = verdict is not None
         if verdict is None:
@@ -363,7 +363,7 @@ class ReplayScreen(StoreScreen):
         if (fork := self._fork()) is not None:  # a fork is not judged against the recording: it says where it ended
             matches, diverged = fork.exit_code == 0, fork.exit_code != 0
             text = f"{'✓' if matches else '≠'} the fork {fork.outcome()}"
-        shown.update(Text(printable(text)))
+        shown.show([Text(printable(text))])  # wrapped at words, its last line cut (W shows it whole)
         shown.set_class(matches, "-matches")
         shown.set_class(diverged, "-diverged")
         shown.set_class(verdict.kind == VerdictKind.REFUSED, "-refused")
@@ -388,13 +388,21 @@ class ReplayScreen(StoreScreen):
             if self.verdict is None and progress.breakpoint is not None and not session.done:
                 parts.append(Text(printable(progress.breakpoint.summary()), style="bold"))
             elif self.verdict is None:
-                state = progress.state.value + (f" · {printable(progress.reason)}" if progress.reason else "")
-                parts.append(Text(state))
+                parts.append(Text(self._state_text(progress)))
             if self.verdict is None and self.diff is not None:
                 first = self.diff.first_divergence
                 parts.append(Text("✓ matches the recording so far") if first is None
                              else Text(f"≠ diverges at {printable(first.name)}: {printable(first.reason)}", style="bold"))  # fmt: skip
         self.query_one("#replay-title", HeaderBar).show(parts)
+        self.refresh_bindings()  # the keys that apply follow where the replay is (``unavailable``)
+
+    def _state_text(self, progress: ReplayProgress) -> str:
+        """Where the replay stands: between turns it waits for a key, and says which."""
+        if progress.state in (ReplayState.READY, ReplayState.RUNNING) and not self._busy():
+            return "waiting: n replays the next turn, e runs to the end"
+        if progress.state == ReplayState.RUNNING:
+            return "replaying…"
+        return progress.state.value + (f" · {printable(progress.reason)}" if progress.reason else "")
 
     # -- panes follow each other -------------------------------------------------------------
 
@@ -478,6 +486,8 @@ class ReplayScreen(StoreScreen):
         if event.worker.group == "replay" and event.state == WorkerState.SUCCESS and self._queued:
             what, self._queued = self._queued, None
             self.drive(what)
+        elif event.worker.group == "replay" and event.state == WorkerState.SUCCESS:
+            self._title()  # the move is done: the header says the replay waits, and for which keys
 
     def action_next_turn(self) -> None:
         self._move("next")
@@ -491,10 +501,31 @@ class ReplayScreen(StoreScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("jump_prompt", "until_prompt", "jump_done", "jump_cancel"):
             in_prompt = self.focused in (self.query_one("#replay-jump"), self.query_one("#replay-until"))
-            return in_prompt == (action not in ("jump_prompt", "until_prompt"))
-        if action in ("save_fork", "compare"):
-            return self._fork() is not None or None  # shown dimmed until there is a fork
-        return True
+            if in_prompt != (action not in ("jump_prompt", "until_prompt")):
+                return False
+        return super().check_action(action, parameters)
+
+    def unavailable(self, action: str) -> str | None:
+        """A refused replay moves nowhere; a replay at its end goes no further, nor back from its
+        start; a replay with no fork has none to save or compare."""
+        if action in ("save_fork", "compare") and self._fork() is None:
+            what = "save" if action == "save_fork" else "compare"
+            return f"no fork to {what}: f forks the replay at the step under the cursor"
+        if action not in ("next_turn", "run_to_end", "back_turn", "jump_prompt", "until_prompt", "fork"):
+            return super().unavailable(action)
+        if self.not_opened is not None:
+            return f"not replayed: {self.not_opened}"
+        session = self.session
+        if session is None or self._busy() or self._queued:
+            return None  # opening, or a move under way: the key's move is made next
+        progress = session.progress
+        if progress.state == ReplayState.REFUSED:
+            return f"not replayed: {progress.reason}" if progress.reason else "not replayed: the line above says why"
+        if action in ("next_turn", "run_to_end") and session.done:
+            return f"the replay has ended ({progress.state.value}): b goes back a turn, t jumps to one"
+        if action == "back_turn" and progress.turn == 0:
+            return "at the start: no turn to go back to (n replays the first)"
+        return None
 
     def action_jump_prompt(self) -> None:
         field = self.query_one("#replay-jump", Input)

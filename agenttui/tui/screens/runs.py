@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from agenttui.errors import StoreError, StoreLockedError
 from agenttui.journal import keys
-from agenttui.journal.inert import printable
+from agenttui.journal.inert import printable, printable_id
 from agenttui.runs.scheduler import StatusScheduler, clock_change_at
 from agenttui.runs.state import RunState
 from agenttui.tui.messages import (
@@ -388,7 +388,15 @@ class RunsScreen(StoreScreen):
             # (``focused`` is set at once; ``has_focus`` follows a message later.)
             in_filter = self.focused is self.query_one("#runs-filter")
             return in_filter == (action == "filter_done")
-        return True
+        return super().check_action(action, parameters)
+
+    def explanation(self) -> tuple[str, str] | None:
+        """The run under the cursor: its status and what it waits on, whole, when the list cut it."""
+        row = self.table.current
+        status = None if row is None else row.status
+        if row is None or status is None or not status.detail or not self.table.cut_details.get(row.run_id):
+            return None
+        return f"{row.run_id}: {status.state.value}", status.detail
 
     def action_filter(self) -> None:
         field = self.query_one("#runs-filter", Input)
@@ -405,7 +413,13 @@ class RunsScreen(StoreScreen):
         field.display = bool(field.value)
 
     def action_clear_filter(self) -> None:
+        """Esc: the text filter first (and its line), then the status filter, as help says."""
         field = self.query_one("#runs-filter", Input)
+        if not field.value and not field.display and self.model.status_filter:
+            self.model.status_filter = 0
+            self._refresh_rows()
+            self.notify(f"showing {self.model.filter_name} runs", timeout=2)
+            return
         field.value = ""
         field.display = False
         self.focus_now(self.table)
@@ -434,11 +448,26 @@ class RunsScreen(StoreScreen):
         row = self.table.items[event.index]
         self.tui.open_run(row.run_id)
 
+    @on(RunsTable.CursorMoved)
+    def cursor_moved(self) -> None:
+        self.refresh_bindings()  # W shows when the run under the cursor has its detail cut
+
     @on(RunsTable.FoldToggled)
     def toggle_fold(self, event: RunsTable.FoldToggled) -> None:
+        if not 0 <= event.index < len(self.table.items):
+            self.notify("no run under the cursor (the filters show none)", severity="warning", timeout=3)
+            return
         row = self.table.items[event.index]
         if not event.unfold and row.depth > 0 and (row.folded or not row.children):
             self.table.cursor = self._parent_index(event.index)  # h on a sub-run: to its parent
+            return
+        if not row.children:
+            self.notify(f"{printable_id(row.run_id)} has no sub-runs to {'un' if event.unfold else ''}fold", timeout=3)
+            return
+        if row.folded != event.unfold:  # already as asked
+            self.notify(
+                f"{printable_id(row.run_id)}'s sub-runs are {'shown' if event.unfold else 'folded'} already", timeout=3
+            )
             return
         self.model.toggle_fold(row.run_id, event.unfold)
         self._refresh_rows()

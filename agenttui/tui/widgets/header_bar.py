@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import Static
 
-from agenttui.tui.layout import flow_parts, lines_of
+from agenttui.tui.layout import EXPLANATION_LINES, flow_parts, lines_of, was_cut
 
 
 class HeaderBar(Static):
@@ -25,6 +25,17 @@ class HeaderBar(Static):
     def show(self, parts: Sequence[Text]) -> None:
         self._parts = tuple(parts)
         self._flow()
+
+    @property
+    def whole(self) -> str:
+        """The header's text in full, each part on a line."""
+        return "\n".join(part.plain for part in self._parts if part.plain)
+
+    @property
+    def cut(self) -> bool:
+        """Some part did not fit whole (``W`` shows it all)."""
+        width = self.content_region.width or self.app.size.width
+        return any(was_cut(part.plain, width, EXPLANATION_LINES) for part in self._parts if part.cell_len > width)
 
     def on_resize(self) -> None:
         self._flow()

@@ -34,6 +34,7 @@ KEY_PRIORITY: tuple[str, ...] = (
     "diff.back",
     "compare.back",
     "list.choose",
+    "screen.explain",
     "runs.filter",
     "runs.operate",
     "runs.status-filter",

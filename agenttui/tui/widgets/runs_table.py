@@ -121,6 +121,8 @@ class RunsTable(VirtualList[RunRow]):
         columns stay put while a filter or a fold changes which runs show."""
         self._shared: tuple[str | None, str | None] = (None, None)
         """The prefix and suffix every top-level run id measured shares (None: none measured)."""
+        self.cut_details: dict[str, bool] = {}
+        """Whether each run drawn last had its detail cut to fit (``W`` on the runs list shows it whole)."""
 
     def measure(self, run_ids: Sequence[str]) -> None:
         """Note the width of newly listed runs' lines, and what their ids share (elided first
@@ -180,7 +182,9 @@ class RunsTable(VirtualList[RunRow]):
         if status.lease_unknown:
             line.append("lease unknown ", style="reverse")  # the lease table could not be read
         if status.detail:
-            detail = clip_words(printable(status.detail), max(1, width - line.cell_len))
+            whole = printable(status.detail)
+            detail = clip_words(whole, max(1, width - line.cell_len))
+            self.cut_details[item.run_id] = detail != whole
             line.append(detail, style=self.muted() if status.state.finished else "")
         return line
 

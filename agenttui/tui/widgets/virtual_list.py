@@ -225,6 +225,8 @@ class VirtualList(ScrollView, Generic[T], can_focus=True):
     def action_choose(self) -> None:
         if self.current is not None:
             self.post_message(self.Chosen(self, self.cursor))
+        else:  # the footer offers enter: said why it opens nothing (the list's emptiness, if it says)
+            self.notify(self.empty_text or "nothing here to open", timeout=3, markup=False)
 
     def on_click(self, event: Click) -> None:
         index = round(self.scroll_offset.y) + event.y

@@ -1,0 +1,32 @@
+"""The whole explanation: what a header or a list cut to fit the terminal, in full and scrollable."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from agenttui.journal.inert import printable
+from agenttui.tui.widgets.scrolling_pane import ScrollingPane
+
+
+class ExplanationScreen(ModalScreen[None]):
+    """``W``: the text cut to fit (a fork's reason for stopping, a breakpoint, a run's detail), whole.
+    j/k/g/G scroll it; esc, enter or W closes it."""
+
+    BINDINGS = [Binding("escape,enter,W", "dismiss", "Close", id="explain.close")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self._title, self._text = title, text
+
+    def compose(self) -> ComposeResult:
+        with ScrollingPane(id="explain-panel"):
+            yield Static(Text(printable(self._title), style="bold"), id="explain-title")
+            yield Static(Text(printable(self._text, multiline=True)), id="explain-text")
+            yield Static(Text("esc closes · j/k scroll"), id="explain-footnote")
+
+    def on_mount(self) -> None:
+        self.query_one(ScrollingPane).focus()
