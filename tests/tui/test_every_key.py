@@ -224,7 +224,7 @@ async def test_the_replay_header_says_it_waits_for_a_key_not_that_it_runs(demo_d
         await calm(pilot)
         title = str(app.screen.query_one("#replay-title").render())
         assert "turn 1 of 4" in title and "running" not in title
-        assert "waiting: n replays the next turn, e runs to the end" in title
+        assert "waiting: n next turn, e to the end" in title
 
 
 async def test_esc_clears_a_status_filter(demo_db: Path) -> None:

@@ -399,7 +399,7 @@ class ReplayScreen(StoreScreen):
     def _state_text(self, progress: ReplayProgress) -> str:
         """Where the replay stands: between turns it waits for a key, and says which."""
         if progress.state in (ReplayState.READY, ReplayState.RUNNING) and not self._busy():
-            return "waiting: n replays the next turn, e runs to the end"
+            return "waiting: n next turn, e to the end"
         if progress.state == ReplayState.RUNNING:
             return "replaying…"
         return progress.state.value + (f" · {printable(progress.reason)}" if progress.reason else "")

@@ -449,7 +449,7 @@ class RunsScreen(StoreScreen):
         self.tui.open_run(row.run_id)
 
     @on(RunsTable.CursorMoved)
-    def cursor_moved(self) -> None:
+    def table_cursor_moved(self) -> None:
         self.refresh_bindings()  # W shows when the run under the cursor has its detail cut
 
     @on(RunsTable.FoldToggled)
