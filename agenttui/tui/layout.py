@@ -124,19 +124,22 @@ def was_cut(text: str, width: int, lines: int) -> bool:
 
 #: Lines a header part that explains (a reason, a verdict) may take before its last line is cut.
 EXPLANATION_LINES = 3
+#: Words that make a part an explanation (wrapped at words); fewer ("run <id>") is a name, cut in
+#: the middle, so both ends of a long id stay.
+EXPLANATION_WORDS = 3
 
 
 def flow_parts(parts: Iterable[Text], width: int, *, separator: str = "   ") -> Text:
     """Parts of a header on as many lines as they need: each part goes on the line it fits,
     else starts the next line, so a part is never split between lines. One longer than a whole
-    line is an explanation wrapped at words on lines of its own (``wrap_words``), or, one word
-    (a very long run id), cut in the middle; either keeps its style."""
+    line is an explanation wrapped at words on lines of its own (``wrap_words``), or, a name (a
+    very long run id and its label), cut in the middle; either keeps its style."""
     out = Text(no_wrap=False, overflow="fold")
     used = 0
     for given in parts:
         if not given.plain:
             continue
-        if given.cell_len > width and " " in given.plain.strip():
+        if given.cell_len > width and len(given.plain.split()) >= EXPLANATION_WORDS:
             wrapped = wrap_words(given.plain, width, EXPLANATION_LINES)
             if used:
                 out.append("\n")

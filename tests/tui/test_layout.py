@@ -70,6 +70,19 @@ def test_header_parts_wrap_between_parts_never_inside_one() -> None:
     assert flow_parts([Text("a"), Text(""), Text("b")], 80).plain == "a   b"  # empty parts leave no gap
 
 
+def test_an_explanation_longer_than_a_line_wraps_at_words_on_lines_of_its_own() -> None:
+    reason = Text("stopped at breakpoint tool:refund_payment after turn 1: turn 1 calls refund_payment (call_1_0)")
+    shown = flow_parts([Text("replay refund-a1005"), Text("turn 2 of 2"), reason], 40).plain.split("\n")
+    assert shown == [
+        "replay refund-a1005   turn 2 of 2",
+        "stopped at breakpoint",
+        "tool:refund_payment after turn 1: turn 1",
+        "calls refund_payment (call_1_0)",
+    ]
+    cut = flow_parts([reason], 30).plain.split("\n")
+    assert len(cut) == 3 and cut[-1].endswith("…")  # only the last line is cut
+
+
 def test_items_fit_in_order_of_importance() -> None:
     assert fit_in_order([8, 8, 10, 30], 30) == 3
     assert fit_in_order([8, 30, 2], 30) == 1  # the short third never shows where the second did not
