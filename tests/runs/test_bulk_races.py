@@ -382,14 +382,17 @@ async def test_a_run_changed_while_a_bulk_apply_runs_is_skipped_and_the_others_d
     assert preview[0] == 0, preview[2]
     previewed = [run["run_id"] for run in json.loads(preview[1])["runs"]]
     changed = previewed[-1]
-    # A person holds the last run's lease as the apply starts: the apply does every other run,
-    # then comes back to it and waits; meanwhile the person resolves it, and lets the lease go.
+    # Once the apply has selected its runs and started, a person takes the last run's lease: the
+    # apply does every other run, then comes back to it and waits; meanwhile the person resolves
+    # it, and lets the lease go.
     person = await incident.open()
     try:
         holder = new_holder()
-        assert await person.acquire_lease(changed, holder, 300)
         applying = command("cancel", incident.url, "--where", where, "--yes", "--json")
-        lines = [applying.stdout.readline() for _ in range(len(previewed) - 1)] if applying.stdout else []
+        assert applying.stdout is not None
+        lines = [applying.stdout.readline()]
+        assert await person.acquire_lease(changed, holder, 300)  # eight runs in hand, the last far off
+        lines += [applying.stdout.readline() for _ in range(len(previewed) - 2)]
         assert all(json.loads(line)["result"] == "done" for line in lines)
         await resolve_halt(person, changed, "toolu_05", fired=False)
         await person.release_lease(changed, holder)
