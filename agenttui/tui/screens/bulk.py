@@ -4,13 +4,14 @@ progress, run by run, with a summary whose skipped and failed runs open.
 The flow (``act_on_marked``) runs in the app's operation worker: pick an action that fits every
 marked run, give the value it needs, read the marked runs afresh (``runs.batch.select``), confirm,
 then apply. The apply is the progress dialog's own async worker on the app's loop, under each
-run's lease (``runs.batch.apply_selection``); its outcomes reach the dialog as messages that
-coalesce, and the dialog paints them at most ``FRAME_SECONDS`` apart, however fast runs go.
+run's lease (``runs.batch.apply_selection``); its outcomes reach the dialog a frame's worth at
+a time (``FRAME_SECONDS``), however fast runs go, and the dialog paints each batch as it comes.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Log, OptionList, ProgressBar, Static
+from textual.widgets import Button, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
@@ -56,8 +57,10 @@ if TYPE_CHECKING:
 #: the dimmed list behind it with each frame, so frames are few (five a second read as progress),
 #: and keys pressed meanwhile are painted at once (benchmarks/bulk.py, tui).
 FRAME_SECONDS = 1 / 5
-#: The outcome lines the progress dialog keeps (the summary lists every run not simply done).
-LOG_LINES = 2000
+#: The outcome lines the progress dialog keeps, the latest, as many as fit (the summary lists
+#: every run not simply done). A text of set height, not a scrolling log: a log's growing length
+#: lays the dialog, and the dimmed list behind it, out again with each frame.
+RECENT_LINES = 200
 
 clock = time.monotonic
 """What runs a second and the time left are measured with (a test holds it still)."""
@@ -186,7 +189,8 @@ class BulkProgress(ModalScreen[None]):
         """esc was pressed: the action stops after the run in hand."""
         self.finished = False
         self._unpainted: list[RunOutcome] = []
-        self._paint_due = False
+        self.recent: deque[str] = deque(maxlen=RECENT_LINES)
+        """The latest outcome lines, as the dialog shows them (the summary names every run not done)."""
         self._started = 0.0
         self.problems: list[RunOutcome] = []
         """The runs skipped or failed, as the summary lists them (enter opens one)."""
@@ -201,7 +205,7 @@ class BulkProgress(ModalScreen[None]):
             yield Static(Text(printable(title), style="bold"), id="dialog-title")
             yield ProgressBar(id="bulk-progress", total=max(self.total, 1), show_eta=False)
             yield Static("", id="bulk-rate")
-            yield Log(id="bulk-log", max_lines=LOG_LINES, auto_scroll=True)
+            yield Static("", id="bulk-log")
             yield Static("", id="bulk-summary")
             yield ChoiceList(id="bulk-problems")
             yield Static(Text("esc stops after the current run"), id="bulk-hint")
@@ -217,8 +221,23 @@ class BulkProgress(ModalScreen[None]):
     async def apply(self) -> None:
         """Act on the selection, run by run, posting each outcome."""
         async with self._writing() as store:
-            async for outcome in apply_selection(store, self.selection, stopping=lambda: self.stopping):
-                self.post_message(BulkProgress.Applied([outcome]))
+            # Outcomes go to the dialog a frame's worth at a time: a message per run (hundreds a
+            # second) would keep the dialog's queue from ever going idle, and a screen repaints when
+            # idle: a key pressed meanwhile would be handled at once, and painted late.
+            done: list[RunOutcome] = []
+
+            def report() -> None:
+                if done:
+                    self.post_message(BulkProgress.Applied(done.copy()))
+                    done.clear()
+
+            reporter = self.set_interval(FRAME_SECONDS, report)
+            try:
+                async for outcome in apply_selection(store, self.selection, stopping=lambda: self.stopping):
+                    done.append(outcome)
+            finally:
+                reporter.stop()
+                report()
         self.post_message(BulkProgress.Finished())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -240,16 +259,16 @@ class BulkProgress(ModalScreen[None]):
         for outcome in message.outcomes:
             self.tally.add(outcome)
         self._unpainted += message.outcomes
-        if not self._paint_due:
-            self._paint_due = True
-            self.set_timer(FRAME_SECONDS, self._paint)
+        self._paint()
 
     def _paint(self) -> None:
-        self._paint_due = False
         lines, self._unpainted = self._unpainted, []
         if lines:
             # Run ids and details are the store's: made inert before they reach the terminal.
-            self.query_one(Log).write_lines([printable(outcome_line(o)) for o in lines])
+            self.recent.extend(printable(outcome_line(o)) for o in lines)
+            log = self.query_one("#bulk-log", Static)
+            shown = list(self.recent)[-max(log.size.height, 1) :]
+            log.update(Text("\n".join(shown), no_wrap=True, overflow="ellipsis"), layout=False)
         self.query_one(ProgressBar).update(progress=self.tally.count)
         self.query_one("#bulk-rate", Static).update(self._rate_text(), layout=False)  # one line, always
 
@@ -281,7 +300,7 @@ class BulkProgress(ModalScreen[None]):
             problems.add_options(Option(Text(printable(outcome_line(o)))) for o in self.problems)
             problems.highlighted = 0
             problems.display = True
-            self.query_one(Log).display = False
+            self.query_one("#bulk-log").display = False
             problems.focus()
         hint = "enter opens a run; esc or q closes" if self.problems else "esc or q closes"
         self.query_one("#bulk-hint", Static).update(Text(hint))
