@@ -58,7 +58,7 @@ class StepContext:
         out = [f"Why it waits: {self.why}"]
         if self.tool_use_id:
             asked = f", asked in {self.turn}" if self.turn else ""
-            out += ["", f"The call: {self.tool_name} ({self.tool_use_id}){asked}, with the arguments:"]
+            out += ["", f"The call: {self.tool_name} ({self.tool_use_id}){asked}:"]
             out += ["  " + line for line in (self.pretty_arguments or "(not found in the journal)").splitlines()]
         if self.asks:
             out += ["", f"The question: {self.asks}"]

@@ -149,7 +149,7 @@ class ConfirmDialog(Confirmation):
         lead: str = "",
         step: StepContext | None = None,
     ) -> None:
-        super().__init__(title, command, yes=yes)
+        super().__init__(title, command, yes=yes, classes="" if step is None else "-step")
         self._will_write, self._heading = will_write, heading
         self.lead = lead
         """A line above the rest: why it is asked now (a re-drive offered after a write)."""
@@ -171,11 +171,15 @@ class ConfirmDialog(Confirmation):
     def body(self) -> ComposeResult:
         if self.lead:
             yield Static(Text(printable(self.lead, multiline=True)), id="dialog-lead")
-        if self.step is not None:
+        if self.step is None:
+            yield Static(self._will_write_text(), id="dialog-body")
+        else:
             yield Static(Text(printable(_clipped("\n".join(self.step.lines())), multiline=True)), id="confirm-step")
-        yield Static(self._will_write_text(), id="dialog-body")
 
     def fields(self) -> ComposeResult:
+        # Under a step, what will be written stays in view below it, however far the step scrolls.
+        if self.step is not None:
+            yield Static(self._will_write_text(), id="dialog-body", classes="-fixed")
         if isinstance(self.operation, Cancel):
             yield from reason_field(self.operation.reason)
 

@@ -23,7 +23,10 @@ def binding_table(screen: Screen[Any]) -> Table:
     table.add_column("does", min_width=24)
     table.add_column("id", style="italic", no_wrap=True)
     rows: dict[tuple[str, str, str], list[str]] = {}
-    for active in screen.active_bindings.values():
+    actives = list(screen.active_bindings.values())
+    if isinstance(screen, ModalScreen):  # a dialog's own keys first, then its focused widget's
+        actives.sort(key=lambda active: active.node is not screen)
+    for active in actives:
         binding = active.binding
         keys = rows.setdefault((binding.action, binding.description, binding.id or ""), [])
         label = screen.app.get_key_display(binding)
