@@ -55,8 +55,11 @@ async def cancel_record(path: Path, run_id: str) -> object:
 
 
 def buttons_in_view(dialog: ConfirmDialog | BulkConfirm, size: tuple[int, int]) -> None:
+    """Both buttons drawn on the screen, inside the dialog's border (a dialog taller than the
+    screen clips its last rows: the buttons)."""
+    inside = dialog.query_one("#dialog").region.bottom - 1
     for button in dialog.query(Button):
-        assert 0 < button.region.bottom <= size[1] and button.region.height == 1, button.label
+        assert 0 < button.region.bottom <= min(size[1], inside) and button.region.height == 1, button.label
 
 
 async def test_the_approval_says_what_is_approved_the_tool_its_arguments_the_turn_and_why(demo_db: Path) -> None:
@@ -159,3 +162,22 @@ async def test_the_bulk_cancel_asks_for_a_reason_too(store_path: Path) -> None:
         assert progress.tally.done == 6
         assert not [n for n in notices(app) if "error" in n.lower()]
     assert await cancel_record(path, "refund-0") == {"reason": "card processor outage"}
+
+
+async def test_the_answer_confirmation_keeps_its_buttons_in_view_with_its_command_scrolled(demo_db: Path) -> None:
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.store is not None
+        app.operate(await run_status(app.store, "question-a1001"), "Answer")
+        await pilot.pause()
+        await pilot.pause()
+        await pilot.press(*"store credit for the walnut lamp, please", "enter")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.press("right")
+        await pilot.pause()
+        dialog = screen_of(app, ConfirmDialog)
+        assert "The question: Refund to your card, or as store credit?" in text_of(dialog, "#confirm-step")
+        buttons_in_view(dialog, SIZE)
+        await pilot.press("n")
+        await settle(pilot)

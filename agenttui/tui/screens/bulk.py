@@ -97,7 +97,7 @@ class BulkConfirm(Confirmation):
 
     def __init__(self, selection: Selection, store_url: str, where: str | None) -> None:
         title = f"{selection.action.verb.capitalize()} {len(selection.fitting):,} marked runs?"
-        super().__init__(title, _bulk_command(selection, store_url, where), classes="-bulk")
+        super().__init__(title, _bulk_command(selection, store_url, where))
         self.selection = selection
         self._store_url, self._where = store_url, where
 
@@ -107,6 +107,9 @@ class BulkConfirm(Confirmation):
     def fields(self) -> ComposeResult:
         if isinstance(self.selection.action, CancelRuns):
             yield from reason_field(self.selection.action.reason)
+
+    def dialog_classes(self) -> str:
+        return "-bulk -reason" if isinstance(self.selection.action, CancelRuns) else "-bulk"
 
     def _preview(self) -> Text:
         return Text(printable("\n".join(preview_lines(self.selection, self._store_url)), multiline=True))

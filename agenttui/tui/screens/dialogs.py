@@ -95,8 +95,12 @@ class Confirmation(AppModal[bool]):
         """Fields under the body, always in view (a cancel's reason)."""
         yield from ()
 
+    def dialog_classes(self) -> str:
+        """The dialog's classes: ``-step`` and ``-reason`` leave the body fewer rows (app.tcss)."""
+        return self._dialog_classes
+
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog", classes=f"-confirm {self._dialog_classes}".strip()):
+        with Vertical(id="dialog", classes=f"-confirm {self.dialog_classes()}".strip()):
             yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
             with ScrollingPane(id="confirm-body"):
                 yield from self.body()
@@ -149,7 +153,7 @@ class ConfirmDialog(Confirmation):
         lead: str = "",
         step: StepContext | None = None,
     ) -> None:
-        super().__init__(title, command, yes=yes, classes="" if step is None else "-step")
+        super().__init__(title, command, yes=yes)
         self._will_write, self._heading = will_write, heading
         self.lead = lead
         """A line above the rest: why it is asked now (a re-drive offered after a write)."""
@@ -182,6 +186,11 @@ class ConfirmDialog(Confirmation):
             yield Static(self._will_write_text(), id="dialog-body", classes="-fixed")
         if isinstance(self.operation, Cancel):
             yield from reason_field(self.operation.reason)
+
+    def dialog_classes(self) -> str:
+        return " ".join(
+            c for c, on in (("-step", self.step is not None), ("-reason", isinstance(self.operation, Cancel))) if on
+        )
 
     def _will_write_text(self) -> Text:
         return Text(self._heading + "\n" + printable(self._will_write, multiline=True))

@@ -53,13 +53,16 @@ class HelpScreen(AppModal[None]):
     def __init__(self, under: Screen[Any]) -> None:
         super().__init__()
         self._under = under
+        # Read now, while ``under`` is the screen shown: once this dialog is, the app's q is the
+        # dialog's (``AgentTuiApp.check_action``), and ``under``'s own keys would lose their quit.
+        self._bindings_table = binding_table(under)
 
     def compose(self) -> ComposeResult:
         # The panel has the focus, so the keys that scroll every pane (j/k/g/G, space) scroll it.
         with ScrollingPane(id="help-panel"):
             title = "Keys of this dialog" if isinstance(self._under, ModalScreen) else "Keys"
             yield Static(Text(title, style="bold"), id="help-title")
-            yield Static(binding_table(self._under), id="help-bindings")
+            yield Static(self._bindings_table, id="help-bindings")
             if not isinstance(self._under, ModalScreen):
                 yield Static(status_legend(), id="help-statuses")
             first = ("q or esc closes the dialog (never the app)." if isinstance(self._under, ModalScreen)
