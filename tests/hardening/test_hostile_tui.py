@@ -459,6 +459,17 @@ async def test_acting_on_a_hostile_run_shows_its_dialogs_and_outcome_inert(hosti
         await store.close()
 
 
+async def shows_at_its_end(pilot: Pilot[Any], widget: Widget, text: str) -> None:
+    """Scroll ``widget`` to its end until ``text`` shows there. One pause is not enough: on a busy
+    machine (a parallel test run) the 10 MB record is still being read and laid out after it."""
+
+    def at_its_end() -> bool:
+        widget.scroll_end(animate=False, immediate=True)
+        return text in shown_in(pilot.app, widget)
+
+    await until(pilot, at_its_end, f"{text!r} at the end of the inspector")
+
+
 async def test_a_ten_megabyte_value_opens_cut_with_a_way_to_see_more(hostile_db: Path) -> None:
     app = app_over(hostile_db)
     async with app.run_test(size=SIZE) as pilot:
@@ -475,9 +486,7 @@ async def test_a_ten_megabyte_value_opens_cut_with_a_way_to_see_more(hostile_db:
         listed = shown_in(app, journal)
         assert 'fetch_page: "xxxx' in listed and "x" * 200 not in listed  # the line is cut to the pane
         inspector = screen.query_one(RecordInspector)
-        inspector.scroll_end(animate=False)
-        await pilot.pause()
-        assert "more characters (e: expand in place)" in shown_in(app, inspector)
+        await shows_at_its_end(pilot, inspector, "more characters (e: expand in place)")
         for key in "er":  # expand in place (from the journal); the stored bytes too (in the inspector)
             started = time.monotonic()
             await pilot.press(key)
@@ -486,9 +495,7 @@ async def test_a_ten_megabyte_value_opens_cut_with_a_way_to_see_more(hostile_db:
             shown_all = time.monotonic() - started
             assert shown_all < 30, f"showing a 10 MB value took {shown_all:.1f} s ({key})"
             assert_inert(app, f"huge value, show all ({key})")
-            inspector.scroll_end(animate=False)
-            await pilot.pause()
-            assert "more characters (all of them: agenttui show --json)" in shown_in(app, inspector)
+            await shows_at_its_end(pilot, inspector, "more characters (all of them: agenttui show --json)")
             inspector.focus()
         for pane in "cvw":
             await show_pane(pilot, pane)
