@@ -19,7 +19,7 @@ import json
 import shlex
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
@@ -283,13 +283,35 @@ async def select(
         selection.read += 1
         if on_progress is not None and selection.read % 500 == 0:
             on_progress(selection.read)
-        if matches is not None and not matches(status):
+        candidates = [status]
+        if status.state == RunState.IN_FLIGHT:
+            candidates.append(await _beneath_the_lease(store, status))
+        matched = [candidate for candidate in candidates if matches is None or matches(candidate)]
+        if not matched:
             continue
-        if (why := action.misfit(status)) is None:
-            selection.fitting.append(status)
+        fitting = next((candidate for candidate in matched if action.misfit(candidate) is None), None)
+        if fitting is not None:
+            selection.fitting.append(fitting)
         else:
-            selection.unfit.append((status, why))
+            selection.unfit.append((matched[0], action.misfit(matched[0]) or ""))
     return selection
+
+
+async def _beneath_the_lease(store: Store, leased: RunStatus) -> RunStatus:
+    """What a run a live lease holds is by its journal alone, the lease row kept beside it.
+
+    A lease outranks every other rule of a status (``status_of``): its driver may be about to
+    write. But the holder may be a recover pass or another bulk action, done with the run in a
+    moment, or a process killed midway whose lease lapses in at most a lease's life: a bulk action
+    that left such runs out would lose them. So it selects a run by what its journal says, takes
+    its lease (waiting for the holder, ``LEASE_PATIENCE``), and writes only if the journal still
+    says the same (``_checked_write``).
+    """
+    records = (await Journal(store).read(leased.run_id)).records
+    beneath = status_of(leased.run_id, records)
+    if beneath.state in (RunState.UNREADABLE, RunState.IN_FLIGHT):
+        return leased
+    return replace(beneath, lease_holder=leased.lease_holder, lease=leased.lease, lease_unknown=leased.lease_unknown)
 
 
 async def _statuses(store: Store, run_ids: Sequence[str] | None) -> AsyncIterator[RunStatus]:
@@ -465,8 +487,8 @@ def preview_lines(selection: Selection, store_url: str, *, runs: int = PREVIEW_R
 
 def unfit_lines(selection: Selection, *, runs: int = PREVIEW_RUNS) -> list[str]:
     """The runs matched that the action does not fit, with why: the first ``runs`` named (those a
-    live lease holds first), the rest counted by reason; and, for the runs a live lease holds,
-    when a run of the same command may do them."""
+    live lease holds first), the rest counted by reason; and, for runs matched as in flight, how to
+    select them so that the action waits for their leases."""
     # A run a live lease holds first: it may be done by running this again (the others will not).
     unfit = sorted(selection.unfit, key=lambda fit: fit[0].state != RunState.IN_FLIGHT)
     if not unfit:
@@ -479,8 +501,8 @@ def unfit_lines(selection: Selection, *, runs: int = PREVIEW_RUNS) -> list[str]:
         lines.append(f"  ... and {len(unfit) - runs:,} more ({_counted(reasons)})")
     if leased := sum(status.state == RunState.IN_FLIGHT for status, _ in unfit):
         lines.append(
-            f"{_runs(leased)} held by a live lease: if its driver is gone (a process killed midway), "
-            f"run this again once the lease lapses (at most {DEFAULT_TTL:.0f} s), or release it"
+            f"{_runs(leased)} matched as in flight: {selection.action.verb} waits for a run's lease only where"
+            " the filter selects it by what its journal holds (e.g. status=halted), not as in-flight"
         )
     return lines
 

@@ -262,17 +262,15 @@ async def test_the_runs_screen_shows_hostile_run_ids_inert(hostile_db: Path) -> 
             r"esc\x1b[2J\x1b]0;t", "[@click=app.quit]click", r"wait\u2066[link=htt…ample]x[/link]\x85", f"{CALL_SHOWN} awaits",
         ])  # fmt: skip
         await click_text(pilot, "[@click=app.quit]click", screen.table)
-        # Marking names the runs in a notification, drawn on the screen as a toast.
+        # Marked runs are drawn with their mark, their ids as inert as ever; the header counts them.
         for run_id in (RUN_MARKUP, RUN_ESCAPES):
             screen.table.cursor = next(i for i, row in enumerate(screen.table.items) if row.run_id == run_id)
             await pilot.press("m")
             await pilot.pause()
         assert_inert(app, "runs, marked")
-        assert_shows(
-            screen_text(app), "marked", ["marked: [@click=app.quit]click me[/],", r"esc\x1b[2J\x1b]0;t\x07\u202e\x9b"]
-        )
-        await click_text(pilot, "marked: [@click=app.quit]click me[/]")  # a toast
-        assert_inert(app, "runs, toast clicked")
+        assert_shows(screen_text(app), "marked", ["2 marked", "[@click=app.quit]click"])
+        await click_text(pilot, "[@click=app.quit]click", screen.table)
+        assert_inert(app, "runs, a marked row clicked")
         # The whole id shows where there is room: in the title of its run.
         screen.table.cursor = next(i for i, row in enumerate(screen.table.items) if row.run_id == RUN_ESCAPES)
         screen.table.focus()
@@ -444,14 +442,14 @@ async def test_acting_on_a_hostile_run_shows_its_dialogs_and_outcome_inert(hosti
         await wait_for_screen(pilot, ConfirmDialog)
         assert_inert(app, "confirm")
         assert_shows(
-            screen_text(app), "confirm", [r"Approve call call\x1b[2J[b] of run", run_shown, "agenttui approve"]
+            screen_text(app), "confirm", [r"call call\x1b[2J[b] of run", run_shown, "agenttui approve"]
         )
         await pilot.press("w")
         await settle(pilot)
         # The outcome's notification names the call and the run in its title.
         await until(pilot, lambda: "approved: wrote" in screen_text(app), "the outcome's notification")
         assert_inert(app, "outcome")
-        assert_shows(screen_text(app), "outcome", [r"Approve call call\x1b[2J[b] of run", run_shown])
+        assert_shows(screen_text(app), "outcome", [r"call\x1b[2J[b] of run", run_shown])  # the title wraps at the tool
     store = await SQLiteStore.open(path, read_only=True)
     try:
         assert (await Journal(store).history(RUN_PENDING))[-1].kind == StepKind.APPROVAL
