@@ -284,7 +284,12 @@ async def select(
         if on_progress is not None and selection.read % 500 == 0:
             on_progress(selection.read)
         candidates = [status]
-        if status.state == RunState.IN_FLIGHT:
+        if (
+            status.state == RunState.IN_FLIGHT
+            and status.lease is not None
+            and status.lease.expires_in <= LEASE_PATIENCE
+        ):
+            # A lease that may lapse while the action waits for it: the run is judged by its journal.
             candidates.append(await _beneath_the_lease(store, status))
         matched = [candidate for candidate in candidates if matches is None or matches(candidate)]
         if not matched:
@@ -303,9 +308,10 @@ async def _beneath_the_lease(store: Store, leased: RunStatus) -> RunStatus:
     A lease outranks every other rule of a status (``status_of``): its driver may be about to
     write. But the holder may be a recover pass or another bulk action, done with the run in a
     moment, or a process killed midway whose lease lapses in at most a lease's life: a bulk action
-    that left such runs out would lose them. So it selects a run by what its journal says, takes
-    its lease (waiting for the holder, ``LEASE_PATIENCE``), and writes only if the journal still
-    says the same (``_checked_write``).
+    that left such runs out would lose them. So a run whose lease may lapse within
+    ``LEASE_PATIENCE`` is selected by what its journal says; its lease is waited for, and the
+    record written only if the journal still says the same (``_checked_write``). A lease set to
+    live longer (a host's clock a year ahead) is no holder that lets go: the run stays in flight.
     """
     records = (await Journal(store).read(leased.run_id)).records
     beneath = status_of(leased.run_id, records)
@@ -501,8 +507,8 @@ def unfit_lines(selection: Selection, *, runs: int = PREVIEW_RUNS) -> list[str]:
         lines.append(f"  ... and {len(unfit) - runs:,} more ({_counted(reasons)})")
     if leased := sum(status.state == RunState.IN_FLIGHT for status, _ in unfit):
         lines.append(
-            f"{_runs(leased)} matched as in flight: {selection.action.verb} waits for a run's lease only where"
-            " the filter selects it by what its journal holds (e.g. status=halted), not as in-flight"
+            f"{_runs(leased)} matched as in flight: {selection.action.verb} waits for a lease that lapses within"
+            f" {LEASE_PATIENCE:.0f} s, where the filter selects the run by what its journal holds (e.g. status=halted)"
         )
     return lines
 

@@ -201,10 +201,15 @@ def test_runs_matched_as_in_flight_are_named_with_how_to_select_them(tmp_path: P
     assert preview.returncode == 0, preview.stderr
     assert preview.stdout.splitlines()[-3:] == [
         "  refund-3  a live driver holds its lease (worker-2#0f)",
-        "1 run matched as in flight: cancel waits for a run's lease only where the filter selects it by what"
-        " its journal holds (e.g. status=halted), not as in-flight",
+        "1 run matched as in flight: cancel waits for a lease that lapses within 35 s, where the filter"
+        " selects the run by what its journal holds (e.g. status=halted)",
         "nothing to apply.",
     ]
+    # A lease set to outlive the wait is no holder that lets go: the run is not selected by its journal.
+    by_id = agenttui("cancel", str(path), "--where", "id=refund-3", "--yes")
+    assert by_id.returncode == 0, by_id.stderr
+    assert "  refund-3  a live driver holds its lease (worker-2#0f)" in by_id.stdout
+    assert "cancel: 0 done, 0 skipped, 0 failed of 0 runs" in by_id.stdout
 
 
 @pytest.mark.parametrize(
