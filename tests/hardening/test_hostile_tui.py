@@ -441,9 +441,7 @@ async def test_acting_on_a_hostile_run_shows_its_dialogs_and_outcome_inert(hosti
         await pilot.press("enter")
         await wait_for_screen(pilot, ConfirmDialog)
         assert_inert(app, "confirm")
-        assert_shows(
-            screen_text(app), "confirm", [r"call call\x1b[2J[b] of run", run_shown, "agenttui approve"]
-        )
+        assert_shows(screen_text(app), "confirm", [r"call call\x1b[2J[b] of run", run_shown, "agenttui approve"])
         await pilot.press("w")
         await settle(pilot)
         # The outcome's notification names the call and the run in its title.
