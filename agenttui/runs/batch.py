@@ -28,7 +28,7 @@ from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
-from agenttui.runs.choices import why_not_drivable
+from agenttui.runs.choices import LEGACY_REFUSAL, why_not_drivable
 from agenttui.runs.lease import DEFAULT_TTL, LeaseHeld, lease
 from agenttui.runs.operations import (
     Answer,
@@ -74,7 +74,7 @@ class BulkAction(Protocol):
 def _wants(status: RunStatus, state: RunState, what: str) -> str | None:
     """Why a run that is not in ``state`` does not fit an action that ``what`` (None: it is)."""
     if status.legacy:
-        return "a journal from before v0.9: shown and replayed, never written to"
+        return LEGACY_REFUSAL
     return None if status.state == state else f"it is {status.state.value}: it {what}"
 
 
@@ -294,11 +294,12 @@ async def select(
         matched = [candidate for candidate in candidates if matches is None or matches(candidate)]
         if not matched:
             continue
-        fitting = next((candidate for candidate in matched if action.misfit(candidate) is None), None)
+        judged = [(candidate, action.misfit(candidate)) for candidate in matched]
+        fitting = next((candidate for candidate, why in judged if why is None), None)
         if fitting is not None:
             selection.fitting.append(fitting)
         else:
-            selection.unfit.append((matched[0], action.misfit(matched[0]) or ""))
+            selection.unfit.append((judged[0][0], judged[0][1] or ""))
     return selection
 
 

@@ -156,6 +156,10 @@ async def _fired(status: RunStatus, ask: Ask) -> Operation | None:
     )
 
 
+#: Why nothing is written to a headerless journal of an SDK before v0.9 (``RunStatus.legacy``).
+LEGACY_REFUSAL = "a journal from before v0.9: shown and replayed, never written to"
+
+
 def why_not_drivable(status: RunStatus) -> str | None:
     """Why a run in ``status`` can be neither re-driven nor cancelled, or None when it can."""
     # A run not started has no input to drive or cancel; a saga rolling back is its driver's; a
@@ -175,7 +179,7 @@ def why_not_drivable(status: RunStatus) -> str | None:
         case RunState.FORK:
             return "a what-if fork: never driven or written to"
     if status.legacy:
-        return "a journal from before v0.9: shown and replayed, never written to"
+        return LEGACY_REFUSAL
     return None
 
 
