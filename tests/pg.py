@@ -1,5 +1,9 @@
 """A throwaway PostgreSQL cluster for the test session, or the server ``AGENTTUI_TEST_PG_DSN`` names.
 
+Under pytest-xdist every worker is a session of its own, so each starts its own cluster, in its own
+temporary directory on its own free port: the outage tests stop and start theirs without touching
+another worker's.
+
 The cluster is real: password logins (scram-sha-256) over TCP on 127.0.0.1, and an ICU ``en-US``
 default collation, so a query that forgets ``COLLATE "C"`` sorts differently from byte order and
 the ordering tests notice. Durability is traded for speed (``fsync=off``): the data lives only as

@@ -322,6 +322,8 @@ class ReplaySession:
         self._held: AgentEvent | None = None
         self._replayed: list[Record] = []
         self._replayed_seq = -1
+        self._reading = asyncio.Lock()
+        """One reader of the replayed journal at a time: two would both append what they read."""
 
     @classmethod
     async def open(
@@ -482,6 +484,7 @@ class ReplaySession:
         ``on_turn`` is told after each turn; the events so far are in ``progress.events``."""
         self.progress.breakpoint = None
         await self._newly_replayed()
+        checked = len(self._replayed)
         check = self.breakpoint_check(breakpoints) if breakpoints else None
         while not self.done:
             events = await self.step()
@@ -491,7 +494,11 @@ class ReplaySession:
             # ours, so a TUI's keys and paints are not held up for the whole replay.
             await asyncio.sleep(0)
             if check is not None:
-                written = await self._newly_replayed()
+                # What the turn wrote is counted from where the last check stopped, not from what
+                # this read returns: a reader of ``replayed`` between the two (the TUI's diff)
+                # reads the same records first, and the breakpoint would miss them.
+                await self._newly_replayed()
+                written, checked = self._replayed[checked:], len(self._replayed)
                 if hit := check.check(self.progress.turn - 1, events, written):
                     self.progress.breakpoint = hit
                     break
@@ -509,15 +516,16 @@ class ReplaySession:
 
     async def _newly_replayed(self) -> list[Record]:
         """The records the replay wrote since the last read (``replayed``), decoded once."""
-        before = len(self._replayed)
-        async for entry, record in Journal(self.store).entries(self.run_id, after=self._replayed_seq):
-            self._replayed_seq = entry.seq
-            if self.store.legacy and record.is_header:
-                continue  # the header a legacy replay runs under
-            if self.input_given and record.name == keys.RUN_START:
-                continue  # the run:start the loop writes with the input given: the journal has none
-            self._replayed.append(self.legacy_keys.as_recorded(record))
-        return self._replayed[before:]
+        async with self._reading:
+            before = len(self._replayed)
+            async for entry, record in Journal(self.store).entries(self.run_id, after=self._replayed_seq):
+                self._replayed_seq = entry.seq
+                if self.store.legacy and record.is_header:
+                    continue  # the header a legacy replay runs under
+                if self.input_given and record.name == keys.RUN_START:
+                    continue  # the run:start the loop writes with the input given: the journal has none
+                self._replayed.append(self.legacy_keys.as_recorded(record))
+            return self._replayed[before:]
 
     async def jump(self, turn: int) -> ReplayProgress:
         """Replay from the start up to ``turn`` turns (replay is deterministic: back is forward again)."""

@@ -19,7 +19,7 @@ import json
 import shlex
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
@@ -28,7 +28,7 @@ from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
-from agenttui.runs.choices import why_not_drivable
+from agenttui.runs.choices import LEGACY_REFUSAL, why_not_drivable
 from agenttui.runs.lease import DEFAULT_TTL, LeaseHeld, lease
 from agenttui.runs.operations import (
     Answer,
@@ -74,7 +74,7 @@ class BulkAction(Protocol):
 def _wants(status: RunStatus, state: RunState, what: str) -> str | None:
     """Why a run that is not in ``state`` does not fit an action that ``what`` (None: it is)."""
     if status.legacy:
-        return "a journal from before v0.9: shown and replayed, never written to"
+        return LEGACY_REFUSAL
     return None if status.state == state else f"it is {status.state.value}: it {what}"
 
 
@@ -283,13 +283,42 @@ async def select(
         selection.read += 1
         if on_progress is not None and selection.read % 500 == 0:
             on_progress(selection.read)
-        if matches is not None and not matches(status):
+        candidates = [status]
+        if (
+            status.state == RunState.IN_FLIGHT
+            and status.lease is not None
+            and status.lease.expires_in <= LEASE_PATIENCE
+        ):
+            # A lease that may lapse while the action waits for it: the run is judged by its journal.
+            candidates.append(await _beneath_the_lease(store, status))
+        matched = [candidate for candidate in candidates if matches is None or matches(candidate)]
+        if not matched:
             continue
-        if (why := action.misfit(status)) is None:
-            selection.fitting.append(status)
+        judged = [(candidate, action.misfit(candidate)) for candidate in matched]
+        fitting = next((candidate for candidate, why in judged if why is None), None)
+        if fitting is not None:
+            selection.fitting.append(fitting)
         else:
-            selection.unfit.append((status, why))
+            selection.unfit.append((judged[0][0], judged[0][1] or ""))
     return selection
+
+
+async def _beneath_the_lease(store: Store, leased: RunStatus) -> RunStatus:
+    """What a run a live lease holds is by its journal alone, the lease row kept beside it.
+
+    A lease outranks every other rule of a status (``status_of``): its driver may be about to
+    write. But the holder may be a recover pass or another bulk action, done with the run in a
+    moment, or a process killed midway whose lease lapses in at most a lease's life: a bulk action
+    that left such runs out would lose them. So a run whose lease may lapse within
+    ``LEASE_PATIENCE`` is selected by what its journal says; its lease is waited for, and the
+    record written only if the journal still says the same (``_checked_write``). A lease set to
+    live longer (a host's clock a year ahead) is no holder that lets go: the run stays in flight.
+    """
+    records = (await Journal(store).read(leased.run_id)).records
+    beneath = status_of(leased.run_id, records)
+    if beneath.state in (RunState.UNREADABLE, RunState.IN_FLIGHT):
+        return leased
+    return replace(beneath, lease_holder=leased.lease_holder, lease=leased.lease, lease_unknown=leased.lease_unknown)
 
 
 async def _statuses(store: Store, run_ids: Sequence[str] | None) -> AsyncIterator[RunStatus]:
@@ -465,8 +494,8 @@ def preview_lines(selection: Selection, store_url: str, *, runs: int = PREVIEW_R
 
 def unfit_lines(selection: Selection, *, runs: int = PREVIEW_RUNS) -> list[str]:
     """The runs matched that the action does not fit, with why: the first ``runs`` named (those a
-    live lease holds first), the rest counted by reason; and, for the runs a live lease holds,
-    when a run of the same command may do them."""
+    live lease holds first), the rest counted by reason; and, for runs matched as in flight, how to
+    select them so that the action waits for their leases."""
     # A run a live lease holds first: it may be done by running this again (the others will not).
     unfit = sorted(selection.unfit, key=lambda fit: fit[0].state != RunState.IN_FLIGHT)
     if not unfit:
@@ -479,8 +508,8 @@ def unfit_lines(selection: Selection, *, runs: int = PREVIEW_RUNS) -> list[str]:
         lines.append(f"  ... and {len(unfit) - runs:,} more ({_counted(reasons)})")
     if leased := sum(status.state == RunState.IN_FLIGHT for status, _ in unfit):
         lines.append(
-            f"{_runs(leased)} held by a live lease: if its driver is gone (a process killed midway), "
-            f"run this again once the lease lapses (at most {DEFAULT_TTL:.0f} s), or release it"
+            f"{_runs(leased)} matched as in flight: {selection.action.verb} waits for a lease that lapses within"
+            f" {LEASE_PATIENCE:.0f} s, where the filter selects the run by what its journal holds (e.g. status=halted)"
         )
     return lines
 

@@ -120,10 +120,13 @@ class Decide(LeasedOperation):
     tool_use_id: str
     approved: bool
     approver: str = ""
+    tool_name: str = ""
+    """The call's tool, for the title ("" when not known: nothing written depends on it)."""
 
     @property
     def title(self) -> str:
-        return f"{'Approve' if self.approved else 'Deny'} call {self.tool_use_id} of run {self.run_id}"
+        tool = f"{self.tool_name} " if self.tool_name else ""
+        return f"{'Approve' if self.approved else 'Deny'} {tool}call {self.tool_use_id} of run {self.run_id}"
 
     def will_write(self) -> str:
         line = f"{keys.approval_key(self.tool_use_id)}  approval  approved={str(self.approved).lower()}"
@@ -173,10 +176,13 @@ class Resolve(LeasedOperation):
     tool_use_id: str
     fired: bool
     result: Any = None
+    tool_name: str = ""
+    """The call's tool, for the title ("" when not known: nothing written depends on it)."""
 
     @property
     def title(self) -> str:
-        return f"Resolve halted call {self.tool_use_id} of run {self.run_id}: " + (
+        tool = f"{self.tool_name} " if self.tool_name else ""
+        return f"Resolve halted {tool}call {self.tool_use_id} of run {self.run_id}: " + (
             "it fired" if self.fired else "it did not fire"
         )
 

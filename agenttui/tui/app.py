@@ -18,7 +18,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from agenttui.errors import (
@@ -52,6 +52,7 @@ from agenttui.tui.themes import DEFAULT_THEME, load_themes
 # factory the agent loop: about 50 ms of the process's start (benchmarks/startup.py).
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentFactory
+    from agenttui.runs.choices import StepContext
     from agenttui.runs.operations import Operation
     from agenttui.runs.status import RunStatus
 
@@ -348,15 +349,14 @@ class AgentTuiApp(App[int]):
     @work(exclusive=True, group="operation", exit_on_error=False)
     async def operate(self, status: RunStatus, pick: str | None = None) -> None:
         """Offer the operations that fit ``status`` (or take the one starting with ``pick``)."""
-        from agenttui.runs.choices import choices_for, follow_up, question_of
+        from agenttui.runs.choices import choices_for, follow_up, step_context_of
         from agenttui.runs.operations import Answer, Decide
-        from agenttui.runs.state import RunState
         from agenttui.tui.screens.dialogs import ChoiceDialog
 
-        asked = None
-        if status.state == RunState.AWAITING_INPUT and self.store is not None:
-            asked = await question_of(self.store, status)
-        choices = choices_for(status, self.agent_spec, self.agent_factory, asked)
+        # What the step is (the call, its arguments, the asking turn, why it waits): the answer's
+        # prompt shows its question, and the confirmation of whatever is chosen shows it all.
+        step = None if self.store is None else await step_context_of(self.store, status)
+        choices = choices_for(status, self.agent_spec, self.agent_factory, step)
         if pick is not None:
             choices = [c for c in choices if c[0].startswith(pick)]
         if not choices:
@@ -377,13 +377,22 @@ class AgentTuiApp(App[int]):
         # A decision or an answer leaves its run ready: with an agent given (--agent), offer to
         # re-drive it at once; what was written is said in that offer instead of a notice.
         redrive = follow_up(operation, self.agent_spec, self.agent_factory)
-        written = await self._confirm_and_apply(operation, status.run_id, announce=redrive is None)
+        written = await self._confirm_and_apply(operation, status.run_id, step, announce=redrive is None)
         if written is not None and redrive is not None:
             lead = f"{written}.\nThe run is ready to go on: re-drive it now?"
-            await self._confirm_and_apply(redrive, status.run_id, lead=lead)
+            await self._confirm_and_apply(redrive, status.run_id, await self._step_now(status.run_id), lead=lead)
         elif written is not None and isinstance(operation, Decide | Answer):
             self.notify(f"{printable_id(status.run_id)} is ready: re-drive it with agenttui redrive, or start "
                         "agenttui with --agent module:factory", timeout=6, markup=False)  # fmt: skip
+
+    async def _step_now(self, run_id: str) -> StepContext | None:
+        """What the step of ``run_id`` is now, read afresh (after a write changed it)."""
+        from agenttui.runs.choices import step_context_of
+        from agenttui.runs.status import run_status
+
+        if self.store is None:
+            return None
+        return await step_context_of(self.store, await run_status(self.store, run_id))
 
     async def _ask(self, title: str, prompt: str, placeholder: str, value: str = "", problem: str = "") -> str | None:
         from agenttui.tui.screens.dialogs import PromptDialog
@@ -391,15 +400,23 @@ class AgentTuiApp(App[int]):
         return await self.push_screen_wait(PromptDialog(title, prompt, placeholder, value=value, problem=problem))
 
     async def _confirm_and_apply(
-        self, operation: Operation, run_id: str | None, *, lead: str = "", announce: bool = True
+        self,
+        operation: Operation,
+        run_id: str | None,
+        step: StepContext | None = None,
+        *,
+        lead: str = "",
+        announce: bool = True,
     ) -> str | None:
-        """Show what ``operation`` writes; write it once confirmed. What it wrote, or None."""
+        """Show what ``operation`` decides (``step``) and writes; write it once confirmed, as
+        confirmed (a cancel's reason typed in the dialog). What it wrote, or None."""
         from agenttui.tui.screens.dialogs import ConfirmDialog
 
-        command = operation.command(describe_url(self.url))
-        if not await self.push_screen_wait(ConfirmDialog(operation.title, operation.will_write(), command, lead=lead)):
+        dialog = ConfirmDialog.of(operation, describe_url(self.url), step, lead=lead)
+        if not await self.push_screen_wait(dialog):
             self.notify("nothing written")
             return None
+        operation = dialog.operation or operation
         store, opened = await self._writable_store()
         try:
             message = await operation.apply(store)
@@ -446,8 +463,9 @@ class AgentTuiApp(App[int]):
         await act_on_marked(self, marked, shown_filter, pick)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # A dialog that q closes (a bulk action's) takes q from quit, priority binding or not.
-        return not (action == "quit" and getattr(self.screen, "CLOSES_ON_Q", False))
+        # Inside a dialog q is the dialog's (it closes it, or a text field takes it as typed):
+        # never the app's quit, priority binding or not, so nothing under the dialog is lost.
+        return not (action == "quit" and isinstance(self.screen, ModalScreen))
 
     def action_recover_all(self) -> None:
         self.recover_all()

@@ -3,6 +3,7 @@ every store; the source store is never touched."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import json
@@ -332,6 +333,31 @@ async def test_run_to_end_stops_at_a_breakpoint(demo: Store, until: str, why: st
     await fork.run_to_end()  # and on from there, to where the edit stops it
     assert fork.progress.state == ReplayState.DIVERGED
     assert fork.progress.reason.startswith("the recording cannot answer @llm/3")
+
+
+async def test_a_breakpoint_holds_while_another_task_reads_the_replayed_journal(demo: Store) -> None:
+    """The TUI's diff reads ``replayed`` between a turn and its check: the records that turn wrote
+    are read once (both readers appended them) and still meet the breakpoint (they were missed,
+    and the fork ran to its end)."""
+    fork = await ForkSession.create(demo, RUN, "tool:call_2_0", '{"message_id":"other"}')
+    reads = 0
+
+    def read_between(turn: int) -> None:
+        nonlocal reads
+
+        async def read() -> None:
+            nonlocal reads
+            await fork.replayed()
+            reads += 1
+
+        asyncio.get_running_loop().create_task(read())
+
+    progress = await fork.run_to_end(read_between, parse_breakpoints(["kind:approval"]))
+    assert reads >= 1
+    assert progress.breakpoint is not None
+    assert (progress.breakpoint.turn, progress.breakpoint.why) == (1, "wrote approval:call_1_0 (approval)")
+    names = [record.name for record in await fork.replayed()]
+    assert len(names) == len(set(names))
 
 
 async def test_a_divergence_breakpoint_passes_over_the_edit_and_stops_at_a_live_turn(demo: Store) -> None:

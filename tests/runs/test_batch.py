@@ -166,7 +166,7 @@ def test_the_cli_streams_json_lines_and_previews_json(tmp_path: Path) -> None:
     }  # fmt: skip
 
 
-def test_an_apply_names_again_the_runs_it_left_alone_a_dead_holders_lease_first(tmp_path: Path) -> None:
+def test_a_run_a_killed_process_still_leases_is_waited_for_and_done(tmp_path: Path) -> None:
     import asyncio
 
     path = tmp_path / "incident.db"
@@ -174,20 +174,42 @@ def test_an_apply_names_again_the_runs_it_left_alone_a_dead_holders_lease_first(
 
     async def lease_left_by_a_killed_process() -> None:
         opened = await SQLiteStore.open(path)
-        assert await opened.acquire_lease("refund-3", "killed-host-77#0f", 300)
+        assert await opened.acquire_lease("refund-3", "killed-host-77#0f", 2)  # lapses in 2 s
         await opened.close()
 
     asyncio.run(lease_left_by_a_killed_process())
-    applied = agenttui("cancel", str(path), "--where", "id=refund-*", "--yes")
+    # Selected by its journal (halted), not left out as in flight; its lease waited for, then taken.
+    applied = agenttui("cancel", str(path), "--where", "status=halted and tool=charge", "--yes")
     assert applied.returncode == 0, applied.stderr
-    tail = applied.stdout.splitlines()[-4:]
-    assert tail == [
-        "cancel: 5 done, 0 skipped, 0 failed of 5 runs",
-        "1 run matched does not fit cancel:",
-        "  refund-3  a live driver holds its lease (killed-host-77#0f)",
-        "1 run held by a live lease: if its driver is gone (a process killed midway), run this again once"
-        " the lease lapses (at most 30 s), or release it",
+    assert "done     refund-3  cancelled: wrote run:cancelled" in applied.stdout
+    assert applied.stdout.splitlines()[-1] == "cancel: 6 done, 0 skipped, 0 failed of 6 runs"
+
+
+def test_runs_matched_as_in_flight_are_named_with_how_to_select_them(tmp_path: Path) -> None:
+    import asyncio
+
+    path = tmp_path / "incident.db"
+    make_store(path)
+
+    async def a_live_driver() -> None:
+        opened = await SQLiteStore.open(path)
+        assert await opened.acquire_lease("refund-3", "worker-2#0f", 300)
+        await opened.close()
+
+    asyncio.run(a_live_driver())
+    preview = agenttui("cancel", str(path), "--where", "status=in-flight")
+    assert preview.returncode == 0, preview.stderr
+    assert preview.stdout.splitlines()[-3:] == [
+        "  refund-3  a live driver holds its lease (worker-2#0f)",
+        "1 run matched as in flight: cancel waits for a lease that lapses within 35 s, where the filter"
+        " selects the run by what its journal holds (e.g. status=halted)",
+        "nothing to apply.",
     ]
+    # A lease set to outlive the wait is no holder that lets go: the run is not selected by its journal.
+    by_id = agenttui("cancel", str(path), "--where", "id=refund-3", "--yes")
+    assert by_id.returncode == 0, by_id.stderr
+    assert "  refund-3  a live driver holds its lease (worker-2#0f)" in by_id.stdout
+    assert "cancel: 0 done, 0 skipped, 0 failed of 0 runs" in by_id.stdout
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from textual.binding import Binding
 from textual.pilot import Pilot
-from textual.widgets import Button, Log, Static
+from textual.widgets import Button, Static
 
 from agenttui.journal import keys
 from agenttui.runs import batch
@@ -222,7 +222,7 @@ async def test_cancel_on_six_marked_runs_writes_one_run_cancelled_each_and_y_cop
         progress = await finished(pilot)
         assert progress.tally.done == 6
         assert "cancel: 6 done, 0 skipped, 0 failed of 6 runs" in str(progress.query_one("#bulk-summary").render())
-        assert len(progress.query_one(Log).lines) == 6
+        assert len(progress.recent) == 6
     after = await stored(store_path)
     for run_id in REFUNDS:
         cancels = [name for name, _ in after[run_id] if name == keys.RUN_CANCELLED]

@@ -23,7 +23,7 @@ from textual.widgets import Input
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens import export
 from agenttui.tui.screens.compare import CompareScreen
-from agenttui.tui.screens.dialogs import ConfirmDialog, PromptDialog
+from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, PromptDialog
 from agenttui.tui.screens.export import ExportDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.screens.run import RunScreen
@@ -178,6 +178,38 @@ def test_confirm_approval(snap_compare: Snap, app: AgentTuiApp) -> None:
 
 
 NARROW = (80, 24)
+CONFIRM_SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+
+
+@pytest.mark.parametrize("size", CONFIRM_SIZES)
+def test_confirm_approval_at(snap_compare: Snap, app: AgentTuiApp, size: tuple[int, int]) -> None:
+    """``a`` on the run awaiting approval: the tool, the refund's arguments in full, the turn that
+    asked for it and why it waits, above what will be written, the command and the buttons."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await select_run(pilot, "refund-a1005")
+        await pilot.press("a")
+        await wait_for_screen(pilot, ConfirmDialog)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", CONFIRM_SIZES)
+def test_cancel_dialog_at(snap_compare: Snap, app: AgentTuiApp, size: tuple[int, int]) -> None:
+    """Cancel on the stalled run, from the menu: why it waits, the reason as a field, and a
+    dismiss button that says it writes nothing."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await select_run(pilot, "refund-a1001-stalled")
+        await pilot.press("o")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("G", "enter")  # the last choice: cancel, with no agent and no lease
+        await wait_for_screen(pilot, ConfirmDialog)
+        freeze_cursors(pilot)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_answer_prompt_at_80x24(snap_compare: Snap, app: AgentTuiApp) -> None:

@@ -1,14 +1,15 @@
 """StoreScreen: a screen that reads the app's store, reports its workers' failures to the app, and
-says why a key does nothing where it does not apply."""
+says why a key does nothing where it does not apply; AppModal: every dialog of the app's, with the
+one rule for keys inside a dialog."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from textual import events
 from textual.actions import parse as parse_action
-from textual.binding import Binding
-from textual.screen import Screen
+from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
@@ -17,6 +18,34 @@ from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
     from agenttui.tui.app import AgentTuiApp
+
+
+ResultT = TypeVar("ResultT")
+
+
+class AppModal(ModalScreen[ResultT]):
+    """Every dialog the app shows (menus, confirmations, prompts, progress, help): one rule for its
+    keys. ``q`` does what ``esc`` does there, closing it (the app's ``q`` never quits from a
+    dialog: ``AgentTuiApp.check_action``), so a replay under it is never lost; ``?`` shows the
+    dialog's own keys (``f1`` too, for where a text field takes ``?`` as typed)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "close", "Close", show=False, id="modal.close"),
+        Binding("question_mark,f1", "keys", "This dialog's keys", show=False, id="modal.keys"),
+    ]
+
+    def action_close(self) -> None:
+        """What esc does here (its binding's action), or dismiss without a result."""
+        escape = self.active_bindings.get("escape")
+        if escape is None or escape.binding.action == "close":
+            self.dismiss()
+            return
+        self.call_next(self.app.run_action, escape.binding.action, escape.node)
+
+    def action_keys(self) -> None:
+        from agenttui.tui.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(self))
 
 
 class StoreScreen(Screen[None]):

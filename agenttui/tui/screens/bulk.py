@@ -4,31 +4,32 @@ progress, run by run, with a summary whose skipped and failed runs open.
 The flow (``act_on_marked``) runs in the app's operation worker: pick an action that fits every
 marked run, give the value it needs, read the marked runs afresh (``runs.batch.select``), confirm,
 then apply. The apply is the progress dialog's own async worker on the app's loop, under each
-run's lease (``runs.batch.apply_selection``); its outcomes reach the dialog as messages that
-coalesce, and the dialog paints them at most ``FRAME_SECONDS`` apart, however fast runs go.
+run's lease (``runs.batch.apply_selection``); its outcomes reach the dialog a frame's worth at
+a time (``FRAME_SECONDS``), however fast runs go, and the dialog paints each batch as it comes.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message
-from textual.screen import ModalScreen
-from textual.widgets import Button, Log, OptionList, ProgressBar, Static
+from textual.widgets import Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from agenttui.journal.inert import printable
 from agenttui.runs.batch import (
+    CancelRuns,
     RunOutcome,
     Selection,
     Tally,
@@ -42,10 +43,9 @@ from agenttui.runs.batch import (
 from agenttui.stores import describe_url
 from agenttui.stores.base import Store
 from agenttui.tui.bulk_plan import Fit, bulk_choices, fits, selecting_where
-from agenttui.tui.clipboard import copy_text
 from agenttui.tui.messages import StoreChanged
-from agenttui.tui.screens.dialogs import ChoiceList, CommandLine, PromptDialog
-from agenttui.tui.widgets.scrolling_pane import ScrollingPane
+from agenttui.tui.screens.base import AppModal
+from agenttui.tui.screens.dialogs import ChoiceList, Confirmation, PromptDialog, reason_field
 
 if TYPE_CHECKING:
     from agenttui.runs.status import RunStatus
@@ -56,20 +56,20 @@ if TYPE_CHECKING:
 #: the dimmed list behind it with each frame, so frames are few (five a second read as progress),
 #: and keys pressed meanwhile are painted at once (benchmarks/bulk.py, tui).
 FRAME_SECONDS = 1 / 5
-#: The outcome lines the progress dialog keeps (the summary lists every run not simply done).
-LOG_LINES = 2000
+#: The outcome lines the progress dialog keeps, the latest, as many as fit (the summary lists
+#: every run not simply done). A text of set height, not a scrolling log: a log's growing length
+#: lays the dialog, and the dimmed list behind it, out again with each frame.
+RECENT_LINES = 200
 
 clock = time.monotonic
 """What runs a second and the time left are measured with (a test holds it still)."""
 
 
-class BulkMenu(ModalScreen[int | None]):
+class BulkMenu(AppModal[int | None]):
     """The actions for the marked runs: those that fit every one can be picked; each other says
     how many marked runs it does not fit, and the commonest why. enter picks, esc or q cancels."""
 
-    BINDINGS = [Binding("escape,q", "cancel", "Cancel", id="bulk-menu.cancel")]
-    CLOSES_ON_Q = True
-    """q closes this dialog instead of quitting (``AgentTuiApp.check_action``)."""
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="bulk-menu.cancel")]
 
     def __init__(self, marked: int, fitted: Sequence[Fit]) -> None:
         super().__init__()
@@ -93,62 +93,53 @@ class BulkMenu(ModalScreen[int | None]):
         self.dismiss(None)
 
 
-class BulkConfirm(ModalScreen[bool]):
-    """Asks before a bulk action: how many runs by status, the first with what each gets, the
-    marked runs it does not fit, and the command that does the same. ``w`` writes; ``n``, esc or
-    q writes nothing; ``y`` copies the command; j/k scroll the preview."""
+class BulkConfirm(Confirmation):
+    """The confirmation of a bulk action (the one confirmation, its body the preview): how many
+    runs by status, the first with what each gets, the marked runs it does not fit, and the
+    command that does the same. A cancel's reason is a field (tab reaches it)."""
 
-    BINDINGS = [
-        Binding("w", "answer(True)", "Write it", id="bulk-confirm.yes"),
-        Binding("n,escape,q", "answer(False)", "No", id="bulk-confirm.no"),
-        Binding("y", "copy_command", "Copy the command", id="bulk-confirm.copy"),
-        Binding("left", "scroll_command(-8)", "Scroll the command left", show=False, id="bulk-confirm.scroll-left"),
-        Binding("right", "scroll_command(8)", "Scroll the command right", show=False, id="bulk-confirm.scroll-right"),
-    ]
-    CLOSES_ON_Q = True
-
-    def __init__(self, selection: Selection, store_url: str, command: str) -> None:
-        super().__init__()
-        self.selection = selection
-        self._store_url = store_url
-        self.command = command
-        """The CLI command that does the same, as ``y`` copies it."""
-
-    def compose(self) -> ComposeResult:
-        selection = self.selection
+    def __init__(self, selection: Selection, store_url: str, where: str | None) -> None:
         title = f"{selection.action.verb.capitalize()} {len(selection.fitting):,} marked runs?"
-        preview = "\n".join(preview_lines(selection, self._store_url))
-        with Vertical(id="dialog", classes="-bulk"):
-            yield Static(Text(printable(title), style="bold"), id="dialog-title")
-            with ScrollingPane(id="bulk-body"):
-                yield Static(Text(printable(preview, multiline=True)), id="bulk-preview")
-            yield Static(Text("Same from the command line (y copies it; ← → scroll it):"), id="dialog-command-label")
-            yield CommandLine(self.command, id="dialog-command")
-            with Horizontal(id="dialog-buttons"):
-                yield Button("Write it (w)", id="yes", variant="warning", compact=True)
-                yield Button("Back, write nothing (n)", id="no", variant="primary", compact=True)
+        super().__init__(title, _bulk_command(selection, store_url, where))
+        self.selection = selection
+        self._store_url, self._where = store_url, where
 
-    def on_mount(self) -> None:
-        self.query_one("#bulk-body").focus()
+    def body(self) -> ComposeResult:
+        yield Static(self._preview(), id="bulk-preview")
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+    def fields(self) -> ComposeResult:
+        if isinstance(self.selection.action, CancelRuns):
+            yield from reason_field(self.selection.action.reason)
 
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+    def dialog_classes(self) -> str:
+        return "-bulk -reason" if isinstance(self.selection.action, CancelRuns) else "-bulk"
 
-    def action_copy_command(self) -> None:
-        copy_text(self, self.command, "the command", one_line=True)
+    def _preview(self) -> Text:
+        return Text(printable("\n".join(preview_lines(self.selection, self._store_url)), multiline=True))
 
-    def action_scroll_command(self, columns: int) -> None:
-        self.query_one(CommandLine).scroll_relative(x=columns, animate=False)
+    @on(Input.Changed, "#confirm-reason")
+    def reason_changed(self, event: Input.Changed) -> None:
+        assert isinstance(self.selection.action, CancelRuns)
+        self.selection.action = replace(self.selection.action, reason=event.value)
+        self.query_one("#bulk-preview", Static).update(self._preview())
+        self.show_command(_bulk_command(self.selection, self._store_url, self._where))
+
+    @on(Input.Submitted, "#confirm-reason")
+    def reason_done(self) -> None:
+        self.query_one("#confirm-body").focus()
+
+
+def _bulk_command(selection: Selection, store_url: str, where: str | None) -> str:
+    """The command that does what ``selection`` does: one ``--where`` naming its runs when one
+    can, else the first run's command and how many more."""
+    return where_command(selection.action, store_url, where) if where is not None else selection.command(store_url)
 
 
 Writing = Callable[[], AbstractAsyncContextManager[Store]]
 """Gives a store handle to write with, for the length of a ``with`` (``AgentTuiApp.writing``)."""
 
 
-class BulkProgress(ModalScreen[None]):
+class BulkProgress(AppModal[None]):
     """A bulk action under way: runs done of the total, runs a second and the time left, each
     outcome as it comes. esc stops after the run in hand; at the end, the summary and the runs
     skipped or failed, each opened with enter; esc or q closes."""
@@ -175,7 +166,6 @@ class BulkProgress(ModalScreen[None]):
         Binding("escape", "stop_or_close", "Stop", id="bulk-progress.stop"),
         Binding("q", "close", "Close", show=False, id="bulk-progress.close"),
     ]
-    CLOSES_ON_Q = True
 
     def __init__(self, selection: Selection, writing: Writing) -> None:
         super().__init__()
@@ -186,7 +176,8 @@ class BulkProgress(ModalScreen[None]):
         """esc was pressed: the action stops after the run in hand."""
         self.finished = False
         self._unpainted: list[RunOutcome] = []
-        self._paint_due = False
+        self.recent: deque[str] = deque(maxlen=RECENT_LINES)
+        """The latest outcome lines, as the dialog shows them (the summary names every run not done)."""
         self._started = 0.0
         self.problems: list[RunOutcome] = []
         """The runs skipped or failed, as the summary lists them (enter opens one)."""
@@ -201,7 +192,7 @@ class BulkProgress(ModalScreen[None]):
             yield Static(Text(printable(title), style="bold"), id="dialog-title")
             yield ProgressBar(id="bulk-progress", total=max(self.total, 1), show_eta=False)
             yield Static("", id="bulk-rate")
-            yield Log(id="bulk-log", max_lines=LOG_LINES, auto_scroll=True)
+            yield Static("", id="bulk-log")
             yield Static("", id="bulk-summary")
             yield ChoiceList(id="bulk-problems")
             yield Static(Text("esc stops after the current run"), id="bulk-hint")
@@ -217,8 +208,23 @@ class BulkProgress(ModalScreen[None]):
     async def apply(self) -> None:
         """Act on the selection, run by run, posting each outcome."""
         async with self._writing() as store:
-            async for outcome in apply_selection(store, self.selection, stopping=lambda: self.stopping):
-                self.post_message(BulkProgress.Applied([outcome]))
+            # Outcomes go to the dialog a frame's worth at a time: a message per run (hundreds a
+            # second) would keep the dialog's queue from ever going idle, and a screen repaints when
+            # idle: a key pressed meanwhile would be handled at once, and painted late.
+            done: list[RunOutcome] = []
+
+            def report() -> None:
+                if done:
+                    self.post_message(BulkProgress.Applied(done.copy()))
+                    done.clear()
+
+            reporter = self.set_interval(FRAME_SECONDS, report)
+            try:
+                async for outcome in apply_selection(store, self.selection, stopping=lambda: self.stopping):
+                    done.append(outcome)
+            finally:
+                reporter.stop()
+                report()
         self.post_message(BulkProgress.Finished())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -240,16 +246,16 @@ class BulkProgress(ModalScreen[None]):
         for outcome in message.outcomes:
             self.tally.add(outcome)
         self._unpainted += message.outcomes
-        if not self._paint_due:
-            self._paint_due = True
-            self.set_timer(FRAME_SECONDS, self._paint)
+        self._paint()
 
     def _paint(self) -> None:
-        self._paint_due = False
         lines, self._unpainted = self._unpainted, []
         if lines:
             # Run ids and details are the store's: made inert before they reach the terminal.
-            self.query_one(Log).write_lines([printable(outcome_line(o)) for o in lines])
+            self.recent.extend(printable(outcome_line(o)) for o in lines)
+            log = self.query_one("#bulk-log", Static)
+            shown = list(self.recent)[-max(log.size.height, 1) :]
+            log.update(Text("\n".join(shown), no_wrap=True, overflow="ellipsis"), layout=False)
         self.query_one(ProgressBar).update(progress=self.tally.count)
         self.query_one("#bulk-rate", Static).update(self._rate_text(), layout=False)  # one line, always
 
@@ -281,7 +287,7 @@ class BulkProgress(ModalScreen[None]):
             problems.add_options(Option(Text(printable(outcome_line(o)))) for o in self.problems)
             problems.highlighted = 0
             problems.display = True
-            self.query_one(Log).display = False
+            self.query_one("#bulk-log").display = False
             problems.focus()
         hint = "enter opens a run; esc or q closes" if self.problems else "esc or q closes"
         self.query_one("#bulk-hint", Static).update(Text(hint))
@@ -353,8 +359,7 @@ async def act_on_marked(
     url = describe_url(app.url)
     fitting = [status.run_id for status in selection.fitting]
     where = selecting_where(fitting, marked=list(marked), shown_filter=shown_filter)
-    command = where_command(action, url, where) if where is not None else selection.command(url)
-    if not await app.push_screen_wait(BulkConfirm(selection, url, command)):
+    if not await app.push_screen_wait(BulkConfirm(selection, url, where)):
         app.notify("nothing written")
         return
     await app.push_screen(BulkProgress(selection, app.writing))

@@ -1,20 +1,29 @@
-"""Dialogs: an error to acknowledge, and a confirmation that shows exactly what will be written."""
+"""Dialogs: an error to acknowledge, a value to give, a choice to make, and the one confirmation
+before a write (``Confirmation``), which shows what the write decides, what it writes and the
+command that does the same."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import ClassVar
+
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, HorizontalScroll, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from agenttui.journal.inert import printable
+from agenttui.runs.choices import StepContext
+from agenttui.runs.operations import Cancel, Operation
 from agenttui.tui.clipboard import copy_text
+from agenttui.tui.screens.base import AppModal
+from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
 
-class ErrorDialog(ModalScreen[None]):
+class ErrorDialog(AppModal[None]):
     """An error the core raised, with its title; enter or esc closes it."""
 
     BINDINGS = [Binding("escape,enter", "dismiss", "Close", id="error.close")]
@@ -54,53 +63,57 @@ class CommandLine(HorizontalScroll):
         return Text(printable(self.command), no_wrap=True, overflow="ignore")
 
 
-class ConfirmDialog(ModalScreen[bool]):
-    """Asks before a write: shows what will be written and the equivalent CLI command.
+class Confirmation(AppModal[bool]):
+    """The one confirmation before a write, whatever writes: a title, a body that scrolls (what
+    the write decides and what it writes), the command that does the same on one line, and two
+    buttons that stay in view at 80x24 (``#confirm-body`` is capped at a share of the terminal).
 
-    ``w`` writes; ``n`` or esc writes nothing; ``y`` copies the command (the key that copies
-    everywhere), so a reflexive "yes" copies and writes nothing.
+    ``w`` writes; ``n``, esc or q writes nothing; ``y`` copies the command (the key that copies
+    everywhere), so a reflexive "yes" copies and writes nothing; j/k, g/G and space scroll the
+    body. Subclasses give the body (``body``) and any field under it (``fields``).
     """
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("w", "answer(True)", "Write it", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+        Binding("n,escape", "answer(False)", "Back, write nothing", id="confirm.no"),
         Binding("y", "copy_command", "Copy the command", id="confirm.copy"),
         Binding("left", "scroll_command(-8)", "Scroll the command left", show=False, id="confirm.scroll-left"),
         Binding("right", "scroll_command(8)", "Scroll the command right", show=False, id="confirm.scroll-right"),
     ]
 
-    def __init__(
-        self,
-        title: str,
-        will_write: str,
-        command: str,
-        *,
-        heading: str = "Will write:",
-        yes: str = "Write it (w)",
-        lead: str = "",
-    ) -> None:
+    def __init__(self, title: str, command: str, *, yes: str = "Write it (w)", classes: str = "") -> None:
         super().__init__()
-        self._title, self._will_write = title, will_write
-        self._heading, self._yes = heading, yes
-        self.lead = lead
-        """A line above what will be written: why it is asked now (a re-drive offered after a write)."""
+        self._title, self._yes, self._dialog_classes = title, yes, classes
         self.command = command
         """The CLI command that does the same, as ``y`` copies it."""
 
+    def body(self) -> ComposeResult:
+        """What the body shows: what the write decides and what it writes."""
+        yield from ()
+
+    def fields(self) -> ComposeResult:
+        """Fields under the body, always in view (a cancel's reason)."""
+        yield from ()
+
+    def dialog_classes(self) -> str:
+        """The dialog's classes: ``-step`` and ``-reason`` leave the body fewer rows (app.tcss)."""
+        return self._dialog_classes
+
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with Vertical(id="dialog", classes=f"-confirm {self.dialog_classes()}".strip()):
             yield Static(Text(printable(self._title), style="bold"), id="dialog-title")
-            if self.lead:
-                yield Static(Text(printable(self.lead, multiline=True)), id="dialog-lead")
-            yield Static(Text(self._heading + "\n" + printable(self._will_write, multiline=True)), id="dialog-body")
+            with ScrollingPane(id="confirm-body"):
+                yield from self.body()
+            yield from self.fields()
             yield Static(Text("Same from the command line (y copies it; ← → scroll it):"), id="dialog-command-label")
             yield CommandLine(self.command, id="dialog-command")
             with Horizontal(id="dialog-buttons"):
-                yield Button(self._yes, id="yes", variant="warning")
-                yield Button("Cancel (n)", id="no", variant="primary")
+                yield Button(self._yes, id="yes", variant="warning", compact=True)
+                yield Button("Back, write nothing (n)", id="no", variant="primary", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        # The body has the focus: j/k scroll it, and enter, which a focused "no" would take, does nothing.
+        self.query_one("#confirm-body").focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
@@ -114,8 +127,106 @@ class ConfirmDialog(ModalScreen[bool]):
     def action_scroll_command(self, columns: int) -> None:
         self.query_one(CommandLine).scroll_relative(x=columns, animate=False)
 
+    def show_command(self, command: str) -> None:
+        """Show and copy ``command`` from now on (a field changed what the write is)."""
+        self.command = command
+        self.query_one(CommandLine).show(command)
 
-class PromptDialog(ModalScreen[str | None]):
+
+class ConfirmDialog(Confirmation):
+    """The confirmation of one write: of an operation on one run (``ConfirmDialog.of``: approve,
+    deny, answer, resolve, cancel, re-drive, release or break a lease, a fork saved), what the
+    step is (``StepContext``: the call, its arguments in full, the turn that asked for it, why the
+    run waits) and what will be written; of another write (recover-all's pass, a file replaced,
+    tools run live), what it does. A cancel's reason is a field (tab reaches it), recorded in
+    ``run:cancelled``: ``operation`` is the write as confirmed, read it once dismissed with yes.
+    """
+
+    def __init__(
+        self,
+        title: str,
+        will_write: str,
+        command: str,
+        *,
+        heading: str = "Will write:",
+        yes: str = "Write it (w)",
+        lead: str = "",
+        step: StepContext | None = None,
+    ) -> None:
+        super().__init__(title, command, yes=yes)
+        self._will_write, self._heading = will_write, heading
+        self.lead = lead
+        """A line above the rest: why it is asked now (a re-drive offered after a write)."""
+        self.step = step
+        """What the step the write decides is (None: a write that decides no step)."""
+        self.operation: Operation | None = None
+        """The operation as confirmed (``of``), a cancel with the reason as typed."""
+        self._store_url = ""
+
+    @classmethod
+    def of(
+        cls, operation: Operation, store_url: str, step: StepContext | None = None, *, lead: str = ""
+    ) -> ConfirmDialog:
+        """The confirmation of ``operation``, the step it decides shown first."""
+        dialog = cls(operation.title, operation.will_write(), operation.command(store_url), lead=lead, step=step)
+        dialog.operation, dialog._store_url = operation, store_url
+        return dialog
+
+    def body(self) -> ComposeResult:
+        if self.lead:
+            yield Static(Text(printable(self.lead, multiline=True)), id="dialog-lead")
+        if self.step is None:
+            yield Static(self._will_write_text(), id="dialog-body")
+        else:
+            yield Static(Text(printable(_clipped("\n".join(self.step.lines())), multiline=True)), id="confirm-step")
+
+    def fields(self) -> ComposeResult:
+        # Under a step, what will be written stays in view below it, however far the step scrolls.
+        if self.step is not None:
+            yield Static(self._will_write_text(), id="dialog-body", classes="-fixed")
+        if isinstance(self.operation, Cancel):
+            yield from reason_field(self.operation.reason)
+
+    def dialog_classes(self) -> str:
+        return " ".join(
+            c for c, on in (("-step", self.step is not None), ("-reason", isinstance(self.operation, Cancel))) if on
+        )
+
+    def _will_write_text(self) -> Text:
+        return Text(self._heading + "\n" + printable(self._will_write, multiline=True))
+
+    @on(Input.Changed, "#confirm-reason")
+    def reason_changed(self, event: Input.Changed) -> None:
+        assert isinstance(self.operation, Cancel)
+        self.operation = replace(self.operation, reason=event.value)
+        self._will_write = self.operation.will_write()
+        self.query_one("#dialog-body", Static).update(self._will_write_text())
+        self.show_command(self.operation.command(self._store_url))
+
+    @on(Input.Submitted, "#confirm-reason")
+    def reason_done(self) -> None:
+        self.query_one("#confirm-body").focus()  # back where w, n and y answer
+
+
+def reason_field(reason: str) -> ComposeResult:
+    """A cancel's reason, under a confirmation's body: tab reaches it, enter goes back to the body."""
+    with Horizontal(id="confirm-reason-row"):
+        yield Static("Reason (tab):", id="confirm-reason-label")
+        yield Input(reason, id="confirm-reason", compact=True, select_on_focus=False)
+
+
+#: The most of a step's text a confirmation shows: arguments of a megabyte would take the dialog
+#: seconds to lay out (the inspector and ``agenttui show`` show them whole).
+STEP_CHARS = 20_000
+
+
+def _clipped(text: str) -> str:
+    if len(text) <= STEP_CHARS:
+        return text
+    return text[:STEP_CHARS] + f"\n… {len(text) - STEP_CHARS:,} more characters (the inspector shows them all)"
+
+
+class PromptDialog(AppModal[str | None]):
     """Asks for one value (an answer, a result); enter submits, esc cancels. Asked again after a
     refusal, it holds what was typed and says under it why it was refused."""
 
@@ -152,7 +263,7 @@ class ChoiceList(OptionList):
     ]
 
 
-class ChoiceDialog(ModalScreen[int | None]):
+class ChoiceDialog(AppModal[int | None]):
     """Pick one of several actions; j/k or the arrows move, enter picks, esc cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="choice.cancel")]

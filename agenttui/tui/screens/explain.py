@@ -5,18 +5,18 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from agenttui.journal.inert import printable
+from agenttui.tui.screens.base import AppModal
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
 
-class ExplanationScreen(ModalScreen[None]):
+class ExplanationScreen(AppModal[None]):
     """``W``: the text cut to fit (a fork's reason for stopping, a breakpoint, a run's detail), whole.
-    j/k/g/G scroll it; esc, enter or W closes it."""
+    j/k/g/G scroll it; esc, q, enter or W closes it."""
 
-    BINDINGS = [Binding("escape,enter,W", "dismiss", "Close", id="explain.close")]
+    BINDINGS = [Binding("escape,enter,W", "close", "Close", id="explain.close")]
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__()

@@ -13,7 +13,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, ProgressBar, RadioButton, RadioSet, Static
 from textual.worker import Worker, WorkerState
 
@@ -23,6 +22,7 @@ from agenttui.runs.bundle import BundleExistsError, BundleProgress, ExportReport
 from agenttui.stores.base import Store
 from agenttui.tui.clipboard import copy_text
 from agenttui.tui.export_plan import ExportScope, default_path, export_command, parse_redactions, report_lines
+from agenttui.tui.screens.base import AppModal
 from agenttui.tui.screens.dialogs import CommandLine, ConfirmDialog
 
 
@@ -32,7 +32,7 @@ def working_directory() -> Path:
     return Path.cwd()
 
 
-class ExportDialog(ModalScreen[None]):
+class ExportDialog(AppModal[None]):
     """Which runs, which file, sub-runs or not, what to redact, and the CLI command that does the
     same; ``w`` exports (asking first before it replaces a file), ``y`` copies the command, esc
     cancels: the export while it runs (nothing is left behind), else the dialog.

@@ -13,12 +13,12 @@ from rich.text import Text
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
 from agenttui.journal.inert import printable
 from agenttui.journal.record import Record, StepKind
 from agenttui.replay.edit import BadEdit, editable_value, make_edit
+from agenttui.tui.screens.base import AppModal
 
 
 class ValueArea(TextArea):
@@ -28,7 +28,7 @@ class ValueArea(TextArea):
     BINDINGS = [Binding("ctrl+a", "select_all", "Select all", show=False, id="fork-editor.select-all")]
 
 
-class ForkEditor(ModalScreen[str | None]):
+class ForkEditor(AppModal[str | None]):
     """Edit ``record``'s value; ctrl+s takes it once it fits (the error shows inline otherwise),
     ctrl+o opens it in $EDITOR (ctrl+e is the text area's end of line) with the app suspended, esc gives up."""
 

@@ -12,6 +12,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from agenttui.runs.state import RunState
+from agenttui.tui.screens.base import AppModal
 from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
@@ -23,7 +24,10 @@ def binding_table(screen: Screen[Any]) -> Table:
     table.add_column("does", min_width=24)
     table.add_column("id", style="italic", no_wrap=True)
     rows: dict[tuple[str, str, str], list[str]] = {}
-    for active in screen.active_bindings.values():
+    actives = list(screen.active_bindings.values())
+    if isinstance(screen, ModalScreen):  # a dialog's own keys first, then its focused widget's
+        actives.sort(key=lambda active: active.node is not screen)
+    for active in actives:
         binding = active.binding
         keys = rows.setdefault((binding.action, binding.description, binding.id or ""), [])
         label = screen.app.get_key_display(binding)
@@ -40,29 +44,35 @@ def status_legend() -> list[Text]:
     return [Text("Statuses", style="bold"), *(Text(f"{state.icon} {state.value}") for state in RunState)]
 
 
-class HelpScreen(ModalScreen[None]):
-    """``?``: what every key does here. j/k/g/G scroll it, as they move every list; esc, enter or
-    ? closes it (q quits, as everywhere)."""
+class HelpScreen(AppModal[None]):
+    """``?``: what every key does here, or in the dialog it was asked from (that dialog's keys
+    alone). j/k/g/G scroll it, as they move every list; esc, enter, ? or q closes it."""
 
     BINDINGS = [
-        Binding("escape,enter,question_mark", "dismiss", "Close", id="help.close"),
+        Binding("escape,enter,question_mark,f1", "dismiss", "Close", id="help.close"),
     ]
 
     def __init__(self, under: Screen[Any]) -> None:
         super().__init__()
         self._under = under
+        # Read now, while ``under`` is the screen shown: once this dialog is, the app's q is the
+        # dialog's (``AgentTuiApp.check_action``), and ``under``'s own keys would lose their quit.
+        self._bindings_table = binding_table(under)
 
     def compose(self) -> ComposeResult:
         # The panel has the focus, so the keys that scroll every pane (j/k/g/G, space) scroll it.
         with ScrollingPane(id="help-panel"):
-            yield Static(Text("Keys", style="bold"), id="help-title")
-            yield Static(binding_table(self._under), id="help-bindings")
-            yield HeaderBar(id="help-statuses")
+            title = "Keys of this dialog" if isinstance(self._under, ModalScreen) else "Keys"
+            yield Static(Text(title, style="bold"), id="help-title")
+            yield Static(self._bindings_table, id="help-bindings")
+            if not isinstance(self._under, ModalScreen):
+                yield HeaderBar(id="help-statuses")
+            first = ("q or esc closes the dialog (never the app)." if isinstance(self._under, ModalScreen)
+                     else "ctrl+p opens the command palette: every action, by name.")  # fmt: skip
             yield Static(
-                Text("ctrl+p opens the command palette: every action, by name.\n"
-                     "Nothing is written to the store unless you confirm an action."),
-                id="help-footnote",
-            )  # fmt: skip
+                Text(f"{first}\nNothing is written to the store unless you confirm an action."), id="help-footnote"
+            )
 
     def on_mount(self) -> None:
-        self.query_one(HeaderBar).show(status_legend())
+        for legend in self.query(HeaderBar):
+            legend.show(status_legend())

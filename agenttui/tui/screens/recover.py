@@ -6,15 +6,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
 from agenttui.journal.describe import printable, printable_id
 from agenttui.runs.operations import report_lines
 from agenttui.runs.recover import RecoverReport
+from agenttui.tui.screens.base import AppModal
 
 
-class RecoverProgress(ModalScreen[None]):
+class RecoverProgress(AppModal[None]):
     """Shows each run as it is recovered, then the report; esc closes once done."""
 
     BINDINGS = [Binding("escape,enter", "close", "Close", id="recover.close")]
