@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 
-from agenttui.render.blocks import Block, FanOutBlock, LoopBlock, NodeBlock, SubAgentBlock, loop_name
+from agenttui.render.blocks import Block, EndBlock, FanOutBlock, LoopBlock, NodeBlock, SubAgentBlock, loop_name
 from agenttui.render.boxes import MIN_WIDTH, Canvas
 from agenttui.render.bulk import collector_paused
 from agenttui.render.flow import END_KINDS, FlowKind, FlowStep
@@ -30,7 +30,8 @@ class Flowchart:
 
     The chart is cut into blocks (a box, a fan-out, a fold of loops, a sub-agent) whose heights
     are computed without drawing, and which do not depend on the width, since labels are cut to
-    one line. An index of each block's first row finds the blocks under any window by bisection,
+    one line: all but the node the chart ends in, the last block, whose label (where the run
+    stands) wraps at the width the chart is ``fit`` to. An index of each block's first row finds the blocks under any window by bisection,
     so drawing 50 rows costs the same for a chart of 100 or 100,000 nodes; drawn blocks are kept
     in a small LRU cache. Steps are expected in record order, as ``flow_steps`` gives them.
     """
@@ -54,6 +55,8 @@ class Flowchart:
         self._node_records: list[int] = []  # the record index of each node that has one, ascending
         self._node_blocks = array("q")  # the block drawing each of those nodes
         self._row_count = 0
+        self._wrap: int | None = None
+        """The width the closing node's label wraps at (``fit``); None: one line, cut."""
         self._cache: OrderedDict[tuple[Block, int, bool, int, bool], tuple[Row, ...]] = OrderedDict()
         self.extend(steps)
 
@@ -123,8 +126,23 @@ class Flowchart:
             b += 1
         return out
 
+    def fit(self, width: int) -> bool:
+        """Wrap the closing node's label to be drawn at ``width``; whether the chart's rows changed."""
+        cells = max(width, MIN_WIDTH)
+        if cells == self._wrap:
+            return False
+        self._wrap = cells
+        last = self._blocks[-1] if self._blocks else None
+        if not isinstance(last, EndBlock):
+            return False
+        before = self._row_count
+        self._blocks[-1] = EndBlock(last.step, last.lead, cells)
+        self._grew()
+        return self._row_count != before
+
     def text(self, width: int, *, ascii: bool = False) -> str:
         """The whole drawing as plain text, one line per row."""
+        self.fit(width)
         return "".join(row.text + "\n" for row in self.rows(0, self._row_count, width, ascii=ascii))
 
     def _drawn(self, block: Block, canvas: Canvas, has_next: bool) -> tuple[Row, ...]:
@@ -244,7 +262,12 @@ class Flowchart:
         blocks = self._blocks
         if step.kind != _TOOL:  # a box of its own: most nodes, so added here without more calls
             first = len(blocks)
-            box = NodeBlock(step, first > 0)
+            kind = step.kind
+            box = (
+                EndBlock(step, first > 0, self._wrap)
+                if kind is _DONE or kind is _UNFINISHED
+                else NodeBlock(step, first > 0)
+            )
             blocks.append(box)
             self._starts.append(self._row_count)
             self._row_count += box.height
@@ -339,7 +362,7 @@ class Flowchart:
 
 
 # Enum attribute lookups cost ~0.3 µs each, a third of the budget per node when indexing 100,000.
-_LLM, _TOOL = FlowKind.LLM, FlowKind.TOOL
+_LLM, _TOOL, _DONE, _UNFINISHED = FlowKind.LLM, FlowKind.TOOL, FlowKind.DONE, FlowKind.UNFINISHED
 
 
 def render_text(

@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar, Protocol
 
 from agenttui.render.boxes import (  # isort: skip  (kept packed, like the fmt: skip below)
-    BOX_HEIGHT, BOX_PADDING, MIN_WIDTH, SPINE, Canvas, arrow_row, box, fan_row, fit_around, node_rows,
+    BOX_HEIGHT, BOX_PADDING, MIN_WIDTH, SPINE, Canvas, arrow_row, box, end_rows, fan_row, fit_around, node_rows,
 )  # fmt: skip
+from agenttui.render.cells import wrap_words
 from agenttui.render.flow import END_KINDS, FAIL_MARK, FlowKind, FlowStep
 from agenttui.render.rows import Role, Row, Span, clip_row
 
@@ -102,6 +103,30 @@ class NodeBlock(Block):
 
     def rows(self, lo: int, hi: int, canvas: Canvas, *, has_next: bool) -> list[Row]:
         return node_rows(self.step, canvas, lead=self.lead, connector=has_next)[lo:hi]
+
+
+END_LINES = 4
+"""The most lines the node a chart ends in wraps to before its last line is cut."""
+
+
+class EndBlock(NodeBlock):
+    """The node a chart ends in (``done``, or where an unfinished run stands, "halted on
+    refund_payment: outcome unknown"): its label wrapped at words in as many lines as it takes at
+    ``cells`` (the chart's width, ``Flowchart.fit``), up to ``END_LINES``; one line, cut, when
+    the chart has no width yet. The chart's last block, so a new width re-indexes nothing."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, step: FlowStep, lead: bool, cells: int | None) -> None:
+        super().__init__(step, lead)
+        self.lines = 1 if cells is None else len(wrap_words(step.label, cells - BOX_PADDING, END_LINES))
+
+    @property
+    def height(self) -> int:
+        return self.lead + BOX_HEIGHT - 1 + self.lines
+
+    def rows(self, lo: int, hi: int, canvas: Canvas, *, has_next: bool) -> list[Row]:
+        return end_rows(self.step, canvas, self.lines, lead=self.lead, connector=has_next)[lo:hi]
 
 
 class FanOutBlock(Block):

@@ -58,11 +58,21 @@ def box(
     label: Sequence[Span], style: BoxStyle, border: Role, *, lead: bool, connector: bool, glyphs: Glyphs
 ) -> list[Row]:
     """A box around ``label``, after an arrow row if ``lead``, with the spine leaving it if ``connector``."""
-    inner = sum(cell_width(span.text) for span in label) + 2
+    return lines_box((label,), style, border, lead=lead, connector=connector, glyphs=glyphs)
+
+
+def lines_box(
+    lines: Sequence[Sequence[Span]], style: BoxStyle, border: Role, *, lead: bool, connector: bool, glyphs: Glyphs
+) -> list[Row]:
+    """A box around label ``lines`` (as wide as the widest), drawn as ``box`` draws one."""
+    widths = [sum(cell_width(span.text) for span in line) for line in lines]
+    inner = max(widths) + 2
     h = style.horizontal
     rows = [arrow_row(glyphs)] if lead else []
     rows.append(Row(Span(style.top_left + h * inner + style.top_right, border)))
-    rows.append(Row(Span(style.vertical + " ", border), *label, Span(" " + style.vertical, border)))
+    for line, width in zip(lines, widths, strict=True):
+        pad = " " * (inner - 2 - width)
+        rows.append(Row(Span(style.vertical + " ", border), *line, Span(pad + " " + style.vertical, border)))
     if connector:
         rows.append(
             Row(
@@ -96,6 +106,17 @@ def node_rows(step: FlowStep, canvas: Canvas, *, lead: bool, connector: bool) ->
     style, border, role = node_look(step, canvas.glyphs)
     label = Span(fit_label(step, canvas.width - BOX_PADDING, canvas.glyphs), canvas.label_role(step, role))
     return box((label,), style, border, lead=lead, connector=connector, glyphs=canvas.glyphs)
+
+
+def end_rows(step: FlowStep, canvas: Canvas, lines: int, *, lead: bool, connector: bool) -> list[Row]:
+    """The node a chart ends in, its label wrapped at words in ``lines`` lines (blank ones when
+    the width drawn at needs fewer): where a run stands is a sentence, read whole where it fits."""
+    style, border, role = node_look(step, canvas.glyphs)
+    wrapped = canvas.glyphs.wrap(step.label, canvas.width - BOX_PADDING, lines)
+    wrapped += [""] * (lines - len(wrapped))
+    role = canvas.label_role(step, role)
+    return lines_box([(Span(text, role),) for text in wrapped], style, border, lead=lead, connector=connector,
+                     glyphs=canvas.glyphs)  # fmt: skip
 
 
 def fan_row(step: FlowStep, canvas: Canvas, *, last: bool) -> Row:

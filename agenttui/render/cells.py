@@ -1,4 +1,5 @@
-"""Terminal cells: how wide text is on screen, run data made safe to print, and text cut to fit."""
+"""Terminal cells: how wide text is on screen, run data made safe to print, and text cut to fit:
+names cut at a cell (``cut``), explanations at words (``clip_words``, ``wrap_words``)."""
 
 from __future__ import annotations
 
@@ -73,3 +74,58 @@ def cut(text: str, cells: int, ellipsis: str = "\u2026") -> str:
         if used > room:
             break
     return text[:end] + ellipsis
+
+
+def fit_start(text: str, cells: int) -> str:
+    """The longest start of ``text`` that fits in ``cells``."""
+    if text.isascii():
+        return text[: max(cells, 0)]
+    used = 0
+    for index, char in enumerate(text):
+        used += char_width(char)
+        if used > cells:
+            return text[:index]
+    return text
+
+
+def clip_words(text: str, cells: int, ellipsis: str = "\u2026") -> str:
+    """``text`` in at most ``cells``, cut after a whole word where one ends in the last third of
+    the room ("refund_payment (call_1_0) awaits…"), else in the word (a long token)."""
+    if cell_width(text) <= cells:
+        return text
+    room = cells - cell_width(ellipsis)
+    if room < 1:
+        return cut(ellipsis, cells, "")
+    start = fit_start(text, room)
+    at_word_end = text[len(start)] == " " or start.endswith(" ")
+    word_end = len(start.rstrip()) if at_word_end else start.rfind(" ")
+    if word_end >= (2 * len(start)) // 3:
+        start = start[:word_end]
+    return start.rstrip(" ,·:;(") + ellipsis
+
+
+def wrap_words(text: str, cells: int, lines: int, ellipsis: str = "\u2026") -> list[str]:
+    """An explanation in at most ``lines`` lines of ``cells``: wrapped at word boundaries (a word
+    longer than a line is cut into pieces), only the last line cut (``clip_words``) when more
+    remains. The one rule for long explanations: whatever is cut, the start reads whole."""
+    cells, lines = max(cells, 1), max(lines, 1)
+    out: list[str] = []
+    rest = " ".join(text.split())
+    while rest and len(out) < lines - 1:
+        if cell_width(rest) <= cells:
+            out.append(rest)
+            return out
+        start = fit_start(rest, cells)
+        cut_at = len(start) if rest[len(start)] == " " else start.rfind(" ")
+        if cut_at <= 0:  # one word longer than the line: it is cut where the line ends
+            cut_at = len(start)
+        out.append(rest[:cut_at].rstrip())
+        rest = rest[cut_at:].lstrip()
+    if rest:
+        out.append(clip_words(rest, cells, ellipsis))
+    return out
+
+
+def was_cut(text: str, cells: int, lines: int) -> bool:
+    """Whether ``wrap_words`` leaves part of ``text`` out."""
+    return " ".join(wrap_words(text, cells, lines)) != " ".join(text.split())

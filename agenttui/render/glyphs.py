@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agenttui.render.cells import cell_width, cut, sanitize
+from agenttui.render.cells import cell_width, cut, sanitize, wrap_words
 from agenttui.render.flow import FAIL_MARK, OK_MARK
 
 
@@ -61,12 +61,20 @@ class Glyphs:
 
     def fit(self, text: str, cells: int) -> str:
         """Run-data ``text`` made safe, in this character set, cut to ``cells`` (and never empty)."""
+        shown = cut(self._shown(text), cells, self.ellipsis)
+        # An empty box has no room for its connector; a label of nothing is shown as one blank.
+        return shown if cell_width(shown) else " "
+
+    def wrap(self, text: str, cells: int, lines: int) -> list[str]:
+        """Run-data ``text`` made safe, in this character set, wrapped at words in at most
+        ``lines`` lines of ``cells``, only the last one cut (``wrap_words``); never no line."""
+        return wrap_words(self._shown(text), cells, lines, self.ellipsis) or [" "]
+
+    def _shown(self, text: str) -> str:
         shown = sanitize(text, pictures=not self.ascii)
         if self.ascii:
             shown = shown.replace(FAIL_MARK, self.fail_mark).replace(OK_MARK, self.ok_mark)
-        shown = cut(shown, cells, self.ellipsis)
-        # An empty box has no room for its connector; a label of nothing is shown as one blank.
-        return shown if cell_width(shown) else " "
+        return shown
 
 
 UNICODE = Glyphs(

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from rich.cells import cell_len
 from rich.text import Text
 
+from agenttui.render.cells import fit_start, wrap_words
+
 ELLIPSIS = "…"
 
 
@@ -20,7 +22,7 @@ def middle_truncate(text: str, width: int) -> str:
     if width <= 1:
         return ELLIPSIS[:width]
     room = width - 1
-    head, tail = _fit_start(text, (room + 1) // 2), _fit_end(text, room // 2)
+    head, tail = fit_start(text, (room + 1) // 2), _fit_end(text, room // 2)
     return head + ELLIPSIS + tail
 
 
@@ -80,48 +82,6 @@ def _first_separator(text: str) -> int:
     return min(found, default=-1)
 
 
-def clip_words(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells, cut after a whole word where one ends in the last third
-    of the room ("refund_payment (call_1_0) awaits…"), else in the word (a long token)."""
-    if cell_len(text) <= width:
-        return text
-    if width <= 1:
-        return ELLIPSIS[:width]
-    start = _fit_start(text, width - 1)
-    at_word_end = text[len(start)] == " " or start.endswith(" ")
-    word_end = len(start.rstrip()) if at_word_end else start.rfind(" ")
-    if word_end >= (2 * len(start)) // 3:
-        start = start[:word_end]
-    return start.rstrip(" ,·:;(") + ELLIPSIS
-
-
-def wrap_words(text: str, width: int, lines: int) -> list[str]:
-    """An explanation in at most ``lines`` lines of ``width`` cells: wrapped at word boundaries
-    (a word longer than a line is cut into pieces), only the last line cut (``clip_words``) when
-    more remains. The one rule for long explanations: whatever is cut, the start reads whole."""
-    width, lines = max(width, 1), max(lines, 1)
-    out: list[str] = []
-    rest = " ".join(text.split())
-    while rest and len(out) < lines - 1:
-        if cell_len(rest) <= width:
-            out.append(rest)
-            return out
-        start = _fit_start(rest, width)
-        cut_at = len(start) if rest[len(start)] == " " else start.rfind(" ")
-        if cut_at <= 0:  # one word longer than the line: it is cut where the line ends
-            cut_at = len(start)
-        out.append(rest[:cut_at].rstrip())
-        rest = rest[cut_at:].lstrip()
-    if rest:
-        out.append(clip_words(rest, width))
-    return out
-
-
-def was_cut(text: str, width: int, lines: int) -> bool:
-    """Whether ``wrap_words`` leaves part of ``text`` out."""
-    return " ".join(wrap_words(text, width, lines)) != " ".join(text.split())
-
-
 #: Lines a header part that explains (a reason, a verdict) may take before its last line is cut.
 EXPLANATION_LINES = 3
 #: Words that make a part an explanation (wrapped at words); fewer ("run <id>") is a name, cut in
@@ -175,15 +135,6 @@ def fit_in_order(widths: Sequence[int], width: int, *, always: int = 0) -> int:
         used += size
         count += 1
     return count
-
-
-def _fit_start(text: str, width: int) -> str:
-    used = 0
-    for index, char in enumerate(text):
-        used += cell_len(char)
-        if used > width:
-            return text[:index]
-    return text
 
 
 def _fit_end(text: str, width: int) -> str:

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agenttui.render import cell_width, cut, sanitize
+from agenttui.render.cells import clip_words, was_cut, wrap_words
 from agenttui.render.rows import Role, Row, Span, clip_row
 
 
@@ -75,3 +76,19 @@ def test_clip_row_cuts_across_spans() -> None:
     row = Row(Span("│ ", Role.BORDER), Span("中文", Role.LABEL), Span(" │", Role.BORDER))
     assert clip_row(row, 4) == Row(Span("│ ", Role.BORDER), Span("中", Role.LABEL))
     assert clip_row(row, 8) is row
+
+
+def test_details_are_cut_after_a_word() -> None:
+    assert clip_words("refund_payment (call_1_0) awaits approval", 34) == "refund_payment (call_1_0) awaits…"
+    assert clip_words("leased by refund-worker-2-4242#8c1d5e7f9a0b", 20) == "leased by refund-wo…"  # a long token
+    assert clip_words("short", 34) == "short"
+    assert clip_words("refund_payment awaits approval", 20, "...") == "refund_payment..."
+    assert clip_words("返金を承認待ち 注文", 9) == "返金を承…"  # wide characters: never half of one
+
+
+def test_an_explanation_wraps_at_words_and_only_its_last_line_is_cut() -> None:
+    text = "halted on refund_payment: outcome unknown, the call may have fired; resolve it by hand"
+    assert wrap_words(text, 30, 5) == ["halted on refund_payment:", "outcome unknown, the call may", "have fired; resolve it by hand"]  # fmt: skip
+    assert wrap_words(text, 30, 2) == ["halted on refund_payment:", "outcome unknown, the call may…"]
+    assert wrap_words("x" * 12 + " y", 5, 2) == ["xxxxx", "xxxx…"]  # a word longer than a line: cut in it
+    assert was_cut(text, 30, 2) and not was_cut(text, 30, 3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agenttui.render import DONE, MIN_WIDTH, START, Flowchart, FlowKind, FlowStep, Role, flow_steps, mermaid_text
+from agenttui.render.blocks import END_LINES
 from agenttui.render.flow import unfinished
 from tests.render import runs
 
@@ -211,6 +212,36 @@ def test_an_unfinished_end_is_a_dashed_box_in_its_own_role() -> None:
     assert {span.role for row in rows for span in row} == {Role.ERROR}
     assert halted.text(80, ascii=True).splitlines()[-2] == ": halted on refund: outcome unknown :"
     assert chart.record_for_row(chart.row_count - 2) is None
+
+
+def test_where_a_run_stands_wraps_at_words_at_the_width_the_chart_is_fit_to() -> None:
+    why = unfinished("halted on refund_payment: outcome unknown, the call may have fired", failed=True)
+    chart = Flowchart(flow_steps(runs.CHAIN, end=why))
+    one_line = chart.row_count  # not fit yet: one line, cut, as every other box
+    assert chart.fit(40) and chart.row_count == one_line + 1
+    assert texts(chart, 40)[-4:] == [
+        "┏╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍┓",
+        "╏ halted on refund_payment: outcome ╏",
+        "╏ unknown, the call may have fired  ╏",
+        "┗╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍╍┛",
+    ]
+    assert not chart.fit(40)  # the same width again: nothing to do
+    # Narrower: more lines, at most END_LINES, the last cut; every window agrees with the whole.
+    assert chart.fit(MIN_WIDTH) and chart.block_heights()[-1] == 1 + 2 + END_LINES
+    assert texts(chart, MIN_WIDTH)[-5:-1] == ["╏ halted   ╏", "╏ on       ╏", "╏ refund_p ╏", "╏ ayment…  ╏"]
+    whole = texts(chart, MIN_WIDTH)
+    assert len(whole) == chart.row_count
+    assert [row.text for row in chart.rows(chart.row_count - 5, chart.row_count, MIN_WIDTH)] == whole[-5:]
+    # Wide: one line again; an end set later wraps at the width fit before.
+    assert chart.fit(120) and chart.row_count == one_line
+    chart.fit(30)
+    chart.set_end(unfinished("awaiting approval: refund_payment (call_1_0), gated by run:start"))
+    assert texts(chart, 30)[-4:-1] == [
+        "╎ awaiting approval:         ╎",
+        "╎ refund_payment (call_1_0), ╎",
+        "╎ gated by run:start         ╎",
+    ]
+    assert len(chart.text(30).splitlines()) == chart.row_count
 
 
 def test_set_end_replaces_the_closing_node_and_appends_keep_it_last() -> None:

@@ -12,7 +12,6 @@ import pytest
 from textual.pilot import Pilot
 
 from agenttui.tui.app import AgentTuiApp
-from agenttui.tui.layout import wrap_words
 from agenttui.tui.screens.diff import DiffScreen
 from agenttui.tui.screens.explain import ExplanationScreen
 from agenttui.tui.screens.help import HelpScreen
@@ -25,13 +24,6 @@ from tests.tui.test_fork import FINE, back_to, open_editor, replace_text, replay
 NARROW = (80, 24)
 Snap = Callable[..., bool]
 REASON = "the recording cannot answer @llm/1: turn 1 is asked after call_0_0 (lookup_order) returned"
-
-
-def test_an_explanation_wraps_at_words_and_only_its_last_line_is_cut() -> None:
-    text = "halted on refund_payment: outcome unknown, the call may have fired; resolve it by hand"
-    assert wrap_words(text, 30, 5) == ["halted on refund_payment:", "outcome unknown, the call may", "have fired; resolve it by hand"]  # fmt: skip
-    assert wrap_words(text, 30, 2) == ["halted on refund_payment:", "outcome unknown, the call may…"]
-    assert wrap_words("x" * 12 + " y", 5, 2) == ["xxxxx", "xxxx…"]  # a word longer than a line: cut in it
 
 
 def rendered(screen: Any, selector: str) -> str:

@@ -7,7 +7,6 @@ from rich.text import Text
 from textual.binding import Binding
 
 from agenttui.tui.layout import (
-    clip_words,
     elide_shared,
     fit_in_order,
     flow_parts,
@@ -45,12 +44,6 @@ def test_ids_lose_what_they_all_share_first() -> None:
     # A single id shares all of itself: it is only cut in the middle.
     alone = "tenant-acme/refund-a1002-2f9c1e7a"
     assert elide_shared(alone, 16, *shared_ends([alone], None, None)) == "tenant-a…f9c1e7a"
-
-
-def test_details_are_cut_after_a_word() -> None:
-    assert clip_words("refund_payment (call_1_0) awaits approval", 34) == "refund_payment (call_1_0) awaits…"
-    assert clip_words("leased by refund-worker-2-4242#8c1d5e7f9a0b", 20) == "leased by refund-wo…"  # a long token
-    assert clip_words("short", 34) == "short"
 
 
 def test_header_parts_wrap_between_parts_never_inside_one() -> None:

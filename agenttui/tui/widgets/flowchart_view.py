@@ -88,6 +88,8 @@ class FlowchartView(ScrollView, can_focus=True):
         self._sized()
 
     def _sized(self) -> None:
+        if width := self.scrollable_content_region.width:  # none while its tab is hidden
+            self.chart.fit(width)
         self.virtual_size = Size(self.size.width, self.chart.row_count)
         self.refresh()
 

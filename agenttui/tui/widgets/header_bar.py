@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import Static
 
-from agenttui.tui.layout import EXPLANATION_LINES, flow_parts, lines_of, was_cut
+from agenttui.render.cells import was_cut
+from agenttui.tui.layout import EXPLANATION_LINES, flow_parts, lines_of
 
 
 class HeaderBar(Static):
