@@ -30,6 +30,7 @@ from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
+from agenttui.runs.status_index import indexed_summaries
 from agenttui.stores.base import Entry, LeaseInfo, Store
 from agenttui.stores.summary import RunSummary, record_head
 
@@ -530,10 +531,10 @@ async def _page_statuses(store: Store, run_ids: Sequence[str], *, batch: bool) -
 
 
 async def _summaries(store: Store, run_ids: Sequence[str]) -> list[RunSummary]:
-    """The runs' summaries; none when the store cannot sum this page up (a damaged page: its
+    """The runs' summaries (through the store's status index, ``runs.status_index``); none when the store cannot sum this page up (a damaged page: its
     runs are then read one by one, and each says why it fails)."""
     try:
-        return await store.summaries(run_ids, keys.END_MARKERS)
+        return await indexed_summaries(store, run_ids, keys.END_MARKERS)
     except (StoreConnectionError, StoreLockedError):
         raise
     except StoreError:

@@ -1,0 +1,250 @@
+"""The status index: runs' summaries kept in the user's cache, so a look at a large store sums up
+only the runs that changed since the last one (docs/decisions.md, "The status index").
+
+One SQLite file per store under ``$XDG_CACHE_HOME/agenttui/`` (``~/.cache/agenttui/``), never
+beside the store: agenttui does not write to a store it only views. The file is named by the
+store's ``index_identity`` (its path, device and inode; its server, database and schema) and
+holds its ``index_fingerprint``, so a replaced store is never taken for the old one.
+
+It keeps per run what ``store.summaries`` said of it (``RunSummary``: entries, turns, tokens,
+suspect, forked, the header and the first end marker as stored) with the run's entry count and
+highest seq when it was summed: never a status, so no lease nor clock is ever cached; statuses
+are made from the summaries at read time, as from the store's. Each page of runs is checked
+against the store (``store.run_marks``: one query on the ``(run_id, seq)`` index) and only runs
+whose count or highest seq moved are summed up again, and written back; a run that vanished is
+never asked for again. A few runs found in the index are summed again per page (a spot check):
+a disagreement empties the index. An index that cannot be opened, read or written, or that is of
+another version, store or fingerprint, is rebuilt or left alone: never an error, never trusted.
+
+``AGENTTUI_CACHE=off`` (or ``disable()``, the CLI's ``--no-cache``) turns it off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import random
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+
+from agenttui.stores.base import Entry, Store
+from agenttui.stores.summary import RunSummary
+
+#: The index files' layout; a file of another is rebuilt.
+INDEX_VERSION = 1
+#: The environment variable that turns the index off (``off``).
+CACHE_ENV = "AGENTTUI_CACHE"
+#: How many runs found in the index are summed again per page, and compared.
+SPOT_CHECKS = 2
+#: How long a write to the index waits for another process writing the same file.
+_BUSY_SECONDS = 1.0
+
+
+class _Switch:
+    off = False
+    """``disable`` was called: the whole process reads without an index."""
+
+
+def disable(off: bool = True) -> None:
+    """Turn the index off (or on again) for this process (the CLI's ``--no-cache``)."""
+    _Switch.off = off
+
+
+def enabled() -> bool:
+    """Whether statuses may be read through an index (neither ``--no-cache`` nor ``AGENTTUI_CACHE=off``)."""
+    return not _Switch.off and os.environ.get(CACHE_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+
+
+def cache_dir() -> Path:
+    """Where the index files live: ``$XDG_CACHE_HOME/agenttui`` (an absolute path only, as the
+    XDG spec says), else ``~/.cache/agenttui``."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+    return root / "agenttui"
+
+
+def index_path(identity: str) -> Path:
+    """The index file of the store ``identity`` names."""
+    return cache_dir() / f"status-{hashlib.sha256(identity.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}.sqlite"
+
+
+async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
+    """``store.summaries(run_ids, end_markers)``, each run that did not change since it was last
+    summed up taken from the store's index instead (all of them from the store where it keeps
+    none). The same summaries either way: errors of the store propagate as its own."""
+    index = await _index_of(store, end_markers) if enabled() else None
+    if index is None or not run_ids:
+        return await store.summaries(run_ids, end_markers)
+    marks = await store.run_marks(run_ids)
+    try:
+        kept = await asyncio.to_thread(index.read, [run_id for run_id in run_ids if run_id in marks])
+    except (sqlite3.Error, OSError):
+        _forget(store)
+        return await store.summaries(run_ids, end_markers)
+    found = {run_id: summary for run_id, (mark, summary) in kept.items() if mark == marks[run_id]}
+    spots = set(random.sample(sorted(found), min(SPOT_CHECKS, len(found))))
+    asked = [run_id for run_id in run_ids if run_id not in found or run_id in spots]
+    fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
+    if any(fresh.get(run_id) != found[run_id] for run_id in spots):
+        # What the index says is not what the store says (a redaction, a store changed behind
+        # its validators): nothing in it is trusted again.
+        await _write(store, index, index.clear)
+        found = {}
+        fresh = {summary.run_id: summary for summary in await store.summaries(run_ids, end_markers)}
+    # A summary counts the entries it summed: one that is not the count just read was taken
+    # after a writer appended, and is kept only once its validator is read with it.
+    written = [(marks[s.run_id], s) for s in fresh.values() if s.run_id in marks and s.steps == marks[s.run_id][0]]
+    vanished = [run_id for run_id in run_ids if run_id not in marks]
+    if written or vanished:
+        await _write(store, index, lambda: index.write(written, vanished))
+    return [*(found[run_id] for run_id in found if run_id not in fresh), *fresh.values()]
+
+
+async def _write(store: Store, index: StatusIndex, write: Callable[[], None]) -> None:
+    """Run a write to the index in a thread; one that fails (a full disk, a lock held too long)
+    leaves the store without an index for the rest of this process."""
+    try:
+        await asyncio.to_thread(write)
+    except (sqlite3.Error, OSError):
+        _forget(store)
+
+
+_indexes: weakref.WeakKeyDictionary[Store, asyncio.Future[StatusIndex | None]] = weakref.WeakKeyDictionary()
+
+
+def _forget(store: Store) -> None:
+    """Use no index for ``store`` from now on (in this process)."""
+    done: asyncio.Future[StatusIndex | None] = asyncio.get_running_loop().create_future()
+    done.set_result(None)
+    previous = _indexes.get(store)
+    _indexes[store] = done
+    if previous is not None and previous.done() and not previous.cancelled() and (index := previous.result()):
+        index.close()
+
+
+async def _index_of(store: Store, end_markers: Collection[str]) -> StatusIndex | None:
+    """The store's index, opened (and checked) once per store handle; None where it keeps none."""
+    opening = _indexes.get(store)
+    if opening is None or opening.get_loop() is not asyncio.get_running_loop():
+        opening = asyncio.ensure_future(_open(store, end_markers))
+        _indexes[store] = opening
+    return await asyncio.shield(opening)
+
+
+async def _open(store: Store, end_markers: Collection[str]) -> StatusIndex | None:
+    identity = store.index_identity() if store.IMPLEMENTS_SUMMARIES else None
+    if identity is None:
+        return None
+    fingerprint = await store.index_fingerprint()
+    expected = {
+        "version": str(INDEX_VERSION).encode(),
+        "identity": identity.encode("utf-8", "surrogatepass"),
+        "fingerprint": fingerprint,
+        "end_markers": "\0".join(sorted(end_markers)).encode("utf-8", "surrogatepass"),
+    }
+    index = await asyncio.to_thread(StatusIndex.open, index_path(identity), expected)
+    if index is not None:
+        weakref.finalize(store, index.close)
+    return index
+
+
+class StatusIndex:
+    """One store's index file: each run's validator (entry count, highest seq) and summary."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        """Calls come from ``asyncio.to_thread``'s threads: one at a time on the connection."""
+
+    @classmethod
+    def open(cls, path: Path, meta: dict[str, bytes]) -> StatusIndex | None:
+        """The index at ``path`` if it is one of this version for the store ``meta`` describes,
+        else a new, empty one in its place; None where the cache cannot hold one."""
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            conn = _connect(path)
+            try:
+                if _meta(conn) == meta:
+                    return cls(conn)
+            except sqlite3.Error:
+                pass  # not an index (damaged, another program's): made again below
+            conn.close()
+            for stale in (path, path.with_name(path.name + "-journal")):
+                with contextlib.suppress(FileNotFoundError):
+                    stale.unlink()
+            conn = _connect(path)
+            with conn:
+                conn.executescript(_SCHEMA)
+                conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(meta.items()))
+            return cls(conn)
+        except (sqlite3.Error, OSError):
+            return None
+
+    def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], RunSummary]]:
+        """The validator and summary the index holds of each of ``run_ids`` it holds."""
+        found: dict[str, tuple[tuple[int, int], RunSummary]] = {}
+        with self._lock:
+            for start in range(0, len(run_ids), _CHUNK):
+                chunk = run_ids[start : start + _CHUNK]
+                rows = self._conn.execute(
+                    f"SELECT * FROM runs WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk
+                ).fetchall()
+                for row in rows:
+                    run_id, count, last, turns, tokens, suspect, forked = row[:7]
+                    first = Entry(*row[7:12])
+                    end = None if row[12] is None else Entry(*row[12:17])
+                    summary = RunSummary(run_id, count, turns, tokens, first, end, bool(suspect), bool(forked))
+                    found[run_id] = ((count, last), summary)
+        return found
+
+    def write(self, summaries: Sequence[tuple[tuple[int, int], RunSummary]], vanished: Sequence[str] = ()) -> None:
+        """Keep each summary with the validator it was taken at, and drop the runs that vanished."""
+        rows = [
+            (s.run_id, count, last, s.turns, s.tokens, s.suspect, s.forked, *_entry_columns(s.first),
+             *(_entry_columns(s.end) if s.end is not None else (None,) * 5))
+            for (count, last), s in summaries
+        ]  # fmt: skip
+        with self._lock, self._conn:
+            self._conn.executemany(f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * 17)})", rows)
+            self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in vanished])
+
+    def clear(self) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM runs")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _entry_columns(entry: Entry) -> tuple[object, ...]:
+    return (entry.seq, entry.name, entry.data, entry.damage, entry.retyped)
+
+
+#: How many run ids one read of the index asks for (below SQLite's limit on parameters).
+_CHUNK = 500
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL,
+    turns INTEGER NOT NULL, tokens INTEGER NOT NULL, suspect INTEGER NOT NULL, forked INTEGER NOT NULL,
+    first_seq, first_name TEXT NOT NULL, first_data BLOB NOT NULL, first_damage TEXT NOT NULL, first_retyped TEXT NOT NULL,
+    end_seq, end_name TEXT, end_data BLOB, end_damage TEXT, end_retyped TEXT
+);
+"""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """A connection to the index file, which is made (mode 0600: it holds run ids and reasons) if missing."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    return sqlite3.connect(path, timeout=_BUSY_SECONDS, check_same_thread=False)
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, bytes]:
+    return {key: bytes(value) for key, value in conn.execute("SELECT key, value FROM meta").fetchall()}
