@@ -80,6 +80,12 @@ async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: C
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None or not run_ids:
         return await store.summaries(run_ids, end_markers)
+    if store.INDEX_GLOBAL_SEQ and index.high_water is not None:
+        seq, digest = index.high_water
+        if await store.entry_digest(seq) != digest:
+            # The journal was cut back (and maybe written again, over the seqs it had handed
+            # out): a run may have its old count and highest seq over other bytes.
+            await _write(store, index, index.clear)
     marks = await store.run_marks(run_ids)
     try:
         kept = await asyncio.to_thread(index.read, [run_id for run_id in run_ids if run_id in marks])
@@ -100,8 +106,16 @@ async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: C
     # after a writer appended, and is kept only once its validator is read with it.
     written = [(marks[s.run_id], s) for s in fresh.values() if s.run_id in marks and s.steps == marks[s.run_id][0]]
     vanished = [run_id for run_id in run_ids if run_id not in marks]
+    written_high_water = None
+    high_water = max((last for (_, last), _ in written), default=-1)
+    if store.INDEX_GLOBAL_SEQ and high_water > (index.high_water or (-1,))[0]:
+        # Read before the summaries are kept: a journal cut back in between fails the next check.
+        newest = await store.entry_digest(high_water)
+        if newest is None:  # cut back already: keep nothing of this page
+            written = []
+        written_high_water = None if newest is None else (high_water, newest)
     if written or vanished:
-        await _write(store, index, lambda: index.write(written, vanished))
+        await _write(store, index, lambda: index.write(written, vanished, written_high_water))
     return [*(found[run_id] for run_id in found if run_id not in fresh), *fresh.values()]
 
 
@@ -160,6 +174,10 @@ class StatusIndex:
         self._conn = conn
         self._lock = threading.Lock()
         """Calls come from ``asyncio.to_thread``'s threads: one at a time on the connection."""
+        row = conn.execute("SELECT seq, digest FROM high_water").fetchone()
+        self.high_water: tuple[int, bytes] | None = None if row is None else (row[0], bytes(row[1]))
+        """The highest seq of any entry a kept summary summed, and that entry's ``entry_digest``
+        (a store whose seq runs across runs: ``INDEX_GLOBAL_SEQ``)."""
 
     @classmethod
     def open(cls, path: Path, meta: dict[str, bytes]) -> StatusIndex | None:
@@ -170,7 +188,7 @@ class StatusIndex:
             conn = _connect(path)
             try:
                 if _meta(conn) == meta:
-                    return cls(conn)
+                    return cls(conn)  # reads its high-water mark: a file without one is made again
             except sqlite3.Error:
                 pass  # not an index (damaged, another program's): made again below
             conn.close()
@@ -202,8 +220,14 @@ class StatusIndex:
                     found[run_id] = ((count, last), summary)
         return found
 
-    def write(self, summaries: Sequence[tuple[tuple[int, int], RunSummary]], vanished: Sequence[str] = ()) -> None:
-        """Keep each summary with the validator it was taken at, and drop the runs that vanished."""
+    def write(
+        self,
+        summaries: Sequence[tuple[tuple[int, int], RunSummary]],
+        vanished: Sequence[str] = (),
+        high_water: tuple[int, bytes] | None = None,
+    ) -> None:
+        """Keep each summary with the validator it was taken at, drop the runs that vanished,
+        and raise the high-water mark to ``high_water``."""
         rows = [
             (s.run_id, count, last, s.turns, s.tokens, s.suspect, s.forked, *_entry_columns(s.first),
              *(_entry_columns(s.end) if s.end is not None else (None,) * 5))
@@ -212,10 +236,15 @@ class StatusIndex:
         with self._lock, self._conn:
             self._conn.executemany(f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * 17)})", rows)
             self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in vanished])
+            if high_water is not None and (self.high_water is None or self.high_water[0] < high_water[0]):
+                self._conn.execute("INSERT OR REPLACE INTO high_water VALUES (1, ?, ?)", high_water)
+                self.high_water = high_water
 
     def clear(self) -> None:
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM runs")
+            self._conn.execute("DELETE FROM high_water")
+            self.high_water = None
 
     def close(self) -> None:
         with self._lock:
@@ -231,6 +260,7 @@ _CHUNK = 500
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE high_water (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, digest BLOB NOT NULL);
 CREATE TABLE runs (
     run_id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL,
     turns INTEGER NOT NULL, tokens INTEGER NOT NULL, suspect INTEGER NOT NULL, forked INTEGER NOT NULL,

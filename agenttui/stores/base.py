@@ -319,6 +319,16 @@ class Store(abc.ABC):
         ``index_identity`` names the journal."""
         raise ConfigError(f"{type(self).__name__} keeps no status index")
 
+    INDEX_GLOBAL_SEQ: bool = False
+    """True when ``seq`` is one sequence across runs, never handed out twice while the journal
+    only grows (SQLite's rowid): a status index then checks the entry at its high-water mark
+    (``entry_digest``), which is gone or another when the journal was cut back and written again."""
+
+    async def entry_digest(self, seq: int) -> bytes | None:
+        """What identifies the entry at ``seq`` (its run, name, length and ends), or None when
+        there is none. Raises ``ConfigError`` unless ``INDEX_GLOBAL_SEQ``."""
+        raise ConfigError(f"{type(self).__name__} has no seq across runs")
+
     async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         """Each of ``run_ids``' entry count and highest seq, in one round trip, read from the
         ``(run_id, seq)`` index alone: what a status index checks its summaries against (a run

@@ -192,6 +192,7 @@ class SQLiteStore(Store):
         self.file_path = Path(path)  # the change feed watches it and its WAL
         self.read_only = read_only
         self.layout = layout
+        self.INDEX_GLOBAL_SEQ = layout == "current"  # the legacy table's seq counts within a run
         # Table names come only from a validated prefix or constants, never from other input.
         steps = _LEGACY_TABLE if layout == "legacy" else f"{table_prefix}steps"
         self._steps = steps
@@ -541,6 +542,15 @@ class SQLiteStore(Store):
             "reading the first entries",
         )
         return repr(rows).encode("utf-8", "backslashreplace")
+
+    async def entry_digest(self, seq: int) -> bytes | None:
+        rows = await self._read(
+            f"SELECT run_id, name, length(data), substr(data, 1, {_FINGERPRINT_BYTES}),"
+            f" substr(data, -{_FINGERPRINT_BYTES}) FROM {self._steps} WHERE seq = ?",
+            (seq,),
+            "reading an entry",
+        )
+        return repr(rows[0]).encode("utf-8", "backslashreplace") if rows else None
 
     async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         if not run_ids:
