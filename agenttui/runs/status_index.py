@@ -28,6 +28,7 @@ import os
 import random
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
@@ -41,6 +42,9 @@ INDEX_VERSION = 1
 CACHE_ENV = "AGENTTUI_CACHE"
 #: How many runs found in the index are summed again per page, and compared.
 SPOT_CHECKS = 2
+#: How long an index is trusted, in seconds, before it is made again from the store: a redaction
+#: keeps its entry's seq, so only a spot check that picks its run or this age finds it.
+MAX_AGE_SECONDS = 24 * 3600
 #: How long a write to the index waits for another process writing the same file.
 _BUSY_SECONDS = 1.0
 
@@ -187,9 +191,11 @@ class StatusIndex:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             conn = _connect(path)
             try:
-                if _meta(conn) == meta:
+                kept = _meta(conn)
+                made_at = float(kept.pop("made_at", b"0"))
+                if kept == meta and 0 <= time.time() - made_at < MAX_AGE_SECONDS:
                     return cls(conn)  # reads its high-water mark: a file without one is made again
-            except sqlite3.Error:
+            except (sqlite3.Error, ValueError):
                 pass  # not an index (damaged, another program's): made again below
             conn.close()
             for stale in (path, path.with_name(path.name + "-journal")):
@@ -198,7 +204,8 @@ class StatusIndex:
             conn = _connect(path)
             with conn:
                 conn.executescript(_SCHEMA)
-                conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(meta.items()))
+                made = {**meta, "made_at": repr(time.time()).encode()}
+                conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(made.items()))
             return cls(conn)
         except (sqlite3.Error, OSError):
             return None

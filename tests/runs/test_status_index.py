@@ -68,6 +68,7 @@ async def test_a_second_look_sums_up_only_the_runs_that_changed(tmp_path: Path, 
         await write_corpus(writer)
         everything = [run_id async for run_id in writer.runs()]
     first = await CountingSQLiteStore.open(path, read_only=True)
+    assert isinstance(first, CountingSQLiteStore)
     await indexed(first)
     await first.close()
     assert set(first.summed) == set(everything)
@@ -76,6 +77,7 @@ async def test_a_second_look_sums_up_only_the_runs_that_changed(tmp_path: Path, 
     async with await SQLiteStore.open(path) as writer:
         await writer.insert("go-paused-approval", "signal:late", b'{"name":"signal:late","kind":"value"}')
     second = await CountingSQLiteStore.open(path, read_only=True)
+    assert isinstance(second, CountingSQLiteStore)
     assert await indexed(second) == await exact(second)
     await second.close()
     # The run that changed, and the spot check's few.
@@ -135,7 +137,9 @@ async def test_an_index_that_lies_is_caught_by_its_spot_check(
     async with await SQLiteStore.open(path, read_only=True) as store:
         ids = [run_id async for run_id in store.runs()]
         fresh = {summary.run_id: summary for summary in await store.summaries(ids, keys.END_MARKERS)}
-    kept = status_index.StatusIndex.open(index, status_index._meta(sqlite3.connect(index)))
+    meta = status_index._meta(sqlite3.connect(index))
+    meta.pop("made_at")
+    kept = status_index.StatusIndex.open(index, meta)
     assert kept is not None
     assert {run_id: summary for run_id, (_, summary) in kept.read(ids).items()} == fresh
     kept.close()
@@ -296,7 +300,28 @@ async def test_a_redaction_is_seen_by_the_spot_check(
                 (gocorpus.tombstone(run_id, body.decode()).encode(), seq),
             )
     conn.close()
-    monkeypatch.setattr(status_index, "SPOT_CHECKS", 10**6)
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        want = await exact(store)
+    with monkeypatch.context() as patch:
+        patch.setattr(status_index, "SPOT_CHECKS", 10**6)
+        async with await SQLiteStore.open(path, read_only=True) as store:
+            assert await indexed(store) == want
+
+
+async def test_an_index_older_than_its_age_is_made_again(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound on what no validator sees: past ``MAX_AGE_SECONDS`` the index is summed again."""
+    monkeypatch.setattr(status_index, "SPOT_CHECKS", 0)
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as store:
+        await write_corpus(store)
+        await indexed(store)
+    (index,) = index_files(private_cache)
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE runs SET tokens = tokens + 1")
+    conn.close()
+    monkeypatch.setattr(status_index, "MAX_AGE_SECONDS", 0)
     async with await SQLiteStore.open(path, read_only=True) as store:
         assert await indexed(store) == await exact(store)
 
