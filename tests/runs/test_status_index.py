@@ -200,7 +200,7 @@ def test_statuses_stay_exact_whatever_the_store_goes_through(
     root = tmp_path_factory.mktemp("property")
     # No spot check: the validators alone must hold (on a store this small it checks every run).
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(status_index, "SPOT_CHECKS", 0)
+        patch.setattr(status_index, "SPOT_CHECKS", 10**6)
         asyncio.run(_go_through(root, operations))
 
 
@@ -288,11 +288,12 @@ async def test_a_redaction_is_seen_by_the_spot_check(
     path = tmp_path / "journal.db"
     async with await SQLiteStore.open(path) as store:
         await write_corpus(store)
-        await indexed(store)
+        before = {status.run_id: status for status in await indexed(store)}["go-charge"]
     with sqlite3.connect(path) as conn:
         rows = conn.execute(
-            "SELECT seq, run_id, data FROM bide_steps WHERE run_id = 'go-complete-weather' AND name LIKE '@llm/%'"
+            "SELECT seq, run_id, data FROM bide_steps WHERE run_id = 'go-charge' AND name LIKE '@llm/%'"
         ).fetchall()
+        assert rows
         for seq, run_id, data in rows:
             body = bytes(data)[: bytes(data).rindex(b',"salt":')] + b"}"
             conn.execute(
@@ -302,6 +303,7 @@ async def test_a_redaction_is_seen_by_the_spot_check(
     conn.close()
     async with await SQLiteStore.open(path, read_only=True) as store:
         want = await exact(store)
+    assert {status.run_id: status for status in want}["go-charge"].tokens != before.tokens
     with monkeypatch.context() as patch:
         patch.setattr(status_index, "SPOT_CHECKS", 10**6)
         async with await SQLiteStore.open(path, read_only=True) as store:
@@ -312,7 +314,7 @@ async def test_an_index_older_than_its_age_is_made_again(
     tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The bound on what no validator sees: past ``MAX_AGE_SECONDS`` the index is summed again."""
-    monkeypatch.setattr(status_index, "SPOT_CHECKS", 0)
+    monkeypatch.setattr(status_index, "SPOT_CHECKS", 10**6)
     path = tmp_path / "journal.db"
     async with await SQLiteStore.open(path) as store:
         await write_corpus(store)
@@ -332,7 +334,7 @@ async def test_a_truncated_store_written_again_to_the_same_lengths_is_not_mistak
     """SQLite hands a deleted top rowid out again: a store cut back to an earlier copy and written
     to again can give a run its old count and highest seq over other bytes. The entry at the
     index's high-water mark is no longer the one it summed, so the index is not trusted."""
-    monkeypatch.setattr(status_index, "SPOT_CHECKS", 0)
+    monkeypatch.setattr(status_index, "SPOT_CHECKS", 10**6)
     path, snapshot = tmp_path / "journal.db", tmp_path / "snapshot.db"
     async with await SQLiteStore.open(path) as writer:
         await write_corpus(writer)  # the first entries, which the fingerprint holds, stay as they are
