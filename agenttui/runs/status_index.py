@@ -32,12 +32,13 @@ import time
 import weakref
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.summary import RunSummary
 
 #: The index files' layout; a file of another is rebuilt.
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 #: The environment variable that turns the index off (``off``).
 CACHE_ENV = "AGENTTUI_CACHE"
 #: How many runs found in the index are summed again per page, and compared.
@@ -77,13 +78,39 @@ def index_path(identity: str) -> Path:
     return cache_dir() / f"status-{hashlib.sha256(identity.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}.sqlite"
 
 
+class IndexedPage(NamedTuple):
+    """What ``indexed_page`` found of a page of runs."""
+
+    summaries: list[RunSummary]
+    verdicts: dict[str, bytes]
+    """What ``keep_verdicts`` kept of runs that did not change since (by run id)."""
+    marks: dict[str, tuple[int, int]] | None
+    """Each run's validator as read for this page (None: the store keeps no index)."""
+
+
 async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
     """``store.summaries(run_ids, end_markers)``, each run that did not change since it was last
     summed up taken from the store's index instead (all of them from the store where it keeps
     none). The same summaries either way: errors of the store propagate as its own."""
+    return (await indexed_page(store, run_ids, end_markers)).summaries
+
+
+async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, int], bytes]]) -> None:
+    """Keep what the caller made of runs it read whole (``status`` keeps a status that holds
+    whatever the lease and the clock say), each with the validator of the entries it read: kept
+    only where the index holds the run's summary at that same validator."""
+    index = _indexes.get(store)
+    if not verdicts or index is None or not index.done() or index.cancelled() or (kept := index.result()) is None:
+        return
+    await _write(store, kept, lambda: kept.keep_verdicts(verdicts))
+
+
+async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> IndexedPage:
+    """``indexed_summaries``, with the verdicts kept of the runs that did not change, and the
+    validators read."""
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None or not run_ids:
-        return await store.summaries(run_ids, end_markers)
+        return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
     if store.INDEX_GLOBAL_SEQ and index.high_water is not None:
         seq, digest = index.high_water
         if await store.entry_digest(seq) != digest:
@@ -95,8 +122,9 @@ async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: C
         kept = await asyncio.to_thread(index.read, [run_id for run_id in run_ids if run_id in marks])
     except (sqlite3.Error, OSError):
         _forget(store)
-        return await store.summaries(run_ids, end_markers)
-    found = {run_id: summary for run_id, (mark, summary) in kept.items() if mark == marks[run_id]}
+        return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
+    found = {run_id: summary for run_id, (mark, summary, _) in kept.items() if mark == marks[run_id]}
+    verdicts = {run_id: verdict for run_id, (mark, _, verdict) in kept.items() if mark == marks[run_id] and verdict}
     spots = set(random.sample(sorted(found), min(SPOT_CHECKS, len(found))))
     asked = [run_id for run_id in run_ids if run_id not in found or run_id in spots]
     fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
@@ -104,7 +132,7 @@ async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: C
         # What the index says is not what the store says (a redaction, a store changed behind
         # its validators): nothing in it is trusted again.
         await _write(store, index, index.clear)
-        found = {}
+        found, verdicts = {}, {}
         fresh = {summary.run_id: summary for summary in await store.summaries(run_ids, end_markers)}
     # A summary counts the entries it summed: one that is not the count just read was taken
     # after a writer appended, and is kept only once its validator is read with it.
@@ -120,7 +148,8 @@ async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: C
         written_high_water = None if newest is None else (high_water, newest)
     if written or vanished:
         await _write(store, index, lambda: index.write(written, vanished, written_high_water))
-    return [*(found[run_id] for run_id in found if run_id not in fresh), *fresh.values()]
+    summaries = [*(found[run_id] for run_id in found if run_id not in fresh), *fresh.values()]
+    return IndexedPage(summaries, verdicts, marks)
 
 
 async def _write(store: Store, index: StatusIndex, write: Callable[[], None]) -> None:
@@ -210,9 +239,9 @@ class StatusIndex:
         except (sqlite3.Error, OSError):
             return None
 
-    def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], RunSummary]]:
-        """The validator and summary the index holds of each of ``run_ids`` it holds."""
-        found: dict[str, tuple[tuple[int, int], RunSummary]] = {}
+    def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], RunSummary, bytes | None]]:
+        """The validator, summary and verdict the index holds of each of ``run_ids`` it holds."""
+        found: dict[str, tuple[tuple[int, int], RunSummary, bytes | None]] = {}
         with self._lock:
             for start in range(0, len(run_ids), _CHUNK):
                 chunk = run_ids[start : start + _CHUNK]
@@ -224,7 +253,7 @@ class StatusIndex:
                     first = Entry(*row[7:12])
                     end = None if row[12] is None else Entry(*row[12:17])
                     summary = RunSummary(run_id, count, turns, tokens, first, end, bool(suspect), bool(forked))
-                    found[run_id] = ((count, last), summary)
+                    found[run_id] = ((count, last), summary, None if row[17] is None else bytes(row[17]))
         return found
 
     def write(
@@ -241,11 +270,19 @@ class StatusIndex:
             for (count, last), s in summaries
         ]  # fmt: skip
         with self._lock, self._conn:
-            self._conn.executemany(f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * 17)})", rows)
+            self._conn.executemany(f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * 17)}, NULL)", rows)
             self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in vanished])
             if high_water is not None and (self.high_water is None or self.high_water[0] < high_water[0]):
                 self._conn.execute("INSERT OR REPLACE INTO high_water VALUES (1, ?, ?)", high_water)
                 self.high_water = high_water
+
+    def keep_verdicts(self, verdicts: Sequence[tuple[str, tuple[int, int], bytes]]) -> None:
+        """Keep each verdict with its run's summary, where that was taken at the same validator."""
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "UPDATE runs SET verdict = ? WHERE run_id = ? AND count = ? AND last = ?",
+                [(verdict, run_id, count, last) for run_id, (count, last), verdict in verdicts],
+            )
 
     def clear(self) -> None:
         with self._lock, self._conn:
@@ -272,7 +309,8 @@ CREATE TABLE runs (
     run_id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL,
     turns INTEGER NOT NULL, tokens INTEGER NOT NULL, suspect INTEGER NOT NULL, forked INTEGER NOT NULL,
     first_seq, first_name TEXT NOT NULL, first_data BLOB NOT NULL, first_damage TEXT NOT NULL, first_retyped TEXT NOT NULL,
-    end_seq, end_name TEXT, end_data BLOB, end_damage TEXT, end_retyped TEXT
+    end_seq, end_name TEXT, end_data BLOB, end_damage TEXT, end_retyped TEXT,
+    verdict BLOB
 );
 """
 

@@ -21,7 +21,7 @@ from agenttui.journal import Journal, Record, StepKind, keys
 from agenttui.journal.record import Usage
 from agenttui.runs import status_index
 from agenttui.runs.status import RunStatus, list_statuses, run_status
-from agenttui.stores.base import Store
+from agenttui.stores.base import Entry, Store
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.stores.summary import RunSummary
@@ -35,10 +35,15 @@ class CountingSQLiteStore(SQLiteStore):
     """A real SQLite store that notes which runs it was asked to sum up."""
 
     summed: list[str]
+    loaded: list[str]
 
     async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
         self.__dict__.setdefault("summed", []).extend(run_ids)
         return await super().summaries(run_ids, end_markers)
+
+    async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
+        self.__dict__.setdefault("loaded", []).extend(run_ids)
+        return await super().load_runs(run_ids)
 
 
 async def indexed(store: Store) -> list[RunStatus]:
@@ -75,14 +80,29 @@ async def test_a_second_look_sums_up_only_the_runs_that_changed(tmp_path: Path, 
     assert len(index_files(private_cache)) == 1
 
     async with await SQLiteStore.open(path) as writer:
-        await writer.insert("go-paused-approval", "signal:late", b'{"name":"signal:late","kind":"value"}')
+        await writer.insert("go-awaiting-approval", "signal:late", b'{"name":"signal:late","kind":"value"}')
     second = await CountingSQLiteStore.open(path, read_only=True)
     assert isinstance(second, CountingSQLiteStore)
     assert await indexed(second) == await exact(second)
     await second.close()
-    # The run that changed, and the spot check's few.
-    assert "go-paused-approval" in second.summed
+    # The run that changed, and the spot check's few; of the unfinished runs, the one that changed
+    # and those whose status hangs on the clock (a sleeping run) are read whole again.
+    assert "go-awaiting-approval" in second.summed
     assert len(set(second.summed)) <= 1 + status_index.SPOT_CHECKS * 2
+    assert "go-awaiting-approval" in second.loaded
+    assert len(first.loaded) > 0 and len(second.loaded) < len(first.loaded) / 2
+
+
+async def test_unfinished_runs_kept_read_their_lease_and_clock_now(make_store: StoreFactory) -> None:
+    """What the index keeps of an unfinished run holds no lease and no wake time: a lease taken
+    after it was kept makes the run in flight, and a sleeping run is read again each time."""
+    store = await make_store()
+    await write_corpus(store)
+    await indexed(store)  # kept
+    assert await indexed(store) == await exact(store)  # read from what was kept
+    async for run_id in store.runs():
+        await store.acquire_lease(run_id, "worker-1#1", ttl=600)
+    assert await indexed(await make_store(read_only=True)) == await exact(store)
 
 
 async def test_the_index_file_is_private(tmp_path: Path, private_cache: Path) -> None:
@@ -141,7 +161,7 @@ async def test_an_index_that_lies_is_caught_by_its_spot_check(
     meta.pop("made_at")
     kept = status_index.StatusIndex.open(index, meta)
     assert kept is not None
-    assert {run_id: summary for run_id, (_, summary) in kept.read(ids).items()} == fresh
+    assert {run_id: summary for run_id, (_, summary, _) in kept.read(ids).items()} == fresh
     kept.close()
 
 
@@ -181,7 +201,7 @@ async def test_a_memory_store_keeps_no_index(private_cache: Path) -> None:
 OPERATIONS = st.lists(
     st.one_of(
         st.tuples(st.just("new"), st.integers(0, 0)),
-        st.tuples(st.sampled_from(["turn", "result", "finish", "cancel"]), st.integers(0, 5)),
+        st.tuples(st.sampled_from(["turn", "result", "finish", "cancel", "lease", "release"]), st.integers(0, 5)),
         st.tuples(st.sampled_from(["truncate", "replace", "concurrent"]), st.integers(0, 0)),
     ),
     min_size=3,
@@ -189,14 +209,15 @@ OPERATIONS = st.lists(
 )
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(operations=OPERATIONS)
 def test_statuses_stay_exact_whatever_the_store_goes_through(
     tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[str, int]]
 ) -> None:
-    """Appends, new runs, runs finishing, the file truncated to an earlier copy or replaced by
-    another store, a writer appending while statuses are read: after each step, every status read
-    through the index (by a new handle, as a new look is) equals the exact rules' reading."""
+    """Appends, new runs, runs finishing, leases taken and let go, the file truncated to an
+    earlier copy or replaced by another store, a writer appending while statuses are read: after
+    each step, every status read through the index (by a new handle, as a new look is) equals
+    the exact rules' reading."""
     root = tmp_path_factory.mktemp("property")
     # No spot check: the validators alone must hold (on a store this small it checks every run).
     with pytest.MonkeyPatch.context() as patch:
@@ -227,6 +248,10 @@ async def _go_through(root: Path, operations: list[tuple[str, int]]) -> None:
             await journal.append(
                 run_id, Record(keys.tool_key(call), StepKind.TOOL_RESULT, tool_use_id=call, result=b'"ok"')
             )
+        elif what == "lease":  # a status kept without its lease must take the lease read now
+            await store.acquire_lease(run_id, "worker-1#1", ttl=600)
+        elif what == "release":
+            await store.release_lease(run_id, "worker-1#1")
         elif what in ("finish", "cancel"):
             name = keys.RUN_COMPLETE if what == "finish" else keys.RUN_CANCELLED
             await journal.append(run_id, Record(name, StepKind.VALUE, result=b'{"reason":"step %d"}' % len(runs)))
