@@ -8,8 +8,12 @@ holds its ``index_fingerprint``, so a replaced store is never taken for the old 
 
 It keeps per run what ``store.summaries`` said of it (``RunSummary``: entries, turns, tokens,
 suspect, forked, the header and the first end marker as stored) with the run's entry count and
-highest seq when it was summed: never a status, so no lease nor clock is ever cached; statuses
-are made from the summaries at read time, as from the store's. Each page of runs is checked
+highest seq when it was summed. A finished run's status is made from the summary at read time,
+as from the store's. Of an unfinished run read whole, the caller may keep a *verdict*
+(``keep_verdicts``): ``runs.status`` keeps the status the rules give its records without a lease
+row, and only where no wake time decides it; the lease read at each look is applied to it then
+(a live lease outranks every rule after the end markers). Nothing kept hangs on a lease or the
+clock. Each page of runs is checked
 against the store (``store.run_marks``: one query on the ``(run_id, seq)`` index) and only runs
 whose count or highest seq moved are summed up again, and written back; a run that vanished is
 never asked for again. A few runs found in the index are summed again per page (a spot check):
