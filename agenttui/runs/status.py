@@ -516,22 +516,27 @@ async def _page_statuses(store: Store, run_ids: Sequence[str], *, batch: bool) -
     """The statuses a page's summaries decide and, with ``batch``, those of the page's other
     short runs, read whole at once; a run missing from the answer is left to the caller."""
     page = await _indexed_page(store, run_ids)
-    settled = {run_id: kept for run_id, verdict in page.verdicts.items() if (kept := _unverdict(run_id, verdict))}
     leases = await _leases(
-        store, {root_run_id(s.run_id) for s in page.summaries if batch or s.end is not None or s.run_id in settled}
+        store,
+        {root_run_id(s.run_id) for s in page.summaries if batch or s.end is not None}
+        | {root_run_id(run_id) for run_id in page.verdicts},
     )
     decided = {}
-    undecided = {}
+    undecided: dict[str, RunSummary | None] = {}
+    verdicts = []
+    for run_id, verdict in page.verdicts.items():
+        if (kept := _from_verdict(run_id, verdict, _lease_in(leases, run_id))) is not None:
+            decided[run_id] = kept
+        elif batch:
+            undecided[run_id] = None
     for summary in page.summaries:
-        lease = _lease_in(leases, summary.run_id)
-        status = status_from_summary(summary, lease)
+        status = status_from_summary(summary, _lease_in(leases, summary.run_id))
         if status is not None:
             decided[summary.run_id] = status
-        elif (kept := settled.get(summary.run_id)) is not None:
-            decided[summary.run_id] = _with_lease(kept, lease)
+            if page.marks is not None and summary.run_id in page.marks:
+                verdicts.append((summary.run_id, page.marks[summary.run_id], _verdict(status)))
         elif batch and summary.steps <= BATCH_STEPS:
             undecided[summary.run_id] = summary
-    verdicts = []
     for run_id, (entries, records, counts) in (await _read_runs(store, undecided)).items():
         unleased = _status(run_id, records, counts, None, None)
         decided[run_id] = _with_lease(unleased, _lease_in(leases, run_id))
@@ -551,12 +556,7 @@ def _with_lease(unleased: RunStatus, lease: LeaseInfo | None) -> RunStatus:
     its lease row ``lease``: a live lease outranks every rule after the end markers (rule 3)."""
     leased = _lease_fields(lease)
     row = leased["lease"]
-    if (
-        row is not None
-        and row.live
-        and unleased.state not in _BEFORE_THE_LEASE
-        and not keys.is_session_journal(unleased.run_id)
-    ):
+    if row is not None and row.live and _lease_decides(unleased.run_id, unleased.state):
         return RunStatus(
             unleased.run_id,
             RunState.IN_FLIGHT,
@@ -571,26 +571,38 @@ def _with_lease(unleased: RunStatus, lease: LeaseInfo | None) -> RunStatus:
     return dataclasses.replace(unleased, **leased)
 
 
-def _verdict(unleased: RunStatus) -> bytes:
-    """A status without a lease row or a wake time, as the status index keeps it (``_unverdict``)."""
-    times = unleased.times
+def _lease_decides(run_id: str, unleased: RunState) -> bool:
+    """Whether a live lease makes the run in flight: the rules did not decide it before the lease."""
+    return unleased not in _BEFORE_THE_LEASE and not keys.is_session_journal(run_id)
+
+
+def _verdict(status: RunStatus) -> bytes:
+    """What the status index keeps of a status that no wake time decided: all but its lease row
+    (a finished run's state does not hang on it; an unfinished run's is kept without one)."""
+    times = status.times
     return json.dumps(
-        [unleased.state.value, unleased.detail, unleased.tool_use_id, unleased.tool_name, unleased.interrupt_name,
-         unleased.legacy, unleased.fork_of, unleased.steps, unleased.turns, unleased.tokens,
+        [status.state.value, status.detail, status.tool_use_id, status.tool_name, status.interrupt_name,
+         status.legacy, status.fork_of, status.steps, status.turns, status.tokens,
          None if times is None else [times.earliest_ms, times.latest_ms, times.first_is_earliest, times.last_is_latest]]
     ).encode()  # fmt: skip
 
 
-def _unverdict(run_id: str, verdict: bytes) -> RunStatus | None:
-    """The status ``_verdict`` kept, or None when the bytes are not one (the run is then read)."""
+def _from_verdict(run_id: str, verdict: bytes, lease: LeaseInfo | None) -> RunStatus | None:
+    """The status ``_verdict`` kept, with the run's lease row now (``_with_lease``); None when the
+    bytes are not one (the run is then read)."""
     try:
         state, detail, call, tool, interrupt, legacy, fork_of, steps, turns, tokens, times = json.loads(verdict)
-        return RunStatus(
-            run_id, RunState(state), detail, call, tool, interrupt, legacy=legacy, fork_of=fork_of,
-            steps=steps, turns=turns, tokens=tokens, times=None if times is None else RunTimes(*times),
-        )  # fmt: skip
+        kept = RunState(state)
+        at = None if times is None else RunTimes(*times)
     except (ValueError, TypeError):
         return None
+    leased = _lease_fields(lease)
+    row = leased["lease"]
+    if row is not None and row.live and _lease_decides(run_id, kept):
+        return RunStatus(run_id, RunState.IN_FLIGHT, f"leased by {row.holder}", legacy=legacy, steps=steps,
+                         turns=turns, tokens=tokens, times=at, **leased)  # fmt: skip
+    return RunStatus(run_id, kept, detail, call, tool, interrupt, legacy=legacy, fork_of=fork_of, steps=steps,
+                     turns=turns, tokens=tokens, times=at, **leased)  # fmt: skip
 
 
 async def _indexed_page(store: Store, run_ids: Sequence[str]) -> IndexedPage:

@@ -36,7 +36,7 @@ import time
 import weakref
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.summary import RunSummary
@@ -86,6 +86,7 @@ class IndexedPage(NamedTuple):
     """What ``indexed_page`` found of a page of runs."""
 
     summaries: list[RunSummary]
+    """The summaries of the page's runs that have no verdict here."""
     verdicts: dict[str, bytes]
     """What ``keep_verdicts`` kept of runs that did not change since (by run id)."""
     marks: dict[str, tuple[int, int]] | None
@@ -96,22 +97,24 @@ async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: C
     """``store.summaries(run_ids, end_markers)``, each run that did not change since it was last
     summed up taken from the store's index instead (all of them from the store where it keeps
     none). The same summaries either way: errors of the store propagate as its own."""
-    return (await indexed_page(store, run_ids, end_markers)).summaries
+    return (await indexed_page(store, run_ids, end_markers, verdicts=False)).summaries
 
 
 async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, int], bytes]]) -> None:
-    """Keep what the caller made of runs it read whole (``status`` keeps a status that holds
-    whatever the lease and the clock say), each with the validator of the entries it read: kept
-    only where the index holds the run's summary at that same validator."""
+    """Keep what the caller made of runs (``runs.status`` keeps a status that holds whatever the
+    lease and the clock say), each with the validator of the entries it was made of: kept only
+    where the index holds the run's summary at that same validator."""
     index = _indexes.get(store)
     if not verdicts or index is None or not index.done() or index.cancelled() or (kept := index.result()) is None:
         return
     await _write(store, kept, lambda: kept.keep_verdicts(verdicts))
 
 
-async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> IndexedPage:
-    """``indexed_summaries``, with the verdicts kept of the runs that did not change, and the
-    validators read."""
+async def indexed_page(
+    store: Store, run_ids: Sequence[str], end_markers: Collection[str], *, verdicts: bool = True
+) -> IndexedPage:
+    """``indexed_summaries``, with the validators read and, with ``verdicts``, the verdicts kept of
+    the runs that did not change (whose summaries are then left out: the verdict stands for them)."""
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None or not run_ids:
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
@@ -127,16 +130,15 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     except (sqlite3.Error, OSError):
         _forget(store)
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
-    found = {run_id: summary for run_id, (mark, summary, _) in kept.items() if mark == marks[run_id]}
-    verdicts = {run_id: verdict for run_id, (mark, _, verdict) in kept.items() if mark == marks[run_id] and verdict}
+    found = {run_id: row for run_id, (mark, row) in kept.items() if mark == marks[run_id]}
     spots = set(random.sample(sorted(found), min(SPOT_CHECKS, len(found))))
     asked = [run_id for run_id in run_ids if run_id not in found or run_id in spots]
     fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
-    if any(fresh.get(run_id) != found[run_id] for run_id in spots):
+    if any(fresh.get(run_id) != _summary_of(found[run_id]) for run_id in spots):
         # What the index says is not what the store says (a redaction, a store changed behind
         # its validators): nothing in it is trusted again.
         await _write(store, index, index.clear)
-        found, verdicts = {}, {}
+        found = {}
         fresh = {summary.run_id: summary for summary in await store.summaries(run_ids, end_markers)}
     # A summary counts the entries it summed: one that is not the count just read was taken
     # after a writer appended, and is kept only once its validator is read with it.
@@ -152,8 +154,12 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         written_high_water = None if newest is None else (high_water, newest)
     if written or vanished:
         await _write(store, index, lambda: index.write(written, vanished, written_high_water))
-    summaries = [*(found[run_id] for run_id in found if run_id not in fresh), *fresh.values()]
-    return IndexedPage(summaries, verdicts, marks)
+    kept_verdicts = {run_id: bytes(row[-1]) for run_id, row in found.items() if verdicts and row[-1] is not None}
+    summaries = [
+        *(_summary_of(row) for run_id, row in found.items() if run_id not in fresh and run_id not in kept_verdicts),
+        *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
+    ]
+    return IndexedPage(summaries, kept_verdicts, marks)
 
 
 async def _write(store: Store, index: StatusIndex, write: Callable[[], None]) -> None:
@@ -243,9 +249,10 @@ class StatusIndex:
         except (sqlite3.Error, OSError):
             return None
 
-    def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], RunSummary, bytes | None]]:
-        """The validator, summary and verdict the index holds of each of ``run_ids`` it holds."""
-        found: dict[str, tuple[tuple[int, int], RunSummary, bytes | None]] = {}
+    def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], tuple[Any, ...]]]:
+        """The validator and row the index holds of each of ``run_ids`` it holds (``_summary_of``
+        makes the row's summary; its last column is its verdict, or None)."""
+        found: dict[str, tuple[tuple[int, int], tuple[Any, ...]]] = {}
         with self._lock:
             for start in range(0, len(run_ids), _CHUNK):
                 chunk = run_ids[start : start + _CHUNK]
@@ -253,11 +260,7 @@ class StatusIndex:
                     f"SELECT * FROM runs WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk
                 ).fetchall()
                 for row in rows:
-                    run_id, count, last, turns, tokens, suspect, forked = row[:7]
-                    first = Entry(*row[7:12])
-                    end = None if row[12] is None else Entry(*row[12:17])
-                    summary = RunSummary(run_id, count, turns, tokens, first, end, bool(suspect), bool(forked))
-                    found[run_id] = ((count, last), summary, None if row[17] is None else bytes(row[17]))
+                    found[row[0]] = ((row[1], row[2]), row)
         return found
 
     def write(
@@ -297,6 +300,13 @@ class StatusIndex:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _summary_of(row: tuple[Any, ...]) -> RunSummary:
+    """The summary an index row holds (``StatusIndex.read``)."""
+    run_id, count, _, turns, tokens, suspect, forked = row[:7]
+    end = None if row[12] is None else Entry(*row[12:17])
+    return RunSummary(run_id, count, turns, tokens, Entry(*row[7:12]), end, bool(suspect), bool(forked))
 
 
 def _entry_columns(entry: Entry) -> tuple[object, ...]:
