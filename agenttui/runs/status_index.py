@@ -237,7 +237,7 @@ class StatusIndex:
             except (sqlite3.Error, ValueError):
                 pass  # not an index (damaged, another program's): made again below
             conn.close()
-            for stale in (path, path.with_name(path.name + "-journal")):
+            for stale in (path, *(path.with_name(path.name + tail) for tail in ("-journal", "-wal", "-shm"))):
                 with contextlib.suppress(FileNotFoundError):
                     stale.unlink()
             conn = _connect(path)
@@ -332,7 +332,12 @@ CREATE TABLE runs (
 def _connect(path: Path) -> sqlite3.Connection:
     """A connection to the index file, which is made (mode 0600: it holds run ids and reasons) if missing."""
     os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-    return sqlite3.connect(path, timeout=_BUSY_SECONDS, check_same_thread=False)
+    conn = sqlite3.connect(path, timeout=_BUSY_SECONDS, check_same_thread=False)
+    # A cache: a commit need not reach the disk before the look goes on (a page's write waited
+    # on fsync longer than the page took to read), and WAL never leaves the file torn by a crash.
+    conn.execute("PRAGMA journal_mode = WAL").fetchall()
+    conn.execute("PRAGMA synchronous = NORMAL").fetchall()
+    return conn
 
 
 def _meta(conn: sqlite3.Connection) -> dict[str, bytes]:

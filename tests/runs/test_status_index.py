@@ -109,9 +109,10 @@ async def test_the_index_file_is_private(tmp_path: Path, private_cache: Path) ->
     async with await SQLiteStore.open(tmp_path / "journal.db") as store:
         await write_corpus(store)
         await indexed(store)
-    (index,) = index_files(private_cache)
-    assert stat.S_IMODE(index.stat().st_mode) == 0o600
-    assert stat.S_IMODE(index.parent.stat().st_mode) == 0o700
+        (index,) = index_files(private_cache)
+        assert stat.S_IMODE(index.parent.stat().st_mode) == 0o700
+        for written in index.parent.iterdir():  # its -wal and -shm files too
+            assert stat.S_IMODE(written.stat().st_mode) == 0o600, written.name
 
 
 async def test_a_cache_that_cannot_be_written_means_no_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
