@@ -374,3 +374,12 @@ async def test_a_truncated_store_written_again_to_the_same_lengths_is_not_mistak
         await Journal(writer).append("a", Record(keys.RUN_CANCELLED, StepKind.VALUE, result=b'"second"'))
     async with await SQLiteStore.open(path, read_only=True) as store:
         assert await indexed(store) == await exact(store)
+
+
+def test_no_cache_may_stand_before_a_store_given_without_a_command(tmp_path: Path) -> None:
+    """``agenttui --no-cache STORE`` opens the store as ``agenttui STORE`` does (here: says it is missing)."""
+    missing = str(tmp_path / "missing.db")
+    plain = CliRunner().invoke(main, [missing])
+    flagged = CliRunner().invoke(main, ["--no-cache", missing])
+    assert "no such command" not in flagged.output
+    assert (flagged.exit_code, flagged.output) == (plain.exit_code, plain.output)
