@@ -187,7 +187,9 @@ def _forget(store: Store) -> None:
 async def _index_of(store: Store, end_markers: Collection[str]) -> StatusIndex | None:
     """The store's index, opened (and checked) once per store handle; None where it keeps none."""
     opening = _indexes.get(store)
-    if opening is None or opening.get_loop() is not asyncio.get_running_loop():
+    failed = opening is not None and opening.done() and (opening.cancelled() or opening.exception() is not None)
+    if opening is None or failed or opening.get_loop() is not asyncio.get_running_loop():
+        # Opened once per handle and loop; an open the store failed (a dropped connection) is tried again.
         opening = asyncio.ensure_future(_open(store, end_markers))
         _indexes[store] = opening
     return await asyncio.shield(opening)
