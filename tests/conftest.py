@@ -80,6 +80,18 @@ async def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
         await store.close()
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test's cache directory (the status index) under its own temporary directory, never
+    the user's ``~/.cache``; the index switched on, as a user finds it."""
+    from agenttui.runs import status_index
+
+    cache = tmp_path_factory.mktemp("xdg-cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setattr(status_index._Switch, "off", False)
+    return cache
+
+
 @pytest.fixture
 async def store(make_store: StoreFactory) -> Store:
     """A writable store of each kind."""

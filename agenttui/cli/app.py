@@ -120,8 +120,12 @@ class AgentTuiGroup(click.Group):
     default_command = "open"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and not args[0].startswith("-") and names_a_store(args[0]):
-            args = [self.default_command, *args]
+        lead = 0  # the group's own flags may come first: ``agenttui --no-cache STORE``
+        while lead < len(args) and args[lead] in _GROUP_FLAGS:
+            lead += 1
+        word = args[lead] if lead < len(args) else ""
+        if word and word not in self.commands and not word.startswith("-") and names_a_store(word):
+            args = [*args[:lead], self.default_command, *args[lead:]]
         return super().parse_args(ctx, args)
 
     def resolve_command(
@@ -210,7 +214,10 @@ def _show_traceback_if_asked() -> None:
 @click.group(cls=AgentTuiGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="\b\nExit codes, every command:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items()))  # fmt: skip
 @click.version_option(package_name="agenttui")
-def main() -> None:
+@click.option("--no-cache", is_flag=True,
+              help="Read every run's status from the store, without the status index kept in the cache"
+                   " directory (as AGENTTUI_CACHE=off does).")  # fmt: skip
+def main(no_cache: bool) -> None:
     """Debug durable AI-agent runs from a terminal.
 
     \b
@@ -218,6 +225,14 @@ def main() -> None:
     agenttui demo               build a demo store and open the TUI on it
     STORE is a SQLite file, sqlite:///abs/path.db, postgresql://user@host/db[?schema=s]
     """
+    if no_cache:
+        from agenttui.runs import status_index  # deferred: the package's import is the TUI's start
+
+        status_index.disable()
+
+
+#: The group's flags, which may stand before a store given without a command.
+_GROUP_FLAGS = ("--no-cache",)
 
 
 theme_option = click.option("--theme", default=None, help="Theme name (see themes/).")

@@ -30,6 +30,7 @@ from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
+from agenttui.runs.status_index import IndexedPage, indexed_page, indexed_summaries, keep_verdicts
 from agenttui.stores.base import Entry, LeaseInfo, Store
 from agenttui.stores.summary import RunSummary, record_head
 
@@ -514,26 +515,108 @@ async def statuses(
 async def _page_statuses(store: Store, run_ids: Sequence[str], *, batch: bool) -> dict[str, RunStatus]:
     """The statuses a page's summaries decide and, with ``batch``, those of the page's other
     short runs, read whole at once; a run missing from the answer is left to the caller."""
-    summaries = await _summaries(store, run_ids)
-    leases = await _leases(store, {root_run_id(s.run_id) for s in summaries if batch or s.end is not None})
+    page = await _indexed_page(store, run_ids)
+    leases = await _leases(
+        store,
+        {root_run_id(s.run_id) for s in page.summaries if batch or s.end is not None}
+        | {root_run_id(run_id) for run_id in page.verdicts},
+    )
     decided = {}
-    undecided = {}
-    for summary in summaries:
+    undecided: dict[str, RunSummary | None] = {}
+    verdicts = []
+    for run_id, verdict in page.verdicts.items():
+        if (kept := _from_verdict(run_id, verdict, _lease_in(leases, run_id))) is not None:
+            decided[run_id] = kept
+        elif batch:
+            undecided[run_id] = None
+    for summary in page.summaries:
         status = status_from_summary(summary, _lease_in(leases, summary.run_id))
         if status is not None:
             decided[summary.run_id] = status
+            if page.marks is not None and summary.run_id in page.marks:
+                verdicts.append((summary.run_id, page.marks[summary.run_id], _verdict(status)))
         elif batch and summary.steps <= BATCH_STEPS:
             undecided[summary.run_id] = summary
-    for run_id, (_, records, counts) in (await _read_runs(store, undecided)).items():
-        decided[run_id] = _status(run_id, records, counts, _lease_in(leases, run_id), None)
+    for run_id, (entries, records, counts) in (await _read_runs(store, undecided)).items():
+        unleased = _status(run_id, records, counts, None, None)
+        decided[run_id] = _with_lease(unleased, _lease_in(leases, run_id))
+        read = (len(entries), entries[-1].seq)
+        if page.marks is not None and page.marks.get(run_id) == read and unleased.wake_at is None:
+            verdicts.append((run_id, read, _verdict(unleased)))
+    await keep_verdicts(store, verdicts)
     return decided
 
 
-async def _summaries(store: Store, run_ids: Sequence[str]) -> list[RunSummary]:
-    """The runs' summaries; none when the store cannot sum this page up (a damaged page: its
-    runs are then read one by one, and each says why it fails)."""
+#: The states the rules decide before they look at the lease (rules 1 and 2 of ``status_of``).
+_BEFORE_THE_LEASE = frozenset({RunState.UNREADABLE, RunState.FORK, *_END_STATES.values()})
+
+
+def _with_lease(unleased: RunStatus, lease: LeaseInfo | None) -> RunStatus:
+    """The status the rules give a run whose status without a lease row is ``unleased``, given
+    its lease row ``lease``: a live lease outranks every rule after the end markers (rule 3)."""
+    leased = _lease_fields(lease)
+    row = leased["lease"]
+    if row is not None and row.live and _lease_decides(unleased.run_id, unleased.state):
+        return RunStatus(
+            unleased.run_id,
+            RunState.IN_FLIGHT,
+            f"leased by {row.holder}",
+            legacy=unleased.legacy,
+            steps=unleased.steps,
+            turns=unleased.turns,
+            tokens=unleased.tokens,
+            times=unleased.times,
+            **leased,
+        )
+    return dataclasses.replace(unleased, **leased)
+
+
+def _lease_decides(run_id: str, unleased: RunState) -> bool:
+    """Whether a live lease makes the run in flight: the rules did not decide it before the lease."""
+    return unleased not in _BEFORE_THE_LEASE and not keys.is_session_journal(run_id)
+
+
+def _verdict(status: RunStatus) -> bytes:
+    """What the status index keeps of a status that no wake time decided: all but its lease row
+    (a finished run's state does not hang on it; an unfinished run's is kept without one)."""
+    times = status.times
+    return json.dumps(
+        [status.state.value, status.detail, status.tool_use_id, status.tool_name, status.interrupt_name,
+         status.legacy, status.fork_of, status.steps, status.turns, status.tokens,
+         None if times is None else [times.earliest_ms, times.latest_ms, times.first_is_earliest, times.last_is_latest]]
+    ).encode()  # fmt: skip
+
+
+def _from_verdict(run_id: str, verdict: bytes, lease: LeaseInfo | None) -> RunStatus | None:
+    """The status ``_verdict`` kept, with the run's lease row now (``_with_lease``); None when the
+    bytes are not one (the run is then read)."""
     try:
-        return await store.summaries(run_ids, keys.END_MARKERS)
+        state, detail, call, tool, interrupt, legacy, fork_of, steps, turns, tokens, times = json.loads(verdict)
+        kept = RunState(state)
+        at = None if times is None else RunTimes(*times)
+    except (ValueError, TypeError):
+        return None
+    unleased = RunStatus(run_id, kept, detail, call, tool, interrupt, legacy=legacy, fork_of=fork_of, steps=steps,
+                         turns=turns, tokens=tokens, times=at)  # fmt: skip
+    return _with_lease(unleased, lease)
+
+
+async def _indexed_page(store: Store, run_ids: Sequence[str]) -> IndexedPage:
+    """``_summaries``, with what the status index kept of the page's unchanged unfinished runs."""
+    try:
+        return await indexed_page(store, run_ids, keys.END_MARKERS)
+    except (StoreConnectionError, StoreLockedError):
+        raise
+    except StoreError:
+        return IndexedPage([], {}, None)
+
+
+async def _summaries(store: Store, run_ids: Sequence[str]) -> list[RunSummary]:
+    """The runs' summaries (through the store's status index, ``runs.status_index``); none when
+    the store cannot sum this page up (a damaged page: its runs are then read one by one, and
+    each says why it fails)."""
+    try:
+        return await indexed_summaries(store, run_ids, keys.END_MARKERS)
     except (StoreConnectionError, StoreLockedError):
         raise
     except StoreError:

@@ -304,6 +304,38 @@ class Store(abc.ABC):
         """
         raise ConfigError(f"{type(self).__name__} cannot sum runs up")
 
+    # -- a status index's validators (agenttui's own capability, ``runs.status_index``) -------------
+
+    def index_identity(self) -> str | None:
+        """What names this store's journal for a status index kept outside it, or None when none
+        may be kept (the store sums no runs up, or lives only in memory). Two handles on one
+        journal give the same text; a journal replaced by another under the same name may too,
+        which ``index_fingerprint`` tells apart."""
+        return None
+
+    async def index_fingerprint(self) -> bytes:
+        """Bytes that change when the journal is replaced: its first entries in commit order,
+        which an append-only journal never changes (A6). Raises ``ConfigError`` unless
+        ``index_identity`` names the journal."""
+        raise ConfigError(f"{type(self).__name__} keeps no status index")
+
+    INDEX_GLOBAL_SEQ: bool = False
+    """True when ``seq`` is one sequence across runs, never handed out twice while the journal
+    only grows (SQLite's rowid): a status index then checks the entry at its high-water mark
+    (``entry_digest``), which is gone or another when the journal was cut back and written again."""
+
+    async def entry_digest(self, seq: int) -> bytes | None:
+        """What identifies the entry at ``seq`` (its run, name, length and ends), or None when
+        there is none. Raises ``ConfigError`` unless ``INDEX_GLOBAL_SEQ``."""
+        raise ConfigError(f"{type(self).__name__} has no seq across runs")
+
+    async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Each of ``run_ids``' entry count and highest seq, in one round trip, read from the
+        ``(run_id, seq)`` index alone: what a status index checks its summaries against (a run
+        with no entries is missing). Raises ``ConfigError`` unless ``index_identity`` names the
+        journal."""
+        raise ConfigError(f"{type(self).__name__} keeps no status index")
+
     # -- Leaser -----------------------------------------------------------------------------
 
     async def acquire_lease(self, run_id: str, holder: str, ttl: float) -> bool:

@@ -58,6 +58,9 @@ from agenttui.stores.base import (
 from agenttui.stores.summary import FORK_EXT_BYTES, FORK_ORIGIN, RUN_START, USAGE_MEMBERS, RunSummary
 
 Layout = Literal["current", "legacy"]
+#: How much of the journal's first entries a status index's fingerprint holds (``index_fingerprint``).
+_FINGERPRINT_ENTRIES = 4
+_FINGERPRINT_BYTES = 256
 
 _PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SCHEMA_VERSION = 1
@@ -189,6 +192,7 @@ class SQLiteStore(Store):
         self.file_path = Path(path)  # the change feed watches it and its WAL
         self.read_only = read_only
         self.layout = layout
+        self.INDEX_GLOBAL_SEQ = layout == "current"  # the legacy table's seq counts within a run
         # Table names come only from a validated prefix or constants, never from other input.
         steps = _LEGACY_TABLE if layout == "legacy" else f"{table_prefix}steps"
         self._steps = steps
@@ -518,6 +522,46 @@ class SQLiteStore(Store):
             )
             for run_id, steps, turns, tokens, suspect, forked, first_seq, first_name, first_data, end_seq, end_name, end_data in rows
         ]
+
+    def index_identity(self) -> str | None:
+        """The file's resolved path, device and inode, and the journal table (a legacy file is
+        never summed up, so it keeps no index)."""
+        if self.layout == "legacy":
+            return None
+        try:
+            found = os.stat(self._path)
+        except OSError:
+            return None
+        return f"sqlite\0{os.path.realpath(self._path)}\0{found.st_dev}\0{found.st_ino}\0{self._steps}"
+
+    async def index_fingerprint(self) -> bytes:
+        rows = await self._read(
+            f"SELECT seq, run_id, name, length(data), substr(data, 1, {_FINGERPRINT_BYTES})"
+            f" FROM {self._steps} ORDER BY seq LIMIT {_FINGERPRINT_ENTRIES}",
+            (),
+            "reading the first entries",
+        )
+        return repr(rows).encode("utf-8", "backslashreplace")
+
+    async def entry_digest(self, seq: int) -> bytes | None:
+        rows = await self._read(
+            f"SELECT run_id, name, length(data), substr(data, 1, {_FINGERPRINT_BYTES}),"
+            f" substr(data, -{_FINGERPRINT_BYTES}) FROM {self._steps} WHERE seq = ?",
+            (seq,),
+            "reading an entry",
+        )
+        return repr(rows[0]).encode("utf-8", "backslashreplace") if rows else None
+
+    async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        if not run_ids:
+            return {}
+        rows = await self._read(
+            f"SELECT run_id, count(*), max(seq) FROM {self._steps}"
+            f" WHERE run_id IN ({', '.join('?' * len(run_ids))}) GROUP BY run_id",
+            list(run_ids),
+            "reading runs' lengths",
+        )
+        return {run_id: (count, last) for run_id, count, last in rows if type(run_id) is str and type(last) is int}
 
     async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
         if not run_ids:

@@ -481,6 +481,20 @@ class Statements:
             f"SELECT run_id, seq, name, {data} FROM {steps} WHERE run_id = ANY($1::pg_catalog.text[])"
             ' ORDER BY run_id COLLATE "C", seq'
         )
+        self.steps_table = steps
+        # What a status index checks (``PostgresStore.run_marks``): from the (run_id, seq) index alone.
+        # The table's and the database's object ids and the table's file: a table dropped and
+        # made again, truncated or restored from a dump has others (seq is per run here, so the
+        # first entries in commit order cannot be found from an index).
+        self.table_identity = (
+            "SELECT c.oid::pg_catalog.int8, c.relfilenode::pg_catalog.int8, d.oid::pg_catalog.int8"
+            " FROM pg_catalog.pg_class AS c, pg_catalog.pg_database AS d"
+            f" WHERE c.oid = '{steps}'::pg_catalog.regclass AND d.datname = pg_catalog.current_database()"
+        )
+        self.run_marks = (
+            f"SELECT run_id, pg_catalog.count(*) AS count, pg_catalog.max(seq) AS last FROM {steps}"
+            " WHERE run_id = ANY($1::pg_catalog.text[]) GROUP BY run_id"
+        )
         insert = (
             f"INSERT INTO {steps} (run_id, seq, name, data)"
             f" VALUES ($1, {names.qualified('next_seq_v1')}($1), $2, $3)"

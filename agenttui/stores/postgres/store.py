@@ -345,6 +345,25 @@ class PostgresStore(Store):
         rows = await self._retrying(lambda: self._pool.fetch(self._sql.get_leases, list(run_ids)))
         return {row["run_id"]: LeaseInfo(row["run_id"], row["holder"], row["expires_in"]) for row in rows}
 
+    # -- a status index's validators ---------------------------------------------------------------
+
+    def index_identity(self) -> str | None:
+        """The server's host and port, the database, the schema and the journal table."""
+        if self.layout != "current":
+            return None
+        t = self._target
+        return f"postgresql\0{t.host}\0{t.port}\0{t.database}\0{self._sql.steps_table}"
+
+    async def index_fingerprint(self) -> bytes:
+        rows = await self._retrying(lambda: self._pool.fetch(self._sql.table_identity))
+        return repr([tuple(row) for row in rows]).encode("utf-8", "backslashreplace")
+
+    async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        if not run_ids:
+            return {}
+        rows = await self._retrying(lambda: self._pool.fetch(self._sql.run_marks, list(run_ids)))
+        return {row["run_id"]: (row["count"], row["last"]) for row in rows}
+
     # -- run summaries ----------------------------------------------------------------------------
 
     async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:

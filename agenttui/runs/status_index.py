@@ -1,0 +1,346 @@
+"""The status index: runs' summaries kept in the user's cache, so a look at a large store sums up
+only the runs that changed since the last one (docs/decisions.md, "The status index").
+
+One SQLite file per store under ``$XDG_CACHE_HOME/agenttui/`` (``~/.cache/agenttui/``), never
+beside the store: agenttui does not write to a store it only views. The file is named by the
+store's ``index_identity`` (its path, device and inode; its server, database and schema) and
+holds its ``index_fingerprint``, so a replaced store is never taken for the old one.
+
+It keeps per run what ``store.summaries`` said of it (``RunSummary``: entries, turns, tokens,
+suspect, forked, the header and the first end marker as stored) with the run's entry count and
+highest seq when it was summed. A finished run's status is made from the summary at read time,
+as from the store's. Of an unfinished run read whole, the caller may keep a *verdict*
+(``keep_verdicts``): ``runs.status`` keeps the status the rules give its records without a lease
+row, and only where no wake time decides it; the lease read at each look is applied to it then
+(a live lease outranks every rule after the end markers). Nothing kept hangs on a lease or the
+clock. Each page of runs is checked
+against the store (``store.run_marks``: one query on the ``(run_id, seq)`` index) and only runs
+whose count or highest seq moved are summed up again, and written back; a run that vanished is
+never asked for again. A few runs found in the index are summed again per page (a spot check):
+a disagreement empties the index. An index that cannot be opened, read or written, or that is of
+another version, store or fingerprint, is rebuilt or left alone: never an error, never trusted.
+
+``AGENTTUI_CACHE=off`` (or ``disable()``, the CLI's ``--no-cache``) turns it off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import random
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from agenttui.stores.base import Entry, Store
+from agenttui.stores.summary import RunSummary
+
+#: The index files' layout; a file of another is rebuilt.
+INDEX_VERSION = 2
+#: The environment variable that turns the index off (``off``).
+CACHE_ENV = "AGENTTUI_CACHE"
+#: How many runs found in the index are summed again per page, and compared.
+SPOT_CHECKS = 2
+#: How long an index is trusted, in seconds, before it is made again from the store: a redaction
+#: keeps its entry's seq, so only a spot check that picks its run or this age finds it.
+MAX_AGE_SECONDS = 24 * 3600
+#: How long a write to the index waits for another process writing the same file.
+_BUSY_SECONDS = 1.0
+
+
+class _Switch:
+    off = False
+    """``disable`` was called: the whole process reads without an index."""
+
+
+def disable(off: bool = True) -> None:
+    """Turn the index off (or on again) for this process (the CLI's ``--no-cache``)."""
+    _Switch.off = off
+
+
+def enabled() -> bool:
+    """Whether statuses may be read through an index (neither ``--no-cache`` nor ``AGENTTUI_CACHE=off``)."""
+    return not _Switch.off and os.environ.get(CACHE_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+
+
+def cache_dir() -> Path:
+    """Where the index files live: ``$XDG_CACHE_HOME/agenttui`` (an absolute path only, as the
+    XDG spec says), else ``~/.cache/agenttui``."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+    return root / "agenttui"
+
+
+def index_path(identity: str) -> Path:
+    """The index file of the store ``identity`` names."""
+    return cache_dir() / f"status-{hashlib.sha256(identity.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}.sqlite"
+
+
+class IndexedPage(NamedTuple):
+    """What ``indexed_page`` found of a page of runs."""
+
+    summaries: list[RunSummary]
+    """The summaries of the page's runs that have no verdict here."""
+    verdicts: dict[str, bytes]
+    """What ``keep_verdicts`` kept of runs that did not change since (by run id)."""
+    marks: dict[str, tuple[int, int]] | None
+    """Each run's validator as read for this page (None: the store keeps no index)."""
+
+
+async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
+    """``store.summaries(run_ids, end_markers)``, each run that did not change since it was last
+    summed up taken from the store's index instead (all of them from the store where it keeps
+    none). The same summaries either way: errors of the store propagate as its own."""
+    return (await indexed_page(store, run_ids, end_markers, verdicts=False)).summaries
+
+
+async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, int], bytes]]) -> None:
+    """Keep what the caller made of runs (``runs.status`` keeps a status that holds whatever the
+    lease and the clock say), each with the validator of the entries it was made of: kept only
+    where the index holds the run's summary at that same validator."""
+    index = _indexes.get(store)
+    if not verdicts or index is None or not index.done() or index.cancelled() or (kept := index.result()) is None:
+        return
+    await _write(store, kept, lambda: kept.keep_verdicts(verdicts))
+
+
+async def indexed_page(
+    store: Store, run_ids: Sequence[str], end_markers: Collection[str], *, verdicts: bool = True
+) -> IndexedPage:
+    """``indexed_summaries``, with the validators read and, with ``verdicts``, the verdicts kept of
+    the runs that did not change (whose summaries are then left out: the verdict stands for them)."""
+    index = await _index_of(store, end_markers) if enabled() else None
+    if index is None or not run_ids:
+        return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
+    if store.INDEX_GLOBAL_SEQ and index.high_water is not None:
+        seq, digest = index.high_water
+        if await store.entry_digest(seq) != digest:
+            # The journal was cut back (and maybe written again, over the seqs it had handed
+            # out): a run may have its old count and highest seq over other bytes.
+            await _write(store, index, index.clear)
+    marks = await store.run_marks(run_ids)
+    try:
+        kept = await asyncio.to_thread(index.read, [run_id for run_id in run_ids if run_id in marks])
+    except (sqlite3.Error, OSError):
+        _forget(store)
+        return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
+    found = {run_id: row for run_id, (mark, row) in kept.items() if mark == marks[run_id]}
+    spots = set(random.sample(sorted(found), min(SPOT_CHECKS, len(found))))
+    asked = [run_id for run_id in run_ids if run_id not in found or run_id in spots]
+    fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
+    if any(fresh.get(run_id) != _summary_of(found[run_id]) for run_id in spots):
+        # What the index says is not what the store says (a redaction, a store changed behind
+        # its validators): nothing in it is trusted again.
+        await _write(store, index, index.clear)
+        found = {}
+        fresh = {summary.run_id: summary for summary in await store.summaries(run_ids, end_markers)}
+    # A summary counts the entries it summed: one that is not the count just read was taken
+    # after a writer appended, and is kept only once its validator is read with it.
+    written = [(marks[s.run_id], s) for s in fresh.values() if s.run_id in marks and s.steps == marks[s.run_id][0]]
+    vanished = [run_id for run_id in run_ids if run_id not in marks]
+    written_high_water = None
+    high_water = max((last for (_, last), _ in written), default=-1)
+    if store.INDEX_GLOBAL_SEQ and high_water > (index.high_water or (-1,))[0]:
+        # Read before the summaries are kept: a journal cut back in between fails the next check.
+        newest = await store.entry_digest(high_water)
+        if newest is None:  # cut back already: keep nothing of this page
+            written = []
+        written_high_water = None if newest is None else (high_water, newest)
+    if written or vanished:
+        await _write(store, index, lambda: index.write(written, vanished, written_high_water))
+    kept_verdicts = {run_id: bytes(row[-1]) for run_id, row in found.items() if verdicts and row[-1] is not None}
+    summaries = [
+        *(_summary_of(row) for run_id, row in found.items() if run_id not in fresh and run_id not in kept_verdicts),
+        *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
+    ]
+    return IndexedPage(summaries, kept_verdicts, marks)
+
+
+async def _write(store: Store, index: StatusIndex, write: Callable[[], None]) -> None:
+    """Run a write to the index in a thread; one that fails (a full disk, a lock held too long)
+    leaves the store without an index for the rest of this process."""
+    try:
+        await asyncio.to_thread(write)
+    except (sqlite3.Error, OSError):
+        _forget(store)
+
+
+_indexes: weakref.WeakKeyDictionary[Store, asyncio.Future[StatusIndex | None]] = weakref.WeakKeyDictionary()
+
+
+def _forget(store: Store) -> None:
+    """Use no index for ``store`` from now on (in this process)."""
+    done: asyncio.Future[StatusIndex | None] = asyncio.get_running_loop().create_future()
+    done.set_result(None)
+    previous = _indexes.get(store)
+    _indexes[store] = done
+    if previous is not None and previous.done() and not previous.cancelled() and (index := previous.result()):
+        index.close()
+
+
+async def _index_of(store: Store, end_markers: Collection[str]) -> StatusIndex | None:
+    """The store's index, opened (and checked) once per store handle; None where it keeps none."""
+    opening = _indexes.get(store)
+    failed = opening is not None and opening.done() and (opening.cancelled() or opening.exception() is not None)
+    if opening is None or failed or opening.get_loop() is not asyncio.get_running_loop():
+        # Opened once per handle and loop; an open the store failed (a dropped connection) is tried again.
+        opening = asyncio.ensure_future(_open(store, end_markers))
+        _indexes[store] = opening
+    return await asyncio.shield(opening)
+
+
+async def _open(store: Store, end_markers: Collection[str]) -> StatusIndex | None:
+    identity = store.index_identity() if store.IMPLEMENTS_SUMMARIES else None
+    if identity is None:
+        return None
+    fingerprint = await store.index_fingerprint()
+    expected = {
+        "version": str(INDEX_VERSION).encode(),
+        "identity": identity.encode("utf-8", "surrogatepass"),
+        "fingerprint": fingerprint,
+        "end_markers": "\0".join(sorted(end_markers)).encode("utf-8", "surrogatepass"),
+    }
+    index = await asyncio.to_thread(StatusIndex.open, index_path(identity), expected)
+    if index is not None:
+        weakref.finalize(store, index.close)
+    return index
+
+
+class StatusIndex:
+    """One store's index file: each run's validator (entry count, highest seq) and summary."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        """Calls come from ``asyncio.to_thread``'s threads: one at a time on the connection."""
+        row = conn.execute("SELECT seq, digest FROM high_water").fetchone()
+        self.high_water: tuple[int, bytes] | None = None if row is None else (row[0], bytes(row[1]))
+        """The highest seq of any entry a kept summary summed, and that entry's ``entry_digest``
+        (a store whose seq runs across runs: ``INDEX_GLOBAL_SEQ``)."""
+
+    @classmethod
+    def open(cls, path: Path, meta: dict[str, bytes]) -> StatusIndex | None:
+        """The index at ``path`` if it is one of this version for the store ``meta`` describes,
+        else a new, empty one in its place; None where the cache cannot hold one."""
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            conn = _connect(path)
+            try:
+                kept = _meta(conn)
+                made_at = float(kept.pop("made_at", b"0"))
+                if kept == meta and 0 <= time.time() - made_at < MAX_AGE_SECONDS:
+                    return cls(conn)  # reads its high-water mark: a file without one is made again
+            except (sqlite3.Error, ValueError):
+                pass  # not an index (damaged, another program's): made again below
+            conn.close()
+            for stale in (path, *(path.with_name(path.name + tail) for tail in ("-journal", "-wal", "-shm"))):
+                with contextlib.suppress(FileNotFoundError):
+                    stale.unlink()
+            conn = _connect(path)
+            with conn:
+                conn.executescript(_SCHEMA)
+                made = {**meta, "made_at": repr(time.time()).encode()}
+                conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(made.items()))
+            return cls(conn)
+        except (sqlite3.Error, OSError):
+            return None
+
+    def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], tuple[Any, ...]]]:
+        """The validator and row the index holds of each of ``run_ids`` it holds (``_summary_of``
+        makes the row's summary; its last column is its verdict, or None)."""
+        found: dict[str, tuple[tuple[int, int], tuple[Any, ...]]] = {}
+        with self._lock:
+            for start in range(0, len(run_ids), _CHUNK):
+                chunk = run_ids[start : start + _CHUNK]
+                rows = self._conn.execute(
+                    f"SELECT * FROM runs WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk
+                ).fetchall()
+                for row in rows:
+                    found[row[0]] = ((row[1], row[2]), row)
+        return found
+
+    def write(
+        self,
+        summaries: Sequence[tuple[tuple[int, int], RunSummary]],
+        vanished: Sequence[str] = (),
+        high_water: tuple[int, bytes] | None = None,
+    ) -> None:
+        """Keep each summary with the validator it was taken at, drop the runs that vanished,
+        and raise the high-water mark to ``high_water``."""
+        rows = [
+            (s.run_id, count, last, s.turns, s.tokens, s.suspect, s.forked, *_entry_columns(s.first),
+             *(_entry_columns(s.end) if s.end is not None else (None,) * 5))
+            for (count, last), s in summaries
+        ]  # fmt: skip
+        with self._lock, self._conn:
+            self._conn.executemany(f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * 17)}, NULL)", rows)
+            self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in vanished])
+            if high_water is not None and (self.high_water is None or self.high_water[0] < high_water[0]):
+                self._conn.execute("INSERT OR REPLACE INTO high_water VALUES (1, ?, ?)", high_water)
+                self.high_water = high_water
+
+    def keep_verdicts(self, verdicts: Sequence[tuple[str, tuple[int, int], bytes]]) -> None:
+        """Keep each verdict with its run's summary, where that was taken at the same validator."""
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "UPDATE runs SET verdict = ? WHERE run_id = ? AND count = ? AND last = ?",
+                [(verdict, run_id, count, last) for run_id, (count, last), verdict in verdicts],
+            )
+
+    def clear(self) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM runs")
+            self._conn.execute("DELETE FROM high_water")
+            self.high_water = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _summary_of(row: tuple[Any, ...]) -> RunSummary:
+    """The summary an index row holds (``StatusIndex.read``)."""
+    run_id, count, _, turns, tokens, suspect, forked = row[:7]
+    end = None if row[12] is None else Entry(*row[12:17])
+    return RunSummary(run_id, count, turns, tokens, Entry(*row[7:12]), end, bool(suspect), bool(forked))
+
+
+def _entry_columns(entry: Entry) -> tuple[object, ...]:
+    return (entry.seq, entry.name, entry.data, entry.damage, entry.retyped)
+
+
+#: How many run ids one read of the index asks for (below SQLite's limit on parameters).
+_CHUNK = 500
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE high_water (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, digest BLOB NOT NULL);
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL,
+    turns INTEGER NOT NULL, tokens INTEGER NOT NULL, suspect INTEGER NOT NULL, forked INTEGER NOT NULL,
+    first_seq, first_name TEXT NOT NULL, first_data BLOB NOT NULL, first_damage TEXT NOT NULL, first_retyped TEXT NOT NULL,
+    end_seq, end_name TEXT, end_data BLOB, end_damage TEXT, end_retyped TEXT,
+    verdict BLOB
+);
+"""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """A connection to the index file, which is made (mode 0600: it holds run ids and reasons) if missing."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    conn = sqlite3.connect(path, timeout=_BUSY_SECONDS, check_same_thread=False)
+    # A cache: a commit need not reach the disk before the look goes on (a page's write waited
+    # on fsync longer than the page took to read), and WAL never leaves the file torn by a crash.
+    conn.execute("PRAGMA journal_mode = WAL").fetchall()
+    conn.execute("PRAGMA synchronous = NORMAL").fetchall()
+    return conn
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, bytes]:
+    return {key: bytes(value) for key, value in conn.execute("SELECT key, value FROM meta").fetchall()}

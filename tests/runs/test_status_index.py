@@ -1,0 +1,385 @@
+"""The status index (``runs.status_index``): statuses read through it equal the exact rules'
+after every change a store can see, it spares the store the summing up of unchanged runs, and it
+is never an error: a cache that cannot be written or an index that is damaged means no index."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import stat
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agenttui.cli import main
+from agenttui.journal import Journal, Record, StepKind, keys
+from agenttui.journal.record import Usage
+from agenttui.runs import status_index
+from agenttui.runs.status import RunStatus, list_statuses, run_status
+from agenttui.stores.base import Entry, Store
+from agenttui.stores.memory import MemStore
+from agenttui.stores.sqlite import SQLiteStore
+from agenttui.stores.summary import RunSummary
+from tests import gocorpus
+from tests.conftest import StoreFactory
+from tests.gocorpus import write_corpus
+from tests.runs.test_summary_statuses import comparable, model_turn
+
+
+class CountingSQLiteStore(SQLiteStore):
+    """A real SQLite store that notes which runs it was asked to sum up."""
+
+    summed: list[str]
+    loaded: list[str]
+
+    async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
+        self.__dict__.setdefault("summed", []).extend(run_ids)
+        return await super().summaries(run_ids, end_markers)
+
+    async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
+        self.__dict__.setdefault("loaded", []).extend(run_ids)
+        return await super().load_runs(run_ids)
+
+
+async def indexed(store: Store) -> list[RunStatus]:
+    return [comparable(status) async for status in list_statuses(store)]
+
+
+async def exact(store: Store) -> list[RunStatus]:
+    return [comparable(await run_status(store, run_id)) async for run_id in store.runs()]
+
+
+def index_files(cache: Path) -> list[Path]:
+    return sorted((cache / "agenttui").glob("status-*.sqlite")) if (cache / "agenttui").exists() else []
+
+
+async def test_statuses_through_the_index_equal_the_exact_rules(make_store: StoreFactory) -> None:
+    """On every store, first look and second look alike (the Go corpus: every kind of run)."""
+    store = await make_store()
+    await write_corpus(store)
+    want = await exact(store)
+    assert await indexed(store) == want
+    assert await indexed(await make_store(read_only=True)) == want
+
+
+async def test_a_second_look_sums_up_only_the_runs_that_changed(tmp_path: Path, private_cache: Path) -> None:
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as writer:
+        await write_corpus(writer)
+        everything = [run_id async for run_id in writer.runs()]
+    first = await CountingSQLiteStore.open(path, read_only=True)
+    assert isinstance(first, CountingSQLiteStore)
+    await indexed(first)
+    await first.close()
+    assert set(first.summed) == set(everything)
+    assert len(index_files(private_cache)) == 1
+
+    async with await SQLiteStore.open(path) as writer:
+        await writer.insert("go-awaiting-approval", "signal:late", b'{"name":"signal:late","kind":"value"}')
+    second = await CountingSQLiteStore.open(path, read_only=True)
+    assert isinstance(second, CountingSQLiteStore)
+    assert await indexed(second) == await exact(second)
+    await second.close()
+    # The run that changed, and the spot check's few; of the unfinished runs, the one that changed
+    # and those whose status hangs on the clock (a sleeping run) are read whole again.
+    assert "go-awaiting-approval" in second.summed
+    assert len(set(second.summed)) <= 1 + status_index.SPOT_CHECKS * 2
+    assert "go-awaiting-approval" in second.loaded
+    assert len(first.loaded) > 0 and len(second.loaded) < len(first.loaded) / 2
+
+
+async def test_unfinished_runs_kept_read_their_lease_and_clock_now(make_store: StoreFactory) -> None:
+    """What the index keeps of an unfinished run holds no lease and no wake time: a lease taken
+    after it was kept makes the run in flight, and a sleeping run is read again each time."""
+    store = await make_store()
+    await write_corpus(store)
+    await indexed(store)  # kept
+    assert await indexed(store) == await exact(store)  # read from what was kept
+    async for run_id in store.runs():
+        await store.acquire_lease(run_id, "worker-1#1", ttl=600)
+    assert await indexed(await make_store(read_only=True)) == await exact(store)
+
+
+async def test_the_index_file_is_private(tmp_path: Path, private_cache: Path) -> None:
+    async with await SQLiteStore.open(tmp_path / "journal.db") as store:
+        await write_corpus(store)
+        await indexed(store)
+        (index,) = index_files(private_cache)
+        assert stat.S_IMODE(index.parent.stat().st_mode) == 0o700
+        for written in index.parent.iterdir():  # its -wal and -shm files too
+            assert stat.S_IMODE(written.stat().st_mode) == 0o600, written.name
+
+
+async def test_a_cache_that_cannot_be_written_means_no_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o500)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    async with await SQLiteStore.open(tmp_path / "journal.db") as store:
+        await write_corpus(store)
+        assert await indexed(store) == await exact(store)
+    if os.geteuid() != 0:  # root writes anywhere
+        assert not (cache / "agenttui").exists()
+
+
+async def test_a_damaged_index_is_made_again(tmp_path: Path, private_cache: Path) -> None:
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as store:
+        await write_corpus(store)
+        want = await exact(store)
+        await indexed(store)
+    (index,) = index_files(private_cache)
+    index.write_bytes(b"not a database at all" * 100)
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        assert await indexed(store) == want
+    with sqlite3.connect(index) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] > 0
+
+
+async def test_an_index_that_lies_is_caught_by_its_spot_check(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change no validator sees (here a summary falsified in the file) empties the index."""
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as store:
+        await write_corpus(store)
+        want = await exact(store)
+        await indexed(store)
+    (index,) = index_files(private_cache)
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE runs SET tokens = tokens + 1")
+    monkeypatch.setattr(status_index, "SPOT_CHECKS", 1)
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        assert await indexed(store) == want
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        ids = [run_id async for run_id in store.runs()]
+        fresh = {summary.run_id: summary for summary in await store.summaries(ids, keys.END_MARKERS)}
+    meta = status_index._meta(sqlite3.connect(index))
+    meta.pop("made_at")
+    kept = status_index.StatusIndex.open(index, meta)
+    assert kept is not None
+    assert {run_id: status_index._summary_of(row) for run_id, (_, row) in kept.read(ids).items()} == fresh
+    kept.close()
+
+
+@pytest.mark.parametrize("off", ["env", "flag"])
+def test_turned_off_no_index_is_written(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch, off: str
+) -> None:
+    path = tmp_path / "journal.db"
+
+    async def build() -> None:
+        async with await SQLiteStore.open(path) as store:
+            await write_corpus(store)
+
+    asyncio.run(build())
+    if off == "env":
+        monkeypatch.setenv(status_index.CACHE_ENV, "off")
+    args = ["--no-cache"] if off == "flag" else []
+    result = CliRunner().invoke(main, [*args, "runs", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert index_files(private_cache) == []
+    monkeypatch.delenv(status_index.CACHE_ENV, raising=False)
+    status_index.disable(False)
+    result = CliRunner().invoke(main, ["runs", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(index_files(private_cache)) == 1
+
+
+async def test_a_memory_store_keeps_no_index(private_cache: Path) -> None:
+    store = MemStore()
+    await write_corpus(store)
+    assert await indexed(store) == await exact(store)
+    assert index_files(private_cache) == []
+
+
+# -- the property: after every change a store can see, the index says what the exact rules say --
+
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("new"), st.integers(0, 0)),
+        st.tuples(st.sampled_from(["turn", "result", "finish", "cancel", "lease", "release"]), st.integers(0, 5)),
+        st.tuples(st.sampled_from(["truncate", "replace", "concurrent"]), st.integers(0, 0)),
+    ),
+    min_size=3,
+    max_size=10,
+)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(operations=OPERATIONS)
+def test_statuses_stay_exact_whatever_the_store_goes_through(
+    tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[str, int]]
+) -> None:
+    """Appends, new runs, runs finishing, leases taken and let go, the file truncated to an
+    earlier copy or replaced by another store, a writer appending while statuses are read: after
+    each step, every status read through the index (by a new handle, as a new look is) equals
+    the exact rules' reading."""
+    root = tmp_path_factory.mktemp("property")
+    # No spot check: the validators alone must hold (on a store this small it checks every run).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(status_index, "SPOT_CHECKS", 10**6)
+        asyncio.run(_go_through(root, operations))
+
+
+async def _go_through(root: Path, operations: list[tuple[str, int]]) -> None:
+    path = root / "journal.db"
+    snapshot = root / "snapshot.db"
+    runs: list[str] = []
+    turns: dict[str, int] = {}
+
+    async def new_run(store: Store) -> None:
+        run_id = f"run-{len(runs):03d}"
+        runs.append(run_id)
+        turns[run_id] = 0
+        await Journal(store).append(run_id, Record(keys.RUN_START, StepKind.VALUE, result=b'{"input":"x"}'))
+
+    async def step(store: Store, what: str, which: int) -> None:
+        run_id = runs[which % len(runs)]
+        journal = Journal(store)
+        if what == "turn":
+            await journal.append(run_id, model_turn(turns[run_id], f"c{turns[run_id]}", Usage(input_tokens=3 + which)))
+            turns[run_id] += 1
+        elif what == "result":
+            call = f"c{max(turns[run_id] - 1, 0)}"
+            await journal.append(
+                run_id, Record(keys.tool_key(call), StepKind.TOOL_RESULT, tool_use_id=call, result=b'"ok"')
+            )
+        elif what == "lease":  # a status kept without its lease must take the lease read now
+            await store.acquire_lease(run_id, "worker-1#1", ttl=600)
+        elif what == "release":
+            await store.release_lease(run_id, "worker-1#1")
+        elif what in ("finish", "cancel"):
+            name = keys.RUN_COMPLETE if what == "finish" else keys.RUN_CANCELLED
+            await journal.append(run_id, Record(name, StepKind.VALUE, result=b'{"reason":"step %d"}' % len(runs)))
+
+    async with await SQLiteStore.open(path) as writer:
+        await new_run(writer)
+        await new_run(writer)
+        await step(writer, "turn", 0)
+    _copy_store(path, snapshot)
+    for what, which in operations:
+        if what == "truncate":  # the file overwritten in place by an earlier copy of itself
+            _copy_store(snapshot, path)
+            async with await SQLiteStore.open(path, read_only=True) as store:
+                runs[:] = [run_id async for run_id in store.runs()]
+                # Runs appended to again after the truncation, to the lengths they had.
+            async with await SQLiteStore.open(path) as writer:
+                for run_id in runs:
+                    await step(writer, "result", runs.index(run_id))
+        elif what == "replace":  # another store renamed over this one
+            other = root / "other.db"
+            other.unlink(missing_ok=True)
+            async with await SQLiteStore.open(other) as writer:
+                await Journal(writer).append(runs[0], Record(keys.RUN_COMPLETE, StepKind.VALUE, result=b'"other"'))
+            os.replace(other, path)
+            runs[:] = [runs[0]]
+        else:
+            async with await SQLiteStore.open(path) as writer:
+                if what == "new":
+                    await new_run(writer)
+                    _copy_store(path, snapshot)
+                elif what == "concurrent":
+                    async with await SQLiteStore.open(path, read_only=True) as reader:
+
+                        async def appending() -> None:
+                            for index in range(len(runs) * 2):
+                                await step(writer, "turn", index)
+                                await asyncio.sleep(0)
+
+                        await asyncio.gather(appending(), indexed(reader))
+                else:
+                    await step(writer, what, which)
+        async with await SQLiteStore.open(path, read_only=True) as store:
+            assert await indexed(store) == await exact(store), (what, which)
+
+
+def _copy_store(source: Path, target: Path) -> None:
+    """``source``'s journal copied into ``target``'s file in place (same inode), as a restore does."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+    src.close()
+    dst.close()
+
+
+async def test_a_redaction_is_seen_by_the_spot_check(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A redaction keeps the entry's seq: no validator sees it. The spot check does, when it
+    picks the run (here it picks every run); the index is then emptied and made again."""
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as store:
+        await write_corpus(store)
+        before = {status.run_id: status for status in await indexed(store)}["go-charge"]
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            "SELECT seq, run_id, data FROM bide_steps WHERE run_id = 'go-charge' AND name LIKE '@llm/%'"
+        ).fetchall()
+        assert rows
+        for seq, run_id, data in rows:
+            body = bytes(data)[: bytes(data).rindex(b',"salt":')] + b"}"
+            conn.execute(
+                "UPDATE bide_steps SET data = ? WHERE seq = ?",
+                (gocorpus.tombstone(run_id, body.decode()).encode(), seq),
+            )
+    conn.close()
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        want = await exact(store)
+    assert {status.run_id: status for status in want}["go-charge"].tokens != before.tokens
+    with monkeypatch.context() as patch:
+        patch.setattr(status_index, "SPOT_CHECKS", 10**6)
+        async with await SQLiteStore.open(path, read_only=True) as store:
+            assert await indexed(store) == want
+
+
+async def test_an_index_older_than_its_age_is_made_again(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound on what no validator sees: past ``MAX_AGE_SECONDS`` the index is summed again."""
+    monkeypatch.setattr(status_index, "SPOT_CHECKS", 10**6)
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as store:
+        await write_corpus(store)
+        await indexed(store)
+    (index,) = index_files(private_cache)
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE runs SET tokens = tokens + 1")
+    conn.close()
+    monkeypatch.setattr(status_index, "MAX_AGE_SECONDS", 0)
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        assert await indexed(store) == await exact(store)
+
+
+async def test_a_truncated_store_written_again_to_the_same_lengths_is_not_mistaken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite hands a deleted top rowid out again: a store cut back to an earlier copy and written
+    to again can give a run its old count and highest seq over other bytes. The entry at the
+    index's high-water mark is no longer the one it summed, so the index is not trusted."""
+    monkeypatch.setattr(status_index, "SPOT_CHECKS", 10**6)
+    path, snapshot = tmp_path / "journal.db", tmp_path / "snapshot.db"
+    async with await SQLiteStore.open(path) as writer:
+        await write_corpus(writer)  # the first entries, which the fingerprint holds, stay as they are
+        await Journal(writer).append("a", Record(keys.RUN_START, StepKind.VALUE, result=b'{"input":"x"}'))
+    _copy_store(path, snapshot)
+    async with await SQLiteStore.open(path) as writer:
+        await Journal(writer).append("a", Record(keys.RUN_COMPLETE, StepKind.VALUE, result=b'"first"'))
+        assert [s.detail for s in await indexed(writer) if s.run_id == "a"] == ["first"]
+    _copy_store(snapshot, path)
+    async with await SQLiteStore.open(path) as writer:
+        await Journal(writer).append("a", Record(keys.RUN_CANCELLED, StepKind.VALUE, result=b'"second"'))
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        assert await indexed(store) == await exact(store)
+
+
+def test_no_cache_may_stand_before_a_store_given_without_a_command(tmp_path: Path) -> None:
+    """``agenttui --no-cache STORE`` opens the store as ``agenttui STORE`` does (here: says it is missing)."""
+    missing = str(tmp_path / "missing.db")
+    plain = CliRunner().invoke(main, [missing])
+    flagged = CliRunner().invoke(main, ["--no-cache", missing])
+    assert "no such command" not in flagged.output
+    assert (flagged.exit_code, flagged.output) == (plain.exit_code, plain.output)
