@@ -306,7 +306,9 @@ def report(bench: Bench, repeats: int, started: tuple[float, float, float]) -> N
     )
     for name, figures in bench.figures.items():
         wall, cpu = statistics.median(figures.walls), statistics.median(figures.cpus)
-        ratios = f"{wall / floor_wall:9.2f}x {cpu / floor_cpu:8.2f}x" if has_cpu else f"{wall / floor_wall:9.2f}x {'-':>9}"
+        ratios = (
+            f"{wall / floor_wall:9.2f}x {cpu / floor_cpu:8.2f}x" if has_cpu else f"{wall / floor_wall:9.2f}x {'-':>9}"
+        )
         target = TARGETS.get("reopen, 1% changed" if name.endswith(" changed") and "nothing" not in name else name)
         verdict = ""
         if target is not None:
@@ -398,16 +400,9 @@ def process_cpu(pid: int, *, with_reaped_children: bool) -> float:
 
 
 def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry.name))
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                continue
-    return found
+    return [
+        int(entry.name) for entry in os.scandir("/proc") if entry.name.isdigit() and parent_of(int(entry.name)) == pid
+    ]
 
 
 async def postmaster_of(dsn: str) -> int | None:
@@ -419,8 +414,13 @@ async def postmaster_of(dsn: str) -> int | None:
         backend = await conn.fetchval("SELECT pg_backend_pid()")
     finally:
         await conn.close()
+    return parent_of(backend)
+
+
+def parent_of(pid: int) -> int | None:
+    """A local process's parent, or None when there is no such process here."""
     try:
-        with open(f"/proc/{backend}/stat") as stat:
+        with open(f"/proc/{pid}/stat") as stat:
             return int(stat.read().rsplit(")", 1)[1].split()[1])
     except (FileNotFoundError, ProcessLookupError):
         return None
@@ -453,7 +453,9 @@ async def on_postgres(store: Path, args: argparse.Namespace) -> None:
 
             conn = await asyncpg.connect(dsn)
             try:
-                run_ids = [r[0] for r in await conn.fetch(f'SELECT DISTINCT run_id FROM "{schema}".bide_steps ORDER BY 1')]
+                run_ids = [
+                    r[0] for r in await conn.fetch(f'SELECT DISTINCT run_id FROM "{schema}".bide_steps ORDER BY 1')
+                ]
             finally:
                 await conn.close()
 
