@@ -6,7 +6,7 @@
 **The first run builds two large stores** and caches them under ``--cache`` (default
 ``/tmp/agenttui-bench-cache``), reused after: the production-shaped one of ``--runs`` runs
 (``benchmarks/shapes.py``, ``v1-production-<runs>.db``, 1.4 GB: 19 minutes on this 2-core machine
-while it was quiet, 48 minutes at load 5, as its ``.shape.json`` records; count 20-50 minutes) and
+at load 5.6, 48 minutes at load 4.7, as its ``.shape.json`` records; count 20-50 minutes) and
 the uniform one (``v1-runs-<runs>.db``, about a minute). Later runs take a minute or two.
 
 Target (issue 29): ``agenttui STORE``'s first rows painted at most 150 ms after a bare Textual

@@ -7,7 +7,7 @@
 **The first run builds a large store** and caches it under ``--cache`` (default
 ``/tmp/agenttui-bench-cache``), reused after: ``--shape production`` (the default) builds
 ``v1-production-<runs>.db`` with ``benchmarks/shapes.py``, 1.4 GB, which took 19 minutes (548 s
-CPU) on this 2-core machine while it was quiet and 48 minutes (1,254 s CPU) at load 5 (its
+CPU) on this 2-core machine at load 5.6 and 48 minutes (1,254 s CPU) at load 4.7 (its
 ``.shape.json`` records each build's time): count 20-50 minutes; ``--shape uniform`` builds
 ``v1-runs-<runs>.db`` (470 MB) in about a minute. Each run also copies the store (a few seconds
 on SQLite; on PostgreSQL, into a fresh schema, several minutes at 100,000 runs).
@@ -499,7 +499,7 @@ def main() -> None:
 
         store = runs_store(Path(args.cache), args.runs)
     if not args.no_sqlite:
-        with tempfile.TemporaryDirectory(prefix="agenttui-bench-statuses-", dir=store.parent) as work:
+        with tempfile.TemporaryDirectory(prefix="agenttui-bench-statuses-") as work:
             copy = Path(work) / store.name  # the index's changes go to a copy, never the cached store
             shutil.copyfile(store, copy)
             print(f"SQLite, {args.runs:,} runs ({args.shape}):")
