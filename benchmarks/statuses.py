@@ -315,6 +315,8 @@ def report(bench: Bench, repeats: int, started: tuple[float, float, float]) -> N
             met = wall / floor_wall <= target[0] and (target[1] is None or not has_cpu or cpu / floor_cpu <= target[1])
             bounds = f"≤ {target[0]}x" + (f", CPU ≤ {target[1]}x" if target[1] is not None else "")
             verdict = f"  {bounds}: {'met' if met else 'MISSED'}"
+            if bench.index_sizes and not any(bench.index_sizes):
+                verdict += " (no index written: the cache-off path)"
         print(
             f"{name:28} {wall:8.2f}s {min(figures.walls):8.2f}s {max(figures.walls):8.2f}s"
             f" {cpu if has_cpu else float('nan'):8.2f}s {max(figures.peaks_mb):6.0f} MB {ratios}{verdict}"
