@@ -42,8 +42,18 @@ def timed(args: list[str]) -> tuple[float, float, int]:
     return wall, cpu, after.ru_maxrss
 
 
+#: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
+FIRST_RUN = """Builds no large store: it reads the 50,000-record run's store, v1-long-run-50000.db under --cache,
+which benchmarks/tui.py builds on its first run (about a minute); without it, it stops and says so.
+A run takes a minute or two."""
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=FIRST_RUN,
+    )
     parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where the long run's store is cached")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL import")

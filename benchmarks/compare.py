@@ -152,8 +152,17 @@ async def measure(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+#: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
+FIRST_RUN = """The first run writes the original run with the runtime into compare-<turns>.db under --cache
+(a few seconds at 1,000 turns) and reuses it after; no large store."""
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=FIRST_RUN,
+    )
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--at", type=int, default=499, help="The model turn changed (@llm/N: turn N+1).")
     parser.add_argument("--repeat", type=int, default=5)

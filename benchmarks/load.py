@@ -100,8 +100,17 @@ async def build(path: Path) -> None:
     await store.close()
 
 
+#: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
+FIRST_RUN = """Builds the demo store in a temporary directory each run (a few seconds); no large store,
+nothing cached."""
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        epilog=FIRST_RUN,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--writers", type=int, default=50)
     parser.add_argument("--nice", action="store_true", help="run the writers at nice 15")

@@ -271,8 +271,15 @@ async def main(args: argparse.Namespace) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+#: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
+FIRST_RUN = """Writes its runs into a temporary directory each run (seconds); no large store, nothing cached;
+PostgreSQL's part uses a throwaway cluster (or AGENTTUI_BENCH_PG_DSN)."""
+
+
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], epilog=FIRST_RUN, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--turns", type=int, default=1000, help="model turns of the replayed run (default 1000)")
     parser.add_argument("--repeats", type=int, default=3, help="replays to take the best of (default 3)")
     parser.add_argument("--runs", type=int, default=1000, help="concurrent runs (default 1000)")

@@ -1029,9 +1029,18 @@ def step(what: str) -> None:
     print(f"... {what}", file=sys.stderr, flush=True)
 
 
+#: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
+FIRST_RUN = """The first run builds its stores under --cache (default /tmp/agenttui-bench-cache) and reuses
+them after: with --shape production (the default), parts (a) and (b) need the production-shaped
+store of --runs runs (benchmarks/shapes.py, 1.4 GB: 19 minutes on this 2-core machine at
+load 5.6, 48 minutes at load 4.7, as its .shape.json records; count 20-50 minutes); --shape uniform's
+stores (100,000 copies of one run; a run of 50,002 records) take about a minute each; the
+replay, diff and demo stores of (d), (e) and (g) seconds each."""
+
+
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__.split("\n\n")[0], epilog=FIRST_RUN, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--parts", default="abcdefg", help="which parts to run (default: all)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of (g), each side")

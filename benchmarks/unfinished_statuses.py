@@ -79,8 +79,16 @@ async def time_pages(pages: list[tuple[list[str], list[Any], dict[str, Any]]]) -
     return time.process_time() - began, decided
 
 
+#: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
+FIRST_RUN = """Builds no store: it reads STORE (the production-shaped one: benchmarks/shapes.py builds it, 20-50
+minutes). The first run reads every page of STORE once and pickles its unfinished runs to --cache,
+a minute or two; later runs read the pickle."""
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, epilog=FIRST_RUN, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("store")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "agenttui-unfinished-pages.pkl")
     parser.add_argument("--checkout", type=Path, default=ROOT)
