@@ -30,7 +30,7 @@ from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
-from agenttui.runs.status_index import IndexedPage, indexed_page, indexed_summaries, keep_verdicts
+from agenttui.runs.status_index import IndexedPage, indexed_page, keep_verdicts
 from agenttui.stores.base import Entry, LeaseInfo, Store
 from agenttui.stores.summary import RunSummary, record_head
 
@@ -512,17 +512,23 @@ async def statuses(
     return [decided[run_id] if run_id in decided else await read(run_id) for run_id in run_ids]
 
 
-async def _page_statuses(store: Store, run_ids: Sequence[str], *, batch: bool) -> dict[str, RunStatus]:
-    """The statuses a page's summaries decide and, with ``batch``, those of the page's other
-    short runs, read whole at once; a run missing from the answer is left to the caller."""
-    page = await _indexed_page(store, run_ids)
+async def _page_statuses(
+    store: Store, run_ids: Sequence[str], *, batch: bool, read: Callable[[str, _Kept], None] | None = None
+) -> dict[str, RunStatus]:
+    """The statuses a page's summaries (or the status index's verdicts) decide and, with
+    ``batch``, those of the page's other short runs, read whole at once (``read`` is told what
+    was read of each); a run missing from the answer is left to the caller."""
+    summed = store.IMPLEMENTS_SUMMARIES
+    page = await _indexed_page(store, run_ids) if summed else IndexedPage([], {}, None)
+    # A store that sums nothing up has each run read whole (``batch``), as one that does has the
+    # runs its summaries leave undecided.
+    undecided: dict[str, RunSummary | None] = {} if summed or not batch else dict.fromkeys(run_ids)
     leases = await _leases(
         store,
         {root_run_id(s.run_id) for s in page.summaries if batch or s.end is not None}
-        | {root_run_id(run_id) for run_id in page.verdicts},
+        | {root_run_id(run_id) for run_id in [*page.verdicts, *undecided]},
     )
     decided = {}
-    undecided: dict[str, RunSummary | None] = {}
     verdicts = []
     for run_id, verdict in page.verdicts.items():
         if (kept := _from_verdict(run_id, verdict, _lease_in(leases, run_id))) is not None:
@@ -540,9 +546,11 @@ async def _page_statuses(store: Store, run_ids: Sequence[str], *, batch: bool) -
     for run_id, (entries, records, counts) in (await _read_runs(store, undecided)).items():
         unleased = _status(run_id, records, counts, None, None)
         decided[run_id] = _with_lease(unleased, _lease_in(leases, run_id))
-        read = (len(entries), entries[-1].seq)
-        if page.marks is not None and page.marks.get(run_id) == read and unleased.wake_at is None:
-            verdicts.append((run_id, read, _verdict(unleased)))
+        mark = (len(entries), entries[-1].seq)
+        if page.marks is not None and page.marks.get(run_id) == mark and unleased.wake_at is None:
+            verdicts.append((run_id, mark, _verdict(unleased)))
+        if read is not None:
+            read(run_id, _Kept(entries[-1].seq, records, counts, sum(len(entry.data) for entry in entries)))
     await keep_verdicts(store, verdicts)
     return decided
 
@@ -615,18 +623,6 @@ async def _indexed_page(store: Store, run_ids: Sequence[str]) -> IndexedPage:
         raise
     except StoreError:
         return IndexedPage([], {}, None)
-
-
-async def _summaries(store: Store, run_ids: Sequence[str]) -> list[RunSummary]:
-    """The runs' summaries (through the store's status index, ``runs.status_index``); none when
-    the store cannot sum this page up (a damaged page: its runs are then read one by one, and
-    each says why it fails)."""
-    try:
-        return await indexed_summaries(store, run_ids, keys.END_MARKERS)
-    except (StoreConnectionError, StoreLockedError):
-        raise
-    except StoreError:
-        return []
 
 
 def _vouched(summary: RunSummary | None, entries: int) -> int:
@@ -835,27 +831,12 @@ class StatusTracker:
 
     async def statuses(self, run_ids: Sequence[str]) -> list[RunStatus]:
         """The statuses of ``run_ids`` now, in order. Runs read before are read on, one by one;
-        the others at once, as a viewer's first look at thousands of unfinished runs is: on a
-        store that sums runs up, finished runs from their summaries, and the rest read whole in
-        one round trip (their leases in another), their tool results' payloads undecoded where
-        the summary vouches for them (``_status_records``)."""
+        the others at once, as a viewer's first look at thousands of unfinished runs is, by the
+        page's rules (``_page_statuses``): what the status index kept of runs that did not
+        change, finished runs from their summaries, and the short rest read whole in one round
+        trip (their leases in another) and kept to read on from."""
         first = [run_id for run_id in run_ids if run_id not in self._runs]
-        decided: dict[str, RunStatus] = {}
-        if len(first) > 1:
-            summaries = await _summaries(self.store, first) if self.store.IMPLEMENTS_SUMMARIES else []
-            leases = await _leases(self.store, {root_run_id(run_id) for run_id in first})
-            unsummed: dict[str, RunSummary | None] = dict.fromkeys(first)
-            for summary in summaries:
-                status = status_from_summary(summary, _lease_in(leases, summary.run_id))
-                if status is not None:
-                    decided[summary.run_id] = status
-                    unsummed.pop(summary.run_id, None)
-                elif summary.run_id in unsummed:
-                    unsummed[summary.run_id] = summary
-            for run_id, (entries, records, counts) in (await _read_runs(self.store, unsummed)).items():
-                decided[run_id] = _status(run_id, records, counts, _lease_in(leases, run_id), None)
-                size = sum(len(entry.data) for entry in entries)
-                self._keep(run_id, _Kept(entries[-1].seq, records, counts, size))
+        decided = await _page_statuses(self.store, first, batch=True, read=self._keep) if len(first) > 1 else {}
         return [decided[run_id] if run_id in decided else await self.status(run_id) for run_id in run_ids]
 
     async def _read(self, run_id: str) -> RunStatus:

@@ -93,13 +93,6 @@ class IndexedPage(NamedTuple):
     """Each run's validator as read for this page (None: the store keeps no index)."""
 
 
-async def indexed_summaries(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
-    """``store.summaries(run_ids, end_markers)``, each run that did not change since it was last
-    summed up taken from the store's index instead (all of them from the store where it keeps
-    none). The same summaries either way: errors of the store propagate as its own."""
-    return (await indexed_page(store, run_ids, end_markers, verdicts=False)).summaries
-
-
 async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, int], bytes]]) -> None:
     """Keep what the caller made of runs (``runs.status`` keeps a status that holds whatever the
     lease and the clock say), each with the validator of the entries it was made of: kept only
@@ -113,8 +106,11 @@ async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, i
 async def indexed_page(
     store: Store, run_ids: Sequence[str], end_markers: Collection[str], *, verdicts: bool = True
 ) -> IndexedPage:
-    """``indexed_summaries``, with the validators read and, with ``verdicts``, the verdicts kept of
-    the runs that did not change (whose summaries are then left out: the verdict stands for them)."""
+    """``store.summaries(run_ids, end_markers)``, each run that did not change since it was last
+    summed up taken from the store's index instead (all of them from the store where it keeps
+    none; errors of the store propagate as its own), with the validators read and, with
+    ``verdicts``, the verdicts kept of the runs that did not change (whose summaries are then left
+    out: the verdict stands for them)."""
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None or not run_ids:
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)

@@ -20,7 +20,7 @@ from agenttui.cli import main
 from agenttui.journal import Journal, Record, StepKind, keys
 from agenttui.journal.record import Usage
 from agenttui.runs import status_index
-from agenttui.runs.status import RunStatus, list_statuses, run_status
+from agenttui.runs.status import RunStatus, StatusTracker, list_statuses, run_status
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore
@@ -91,6 +91,27 @@ async def test_a_second_look_sums_up_only_the_runs_that_changed(tmp_path: Path, 
     assert len(set(second.summed)) <= 1 + status_index.SPOT_CHECKS * 2
     assert "go-awaiting-approval" in second.loaded
     assert len(first.loaded) > 0 and len(second.loaded) < len(first.loaded) / 2
+
+
+async def test_a_viewers_second_look_reads_no_unchanged_run_whole(tmp_path: Path, private_cache: Path) -> None:
+    """The runs screen's first look at many runs (``StatusTracker.statuses``) keeps what it made
+    of them, and a viewer opened again takes the unchanged ones from the index: only the runs
+    whose status hangs on the clock are read whole again (every unfinished run was, each time)."""
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as writer:
+        await write_corpus(writer)
+        everything = [run_id async for run_id in writer.runs()]
+        want = await exact(writer)
+    loaded: list[set[str]] = []
+    for _ in range(2):
+        store = await CountingSQLiteStore.open(path, read_only=True)
+        assert isinstance(store, CountingSQLiteStore)
+        seen = await StatusTracker(store).statuses(everything)
+        await store.close()
+        assert [comparable(status) for status in seen] == want
+        loaded.append(set(store.__dict__.get("loaded", [])))
+    sleeping = {status.run_id for status in want if status.wake_at is not None}
+    assert loaded[0] - sleeping and loaded[1] <= sleeping, loaded[1] - sleeping
 
 
 async def test_unfinished_runs_kept_read_their_lease_and_clock_now(make_store: StoreFactory) -> None:
