@@ -13,10 +13,9 @@ as from the store's. Of an unfinished run read whole, the caller may keep a *ver
 (``keep_verdicts``): ``runs.status`` keeps the status the rules give its records without a lease
 row, and only where no wake time decides it; the lease read at each look is applied to it then
 (a live lease outranks every rule after the end markers). Nothing kept hangs on a lease or the
-clock. Each page of runs is checked
-against the store (``store.run_marks``: one query on the ``(run_id, seq)`` index) and only runs
-whose count or highest seq moved are summed up again, and written back; a run that vanished is
-never asked for again. A few runs found in the index are summed again per page (a spot check):
+clock. Each page of runs is checked against the store (``store.run_marks``: one query on the
+``(run_id, seq)`` index) and only runs whose count or highest seq moved are summed up again, and
+written back; a run that vanished is never asked for again. A few runs found in the index are summed again per page (a spot check):
 a disagreement empties the index. An index that cannot be opened, read or written, or that is of
 another version, store or fingerprint, is rebuilt or left alone: never an error, never trusted.
 
