@@ -12,7 +12,7 @@ from agenttui.errors import AgentTuiError, ConfigError, StoreURLError
 from agenttui.journal.keys import root_run_id
 from agenttui.stores import describe_url, open_store, sqlite_path
 from agenttui.stores.base import Store
-from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_partial
+from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_own_file
 from agenttui.stores.sqlite import SQLiteStore
 
 
@@ -57,7 +57,7 @@ async def build_demo_store(
             await store.close()
         await asyncio.to_thread(place_file, partial, target, force=True)  # checked above
     except BaseException:
-        remove_partial(partial)
+        remove_own_file(partial)
         raise
 
 

@@ -199,7 +199,7 @@ async def save_into_file(
     """
     import asyncio
 
-    from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_partial, write_manifest
+    from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_own_file, write_manifest
     from agenttui.stores.sqlite import SQLiteStore
 
     target = await check_replaceable(path, force=force, protect=protect)
@@ -218,6 +218,6 @@ async def save_into_file(
         await check_replaceable(target, force=force, protect=protect)  # taken while the fork was written?
         await asyncio.to_thread(place_file, partial, target, force=force)
     except BaseException:
-        remove_partial(partial)
+        remove_own_file(partial)
         raise
     return done

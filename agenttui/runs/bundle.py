@@ -56,7 +56,7 @@ from agenttui.runs.state import RunState
 from agenttui.stores.base import Entry, StepTakenError, Store
 from agenttui.stores.bundle_file import BundleExistsError, BundleFile
 from agenttui.stores.bundle_file import read_manifest as read_manifest_rows
-from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_partial
+from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_own_file
 
 if TYPE_CHECKING:
     from agenttui.runs.where import Where
@@ -428,10 +428,10 @@ async def export_jsonl(
         await check_replaceable(target, force=force, protect=[store.file_path])  # taken meanwhile?
         place_file(partial, target, force=force)
     except OSError as exc:
-        remove_partial(partial)
+        remove_own_file(partial)
         raise BundleWriteError(f"cannot write {target}: {exc.strerror or exc}") from exc
     except BaseException:
-        remove_partial(partial)
+        remove_own_file(partial)
         raise
     return _report(target, exported, redacting.redactor)
 

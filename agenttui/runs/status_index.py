@@ -25,7 +25,6 @@ another version, store or fingerprint, is rebuilt or left alone: never an error,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
 import random
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agenttui.stores.base import Entry, Store
+from agenttui.stores.files import remove_own_file
 from agenttui.stores.summary import RunSummary
 
 #: The index files' layout; a file of another is rebuilt.
@@ -102,14 +102,12 @@ async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, i
     await _write(store, kept, lambda: kept.keep_verdicts(verdicts))
 
 
-async def indexed_page(
-    store: Store, run_ids: Sequence[str], end_markers: Collection[str], *, verdicts: bool = True
-) -> IndexedPage:
+async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> IndexedPage:
     """``store.summaries(run_ids, end_markers)``, each run that did not change since it was last
     summed up taken from the store's index instead (all of them from the store where it keeps
-    none; errors of the store propagate as its own), with the validators read and, with
-    ``verdicts``, the verdicts kept of the runs that did not change (whose summaries are then left
-    out: the verdict stands for them)."""
+    none; errors of the store propagate as its own), with the validators read and the verdicts
+    kept of the runs that did not change (whose summaries are then left out: the verdict stands
+    for them)."""
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None or not run_ids:
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
@@ -149,7 +147,7 @@ async def indexed_page(
         written_high_water = None if newest is None else (high_water, newest)
     if written or vanished:
         await _write(store, index, lambda: index.write(written, vanished, written_high_water))
-    kept_verdicts = {run_id: bytes(row[-1]) for run_id, row in found.items() if verdicts and row[-1] is not None}
+    kept_verdicts = {run_id: bytes(row[-1]) for run_id, row in found.items() if row[-1] is not None}
     summaries = [
         *(_summary_of(row) for run_id, row in found.items() if run_id not in fresh and run_id not in kept_verdicts),
         *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
@@ -234,9 +232,7 @@ class StatusIndex:
             except (sqlite3.Error, ValueError):
                 pass  # not an index (damaged, another program's): made again below
             conn.close()
-            for stale in (path, *(path.with_name(path.name + tail) for tail in ("-journal", "-wal", "-shm"))):
-                with contextlib.suppress(FileNotFoundError):
-                    stale.unlink()
+            remove_own_file(path)
             conn = _connect(path)
             with conn:
                 conn.executescript(_SCHEMA)

@@ -36,7 +36,7 @@ from agenttui.stores.files import (
     check_replaceable,
     partial_path,
     place_file,
-    remove_partial,
+    remove_own_file,
 )
 
 BundleExistsError = FileTakenError
@@ -88,7 +88,7 @@ class BundleFile:
             await store.close()
             conn = await asyncio.to_thread(_bulk_connection, partial)
         except BaseException:
-            remove_partial(partial)
+            remove_own_file(partial)
             raise
         return cls(target, partial, conn, force=force, protect=tuple(protect))
 
@@ -126,7 +126,7 @@ class BundleFile:
                     await self._inserting
             with contextlib.suppress(sqlite3.Error):
                 await asyncio.to_thread(conn.close)
-        remove_partial(self._partial)
+        remove_own_file(self._partial)
 
     def _open_conn(self) -> sqlite3.Connection:
         if self._conn is None:

@@ -1,6 +1,7 @@
 """The one guarded way agenttui replaces or deletes a file: every command and screen that writes a
-file of its own (an export, a saved fork, the demo) goes through ``place_file`` or
-``clear_for_store``, so a file a person did not hand over is never lost.
+file of its own (an export, a saved fork, the demo) goes through ``check_replaceable`` and
+``place_file``, and a file agenttui made and keeps to itself (a partial file, a status index) is
+dropped by ``remove_own_file`` alone, so a file a person did not hand over is never lost.
 
 A file is refused, ``--force`` or not, when it is
 
@@ -144,11 +145,13 @@ def write_manifest(path: Path, manifest: dict[str, str]) -> None:
             conn.executemany(f"INSERT OR REPLACE INTO {MANIFEST_TABLE} (key, value) VALUES (?, ?)", manifest.items())
 
 
-def remove_partial(partial: Path) -> None:
-    """Drop a file ``partial_path`` named, and what SQLite kept beside it. Safe to call twice."""
+def remove_own_file(path: Path) -> None:
+    """Drop a SQLite file agenttui made and keeps to itself (one ``partial_path`` named, a status
+    index in the user's cache), and what SQLite kept beside it. Safe to call twice; never for a
+    file a person handed over."""
     with contextlib.suppress(FileNotFoundError):
-        partial.unlink()
-    _remove_side_files(partial)
+        path.unlink()
+    _remove_side_files(path)
 
 
 def _remove_side_files(path: Path) -> None:
