@@ -223,15 +223,8 @@ class StatusIndex:
         else a new, empty one in its place; None where the cache cannot hold one."""
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            conn = _connect(path)
-            try:
-                kept = _meta(conn)
-                made_at = float(kept.pop("made_at", b"0"))
-                if kept == meta and 0 <= time.time() - made_at < MAX_AGE_SECONDS:
-                    return cls(conn)  # reads its high-water mark: a file without one is made again
-            except (sqlite3.Error, ValueError):
-                pass  # not an index (damaged, another program's): made again below
-            conn.close()
+            if (kept := cls._kept(path, meta)) is not None:
+                return kept
             remove_own_file(path)
             conn = _connect(path)
             with conn:
@@ -241,6 +234,25 @@ class StatusIndex:
             return cls(conn)
         except (sqlite3.Error, OSError):
             return None
+
+    @classmethod
+    def _kept(cls, path: Path, meta: dict[str, bytes]) -> StatusIndex | None:
+        """The index already at ``path``, if it is one of this version for the store ``meta``
+        describes and young enough; None for anything else (no file, a damaged one, not a
+        database at all, another program's, another store's or version's)."""
+        try:
+            conn = _connect(path)
+        except sqlite3.Error:
+            return None
+        try:
+            kept = _meta(conn)
+            made_at = float(kept.pop("made_at", b"0"))
+            if kept == meta and 0 <= time.time() - made_at < MAX_AGE_SECONDS:
+                return cls(conn)  # reads its high-water mark: a file without one is made again
+        except (sqlite3.Error, ValueError):
+            pass
+        conn.close()
+        return None
 
     def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], tuple[Any, ...]]]:
         """The validator and row the index holds of each of ``run_ids`` it holds (``_summary_of``

@@ -161,6 +161,23 @@ async def test_a_damaged_index_is_made_again(tmp_path: Path, private_cache: Path
         assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] > 0
 
 
+async def test_a_file_that_is_no_database_is_made_again(tmp_path: Path, private_cache: Path) -> None:
+    """Found where the index belongs by a process that never had it open (no WAL beside it)."""
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as store:
+        await write_corpus(store)
+        want = await exact(store)
+        identity = store.index_identity()
+    assert identity is not None
+    index = status_index.index_path(identity)
+    index.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    index.write_bytes(b"junk" * 100)
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        assert await indexed(store) == want
+    with sqlite3.connect(index) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] > 0
+
+
 async def test_an_index_that_lies_is_caught_by_its_spot_check(
     tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
