@@ -41,7 +41,7 @@ from agenttui.stores.files import remove_own_file
 from agenttui.stores.summary import RunSummary
 
 #: The index files' layout; a file of another is rebuilt.
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 #: The environment variable that turns the index off (``off``).
 CACHE_ENV = "AGENTTUI_CACHE"
 #: How many runs found in the index are summed again per page, and compared.
@@ -111,19 +111,27 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None or not run_ids:
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
-    if store.INDEX_GLOBAL_SEQ and index.high_water is not None:
-        seq, digest = index.high_water
-        if await store.entry_digest(seq) != digest:
-            # The journal was cut back (and maybe written again, over the seqs it had handed
-            # out): a run may have its old count and highest seq over other bytes.
-            await _write(store, index, index.clear)
-    marks = await store.run_marks(run_ids)
+    if store.INDEX_GLOBAL_SEQ:
+        for seq, digest in filter(None, (index.high_water, index.settled)):
+            if await store.entry_digest(seq) != digest:
+                # The journal was cut back (and maybe written again, over the seqs it had
+                # handed out): a run may have its old count and highest seq over other bytes.
+                await _write(store, index, index.clear)
+                await _settle(store, index)
+                break
+    settled = index.settled
     try:
-        kept = await asyncio.to_thread(index.read, [run_id for run_id in run_ids if run_id in marks])
+        kept = await asyncio.to_thread(index.read, run_ids)
     except (sqlite3.Error, OSError):
         _forget(store)
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
-    found = {run_id: row for run_id, (mark, row) in kept.items() if mark == marks[run_id]}
+    # A run with no entry past the settled seq is as the index holds it; the others are checked
+    # against their validators.
+    written_since = await store.runs_after(settled[0]) if settled is not None else None
+    trusted = {} if written_since is None else {run_id: kept[run_id] for run_id in kept if run_id not in written_since}
+    marks = {run_id: mark for run_id, (mark, _) in trusted.items()}
+    marks.update(await store.run_marks([run_id for run_id in run_ids if run_id not in trusted]))
+    found = {run_id: row for run_id, (mark, row) in kept.items() if mark == marks.get(run_id)}
     spots = set(random.sample(sorted(found), min(SPOT_CHECKS, len(found))))
     asked = [run_id for run_id in run_ids if run_id not in found or run_id in spots]
     fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
@@ -131,6 +139,7 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         # What the index says is not what the store says (a redaction, a store changed behind
         # its validators): nothing in it is trusted again.
         await _write(store, index, index.clear)
+        await _settle(store, index)
         found = {}
         fresh = {summary.run_id: summary for summary in await store.summaries(run_ids, end_markers)}
     # A summary counts the entries it summed: one that is not the count just read was taken
@@ -146,7 +155,7 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
             written = []
         written_high_water = None if newest is None else (high_water, newest)
     if written or vanished:
-        await _write(store, index, lambda: index.write(written, vanished, written_high_water))
+        await _write(store, index, lambda: index.write(written, vanished, written_high_water, settled))
     kept_verdicts = {run_id: bytes(row[-1]) for run_id, row in found.items() if row[-1] is not None}
     summaries = [
         *(_summary_of(row) for run_id, row in found.items() if run_id not in fresh and run_id not in kept_verdicts),
@@ -188,6 +197,31 @@ async def _index_of(store: Store, end_markers: Collection[str]) -> StatusIndex |
     return await asyncio.shield(opening)
 
 
+async def _settle(store: Store, index: StatusIndex) -> None:
+    """Move the index's settled seq up to the journal's last: the runs written past the old one
+    leave the index (summed up again when next asked for), so every run left holds no entry past
+    the new one that its row has not summed (docs/decisions.md, "The status index"). An index
+    with no settled seq yet is emptied first: nothing says what its rows summed."""
+    if not store.INDEX_GLOBAL_SEQ:
+        return
+    previous = index.settled
+    if previous is None:
+        changed: Collection[str] | None = None
+        last = await store.last_seq()
+    else:
+        written_since = await store.runs_after(previous[0])
+        if not written_since:
+            return
+        changed, last = written_since.keys(), max(written_since.values())
+    if last is None:  # an empty journal: nothing to settle yet
+        return
+    digest = await store.entry_digest(last)
+    if digest is None:  # cut back while this was read: the next look starts again
+        await _write(store, index, index.clear)
+        return
+    await _write(store, index, lambda: index.settle(previous, changed, (last, digest)))
+
+
 async def _open(store: Store, end_markers: Collection[str]) -> StatusIndex | None:
     identity = store.index_identity() if store.IMPLEMENTS_SUMMARIES else None
     if identity is None:
@@ -202,6 +236,7 @@ async def _open(store: Store, end_markers: Collection[str]) -> StatusIndex | Non
     index = await asyncio.to_thread(StatusIndex.open, index_path(identity), expected)
     if index is not None:
         weakref.finalize(store, index.close)
+        await _settle(store, index)
     return index
 
 
@@ -212,10 +247,12 @@ class StatusIndex:
         self._conn = conn
         self._lock = threading.Lock()
         """Calls come from ``asyncio.to_thread``'s threads: one at a time on the connection."""
-        row = conn.execute("SELECT seq, digest FROM high_water").fetchone()
-        self.high_water: tuple[int, bytes] | None = None if row is None else (row[0], bytes(row[1]))
+        self.high_water = _mark(conn, "high_water")
         """The highest seq of any entry a kept summary summed, and that entry's ``entry_digest``
         (a store whose seq runs across runs: ``INDEX_GLOBAL_SEQ``)."""
+        self.settled = _mark(conn, "settled")
+        """A seq, and its entry's ``entry_digest``, such that every run holding no entry past it
+        is as its row says (``INDEX_GLOBAL_SEQ``; ``_settle``)."""
 
     @classmethod
     def open(cls, path: Path, meta: dict[str, bytes]) -> StatusIndex | None:
@@ -273,15 +310,21 @@ class StatusIndex:
         summaries: Sequence[tuple[tuple[int, int], RunSummary]],
         vanished: Sequence[str] = (),
         high_water: tuple[int, bytes] | None = None,
+        settled: tuple[int, bytes] | None = None,
     ) -> None:
         """Keep each summary with the validator it was taken at, drop the runs that vanished,
-        and raise the high-water mark to ``high_water``."""
-        rows = [
-            (s.run_id, count, last, s.turns, s.tokens, s.suspect, s.forked, *_entry_columns(s.first),
-             *(_entry_columns(s.end) if s.end is not None else (None,) * 5))
-            for (count, last), s in summaries
-        ]  # fmt: skip
+        and raise the high-water mark to ``high_water``. ``settled``: the settled seq when the
+        validators were read; if it has moved since (another look settled the index), a summary
+        no newer than the settled seq now may have missed entries it vouches for, and is dropped."""
         with self._lock, self._conn:
+            now = _mark(self._conn, "settled")
+            if now is not None and now != settled:
+                summaries = [(mark, s) for mark, s in summaries if mark[1] > now[0]]
+            rows = [
+                (s.run_id, count, last, s.turns, s.tokens, s.suspect, s.forked, *_entry_columns(s.first),
+                 *(_entry_columns(s.end) if s.end is not None else (None,) * 5))
+                for (count, last), s in summaries
+            ]  # fmt: skip
             self._conn.executemany(f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * 17)}, NULL)", rows)
             self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in vanished])
             if high_water is not None and (self.high_water is None or self.high_water[0] < high_water[0]):
@@ -296,15 +339,38 @@ class StatusIndex:
                 [(verdict, run_id, count, last) for run_id, (count, last), verdict in verdicts],
             )
 
+    def settle(
+        self, previous: tuple[int, bytes] | None, changed: Collection[str] | None, settled: tuple[int, bytes]
+    ) -> None:
+        """Settle the index at ``settled`` (``_settle``): drop the rows of the ``changed`` runs
+        (every row, None) unless another look settled it since ``previous`` was read."""
+        with self._lock, self._conn:
+            now = _mark(self._conn, "settled")
+            if now == previous:
+                if changed is None:
+                    self._conn.execute("DELETE FROM runs")
+                else:
+                    self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in changed])
+                self._conn.execute("INSERT OR REPLACE INTO settled VALUES (1, ?, ?)", settled)
+                now = settled
+            self.settled = now
+
     def clear(self) -> None:
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM runs")
             self._conn.execute("DELETE FROM high_water")
-            self.high_water = None
+            self._conn.execute("DELETE FROM settled")
+            self.high_water = self.settled = None
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _mark(conn: sqlite3.Connection, table: str) -> tuple[int, bytes] | None:
+    """The seq and digest the table ``high_water`` or ``settled`` holds, if any."""
+    row = conn.execute(f"SELECT seq, digest FROM {table}").fetchone()
+    return None if row is None else (row[0], bytes(row[1]))
 
 
 def _summary_of(row: tuple[Any, ...]) -> RunSummary:
@@ -324,6 +390,7 @@ _CHUNK = 500
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE high_water (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, digest BLOB NOT NULL);
+CREATE TABLE settled (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, digest BLOB NOT NULL);
 CREATE TABLE runs (
     run_id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL,
     turns INTEGER NOT NULL, tokens INTEGER NOT NULL, suspect INTEGER NOT NULL, forked INTEGER NOT NULL,

@@ -329,6 +329,17 @@ class Store(abc.ABC):
         there is none. Raises ``ConfigError`` unless ``INDEX_GLOBAL_SEQ``."""
         raise ConfigError(f"{type(self).__name__} has no seq across runs")
 
+    async def last_seq(self) -> int | None:
+        """The highest seq of any entry (None: the journal is empty). Raises ``ConfigError``
+        unless ``INDEX_GLOBAL_SEQ``."""
+        raise ConfigError(f"{type(self).__name__} has no seq across runs")
+
+    async def runs_after(self, seq: int) -> dict[str, int]:
+        """Each run holding an entry past ``seq``, with its highest seq, in one read: on a journal
+        that only grew since ``seq`` was its last, the runs written since. Raises ``ConfigError``
+        unless ``INDEX_GLOBAL_SEQ``."""
+        raise ConfigError(f"{type(self).__name__} has no seq across runs")
+
     async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         """Each of ``run_ids``' entry count and highest seq, in one round trip, read from the
         ``(run_id, seq)`` index alone: what a status index checks its summaries against (a run

@@ -552,6 +552,18 @@ class SQLiteStore(Store):
         )
         return repr(rows[0]).encode("utf-8", "backslashreplace") if rows else None
 
+    async def last_seq(self) -> int | None:
+        rows = await self._read(f"SELECT max(seq) FROM {self._steps}", (), "reading the last entry")
+        return rows[0][0] if rows and type(rows[0][0]) is int else None
+
+    async def runs_after(self, seq: int) -> dict[str, int]:
+        # A range of the rowid, as quick as the entries past ``seq`` are few: grouped by
+        # ``+run_id``, as SQLite would otherwise skip-scan the whole (run_id, seq) index.
+        rows = await self._read(
+            f"SELECT run_id, max(seq) FROM {self._steps} WHERE seq > ? GROUP BY +run_id", (seq,), "reading new entries"
+        )
+        return {run_id: last for run_id, last in rows if type(run_id) is str and type(last) is int}
+
     async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         if not run_ids:
             return {}
