@@ -15,9 +15,12 @@ row, and only where no wake time decides it; the lease read at each look is appl
 (a live lease outranks every rule after the end markers). Nothing kept hangs on a lease or the
 clock. Each page of runs is checked against the store (``store.run_marks``: one query on the
 ``(run_id, seq)`` index) and only runs whose count or highest seq moved are summed up again, and
-written back; a run that vanished is never asked for again. A few runs found in the index are summed again per page (a spot check):
-a disagreement empties the index. An index that cannot be opened, read or written, or that is of
-another version, store or fingerprint, is rebuilt or left alone: never an error, never trusted.
+written back; a run that vanished is never asked for again. Where seq runs across runs (SQLite),
+the index is *settled* at a seq when opened, and a page checks only its runs written past that
+seq since (``store.runs_after``). A few runs found in the index are summed up again (a spot
+check, ``SPOT_SHARE`` of them): a disagreement empties the index. An index that cannot be
+opened, read or written, or that is of another version, store or fingerprint, is rebuilt or left
+alone: never an error, never trusted.
 
 ``AGENTTUI_CACHE=off`` (or ``disable()``, the CLI's ``--no-cache``) turns it off.
 """
@@ -44,8 +47,9 @@ from agenttui.stores.summary import RunSummary
 INDEX_VERSION = 3
 #: The environment variable that turns the index off (``off``).
 CACHE_ENV = "AGENTTUI_CACHE"
-#: How many runs found in the index are summed again per page, and compared.
-SPOT_CHECKS = 2
+#: The share of the runs found in the index that are summed again and compared (a spot check):
+#: two of a page of 500, on average, however the pages are cut (a viewer reads 50 at a time).
+SPOT_SHARE = 2 / 500
 #: How long an index is trusted, in seconds, before it is made again from the store: a redaction
 #: keeps its entry's seq, so only a spot check that picks its run or this age finds it.
 MAX_AGE_SECONDS = 24 * 3600
@@ -132,7 +136,7 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     marks = {run_id: mark for run_id, (mark, _) in trusted.items()}
     marks.update(await store.run_marks([run_id for run_id in run_ids if run_id not in trusted]))
     found = {run_id: row for run_id, (mark, row) in kept.items() if mark == marks.get(run_id)}
-    spots = set(random.sample(sorted(found), min(SPOT_CHECKS, len(found))))
+    spots = set(random.sample(sorted(found), _spot_count(len(found))))
     asked = [run_id for run_id in run_ids if run_id not in found or run_id in spots]
     fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
     if any(fresh.get(run_id) != _summary_of(found[run_id]) for run_id in spots):
@@ -162,6 +166,12 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
     ]
     return IndexedPage(summaries, kept_verdicts, marks)
+
+
+def _spot_count(found: int) -> int:
+    """How many of ``found`` runs to spot-check: ``SPOT_SHARE`` of them, the fraction by chance."""
+    expected = min(found * SPOT_SHARE, found)
+    return int(expected) + (random.random() < expected % 1)
 
 
 async def _write(store: Store, index: StatusIndex, write: Callable[[], None]) -> None:

@@ -5,6 +5,7 @@ is never an error: a cache that cannot be written or an index that is damaged me
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sqlite3
 import stat
@@ -95,7 +96,7 @@ async def test_a_second_look_sums_up_only_the_runs_that_changed(tmp_path: Path, 
     # run written since the index settled has its validators read.
     assert second.marked == ["go-awaiting-approval"]
     assert "go-awaiting-approval" in second.summed
-    assert len(set(second.summed)) <= 1 + status_index.SPOT_CHECKS * 2
+    assert len(set(second.summed)) <= 1 + 2 * math.ceil(len(everything) * status_index.SPOT_SHARE)
     assert "go-awaiting-approval" in second.loaded
     assert len(first.loaded) > 0 and len(second.loaded) < len(first.loaded) / 2
 
@@ -197,7 +198,7 @@ async def test_an_index_that_lies_is_caught_by_its_spot_check(
     (index,) = index_files(private_cache)
     with sqlite3.connect(index) as conn:
         conn.execute("UPDATE runs SET tokens = tokens + 1")
-    monkeypatch.setattr(status_index, "SPOT_CHECKS", 1)
+    monkeypatch.setattr(status_index, "SPOT_SHARE", 1.0)
     async with await SQLiteStore.open(path, read_only=True) as store:
         assert await indexed(store) == want
     async with await SQLiteStore.open(path, read_only=True) as store:
@@ -267,7 +268,7 @@ def test_statuses_stay_exact_whatever_the_store_goes_through(
     root = tmp_path_factory.mktemp("property")
     # No spot check: the validators alone must hold (one would find and mend what they miss).
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(status_index, "SPOT_CHECKS", 0)
+        patch.setattr(status_index, "SPOT_SHARE", 0.0)
         asyncio.run(_go_through(root, operations))
 
 
@@ -376,7 +377,7 @@ async def test_a_redaction_is_seen_by_the_spot_check(
         want = await exact(store)
     assert {status.run_id: status for status in want}["go-charge"].tokens != before.tokens
     with monkeypatch.context() as patch:
-        patch.setattr(status_index, "SPOT_CHECKS", 10**6)
+        patch.setattr(status_index, "SPOT_SHARE", 1.0)
         async with await SQLiteStore.open(path, read_only=True) as store:
             assert await indexed(store) == want
 
@@ -385,7 +386,7 @@ async def test_an_index_older_than_its_age_is_made_again(
     tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The bound on what no validator sees: past ``MAX_AGE_SECONDS`` the index is summed again."""
-    monkeypatch.setattr(status_index, "SPOT_CHECKS", 10**6)
+    monkeypatch.setattr(status_index, "SPOT_SHARE", 1.0)
     path = tmp_path / "journal.db"
     async with await SQLiteStore.open(path) as store:
         await write_corpus(store)
@@ -405,7 +406,7 @@ async def test_a_truncated_store_written_again_to_the_same_lengths_is_not_mistak
     """SQLite hands a deleted top rowid out again: a store cut back to an earlier copy and written
     to again can give a run its old count and highest seq over other bytes. The entry at the
     index's high-water mark is no longer the one it summed, so the index is not trusted."""
-    monkeypatch.setattr(status_index, "SPOT_CHECKS", 0)
+    monkeypatch.setattr(status_index, "SPOT_SHARE", 0.0)
     path, snapshot = tmp_path / "journal.db", tmp_path / "snapshot.db"
     async with await SQLiteStore.open(path) as writer:
         await write_corpus(writer)  # the first entries, which the fingerprint holds, stay as they are
@@ -428,7 +429,7 @@ async def test_a_summary_taken_before_another_look_settled_the_index_is_not_kept
     appends to the run, and a second look settles the index past the new entry; the first look's
     summary of the run, which misses that entry, must not land in the index: the next look would
     take it for the run as it is (no entry past the settled seq)."""
-    monkeypatch.setattr(status_index, "SPOT_CHECKS", 0)
+    monkeypatch.setattr(status_index, "SPOT_SHARE", 0.0)
     path = tmp_path / "journal.db"
     async with await SQLiteStore.open(path) as writer:
         await write_corpus(writer)  # the first entries, which the fingerprint holds, stay as they are
