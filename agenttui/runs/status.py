@@ -30,7 +30,7 @@ from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
-from agenttui.runs.status_index import IndexedPage, indexed_page, keep_verdicts
+from agenttui.runs.status_index import IndexedPage, Verdict, indexed_page, keep_verdicts
 from agenttui.stores.base import Entry, LeaseInfo, Store
 from agenttui.stores.summary import RunSummary, record_head
 
@@ -258,19 +258,8 @@ def _status(
         if policy and policy.needs_approval:
             return status(RunState.AWAITING_APPROVAL, f"{what} awaits approval", **info)
         timers = [r for r in after_last_turn if r.name.startswith("timer:") and r.kind == StepKind.VALUE]
-        if timers:
-            wake_at = _wake_time(timers[-1])
-            if wake_at is not None and wake_at > now:
-                return status(
-                    RunState.SLEEPING, f"until {wake_at.isoformat(timespec='seconds')}", wake_at=wake_at, **info
-                )
-            if wake_at is not None:
-                return status(
-                    RunState.READY,
-                    f"{what} woke at {wake_at.isoformat(timespec='seconds')}: re-drive to go on",
-                    wake_at=wake_at,
-                    **info,
-                )
+        if timers and (wake_at := _wake_time(timers[-1])) is not None:
+            return status(*_by_the_clock(what, wake_at, now), wake_at=wake_at, **info)
         # An answer or a signal that came after the turn (a Go tool declares no policy, but an
         # answer in the journal says a person answered what it asked).
         if answer := next((r for r in after_last_turn if r.name.startswith(("interrupt:", "signal:"))), None):
@@ -324,6 +313,15 @@ def _open_attempt(call_id: str, by_name: dict[str, Record]) -> bool:
         marker = by_name[name]
         generation += 1
     return marker is not None and keys.not_started_key(marker.claim, marker.name) not in by_name
+
+
+def _by_the_clock(what: str, wake_at: datetime, now: datetime) -> tuple[RunState, str]:
+    """The state and detail of a run whose open call ``what`` waits on a timer that wakes at
+    ``wake_at``: sleeping until then, ready after."""
+    at = wake_at.isoformat(timespec="seconds")
+    if wake_at > now:
+        return RunState.SLEEPING, f"until {at}"
+    return RunState.READY, f"{what} woke at {at}: re-drive to go on"
 
 
 def _wake_time(timer: Record) -> datetime | None:
@@ -530,8 +528,9 @@ async def _page_statuses(
     )
     decided = {}
     verdicts = []
+    now = datetime.now(UTC)
     for run_id, verdict in page.verdicts.items():
-        if (kept := _from_verdict(run_id, verdict, _lease_in(leases, run_id))) is not None:
+        if (kept := _from_verdict(run_id, verdict, _lease_in(leases, run_id), now)) is not None:
             decided[run_id] = kept
         elif batch:
             undecided[run_id] = None
@@ -547,7 +546,7 @@ async def _page_statuses(
         unleased = _status(run_id, records, counts, None, None)
         decided[run_id] = _with_lease(unleased, _lease_in(leases, run_id))
         mark = (len(entries), entries[-1].seq)
-        if page.marks is not None and page.marks.get(run_id) == mark and unleased.wake_at is None:
+        if page.marks is not None and page.marks.get(run_id) == mark:
             verdicts.append((run_id, mark, _verdict(unleased)))
         if read is not None:
             read(run_id, _Kept(entries[-1].seq, records, counts, sum(len(entry.data) for entry in entries)))
@@ -584,24 +583,37 @@ def _lease_decides(run_id: str, unleased: RunState) -> bool:
     return unleased not in _BEFORE_THE_LEASE and not keys.is_session_journal(run_id)
 
 
-def _verdict(status: RunStatus) -> bytes:
-    """What the status index keeps of a status that no wake time decided: all but its lease row
-    (a finished run's state does not hang on it; an unfinished run's is kept without one)."""
+def _verdict(status: RunStatus) -> Verdict:
+    """What the status index keeps of a status: all but its lease row (a finished run's state
+    does not hang on it; an unfinished run's is kept without one) and, of a state decided by a
+    timer, the wake time only (``_from_verdict`` decides it by the clock then)."""
     times = status.times
-    return json.dumps(
-        [status.state.value, status.detail, status.tool_use_id, status.tool_name, status.interrupt_name,
-         status.legacy, status.fork_of, status.steps, status.turns, status.tokens,
-         None if times is None else [times.earliest_ms, times.latest_ms, times.first_is_earliest, times.last_is_latest]]
-    ).encode()  # fmt: skip
+    return Verdict(
+        status.state.value, status.detail, status.tool_use_id, status.tool_name, status.interrupt_name,
+        status.legacy, status.fork_of, status.steps, status.turns, status.tokens,
+        earliest_ms=None if times is None else times.earliest_ms,
+        latest_ms=None if times is None else times.latest_ms,
+        first_is_earliest=None if times is None else times.first_is_earliest,
+        last_is_latest=None if times is None else times.last_is_latest,
+        wake_at=None if status.wake_at is None else status.wake_at.isoformat(),
+    )  # fmt: skip
 
 
-def _from_verdict(run_id: str, verdict: bytes, lease: LeaseInfo | None) -> RunStatus | None:
-    """The status ``_verdict`` kept, with the run's lease row now (``_with_lease``); None when the
-    bytes are not one (the run is then read)."""
+def _from_verdict(run_id: str, verdict: Verdict, lease: LeaseInfo | None, now: datetime) -> RunStatus | None:
+    """The status ``_verdict`` kept, with the run's lease row now (``_with_lease``) and, for a
+    timer's, the clock now; None when the columns do not make one (the run is then read)."""
+    (state, detail, call, tool, interrupt, legacy, fork_of, steps, turns, tokens,
+     earliest, latest, first_is_earliest, last_is_latest, woken) = verdict  # fmt: skip
     try:
-        state, detail, call, tool, interrupt, legacy, fork_of, steps, turns, tokens, times = json.loads(verdict)
         kept = RunState(state)
-        at = None if times is None else RunTimes(*times)
+        at = (
+            None
+            if earliest is None or latest is None
+            else RunTimes(earliest, latest, bool(first_is_earliest), bool(last_is_latest))
+        )
+        wake_at = None if woken is None else datetime.fromisoformat(woken)
+        if wake_at is not None:
+            kept, detail = _by_the_clock(f"{tool} ({call})", wake_at, now)
     except (ValueError, TypeError):
         return None
     # As ``_with_lease`` says it, made at once: ``dataclasses.replace`` of every kept status was a
@@ -609,10 +621,10 @@ def _from_verdict(run_id: str, verdict: bytes, lease: LeaseInfo | None) -> RunSt
     leased = _lease_fields(lease)
     row = leased["lease"]
     if row is not None and row.live and _lease_decides(run_id, kept):
-        return RunStatus(run_id, RunState.IN_FLIGHT, f"leased by {row.holder}", legacy=legacy, steps=steps,
+        return RunStatus(run_id, RunState.IN_FLIGHT, f"leased by {row.holder}", legacy=bool(legacy), steps=steps,
                          turns=turns, tokens=tokens, times=at, **leased)  # fmt: skip
-    return RunStatus(run_id, kept, detail, call, tool, interrupt, legacy=legacy, fork_of=fork_of, steps=steps,
-                     turns=turns, tokens=tokens, times=at, **leased)  # fmt: skip
+    return RunStatus(run_id, kept, detail, call, tool, interrupt, wake_at, legacy=bool(legacy), fork_of=fork_of,
+                     steps=steps, turns=turns, tokens=tokens, times=at, **leased)  # fmt: skip
 
 
 async def _indexed_page(store: Store, run_ids: Sequence[str]) -> IndexedPage:

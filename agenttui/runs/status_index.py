@@ -11,9 +11,9 @@ suspect, forked, the header and the first end marker as stored) with the run's e
 highest seq when it was summed. A finished run's status is made from the summary at read time,
 as from the store's. Of an unfinished run read whole, the caller may keep a *verdict*
 (``keep_verdicts``): ``runs.status`` keeps the status the rules give its records without a lease
-row, and only where no wake time decides it; the lease read at each look is applied to it then
-(a live lease outranks every rule after the end markers). Nothing kept hangs on a lease or the
-clock. Each page of runs is checked against the store (``store.run_marks``: one query on the
+row, and of a timer's only the wake time; the lease read at each look is applied to it then (a
+live lease outranks every rule after the end markers), and the clock then decides a timer's.
+Nothing kept hangs on a lease or the clock. Each page of runs is checked against the store (``store.run_marks``: one query on the
 ``(run_id, seq)`` index) and only runs whose count or highest seq moved are summed up again, and
 written back; a run that vanished is never asked for again. Where seq runs across runs (SQLite),
 the index is *settled* at a seq when opened, and a page checks only its runs written past that
@@ -44,7 +44,7 @@ from agenttui.stores.files import remove_own_file
 from agenttui.stores.summary import RunSummary
 
 #: The index files' layout; a file of another is rebuilt.
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 #: The environment variable that turns the index off (``off``).
 CACHE_ENV = "AGENTTUI_CACHE"
 #: The share of the runs found in the index that are summed again and compared (a spot check):
@@ -85,18 +85,40 @@ def index_path(identity: str) -> Path:
     return cache_dir() / f"status-{hashlib.sha256(identity.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}.sqlite"
 
 
+class Verdict(NamedTuple):
+    """What the index keeps of a status the caller made of a run (``keep_verdicts``): every
+    member of ``runs.status.RunStatus`` but its run id and lease row, one column each."""
+
+    state: str
+    detail: str
+    tool_use_id: str
+    tool_name: str
+    interrupt_name: str
+    legacy: bool
+    fork_of: str
+    steps: int
+    turns: int
+    tokens: int
+    earliest_ms: int | None
+    latest_ms: int | None
+    first_is_earliest: bool | None
+    last_is_latest: bool | None
+    wake_at: str | None
+    """ISO 8601, as ``datetime.isoformat`` writes it."""
+
+
 class IndexedPage(NamedTuple):
     """What ``indexed_page`` found of a page of runs."""
 
     summaries: list[RunSummary]
     """The summaries of the page's runs that have no verdict here."""
-    verdicts: dict[str, bytes]
+    verdicts: dict[str, Verdict]
     """What ``keep_verdicts`` kept of runs that did not change since (by run id)."""
     marks: dict[str, tuple[int, int]] | None
     """Each run's validator as read for this page (None: the store keeps no index)."""
 
 
-async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, int], bytes]]) -> None:
+async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, int], Verdict]]) -> None:
     """Keep what the caller made of runs (``runs.status`` keeps a status that holds whatever the
     lease and the clock say), each with the validator of the entries it was made of: kept only
     where the index holds the run's summary at that same validator."""
@@ -160,7 +182,9 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         written_high_water = None if newest is None else (high_water, newest)
     if written or vanished:
         await _write(store, index, lambda: index.write(written, vanished, written_high_water, settled))
-    kept_verdicts = {run_id: bytes(row[-1]) for run_id, row in found.items() if row[-1] is not None}
+    kept_verdicts = {
+        run_id: Verdict._make(row[_VERDICT_AT:]) for run_id, row in found.items() if row[_VERDICT_AT] is not None
+    }
     summaries = [
         *(_summary_of(row) for run_id, row in found.items() if run_id not in fresh and run_id not in kept_verdicts),
         *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
@@ -303,7 +327,7 @@ class StatusIndex:
 
     def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], tuple[Any, ...]]]:
         """The validator and row the index holds of each of ``run_ids`` it holds (``_summary_of``
-        makes the row's summary; its last column is its verdict, or None)."""
+        makes the row's summary; its columns from ``_VERDICT_AT`` on are its verdict, or None)."""
         found: dict[str, tuple[tuple[int, int], tuple[Any, ...]]] = {}
         with self._lock:
             for start in range(0, len(run_ids), _CHUNK):
@@ -335,18 +359,22 @@ class StatusIndex:
                  *(_entry_columns(s.end) if s.end is not None else (None,) * 5))
                 for (count, last), s in summaries
             ]  # fmt: skip
-            self._conn.executemany(f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * 17)}, NULL)", rows)
+            self._conn.executemany(
+                f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * _VERDICT_AT)}{', NULL' * len(Verdict._fields)})",
+                rows,
+            )
             self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in vanished])
             if high_water is not None and (self.high_water is None or self.high_water[0] < high_water[0]):
                 self._conn.execute("INSERT OR REPLACE INTO high_water VALUES (1, ?, ?)", high_water)
                 self.high_water = high_water
 
-    def keep_verdicts(self, verdicts: Sequence[tuple[str, tuple[int, int], bytes]]) -> None:
+    def keep_verdicts(self, verdicts: Sequence[tuple[str, tuple[int, int], Verdict]]) -> None:
         """Keep each verdict with its run's summary, where that was taken at the same validator."""
+        columns = ", ".join(f"verdict_{name} = ?" for name in Verdict._fields)
         with self._lock, self._conn:
             self._conn.executemany(
-                "UPDATE runs SET verdict = ? WHERE run_id = ? AND count = ? AND last = ?",
-                [(verdict, run_id, count, last) for run_id, (count, last), verdict in verdicts],
+                f"UPDATE runs SET {columns} WHERE run_id = ? AND count = ? AND last = ?",
+                [(*verdict, run_id, count, last) for run_id, (count, last), verdict in verdicts],
             )
 
     def settle(
@@ -406,9 +434,11 @@ CREATE TABLE runs (
     turns INTEGER NOT NULL, tokens INTEGER NOT NULL, suspect INTEGER NOT NULL, forked INTEGER NOT NULL,
     first_seq, first_name TEXT NOT NULL, first_data BLOB NOT NULL, first_damage TEXT NOT NULL, first_retyped TEXT NOT NULL,
     end_seq, end_name TEXT, end_data BLOB, end_damage TEXT, end_retyped TEXT,
-    verdict BLOB
+    {verdict}
 );
-"""
+""".format(verdict=", ".join(f"verdict_{name}" for name in Verdict._fields))
+#: The column of a ``runs`` row its verdict begins at (the summary's come before it).
+_VERDICT_AT = 17
 
 
 def _connect(path: Path) -> sqlite3.Connection:

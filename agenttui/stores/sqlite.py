@@ -419,12 +419,26 @@ class SQLiteStore(Store):
             f"SELECT run_id FROM {table} AS s WHERE run_id >= ?{''.join(f' AND {f}' for f in filters)}"
             f" GROUP BY run_id{having} ORDER BY run_id LIMIT ?"
         )
+        grouped = None
+        if len(filters) == 1 and not having and not lease_lapsed:
+            # Every run, unfiltered: from each run id the index jumps to the next (one seek a
+            # run), where GROUP BY walks every entry of the index (100,000 runs of 24 entries
+            # each: 0.42 s -> 0.24 s). Text sorts below blobs, so x'' bounds the text ids.
+            grouped, sql = (
+                sql,
+                (
+                    f"WITH RECURSIVE listed(run_id) AS (SELECT (SELECT min(run_id) FROM {table} WHERE run_id >= ?"
+                    f" AND run_id < x'') UNION ALL SELECT (SELECT min(run_id) FROM {table} WHERE run_id > listed.run_id"
+                    f" AND run_id < x'') FROM listed WHERE listed.run_id IS NOT NULL LIMIT ?)"
+                    " SELECT run_id FROM listed WHERE run_id IS NOT NULL"
+                ),
+            )
         while True:
             # One lower bound, not "run_id > after AND run_id >= prefix": given both, SQLite
             # starts every page's index walk at the prefix, which made paging quadratic (27 s for
             # 100,000 runs). after + NUL is the smallest string greater than after.
             lower = max(prefix, after + "\0")
-            rows = await self._read(sql, (lower, *values, LIST_PAGE_SIZE), "listing runs")
+            rows = await self._read(sql, (lower, *values, LIST_PAGE_SIZE), "listing runs", without_index=grouped)
             for (run_id,) in rows:
                 yield run_id
             if len(rows) < LIST_PAGE_SIZE:
@@ -446,8 +460,15 @@ class SQLiteStore(Store):
     async def _ids_not_text(self) -> AsyncIterator[str]:
         """Runs whose id a writer stored as a blob, a number or NULL: each is listed under a shown
         id that says so, and reads (through that id) as an unreadable run, not as an error."""
+        # Three ranges of the (run_id, seq) index, not a scan of it: SQLite sorts NULL first,
+        # then numbers, text, blobs.
         rows = await self._read(
-            f"SELECT run_id FROM {self._steps} WHERE typeof(run_id) != 'text' GROUP BY run_id", (), "listing runs"
+            " UNION ALL ".join(
+                f"SELECT run_id FROM {self._steps} WHERE {where} GROUP BY run_id"
+                for where in ("run_id IS NULL", "run_id < ''", "run_id >= x''")
+            ),
+            (),
+            "listing runs",
         )
         for (raw,) in rows:
             stored_as = "a blob" if isinstance(raw, bytes) else "NULL" if raw is None else "a number"
@@ -651,7 +672,13 @@ class SQLiteStore(Store):
             return self._second_conn
 
     async def _read(
-        self, sql: str, params: Sequence[object], doing: str, conn: aiosqlite.Connection | None = None
+        self,
+        sql: str,
+        params: Sequence[object],
+        doing: str,
+        conn: aiosqlite.Connection | None = None,
+        *,
+        without_index: str | None = None,
     ) -> list[tuple[Any, ...]]:
         """``_fetch`` for a statement that only reads the journal table: when a damaged index
         fails it (SQLITE_CORRUPT), the same statement again without the table's indexes.
@@ -660,14 +687,16 @@ class SQLiteStore(Store):
         held them all. The table is read in full instead, which is slower, so each statement
         tries its index first: only those that meet the damage pay. Said once per handle (a
         ``StoreDamageWarning``), never silently. Damage in the table itself fails both ways,
-        and the first error is raised.
+        and the first error is raised. ``without_index``: the statement to read the table in full
+        with, where it is not ``sql`` itself (one that seeks the index once a row would scan the
+        table once a row).
         """
         try:
             return await self._fetch(sql, params, doing, conn)
         except StoreError as exc:
             if getattr(exc.__cause__, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_CORRUPT:
                 raise
-            unindexed = self._journal_table.sub(r"\g<0> NOT INDEXED", sql)
+            unindexed = self._journal_table.sub(r"\g<0> NOT INDEXED", without_index or sql)
             if unindexed == sql:
                 raise
             try:
