@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import os
 import random
 import sqlite3
@@ -53,6 +54,9 @@ SPOT_SHARE = 2 / 500
 #: How long an index is trusted, in seconds, before it is made again from the store: a redaction
 #: keeps its entry's seq, so only a spot check that picks its run or this age finds it.
 MAX_AGE_SECONDS = 24 * 3600
+#: How often a look reads again the entries at the index's high-water mark and settled seq (the
+#: first page of a look always does): the bound on how long a journal cut back meanwhile goes unseen.
+CHECK_SECONDS = 1.0
 #: How long a write to the index waits for another process writing the same file.
 _BUSY_SECONDS = 1.0
 
@@ -137,7 +141,8 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None or not run_ids:
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
-    if store.INDEX_GLOBAL_SEQ:
+    if store.INDEX_GLOBAL_SEQ and time.monotonic() - index.checked_at >= CHECK_SECONDS:
+        index.checked_at = time.monotonic()
         for seq, digest in filter(None, (index.high_water, index.settled)):
             if await store.entry_digest(seq) != digest:
                 # The journal was cut back (and maybe written again, over the seqs it had
@@ -157,11 +162,17 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     trusted = {} if written_since is None else {run_id: kept[run_id] for run_id in kept if run_id not in written_since}
     marks = {run_id: mark for run_id, (mark, _) in trusted.items()}
     marks.update(await store.run_marks([run_id for run_id in run_ids if run_id not in trusted]))
-    found = {run_id: row for run_id, (mark, row) in kept.items() if mark == marks.get(run_id)}
+    found = {run_id: verdict for run_id, (mark, verdict) in kept.items() if mark == marks.get(run_id)}
     spots = set(random.sample(sorted(found), _spot_count(len(found))))
+    # The summaries kept of runs without a verdict, and of those spot-checked (read apart: a
+    # reopen has a verdict for most runs, and a summary's bytes are most of a row's).
+    kept_summaries = await _read_index(index, [r for r, verdict in found.items() if verdict is None or r in spots])
+    if kept_summaries is None:
+        _forget(store)
+        return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
     asked = [run_id for run_id in run_ids if run_id not in found or run_id in spots]
     fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
-    if any(fresh.get(run_id) != _summary_of(found[run_id]) for run_id in spots):
+    if any(fresh.get(run_id) != kept_summaries.get(run_id) for run_id in spots):
         # What the index says is not what the store says (a redaction, a store changed behind
         # its validators): nothing in it is trusted again.
         await _write(store, index, index.clear)
@@ -182,14 +193,21 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         written_high_water = None if newest is None else (high_water, newest)
     if written or vanished:
         await _write(store, index, lambda: index.write(written, vanished, written_high_water, settled))
-    kept_verdicts = {
-        run_id: Verdict._make(row[_VERDICT_AT:]) for run_id, row in found.items() if row[_VERDICT_AT] is not None
-    }
+    kept_verdicts = {run_id: verdict for run_id, verdict in found.items() if verdict is not None}
     summaries = [
-        *(_summary_of(row) for run_id, row in found.items() if run_id not in fresh and run_id not in kept_verdicts),
+        *(summary for run_id, summary in kept_summaries.items() if run_id in found and run_id not in fresh
+          and run_id not in kept_verdicts),
         *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
-    ]
+    ]  # fmt: skip
     return IndexedPage(summaries, kept_verdicts, marks)
+
+
+async def _read_index(index: StatusIndex, run_ids: Sequence[str]) -> dict[str, RunSummary] | None:
+    """``index.summaries(run_ids)``, in a thread; None when the index cannot be read."""
+    try:
+        return await asyncio.to_thread(index.summaries, run_ids) if run_ids else {}
+    except (sqlite3.Error, OSError):
+        return None
 
 
 def _spot_count(found: int) -> int:
@@ -284,6 +302,8 @@ class StatusIndex:
         self.high_water = _mark(conn, "high_water")
         """The highest seq of any entry a kept summary summed, and that entry's ``entry_digest``
         (a store whose seq runs across runs: ``INDEX_GLOBAL_SEQ``)."""
+        self.checked_at = -math.inf
+        """When a page last read the entries at ``high_water`` and ``settled`` again (monotonic)."""
         self.settled = _mark(conn, "settled")
         """A seq, and its entry's ``entry_digest``, such that every run holding no entry past it
         is as its row says (``INDEX_GLOBAL_SEQ``; ``_settle``)."""
@@ -325,19 +345,26 @@ class StatusIndex:
         conn.close()
         return None
 
-    def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], tuple[Any, ...]]]:
-        """The validator and row the index holds of each of ``run_ids`` it holds (``_summary_of``
-        makes the row's summary; its columns from ``_VERDICT_AT`` on are its verdict, or None)."""
-        found: dict[str, tuple[tuple[int, int], tuple[Any, ...]]] = {}
+    def read(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], Verdict | None]]:
+        """The validator and verdict (None: none kept) the index holds of each of ``run_ids`` it holds."""
+        found: dict[str, tuple[tuple[int, int], Verdict | None]] = {}
+        for run_id, count, last, *verdict in self._rows(_VERDICT_SELECTED, run_ids):
+            found[run_id] = ((count, last), None if verdict[0] is None else Verdict._make(verdict))
+        return found
+
+    def summaries(self, run_ids: Sequence[str]) -> dict[str, RunSummary]:
+        """The summary the index holds of each of ``run_ids`` it holds."""
+        return {row[0]: _summary_of(row) for row in self._rows(_SUMMARY_SELECTED, run_ids)}
+
+    def _rows(self, columns: str, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
         with self._lock:
             for start in range(0, len(run_ids), _CHUNK):
                 chunk = run_ids[start : start + _CHUNK]
-                rows = self._conn.execute(
-                    f"SELECT * FROM runs WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk
+                rows += self._conn.execute(
+                    f"SELECT {columns} FROM runs WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk
                 ).fetchall()
-                for row in rows:
-                    found[row[0]] = ((row[1], row[2]), row)
-        return found
+        return rows
 
     def write(
         self,
@@ -439,6 +466,11 @@ CREATE TABLE runs (
 """.format(verdict=", ".join(f"verdict_{name}" for name in Verdict._fields))
 #: The column of a ``runs`` row its verdict begins at (the summary's come before it).
 _VERDICT_AT = 17
+_VERDICT_SELECTED = ", ".join(["run_id", "count", "last", *(f"verdict_{name}" for name in Verdict._fields)])
+_SUMMARY_SELECTED = (
+    "run_id, count, last, turns, tokens, suspect, forked, first_seq, first_name, first_data, first_damage,"
+    " first_retyped, end_seq, end_name, end_data, end_damage, end_retyped"
+)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
