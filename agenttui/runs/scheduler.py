@@ -20,9 +20,14 @@ if TYPE_CHECKING:
 #: hundred repaints, not 100,000.
 BATCH_SECONDS = 0.1
 
-#: Urgent runs are read this many at a time (a first read of each in one round trip): enough to
-#: make 4,000 unfinished runs quick, few enough that a run a person acts on is not kept waiting.
+#: Urgent runs are read this many at a time at first (a first read of each in one round trip):
+#: enough to make 4,000 unfinished runs quick, few enough that a run a person acts on is not
+#: kept waiting. Batches that take less than half of ``URGENT_SECONDS`` grow, twice as large each
+#: time, up to a page of summaries; one that takes longer halves the next, down to this again. A
+#: first look reads unfinished runs whole (about 50 in that time); a look through a status
+#: index finds most kept, and takes hundreds at once.
 URGENT_AT_ONCE = 50
+URGENT_SECONDS = 0.05
 
 #: What the scheduler's tracker keeps to read changing runs on from (``StatusTracker``): the runs
 #: a change feed names again and again are few, while the clock re-reads every in-flight and
@@ -94,9 +99,9 @@ class StatusScheduler:
     ) -> AsyncIterator[list[RunStatus]]:
         """Read queued runs until no run waits, yielding what was read in batches.
 
-        Urgent runs are read a few at a time (``URGENT_AT_ONCE``). The rest go a page at a time through the store's run
-        summaries where it has them (finished runs are decided without decoding them), else one
-        at a time. Yields to the loop between reads, so a viewer on the same loop stays
+        Urgent runs are read a few at a time (``URGENT_AT_ONCE``, more while that is quick). The
+        rest go a page at a time through the store's run summaries where it has them (finished
+        runs are decided without decoding them), else one at a time. Yields to the loop between reads, so a viewer on the same loop stays
         responsive while 100,000 statuses fill in. While another process holds a lock on the
         store, ``locked`` is awaited (say so, wait a moment) and the same read is made again.
         """
@@ -114,13 +119,16 @@ class StatusScheduler:
 
         batch: list[RunStatus] = []
         last_batch = time.monotonic()
+        at_once = URGENT_AT_ONCE
         ahead: asyncio.Future[list[RunStatus]] | None = None
         """The next page, read while this one is decided (the database works while Python does)."""
         try:
             while self.pending or ahead is not None:
                 if self._changed or self._first_reads or not store.IMPLEMENTS_SUMMARIES:
-                    some = _take(self._next_urgent() or self._queue, URGENT_AT_ONCE)
+                    some = _take(self._next_urgent() or self._queue, at_once)
+                    started = time.monotonic()
                     batch += await _unlocked(partial(tracker.statuses, some), locked)
+                    at_once = _next_size(at_once, time.monotonic() - started, SUMMARY_PAGE)
                 else:
                     reading = ahead or next_page()
                     ahead = next_page() if self._queue else None
@@ -134,6 +142,15 @@ class StatusScheduler:
                 ahead.cancel()
         if batch:
             yield batch
+
+
+def _next_size(size: int, took: float, most: int) -> int:
+    """How many urgent runs to read next, after ``size`` took ``took`` seconds (``URGENT_SECONDS``)."""
+    if took < URGENT_SECONDS / 2:
+        return min(size * 2, most)
+    if took > URGENT_SECONDS:
+        return max(size // 2, URGENT_AT_ONCE)
+    return size
 
 
 def _take(queue: dict[str, None], count: int) -> list[str]:

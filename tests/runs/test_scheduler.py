@@ -4,11 +4,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import pytest
+
 from agenttui.journal import Journal, Record, StepKind, keys
+from agenttui.runs import scheduler as scheduler_module
 from agenttui.runs.scheduler import URGENT_AT_ONCE, StatusScheduler, clock_change_at
-from agenttui.runs.status import RunState, RunStatus
+from agenttui.runs.status import RunState, RunStatus, StatusTracker
 from agenttui.stores.base import LeaseInfo, Store
 from tests.conftest import StoreFactory
 
@@ -96,6 +100,36 @@ async def test_statuses_come_in_batches_while_many_wait(make_store: StoreFactory
     scheduler.ask(run_ids, urgent=True)  # read a few at a time, as the change feed's runs are
     batches = await read_all(scheduler, store, seen, batch_seconds=0)
     assert len(batches) > 1 and [run_id for batch in batches for run_id in batch] == run_ids
+
+
+async def test_urgent_reads_grow_while_quick_and_shrink_when_slow(
+    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of urgent reads that took less than half of ``URGENT_SECONDS`` makes the next
+    twice as large (a look through a status index takes hundreds at once); one that took longer
+    halves it, never below ``URGENT_AT_ONCE``."""
+    store = await make_store()
+    unfinished = [f"run-{n:04}" for n in range(1200)]
+    await write_runs(store, finished=[], unfinished=unfinished)
+    sizes: list[int] = []
+    statuses = StatusTracker.statuses
+
+    async def noted(tracker: StatusTracker, run_ids: Sequence[str]) -> list[RunStatus]:
+        sizes.append(len(run_ids))
+        return await statuses(tracker, run_ids)
+
+    monkeypatch.setattr(StatusTracker, "statuses", noted)
+    monkeypatch.setattr(scheduler_module, "URGENT_SECONDS", 3600.0)  # every batch is quick
+    seen: dict[str, RunStatus] = {}
+    scheduler = StatusScheduler(seen.__contains__)
+    scheduler.ask(unfinished, urgent=True)
+    await read_all(scheduler, store, seen)
+    assert sizes == [50, 100, 200, 400, 450] and set(seen) == set(unfinished)
+    sizes.clear()
+    monkeypatch.setattr(scheduler_module, "URGENT_SECONDS", 0.0)  # every batch is slow
+    scheduler.ask(unfinished[:200], urgent=True)
+    await read_all(scheduler, store, seen)
+    assert sizes == [50, 50, 50, 50]
 
 
 def test_only_in_flight_and_sleeping_runs_move_with_the_clock_when_their_lease_lapses_or_sleep_ends() -> None:
