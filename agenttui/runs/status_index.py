@@ -161,7 +161,7 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     written_since = await store.runs_after(settled[0]) if settled is not None else None
     trusted = {} if written_since is None else {run_id: kept[run_id] for run_id in kept if run_id not in written_since}
     marks = {run_id: mark for run_id, (mark, _) in trusted.items()}
-    marks.update(await store.run_marks([run_id for run_id in run_ids if run_id not in trusted]))
+    marks.update(await store.run_marks([run_id for run_id in kept if run_id not in trusted]))
     found = {run_id: verdict for run_id, (mark, verdict) in kept.items() if mark == marks.get(run_id)}
     spots = set(random.sample(sorted(found), _spot_count(len(found))))
     # The summaries kept of runs without a verdict, and of those spot-checked (read apart: a
@@ -179,10 +179,10 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         await _settle(store, index)
         found = {}
         fresh = {summary.run_id: summary for summary in await store.summaries(run_ids, end_markers)}
-    # A summary counts the entries it summed: one that is not the count just read was taken
-    # after a writer appended, and is kept only once its validator is read with it.
-    written = [(marks[s.run_id], s) for s in fresh.values() if s.run_id in marks and s.steps == marks[s.run_id][0]]
-    vanished = [run_id for run_id in run_ids if run_id not in marks]
+    # A summary says which entries it summed (their count and last seq, read with them): its validator.
+    written = [((s.steps, s.last_seq), s) for s in fresh.values()]
+    marks.update((s.run_id, mark) for mark, s in written)
+    vanished = [run_id for run_id in kept if run_id not in marks]
     written_high_water = None
     high_water = max((last for (_, last), _ in written), default=-1)
     if store.INDEX_GLOBAL_SEQ and high_water > (index.high_water or (-1,))[0]:
@@ -440,9 +440,9 @@ def _mark(conn: sqlite3.Connection, table: str) -> tuple[int, bytes] | None:
 
 def _summary_of(row: tuple[Any, ...]) -> RunSummary:
     """The summary an index row holds (``StatusIndex.read``)."""
-    run_id, count, _, turns, tokens, suspect, forked = row[:7]
+    run_id, count, last, turns, tokens, suspect, forked = row[:7]
     end = None if row[12] is None else Entry(*row[12:17])
-    return RunSummary(run_id, count, turns, tokens, Entry(*row[7:12]), end, bool(suspect), bool(forked))
+    return RunSummary(run_id, count, last, turns, tokens, Entry(*row[7:12]), end, bool(suspect), bool(forked))
 
 
 def _entry_columns(entry: Entry) -> tuple[object, ...]:

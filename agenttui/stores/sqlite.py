@@ -124,7 +124,7 @@ WITH entry AS MATERIALIZED (
             OR name = '{RUN_START}' AND instr(CAST(data AS BLOB), X'{FORK_EXT_BYTES.hex()}') > 0) AS forked
     FROM {{steps}} WHERE run_id IN ({{runs}})
 ), run AS (
-    SELECT run_id, count(*) AS steps, sum(kind = 'model') AS turns,
+    SELECT run_id, count(*) AS steps, max(seq) AS last_seq, sum(kind = 'model') AS turns,
         sum(CASE WHEN usage != '' THEN {_USAGE_TOKENS} ELSE 0 END) AS tokens,
         min(named AND (kind IS NULL OR typeof(kind) = 'text' AND substr(kind, 1, 1) NOT IN ('{{{{', '['))
             AND CASE WHEN usage IS NULL THEN 1 WHEN usage = '' THEN 0 ELSE {_COUNTS_ARE_INTEGERS} END
@@ -134,7 +134,7 @@ WITH entry AS MATERIALIZED (
         max(forked) AS forked
     FROM entry GROUP BY run_id
 )
-SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect, run.forked,
+SELECT run.run_id, run.steps, run.last_seq, run.turns, run.tokens, run.suspect, run.forked,
        first.seq, first.name, first.data, last.seq, last.name, last.data
 FROM run
 JOIN {{steps}} AS first ON first.seq = run.first_seq
@@ -534,6 +534,7 @@ class SQLiteStore(Store):
             RunSummary(
                 run_id,
                 steps,
+                last_seq,
                 turns or 0,
                 tokens or 0,
                 first=stored_entry(first_seq, first_name, first_data),
@@ -541,7 +542,7 @@ class SQLiteStore(Store):
                 suspect=bool(suspect),
                 forked=bool(forked),
             )
-            for run_id, steps, turns, tokens, suspect, forked, first_seq, first_name, first_data, end_seq, end_name, end_data in rows
+            for run_id, steps, last_seq, turns, tokens, suspect, forked, first_seq, first_name, first_data, end_seq, end_name, end_data in rows
         ]
 
     def index_identity(self) -> str | None:

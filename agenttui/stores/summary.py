@@ -63,6 +63,9 @@ class RunSummary:
 
     run_id: str
     steps: int
+    last_seq: int
+    """The highest seq of its entries: with ``steps``, what says which entries were summed (an
+    append-only journal only adds entries, each past the last)."""
     turns: int
     """Entries whose record's ``kind`` is ``model`` (read only when no entry is ``suspect``)."""
     tokens: int
@@ -95,7 +98,7 @@ def summarize(run_id: str, entries: Sequence[Entry], end_markers: Collection[str
         is_model, usage = facts
         turns += is_model
         tokens += usage
-    return RunSummary(run_id, len(entries), turns, tokens, entries[0], end, suspect, forked)
+    return RunSummary(run_id, len(entries), entries[-1].seq, turns, tokens, entries[0], end, suspect, forked)
 
 
 def may_mark_a_fork(entry: Entry) -> bool:

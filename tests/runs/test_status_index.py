@@ -95,9 +95,9 @@ async def test_a_second_look_sums_up_only_the_runs_that_changed(tmp_path: Path, 
     assert await indexed(second) == await exact(second)
     await second.close()
     # The run that changed, and the spot check's few; of the unfinished runs, only the one that
-    # changed is read whole again. Only the run written since the index settled has its
-    # validators read.
-    assert second.marked == ["go-awaiting-approval"]
+    # changed is read whole again. No run's validators are read: a summary carries its own, and
+    # the run written to left the index when it was settled.
+    assert first.__dict__.get("marked", []) == second.__dict__.get("marked", []) == []
     assert "go-awaiting-approval" in second.summed
     assert len(set(second.summed)) <= 1 + 2 * math.ceil(len(everything) * status_index.SPOT_SHARE)
     assert "go-awaiting-approval" in second.loaded

@@ -442,7 +442,7 @@ WITH entry AS MATERIALIZED (
     ) AS usage
     WHERE s.run_id = ANY($1::pg_catalog.text[])
 ), run AS (
-    SELECT run_id, pg_catalog.count(*) AS steps,
+    SELECT run_id, pg_catalog.count(*) AS steps, pg_catalog.max(seq) AS last_seq,
         pg_catalog.count(*) FILTER (WHERE model AND tokens IS NOT NULL) AS turns,
         COALESCE(pg_catalog.sum(tokens), 0)::pg_catalog.int8 AS tokens,
         pg_catalog.bool_or(tokens IS NULL) AS suspect,
@@ -451,7 +451,7 @@ WITH entry AS MATERIALIZED (
         pg_catalog.bool_or(forked) AS forked
     FROM entry GROUP BY run_id
 )
-SELECT run.run_id, run.steps, run.turns, run.tokens, run.suspect, run.forked,
+SELECT run.run_id, run.steps, run.last_seq, run.turns, run.tokens, run.suspect, run.forked,
        f.seq AS first_seq, f.name AS first_name, f.data AS first_data,
        e.seq AS end_seq, e.name AS end_name, e.data AS end_data
 FROM run

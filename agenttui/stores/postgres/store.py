@@ -397,6 +397,7 @@ class PostgresStore(Store):
             RunSummary(
                 row["run_id"],
                 row["steps"],
+                row["last_seq"],
                 row["turns"],
                 row["tokens"],
                 first=stored_entry(row["first_seq"], row["first_name"], _as_bytes(row["first_data"])),
