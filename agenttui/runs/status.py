@@ -30,7 +30,7 @@ from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
-from agenttui.runs.status_index import IndexedPage, Verdict, indexed_page, keep_verdicts
+from agenttui.runs.status_index import IndexedPage, Verdict, indexed_page, keep_page
 from agenttui.stores.base import Entry, LeaseInfo, Store
 from agenttui.stores.summary import RunSummary, record_head
 
@@ -550,7 +550,7 @@ async def _page_statuses(
             verdicts.append((run_id, mark, _verdict(unleased)))
         if read is not None:
             read(run_id, _Kept(entries[-1].seq, records, counts, sum(len(entry.data) for entry in entries)))
-    await keep_verdicts(store, verdicts)
+    await keep_page(store, page, verdicts)
     return decided
 
 

@@ -10,7 +10,7 @@ It keeps per run what ``store.summaries`` said of it (``RunSummary``: entries, t
 suspect, forked, the header and the first end marker as stored) with the run's entry count and
 highest seq when it was summed. A finished run's status is made from the summary at read time,
 as from the store's. Of an unfinished run read whole, the caller may keep a *verdict*
-(``keep_verdicts``): ``runs.status`` keeps the status the rules give its records without a lease
+(``keep_page``): ``runs.status`` keeps the status the rules give its records without a lease
 row, and of a timer's only the wake time; the lease read at each look is applied to it then (a
 live lease outranks every rule after the end markers), and the clock then decides a timer's.
 Nothing kept hangs on a lease or the clock. Each page of runs is checked against the store (``store.run_marks``: one query on the
@@ -90,7 +90,7 @@ def index_path(identity: str) -> Path:
 
 
 class Verdict(NamedTuple):
-    """What the index keeps of a status the caller made of a run (``keep_verdicts``): every
+    """What the index keeps of a status the caller made of a run (``keep_page``): every
     member of ``runs.status.RunStatus`` but its run id and lease row, one column each."""
 
     state: str
@@ -117,19 +117,36 @@ class IndexedPage(NamedTuple):
     summaries: list[RunSummary]
     """The summaries of the page's runs that have no verdict here."""
     verdicts: dict[str, Verdict]
-    """What ``keep_verdicts`` kept of runs that did not change since (by run id)."""
+    """What ``keep_page`` kept of runs that did not change since (by run id)."""
     marks: dict[str, tuple[int, int]] | None
     """Each run's validator as read for this page (None: the store keeps no index)."""
+    to_keep: _PageWrite | None = None
+    """What ``keep_page`` writes to the index (None: nothing)."""
 
 
-async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, int], Verdict]]) -> None:
-    """Keep what the caller made of runs (``runs.status`` keeps a status that holds whatever the
-    lease and the clock say), each with the validator of the entries it was made of: kept only
-    where the index holds the run's summary at that same validator."""
+class _PageWrite(NamedTuple):
+    """What a page found that the index does not hold yet."""
+
+    summaries: list[tuple[tuple[int, int], RunSummary]]
+    """The runs summed up, each with its validator."""
+    vanished: list[str]
+    """Runs the index holds that the store no longer does."""
+    high_water: tuple[int, bytes] | None
+    """The index's new high-water mark, if the summaries raise it."""
+    settled: tuple[int, bytes] | None
+    """The index's settled seq when the page was read (``StatusIndex.write``)."""
+
+
+async def keep_page(store: Store, page: IndexedPage, verdicts: Sequence[tuple[str, tuple[int, int], Verdict]]) -> None:
+    """Keep what ``indexed_page`` found of a page that the index does not hold yet, and what the
+    caller made of its runs (``runs.status`` keeps a status that holds whatever the lease and the
+    clock say), each verdict with the validator of the entries it was made of: kept only where
+    the index holds the run's summary at that same validator. One write to the index a page."""
     index = _indexes.get(store)
-    if not verdicts or index is None or not index.done() or index.cancelled() or (kept := index.result()) is None:
+    if not (verdicts or page.to_keep) or index is None or not index.done() or index.cancelled():
         return
-    await _write(store, kept, lambda: kept.keep_verdicts(verdicts))
+    if (kept := index.result()) is not None:
+        await _write(store, kept, lambda: kept.write(page.to_keep, verdicts))
 
 
 async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> IndexedPage:
@@ -179,8 +196,9 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         await _settle(store, index)
         found = {}
         fresh = {summary.run_id: summary for summary in await store.summaries(run_ids, end_markers)}
-    # A summary says which entries it summed (their count and last seq, read with them): its validator.
-    written = [((s.steps, s.last_seq), s) for s in fresh.values()]
+    # A summary says which entries it summed (their count and last seq, read with them): its
+    # validator. One spot-checked is as kept already.
+    written = [((s.steps, s.last_seq), s) for s in fresh.values() if s.run_id not in found]
     marks.update((s.run_id, mark) for mark, s in written)
     vanished = [run_id for run_id in kept if run_id not in marks]
     written_high_water = None
@@ -191,15 +209,14 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         if newest is None:  # cut back already: keep nothing of this page
             written = []
         written_high_water = None if newest is None else (high_water, newest)
-    if written or vanished:
-        await _write(store, index, lambda: index.write(written, vanished, written_high_water, settled))
+    to_keep = _PageWrite(written, vanished, written_high_water, settled) if written or vanished else None
     kept_verdicts = {run_id: verdict for run_id, verdict in found.items() if verdict is not None}
     summaries = [
         *(summary for run_id, summary in kept_summaries.items() if run_id in found and run_id not in fresh
           and run_id not in kept_verdicts),
         *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
     ]  # fmt: skip
-    return IndexedPage(summaries, kept_verdicts, marks)
+    return IndexedPage(summaries, kept_verdicts, marks, to_keep)
 
 
 async def _read_index(index: StatusIndex, run_ids: Sequence[str]) -> dict[str, RunSummary] | None:
@@ -366,43 +383,42 @@ class StatusIndex:
                 ).fetchall()
         return rows
 
-    def write(
-        self,
-        summaries: Sequence[tuple[tuple[int, int], RunSummary]],
-        vanished: Sequence[str] = (),
-        high_water: tuple[int, bytes] | None = None,
-        settled: tuple[int, bytes] | None = None,
-    ) -> None:
-        """Keep each summary with the validator it was taken at, drop the runs that vanished,
-        and raise the high-water mark to ``high_water``. ``settled``: the settled seq when the
-        validators were read; if it has moved since (another look settled the index), a summary
-        no newer than the settled seq now may have missed entries it vouches for, and is dropped."""
+    def write(self, page: _PageWrite | None, verdicts: Sequence[tuple[str, tuple[int, int], Verdict]] = ()) -> None:
+        """Keep each summary of ``page`` with the validator it was taken at, drop the runs that
+        vanished, raise the high-water mark, and keep each verdict where the run's summary here
+        (kept before or now) is at the verdict's validator. If the settled seq has moved since
+        the page was read (another look settled the index), a summary no newer than the settled
+        seq now may have missed entries it vouches for, and is dropped."""
+        summaries, vanished, high_water, settled = page or ([], [], None, None)
+        verdict_of = {run_id: (mark, verdict) for run_id, mark, verdict in verdicts}
         with self._lock, self._conn:
             now = _mark(self._conn, "settled")
             if now is not None and now != settled:
                 summaries = [(mark, s) for mark, s in summaries if mark[1] > now[0]]
-            rows = [
-                (s.run_id, count, last, s.turns, s.tokens, s.suspect, s.forked, *_entry_columns(s.first),
-                 *(_entry_columns(s.end) if s.end is not None else (None,) * 5))
-                for (count, last), s in summaries
-            ]  # fmt: skip
+            rows = []
+            for (count, last), s in summaries:
+                mark, verdict = verdict_of.pop(s.run_id, (None, None))
+                rows.append((
+                    s.run_id, count, last, s.turns, s.tokens, s.suspect, s.forked, *_entry_columns(s.first),
+                    *(_entry_columns(s.end) if s.end is not None else (None,) * 5),
+                    *(verdict if verdict is not None and mark == (count, last) else _NO_VERDICT),
+                ))  # fmt: skip
             self._conn.executemany(
-                f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * _VERDICT_AT)}{', NULL' * len(Verdict._fields)})",
-                rows,
+                f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * (_VERDICT_AT + len(Verdict._fields)))})", rows
             )
+            self._keep_verdicts([(run_id, mark, verdict) for run_id, (mark, verdict) in verdict_of.items()])
             self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in vanished])
             if high_water is not None and (self.high_water is None or self.high_water[0] < high_water[0]):
                 self._conn.execute("INSERT OR REPLACE INTO high_water VALUES (1, ?, ?)", high_water)
                 self.high_water = high_water
 
-    def keep_verdicts(self, verdicts: Sequence[tuple[str, tuple[int, int], Verdict]]) -> None:
+    def _keep_verdicts(self, verdicts: Sequence[tuple[str, tuple[int, int], Verdict]]) -> None:
         """Keep each verdict with its run's summary, where that was taken at the same validator."""
         columns = ", ".join(f"verdict_{name} = ?" for name in Verdict._fields)
-        with self._lock, self._conn:
-            self._conn.executemany(
-                f"UPDATE runs SET {columns} WHERE run_id = ? AND count = ? AND last = ?",
-                [(*verdict, run_id, count, last) for run_id, (count, last), verdict in verdicts],
-            )
+        self._conn.executemany(
+            f"UPDATE runs SET {columns} WHERE run_id = ? AND count = ? AND last = ?",
+            [(*verdict, run_id, count, last) for run_id, (count, last), verdict in verdicts],
+        )
 
     def settle(
         self, previous: tuple[int, bytes] | None, changed: Collection[str] | None, settled: tuple[int, bytes]
@@ -466,6 +482,7 @@ CREATE TABLE runs (
 """.format(verdict=", ".join(f"verdict_{name}" for name in Verdict._fields))
 #: The column of a ``runs`` row its verdict begins at (the summary's come before it).
 _VERDICT_AT = 17
+_NO_VERDICT = (None,) * len(Verdict._fields)
 _VERDICT_SELECTED = ", ".join(["run_id", "count", "last", *(f"verdict_{name}" for name in Verdict._fields)])
 _SUMMARY_SELECTED = (
     "run_id, count, last, turns, tokens, suspect, forked, first_seq, first_name, first_data, first_damage,"
