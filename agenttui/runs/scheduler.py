@@ -28,6 +28,9 @@ BATCH_SECONDS = 0.1
 #: index finds most kept, and takes hundreds at once.
 URGENT_AT_ONCE = 50
 URGENT_SECONDS = 0.05
+#: The other runs are read a page of summaries at a time (``SUMMARY_PAGE``), and by the same rule
+#: up to this many times that: a page a status index holds takes a few milliseconds.
+PAGES_AT_ONCE = 8
 
 #: What the scheduler's tracker keeps to read changing runs on from (``StatusTracker``): the runs
 #: a change feed names again and again are few, while the clock re-reads every in-flight and
@@ -99,27 +102,35 @@ class StatusScheduler:
     ) -> AsyncIterator[list[RunStatus]]:
         """Read queued runs until no run waits, yielding what was read in batches.
 
-        Urgent runs are read a few at a time (``URGENT_AT_ONCE``, more while that is quick). The
-        rest go a page at a time through the store's run summaries where it has them (finished
-        runs are decided without decoding them), else one at a time. Yields to the loop between reads, so a viewer on the same loop stays
+        Urgent runs are read a few at a time (``URGENT_AT_ONCE``, more while that is quick), the
+        rest a page at a time (more pages while that is quick), each through the tracker
+        (``StatusTracker.statuses``: the status index and the store's run summaries where it has
+        them, the short rest read whole at once, runs read before read on). Yields to the loop between reads, so a viewer on the same loop stays
         responsive while 100,000 statuses fill in. While another process holds a lock on the
         store, ``locked`` is awaited (say so, wait a moment) and the same read is made again.
         """
         # The status rules are imported with the first read, not with the scheduler: a runs list
         # paints its first rows before it reads a status (benchmarks/startup.py).
-        from agenttui.runs.status import SUMMARY_PAGE, StatusTracker, statuses
+        from agenttui.runs.status import SUMMARY_PAGE, StatusTracker
 
         if self._tracker is None or self._tracker.store is not store:
             self._tracker = StatusTracker(store, capacity=TRACKER_RUNS, budget_bytes=TRACKER_BUDGET_BYTES)
         tracker = self._tracker
 
+        at_once, page_size = URGENT_AT_ONCE, SUMMARY_PAGE
+
+        async def read_page(page: list[str]) -> list[RunStatus]:
+            nonlocal page_size
+            started = time.monotonic()
+            read = await _unlocked(partial(tracker.statuses, page), locked)
+            page_size = _next_size(page_size, time.monotonic() - started, SUMMARY_PAGE, SUMMARY_PAGE * PAGES_AT_ONCE)
+            return read
+
         def next_page() -> asyncio.Future[list[RunStatus]]:
-            page = _take(self._queue, SUMMARY_PAGE)
-            return asyncio.ensure_future(_unlocked(partial(statuses, store, page, tracker.status), locked))
+            return asyncio.ensure_future(read_page(_take(self._queue, page_size)))
 
         batch: list[RunStatus] = []
         last_batch = time.monotonic()
-        at_once = URGENT_AT_ONCE
         ahead: asyncio.Future[list[RunStatus]] | None = None
         """The next page, read while this one is decided (the database works while Python does)."""
         try:
@@ -128,7 +139,7 @@ class StatusScheduler:
                     some = _take(self._next_urgent() or self._queue, at_once)
                     started = time.monotonic()
                     batch += await _unlocked(partial(tracker.statuses, some), locked)
-                    at_once = _next_size(at_once, time.monotonic() - started, SUMMARY_PAGE)
+                    at_once = _next_size(at_once, time.monotonic() - started, URGENT_AT_ONCE, SUMMARY_PAGE)
                 else:
                     reading = ahead or next_page()
                     ahead = next_page() if self._queue else None
@@ -144,12 +155,12 @@ class StatusScheduler:
             yield batch
 
 
-def _next_size(size: int, took: float, most: int) -> int:
-    """How many urgent runs to read next, after ``size`` took ``took`` seconds (``URGENT_SECONDS``)."""
+def _next_size(size: int, took: float, least: int, most: int) -> int:
+    """How many runs to read at once next, after ``size`` took ``took`` seconds (``URGENT_SECONDS``)."""
     if took < URGENT_SECONDS / 2:
         return min(size * 2, most)
     if took > URGENT_SECONDS:
-        return max(size // 2, URGENT_AT_ONCE)
+        return max(size // 2, least)
     return size
 
 

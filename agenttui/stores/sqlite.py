@@ -59,6 +59,8 @@ from agenttui.stores.summary import FORK_EXT_BYTES, FORK_ORIGIN, RUN_START, USAG
 
 Layout = Literal["current", "legacy"]
 #: How much of the journal's first entries a status index's fingerprint holds (``index_fingerprint``).
+#: Run ids per query when every run is listed: a seek a run, a few milliseconds a page.
+LIST_ALL_PAGE_SIZE = 5000
 _FINGERPRINT_ENTRIES = 4
 _FINGERPRINT_BYTES = 256
 
@@ -419,7 +421,11 @@ class SQLiteStore(Store):
             f"SELECT run_id FROM {table} AS s WHERE run_id >= ?{''.join(f' AND {f}' for f in filters)}"
             f" GROUP BY run_id{having} ORDER BY run_id LIMIT ?"
         )
-        grouped = None
+        grouped, page_size, conn = None, LIST_PAGE_SIZE, None
+        if having:
+            # A pass over the whole index (0.8 s at 100,000 runs): on the second connection, so
+            # that it holds up no other read (a viewer reads statuses meanwhile).
+            conn = await self._second_connection()
         if len(filters) == 1 and not having and not lease_lapsed:
             # Every run, unfiltered: from each run id the index jumps to the next (one seek a
             # run), where GROUP BY walks every entry of the index (100,000 runs of 24 entries
@@ -433,15 +439,16 @@ class SQLiteStore(Store):
                     " SELECT run_id FROM listed WHERE run_id IS NOT NULL"
                 ),
             )
+            page_size = LIST_ALL_PAGE_SIZE
         while True:
             # One lower bound, not "run_id > after AND run_id >= prefix": given both, SQLite
             # starts every page's index walk at the prefix, which made paging quadratic (27 s for
             # 100,000 runs). after + NUL is the smallest string greater than after.
             lower = max(prefix, after + "\0")
-            rows = await self._read(sql, (lower, *values, LIST_PAGE_SIZE), "listing runs", without_index=grouped)
+            rows = await self._read(sql, (lower, *values, page_size), "listing runs", conn, without_index=grouped)
             for (run_id,) in rows:
                 yield run_id
-            if len(rows) < LIST_PAGE_SIZE:
+            if len(rows) < page_size:
                 break
             after = rows[-1][0]
         if not prefix and not lease_lapsed:
