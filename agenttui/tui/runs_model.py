@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from functools import cache
+from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from agenttui.journal.keys import parent_run_id
@@ -71,6 +72,13 @@ def _other_defaults() -> tuple[tuple[str, object], ...]:
 
 
 @cache
+def _others_of() -> tuple[Callable[[RunStatus], tuple[object, ...]], tuple[object, ...]]:
+    """What reads a status's members kept only ``whole`` at once (in C), and their defaults."""
+    names, defaults = zip(*_other_defaults(), strict=True)
+    return attrgetter(*names), defaults
+
+
+@cache
 def _line_status() -> Callable[[str, RunState, str, int, int, int], RunStatus]:
     """A ``RunStatus`` of a line's members, the rest at their defaults, made by setting six
     slots (a frozen dataclass sets each of its twenty one by one). Only a filter reads it."""
@@ -109,7 +117,8 @@ class StatusLine(NamedTuple):
 
     @classmethod
     def of(cls, status: RunStatus) -> StatusLine:
-        plain = all(getattr(status, name) == default for name, default in _other_defaults())
+        others, defaults = _others_of()
+        plain = others(status) == defaults
         index = _STATE_INDEX[status.state]
         return cls(index, status.detail, status.steps, status.turns, status.tokens, None if plain else status)
 
