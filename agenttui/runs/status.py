@@ -30,7 +30,7 @@ from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
-from agenttui.runs.status_index import IndexedPage, Verdict, indexed_page, keep_page
+from agenttui.runs.status_index import IndexedPage, Verdict, indexed_page, keep_page, spot_checks_done
 from agenttui.stores.base import Entry, LeaseInfo, Store
 from agenttui.stores.summary import RunSummary, record_head
 
@@ -797,6 +797,7 @@ async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
             while len(ahead) < PAGES_AHEAD and (page := await anext(pages, None)) is not None:
                 ahead.append((page, asyncio.ensure_future(_page_statuses(store, page, batch=True))))
             if not ahead:
+                await spot_checks_done(store)  # the spot checks this look began end with it
                 return
             page, reading = ahead.popleft()
             decided = await reading

@@ -187,18 +187,12 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     if kept_summaries is None:
         _forget(store)
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
-    asked = [run_id for run_id in run_ids if run_id not in found or run_id in spots]
+    if spotted := {run_id: summary for run_id in spots if (summary := kept_summaries.get(run_id)) is not None}:
+        _check_later(store, index, spotted, end_markers)
+    asked = [run_id for run_id in run_ids if run_id not in found]
     fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
-    if any(fresh.get(run_id) != kept_summaries.get(run_id) for run_id in spots):
-        # What the index says is not what the store says (a redaction, a store changed behind
-        # its validators): nothing in it is trusted again.
-        await _write(store, index, index.clear)
-        await _settle(store, index)
-        found = {}
-        fresh = {summary.run_id: summary for summary in await store.summaries(run_ids, end_markers)}
-    # A summary says which entries it summed (their count and last seq, read with them): its
-    # validator. One spot-checked is as kept already.
-    written = [((s.steps, s.last_seq), s) for s in fresh.values() if s.run_id not in found]
+    # A summary says which entries it summed (their count and last seq, read with them): its validator.
+    written = [((s.steps, s.last_seq), s) for s in fresh.values()]
     marks.update((s.run_id, mark) for mark, s in written)
     vanished = [run_id for run_id in kept if run_id not in marks]
     written_high_water = None
@@ -225,6 +219,50 @@ async def _read_index(index: StatusIndex, run_ids: Sequence[str]) -> dict[str, R
         return await asyncio.to_thread(index.summaries, run_ids) if run_ids else {}
     except (sqlite3.Error, OSError):
         return None
+
+
+class _SpotChecks:
+    """A store's spot checks waiting, and the task that makes them, one query at a time."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, RunSummary] = {}
+        self.task: asyncio.Task[None] | None = None
+
+
+_checks: weakref.WeakKeyDictionary[Store, _SpotChecks] = weakref.WeakKeyDictionary()
+
+
+def _check_later(store: Store, index: StatusIndex, kept: dict[str, RunSummary], end_markers: Collection[str]) -> None:
+    """Spot-check ``kept`` summaries in the background, beside the look: a run summed up again
+    takes as long as its entries' bytes (a tool result of a megabyte), and a look waited for it
+    on every page. The checks waiting are made together, one query at a time, so they hold up
+    the look's own reads of the store as little as they can. Once found out, the index is
+    emptied: the next look sums every run up again."""
+    checks = _checks.setdefault(store, _SpotChecks())
+    checks.waiting.update(kept)
+    if checks.task is None or checks.task.done():
+        checks.task = asyncio.ensure_future(_spot_check(store, index, checks, end_markers))
+
+
+async def _spot_check(store: Store, index: StatusIndex, checks: _SpotChecks, end_markers: Collection[str]) -> None:
+    while checks.waiting:
+        kept, checks.waiting = checks.waiting, {}
+        try:
+            fresh = {summary.run_id: summary for summary in await store.summaries(list(kept), end_markers)}
+        except Exception:  # a store closed meanwhile, or its own trouble: the look says so, not this
+            return
+        if any(fresh.get(run_id) != summary for run_id, summary in kept.items()):
+            # What the index says is not what the store says (a redaction, a store changed
+            # behind its validators): nothing in it is trusted again.
+            checks.waiting.clear()
+            await _write(store, index, index.clear)
+            await _settle(store, index)
+
+
+async def spot_checks_done(store: Store) -> None:
+    """Wait for the spot checks looks at ``store`` began (a command waits for them before it ends)."""
+    if (checks := _checks.get(store)) is not None and checks.task is not None:
+        await checks.task
 
 
 def _spot_count(found: int) -> int:
