@@ -192,7 +192,7 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     asked = [run_id for run_id in run_ids if run_id not in found]
     fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
     # A summary says which entries it summed (their count and last seq, read with them): its validator.
-    written = [((s.steps, s.last_seq), s) for s in fresh.values()]
+    written = [((s.steps, s.last_seq), s) for s in fresh.values() if s.last_seq is not None]
     marks.update((s.run_id, mark) for mark, s in written)
     vanished = [run_id for run_id in kept if run_id not in marks]
     written_high_water = None

@@ -541,7 +541,7 @@ class SQLiteStore(Store):
             RunSummary(
                 run_id,
                 steps,
-                last_seq,
+                last_seq if type(last_seq) is int else None,
                 turns or 0,
                 tokens or 0,
                 first=stored_entry(first_seq, first_name, first_data),

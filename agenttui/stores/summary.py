@@ -63,9 +63,10 @@ class RunSummary:
 
     run_id: str
     steps: int
-    last_seq: int
+    last_seq: int | None
     """The highest seq of its entries: with ``steps``, what says which entries were summed (an
-    append-only journal only adds entries, each past the last)."""
+    append-only journal only adds entries, each past the last). None where a seq is not a number
+    (a foreign writer's table): such a run is never kept in a status index."""
     turns: int
     """Entries whose record's ``kind`` is ``model`` (read only when no entry is ``suspect``)."""
     tokens: int
