@@ -159,14 +159,7 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     if index is None or not run_ids:
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
     if store.INDEX_GLOBAL_SEQ and time.monotonic() - index.checked_at >= CHECK_SECONDS:
-        index.checked_at = time.monotonic()
-        for seq, digest in filter(None, (index.high_water, index.settled)):
-            if await store.entry_digest(seq) != digest:
-                # The journal was cut back (and maybe written again, over the seqs it had
-                # handed out): a run may have its old count and highest seq over other bytes.
-                await _write(store, index, index.clear)
-                await _settle(store, index)
-                break
+        await _check_cut_back(store, index)
     settled = index.settled
     try:
         kept = await asyncio.to_thread(index.read, run_ids)
@@ -195,15 +188,10 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     written = [((s.steps, s.last_seq), s) for s in fresh.values() if s.last_seq is not None]
     marks.update((s.run_id, mark) for mark, s in written)
     vanished = [run_id for run_id in kept if run_id not in marks]
-    written_high_water = None
-    high_water = max((last for (_, last), _ in written), default=-1)
-    if store.INDEX_GLOBAL_SEQ and high_water > (index.high_water or (-1,))[0]:
-        # Read before the summaries are kept: a journal cut back in between fails the next check.
-        newest = await store.entry_digest(high_water)
-        if newest is None:  # cut back already: keep nothing of this page
-            written = []
-        written_high_water = None if newest is None else (high_water, newest)
-    to_keep = _PageWrite(written, vanished, written_high_water, settled) if written or vanished else None
+    cut_back, high_water = await _high_water(store, index, written)
+    if cut_back:  # keep nothing of this page
+        written = []
+    to_keep = _PageWrite(written, vanished, high_water, settled) if written or vanished else None
     kept_verdicts = {run_id: verdict for run_id, verdict in found.items() if verdict is not None}
     summaries = [
         *(summary for run_id, summary in kept_summaries.items() if run_id in found and run_id not in fresh
@@ -211,6 +199,31 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
     ]  # fmt: skip
     return IndexedPage(summaries, kept_verdicts, marks, to_keep)
+
+
+async def _check_cut_back(store: Store, index: StatusIndex) -> None:
+    """Read again the entries at the index's high-water mark and settled seq: one gone or other
+    means the journal was cut back (and maybe written again, over the seqs it had handed out),
+    and a run may have its old count and highest seq over other bytes: the index is emptied."""
+    index.checked_at = time.monotonic()
+    for seq, digest in filter(None, (index.high_water, index.settled)):
+        if await store.entry_digest(seq) != digest:
+            await _write(store, index, index.clear)
+            await _settle(store, index)
+            return
+
+
+async def _high_water(
+    store: Store, index: StatusIndex, written: Sequence[tuple[tuple[int, int], RunSummary]]
+) -> tuple[bool, tuple[int, bytes] | None]:
+    """Whether the journal was cut back already, and the index's new high-water mark (None where
+    the summaries about to be kept do not raise it): their highest seq and its entry's digest,
+    read before they are kept, so a journal cut back in between fails the next check."""
+    seq = max((last for (_, last), _ in written), default=-1)
+    if not store.INDEX_GLOBAL_SEQ or seq <= (index.high_water or (-1,))[0]:
+        return False, None
+    digest = await store.entry_digest(seq)
+    return digest is None, None if digest is None else (seq, digest)
 
 
 async def _read_index(index: StatusIndex, run_ids: Sequence[str]) -> dict[str, RunSummary] | None:
