@@ -59,7 +59,8 @@ from agenttui.stores.summary import FORK_EXT_BYTES, FORK_ORIGIN, RUN_START, USAG
 
 Layout = Literal["current", "legacy"]
 #: How much of the journal's first entries a status index's fingerprint holds (``index_fingerprint``).
-#: Run ids per query when every run is listed: a seek a run, a few milliseconds a page.
+#: Run ids per query when every run is listed, after a first page of ``LIST_PAGE_SIZE``: a seek a
+#: run, a few milliseconds a page.
 LIST_ALL_PAGE_SIZE = 5000
 _FINGERPRINT_ENTRIES = 4
 _FINGERPRINT_BYTES = 256
@@ -421,7 +422,7 @@ class SQLiteStore(Store):
             f"SELECT run_id FROM {table} AS s WHERE run_id >= ?{''.join(f' AND {f}' for f in filters)}"
             f" GROUP BY run_id{having} ORDER BY run_id LIMIT ?"
         )
-        grouped, page_size, conn = None, LIST_PAGE_SIZE, None
+        grouped, later_pages, conn = None, LIST_PAGE_SIZE, None
         if having:
             # A pass over the whole index (0.8 s at 100,000 runs): on the second connection, so
             # that it holds up no other read (a viewer reads statuses meanwhile).
@@ -439,7 +440,8 @@ class SQLiteStore(Store):
                     " SELECT run_id FROM listed WHERE run_id IS NOT NULL"
                 ),
             )
-            page_size = LIST_ALL_PAGE_SIZE
+            later_pages = LIST_ALL_PAGE_SIZE
+        page_size = LIST_PAGE_SIZE  # the first page small: a runs list paints its first rows from it
         while True:
             # One lower bound, not "run_id > after AND run_id >= prefix": given both, SQLite
             # starts every page's index walk at the prefix, which made paging quadratic (27 s for
@@ -450,7 +452,7 @@ class SQLiteStore(Store):
                 yield run_id
             if len(rows) < page_size:
                 break
-            after = rows[-1][0]
+            after, page_size = rows[-1][0], later_pages
         if not prefix and not lease_lapsed:
             async for shown in self._ids_not_text():
                 if shown > after:
