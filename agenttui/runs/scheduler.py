@@ -105,8 +105,9 @@ class StatusScheduler:
         Urgent runs are read a few at a time (``URGENT_AT_ONCE``, more while that is quick), the
         rest a page at a time (more pages while that is quick), each through the tracker
         (``StatusTracker.statuses``: the status index and the store's run summaries where it has
-        them, the short rest read whole at once, runs read before read on). Yields to the loop between reads, so a viewer on the same loop stays
-        responsive while 100,000 statuses fill in. While another process holds a lock on the
+        them, the short rest read whole at once, runs read before read on). Yields to the loop
+        between reads, so a viewer on the same loop stays responsive while 100,000 statuses
+        fill in. While another process holds a lock on the
         store, ``locked`` is awaited (say so, wait a moment) and the same read is made again.
         """
         # The status rules are imported with the first read, not with the scheduler: a runs list

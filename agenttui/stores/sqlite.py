@@ -58,10 +58,10 @@ from agenttui.stores.base import (
 from agenttui.stores.summary import FORK_EXT_BYTES, FORK_ORIGIN, RUN_START, USAGE_MEMBERS, RunSummary
 
 Layout = Literal["current", "legacy"]
-#: How much of the journal's first entries a status index's fingerprint holds (``index_fingerprint``).
 #: Run ids per query when every run is listed, after a first page of ``LIST_PAGE_SIZE``: a seek a
 #: run, a few milliseconds a page.
 LIST_ALL_PAGE_SIZE = 5000
+#: How much of the journal's first entries a status index's fingerprint holds (``index_fingerprint``).
 _FINGERPRINT_ENTRIES = 4
 _FINGERPRINT_BYTES = 256
 
