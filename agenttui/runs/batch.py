@@ -19,7 +19,7 @@ import json
 import shlex
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
@@ -318,7 +318,7 @@ async def _beneath_the_lease(store: Store, leased: RunStatus) -> RunStatus:
     beneath = status_of(leased.run_id, records)
     if beneath.state in (RunState.UNREADABLE, RunState.IN_FLIGHT):
         return leased
-    return replace(beneath, lease_holder=leased.lease_holder, lease=leased.lease, lease_unknown=leased.lease_unknown)
+    return beneath._replace(lease_holder=leased.lease_holder, lease=leased.lease, lease_unknown=leased.lease_unknown)
 
 
 async def _statuses(store: Store, run_ids: Sequence[str] | None) -> AsyncIterator[RunStatus]:

@@ -149,6 +149,12 @@ async def keep_page(store: Store, page: IndexedPage, verdicts: Sequence[tuple[st
         await _write(store, kept, lambda: kept.write(page.to_keep, verdicts))
 
 
+async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, int], Verdict]]) -> None:
+    """Keep verdicts of runs read apart from a page (``keep_page``'s rule: each only where the
+    index holds the run's summary at the verdict's validator)."""
+    await keep_page(store, IndexedPage([], {}, None), verdicts)
+
+
 async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> IndexedPage:
     """``store.summaries(run_ids, end_markers)``, each run that did not change since it was last
     summed up taken from the store's index instead (all of them from the store where it keeps
@@ -199,6 +205,17 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
     ]  # fmt: skip
     return IndexedPage(summaries, kept_verdicts, marks, to_keep)
+
+
+async def holds_runs(store: Store, end_markers: Collection[str]) -> bool:
+    """Whether the store's index holds runs from an earlier look (a reopen), opening it if need be."""
+    index = await _index_of(store, end_markers) if enabled() else None
+    if index is None:
+        return False
+    try:
+        return await asyncio.to_thread(index.holds_runs)
+    except (sqlite3.Error, OSError):
+        return False
 
 
 async def _check_cut_back(store: Store, index: StatusIndex) -> None:
@@ -419,6 +436,10 @@ class StatusIndex:
         for run_id, count, last, *verdict in self._rows(_VERDICT_SELECTED, run_ids):
             found[run_id] = ((count, last), None if verdict[0] is None else Verdict._make(verdict))
         return found
+
+    def holds_runs(self) -> bool:
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
 
     def summaries(self, run_ids: Sequence[str]) -> dict[str, RunSummary]:
         """The summary the index holds of each of ``run_ids`` it holds."""

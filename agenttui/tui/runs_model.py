@@ -9,7 +9,7 @@ import bisect
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from operator import attrgetter
@@ -61,42 +61,15 @@ _LINE_FIELDS = frozenset({"run_id", "state", "detail", "steps", "turns", "tokens
 
 
 @cache
-def _other_defaults() -> tuple[tuple[str, object], ...]:
-    """The members of a status a ``StatusLine`` keeps only in ``whole``, with their defaults.
+def _others_of() -> tuple[Callable[[RunStatus], tuple[object, ...]], tuple[object, ...]]:
+    """What reads a status's members kept only ``whole`` at once (in C), and their defaults.
 
     Read on first use: the runs list's first screen imports no status rules (benchmarks/startup.py).
     """
     from agenttui.runs.status import RunStatus
 
-    return tuple((f.name, f.default) for f in fields(RunStatus) if f.name not in _LINE_FIELDS)
-
-
-@cache
-def _others_of() -> tuple[Callable[[RunStatus], tuple[object, ...]], tuple[object, ...]]:
-    """What reads a status's members kept only ``whole`` at once (in C), and their defaults."""
-    names, defaults = zip(*_other_defaults(), strict=True)
-    return attrgetter(*names), defaults
-
-
-@cache
-def _line_status() -> Callable[[str, RunState, str, int, int, int], RunStatus]:
-    """A ``RunStatus`` of a line's members, the rest at their defaults, made by setting six
-    slots (a frozen dataclass sets each of its twenty one by one). Only a filter reads it."""
-    from agenttui.runs.status import RunStatus
-
-    class LineStatus(RunStatus):
-        __slots__ = ()
-
-        def __init__(self, run_id: str, state: RunState, detail: str, steps: int, turns: int, tokens: int) -> None:
-            for name, value in (
-                ("run_id", run_id), ("state", state), ("detail", detail),
-                ("steps", steps), ("turns", turns), ("tokens", tokens),
-            ):  # fmt: skip
-                object.__setattr__(self, name, value)
-
-    for name, default in _other_defaults():
-        setattr(LineStatus, name, default)
-    return LineStatus
+    names = [name for name in RunStatus._fields if name not in _LINE_FIELDS]
+    return attrgetter(*names), tuple(RunStatus._field_defaults[name] for name in names)
 
 
 class StatusLine(NamedTuple):
@@ -133,13 +106,6 @@ class StatusLine(NamedTuple):
     @property
     def lease_unknown(self) -> bool:
         return self.whole is not None and self.whole.lease_unknown
-
-    def filtered(self, run_id: str) -> RunStatus:
-        """What a filter reads of this line's status: the status itself when kept ``whole``,
-        else a stand-in holding the line's members (a fifth of the cost of a whole status)."""
-        if self.whole is not None:
-            return self.whole
-        return _line_status()(run_id, self.state, self.detail, self.steps, self.turns, self.tokens)
 
     def status(self, run_id: str) -> RunStatus:
         """The status this line was made from (``run_id``'s)."""
@@ -293,14 +259,16 @@ class RunsModel:
         """Learn of runs (in listing order); returns the ones not known before."""
         runs = self.runs
         new = [r for r in run_ids if r not in runs]
+        first = len(self.run_ids)
+        # Each column grows at once: a listing adds 100,000 runs in pages of thousands.
+        runs.update(zip(new, range(first, first + len(new))))
+        self.run_ids += new
+        self._states.extend(array("b", [_PENDING]) * len(new))
+        for column in (self._steps, self._turns, self._tokens):
+            column.extend(array("q", [0]) * len(new))
+        self._details += [""] * len(new)
         self.pending += len(new)
         for run_id in new:
-            runs[run_id] = len(self.run_ids)
-            self.run_ids.append(run_id)
-            self._states.append(_PENDING)
-            for column in (self._steps, self._turns, self._tokens):
-                column.append(0)
-            self._details.append("")
             parent = parent_run_id(run_id)
             # insort keeps byte order (the store's) for runs that appear later, by the live feed.
             if parent is not None and parent in runs:
@@ -389,7 +357,7 @@ class RunsModel:
             if states is not None and (status is None or status.state not in states):
                 return False
             if matches is not None:
-                return status is not None and matches(status.filtered(run_id))
+                return status is not None and matches(status.status(run_id))
             if needle:
                 haystack = run_id.lower() + (" " + status.detail.lower() + " " + status.state.value if status else "")
                 return needle in haystack

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from agenttui.demo.build import factory
 from agenttui.runs.choices import choices_for
 from agenttui.runs.operations import plan_lines
@@ -44,5 +42,5 @@ def test_a_plan_leaves_saved_forks_alone_and_says_why() -> None:
 def test_a_saved_fork_offers_nothing_to_drive_or_write() -> None:
     fork = RunStatus("refund-a1005~fork-1", RunState.FORK, fork_of="refund-a1005")
     assert choices_for(fork, "tests.agent.counting_agent:factory", factory) == []
-    lapsed = dataclasses.replace(fork, lease_lapsed=True)
+    lapsed = fork._replace(lease_lapsed=True)
     assert [title for title, _ in choices_for(lapsed, None, None)] == ["Release a lapsed lease"]  # no journal write

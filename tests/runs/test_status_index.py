@@ -9,7 +9,7 @@ import math
 import os
 import sqlite3
 import stat
-from collections.abc import Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
 
@@ -53,6 +53,10 @@ class CountingSQLiteStore(SQLiteStore):
     async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
         self.__dict__.setdefault("loaded", []).extend(run_ids)
         return await super().load_runs(run_ids)
+
+    def load(self, run_id: str, after: int = -1) -> AsyncIterator[Entry]:
+        self.__dict__.setdefault("loaded_alone", []).append(run_id)
+        return super().load(run_id, after)
 
 
 async def indexed(store: Store) -> list[RunStatus]:
@@ -122,6 +126,29 @@ async def test_a_viewers_second_look_reads_no_unchanged_run_whole(tmp_path: Path
         assert [comparable(status) for status in seen] == want
         loaded.append(set(store.__dict__.get("loaded", [])))
     assert loaded[0] and not loaded[1]
+
+
+async def test_a_long_run_read_alone_is_kept_too(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run too long to be read with its page is read alone, whole, by a viewer's first look;
+    what it made of the run is kept as well, so the second look reads it from the index."""
+    monkeypatch.setattr(status_module, "BATCH_STEPS", 4)  # the corpus's longer runs stand for long ones
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as writer:
+        await write_corpus(writer)
+        everything = [run_id async for run_id in writer.runs()]
+        want = await exact(writer)
+    read_alone: list[set[str]] = []
+    for _ in range(2):
+        store = await CountingSQLiteStore.open(path, read_only=True)
+        assert isinstance(store, CountingSQLiteStore)
+        assert await status_module.statuses_kept(store) == bool(read_alone)
+        seen = await StatusTracker(store).statuses(everything)
+        await store.close()
+        assert [comparable(status) for status in seen] == want
+        read_alone.append(set(store.__dict__.get("loaded_alone", [])))
+    assert read_alone[0] and not read_alone[1]
 
 
 async def test_unfinished_runs_kept_read_their_lease_and_clock_now(make_store: StoreFactory) -> None:

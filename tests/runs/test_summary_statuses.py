@@ -24,7 +24,7 @@ from tests.gocorpus import write_corpus
 
 def comparable(status: RunStatus) -> RunStatus:
     """A status without its lease row's seconds to expiry, which move between two reads."""
-    return dataclasses.replace(status, lease=None)
+    return status._replace(lease=None)
 
 
 #: Unfinished runs one of whose records has a second or an escaped ``kind`` key (which the codec
@@ -36,7 +36,7 @@ SQLITE_MISREAD_TURNS = {"open-second-kind": 2, "open-escaped-kind": 2}
 def as_summed(status: RunStatus, store_kind: str) -> RunStatus:
     """The exact status of a run as one read with its summary's counts says it."""
     if store_kind == "sqlite" and status.run_id in SQLITE_MISREAD_TURNS:
-        return dataclasses.replace(status, turns=SQLITE_MISREAD_TURNS[status.run_id])
+        return status._replace(turns=SQLITE_MISREAD_TURNS[status.run_id])
     return status
 
 

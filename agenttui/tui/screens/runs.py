@@ -186,7 +186,13 @@ class RunsScreen(StoreScreen):
 
     @work(exclusive=True, group="runs-unfinished", exit_on_error=False)
     async def _list_unfinished(self) -> None:
-        """List the runs with no end marker: one query, a small share of a large store."""
+        """List the runs with no end marker, whose first reads go first: one query over the whole
+        store (1-2 s of SQLite on 100,000 runs). Not on a reopen, where the status index holds
+        every status and hands each on as fast as the one query would name them."""
+        from agenttui.runs.status import statuses_kept
+
+        if await statuses_kept(self.store):
+            return
         unfinished = {run_id async for run_id in self.store.runs(exclude_holding=keys.END_MARKERS)}
         self.post_message(RunsScreen.UnfinishedListed(unfinished))
 
