@@ -261,7 +261,7 @@ class RunsModel:
         new = [r for r in run_ids if r not in runs]
         first = len(self.run_ids)
         # Each column grows at once: a listing adds 100,000 runs in pages of thousands.
-        runs.update(zip(new, range(first, first + len(new))))
+        runs.update(zip(new, range(first, first + len(new)), strict=True))
         self.run_ids += new
         self._states.extend(array("b", [_PENDING]) * len(new))
         for column in (self._steps, self._turns, self._tokens):
