@@ -5,7 +5,7 @@ The frame (the group, exit codes, errors) is ``app``; the commands live by kind 
 that it registers with ``main``.
 """
 
-from agenttui.cli import actions, bundle, compare, fork, launch, replay, views  # noqa: F401  (each registers its commands)
+from agenttui.cli import actions, bundle, compare, fork, launch, mcp, replay, views  # noqa: F401  (each registers its commands)
 from agenttui.cli.app import EXIT_CODES, entry, main, mask_process_title
 
 __all__ = ["EXIT_CODES", "entry", "main", "mask_process_title"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -30,6 +30,7 @@ async def compare_command(store: str, run_a: str, run_b: str, other_store: str |
     exit 3: they differ (the first difference is shown, both sides in full)
     """
     from agenttui.replay.compare import Side, compare_sides
+    from agenttui.replay.reports import comparison_json
 
     async def body(left_store: Store) -> tuple[Side, Side, Comparison]:
         left = Side(left_store, run_a, run_a)
@@ -81,35 +82,3 @@ def comparison_lines(left: Side, right: Side, comparison: Comparison) -> list[st
     ):
         lines.append("  " + printable(line))
     return lines
-
-
-def comparison_json(left: Side, right: Side, comparison: Comparison) -> dict[str, Any]:
-    """The comparison for scripts: both runs, every turn's tokens and differing records."""
-    from agenttui.journal.describe import record_json
-
-    first = comparison.first_difference
-
-    def side(of: Side, turns: int, tokens: int) -> dict[str, Any]:
-        return {"run_id": of.run_id, "turns": turns, "tokens": tokens}
-
-    return {
-        "left": side(left, comparison.left_turns, comparison.left_usage.total),
-        "right": side(right, comparison.right_turns, comparison.right_usage.total),
-        "same": comparison.same, "exit_code": 0 if comparison.same else EXIT_DIVERGED,
-        "token_delta": comparison.token_delta,
-        "first_difference": None if first is None else {
-            "turn": first.turn, "step": first.row.name, "state": first.row.state.value, "reason": first.row.reason,
-            "summary": first.words(left.label, right.label),
-            "left": None if first.row.left is None else record_json(first.row.left),
-            "right": None if first.row.right is None else record_json(first.row.right),
-        },
-        "turns": [
-            {
-                "turn": turn.number, "left_tokens": turn.left_tokens if turn.left_usage is not None else None,
-                "right_tokens": turn.right_tokens if turn.right_usage is not None else None,
-                "token_delta": turn.token_delta,
-                "differing": [{"step": row.name, "state": row.state.value, "reason": row.reason} for row in turn.differing],
-            }
-            for turn in comparison.turns
-        ],
-    }  # fmt: skip

@@ -15,7 +15,6 @@ from agenttui.stores import describe_url, sqlite_path
 from agenttui.stores.files import check_replaceable
 
 if TYPE_CHECKING:
-    from agenttui.journal.record import Record
     from agenttui.replay.fork import ForkSession, TurnSource
     from agenttui.replay.save import SaveFork
     from agenttui.stores.base import Store
@@ -69,6 +68,7 @@ async def fork_command(
     from agenttui.agent.factory import load_factory
     from agenttui.replay.breakpoints import parse_breakpoints
     from agenttui.replay.fork import fork_run
+    from agenttui.replay.reports import fork_json
 
     breakpoints = parse_breakpoints(until)
     if save and into:
@@ -147,25 +147,3 @@ def _print(fork: ForkSession, saved: str | None) -> None:
     click.echo(printable(fork.outcome()))
     if saved:
         click.echo(printable(saved))
-
-
-def fork_json(fork: ForkSession, replayed: list[Record], saved: str | None) -> dict[str, Any]:
-    """A fork for scripts: the edit, each turn's source, each record (live ones marked), the outcome."""
-    import json
-
-    from agenttui.replay.fork import turn_sources
-
-    progress, hit = fork.progress, fork.progress.breakpoint
-    live_from = None if fork.live_from is None else f"@llm/{fork.live_from}"
-    records, live = [], False
-    for record in replayed:
-        live = live or record.name == live_from
-        records.append({"name": record.name, "kind": record.kind, "live": live})
-    return {
-        "run_id": fork.run_id, "at": fork.edit.name, "value": json.loads(fork.edit.value), "tools": fork.mode,
-        "state": progress.state.value, "outcome": fork.outcome(), "exit_code": fork.exit_code,
-        "reason": progress.reason, "turns": progress.turn, "recorded_turns": progress.recorded_turns,
-        "turn_sources": turn_sources(fork, progress.turn), "live_from": live_from, "live_reason": fork.live_reason or None,
-        "breakpoint": None if hit is None or fork.done else {"breakpoint": hit.breakpoint.text, "turn": hit.turn, "why": hit.why},
-        "records": records, "saved": saved,
-    }  # fmt: skip

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,7 +12,6 @@ from agenttui.journal.inert import printable, safe_json
 
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentSetup
-    from agenttui.replay.verdict import Verdict
 
 
 @main.command("replay")
@@ -52,6 +51,7 @@ async def replay_command(
     from agenttui.agent.factory import load_factory
     from agenttui.render.diff import payload_diff
     from agenttui.replay.breakpoints import parse_breakpoints
+    from agenttui.replay.reports import verdict_json
     from agenttui.replay.session import replay_verdict
 
     breakpoints = parse_breakpoints(until)
@@ -115,25 +115,3 @@ def _confirm_live_tools(setup: AgentSetup | None, names: tuple[str, ...], yes: b
     )
     if not click.confirm(question, default=False, err=True):
         fail("nothing replayed")
-
-
-def verdict_json(run_id: str, tools: str, turns: int, recorded_turns: int, verdict: Verdict) -> dict[str, Any]:
-    """A replay's verdict for scripts: the same words the text output and the TUI use."""
-    from agenttui.journal.describe import record_json
-
-    divergence = verdict.divergence
-    return {
-        "run_id": run_id, "tools": tools, "verdict": verdict.kind.value, "exit_code": verdict.exit_code,
-        "matches": verdict.matches, "summary": verdict.summary(), "reason": verdict.reason,
-        "stopped": verdict.stopped or None, "turns": turns, "recorded_turns": recorded_turns,
-        "not_compared": list(verdict.not_compared), "redacted": list(verdict.redacted),
-        "served_from_recording": list(verdict.served),
-        "input_from": "--input" if verdict.input_given else "journal",
-        "tombstones": list(verdict.tombstones),
-        "live_side_effects": list(verdict.live),
-        "divergence": None if divergence is None else {
-            "index": divergence.index, "step": divergence.name, "state": divergence.state.value, "reason": divergence.reason,
-            "recorded": None if divergence.recorded is None else record_json(divergence.recorded),
-            "replayed": None if divergence.replayed is None else record_json(divergence.replayed),
-        },
-    }  # fmt: skip

@@ -20,26 +20,6 @@ if TYPE_CHECKING:
     from agenttui.runs.status import RunStatus
 
 
-def _status_json(status: RunStatus) -> dict[str, Any]:
-    return {
-        "run_id": status.run_id,
-        "status": status.state.value,
-        "steps": status.steps,
-        "turns": status.turns,
-        "tokens": status.tokens,
-        "detail": status.detail,
-        "pending_call": status.tool_use_id or None,
-        "pending_tool": status.tool_name or None,
-        "interrupt_name": status.interrupt_name or None,
-        "wake_at": status.wake_at.isoformat() if status.wake_at else None,
-        "lease_holder": status.lease_holder or None,
-        "lease_lapsed": status.lease_lapsed,
-        "lease_unknown": status.lease_unknown,
-        "legacy": status.legacy,
-        "fork_of": status.fork_of or None,
-    }
-
-
 @main.command()
 @click.argument("store")
 @click.option(
@@ -61,6 +41,7 @@ async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_j
     """List every run with its status, a page of runs at a time as their statuses are read."""
     from datetime import UTC, datetime
 
+    from agenttui.replay.reports import status_json
     from agenttui.runs.status import list_statuses
     from agenttui.runs.where import parse_where
 
@@ -80,7 +61,7 @@ async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_j
             if where is not None and not where.matches(status, now):
                 continue
             if as_json:
-                out.write(("[" if first else ",") + safe_json(_status_json(status), indent=None) + "\n")
+                out.write(("[" if first else ",") + safe_json(status_json(status), indent=None) + "\n")
             else:
                 out.write(_status_line(status) + "\n")
             first = False

@@ -1,0 +1,180 @@
+"""What the read tools read: runs' statuses a page at a time, and a run's records kept between
+calls, so an agent asking about one run again and again reads it once.
+
+Each function is the core's own (``runs.status``, ``journal``, ``replay``, ``render``) with its
+answer as plain values; ``tools`` fits them to a budget and makes them inert.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from agenttui.errors import AgentTuiError, RunNotFoundError
+from agenttui.journal.journal import Journal
+from agenttui.runs.state import RunState
+
+if TYPE_CHECKING:
+    from agenttui.journal.record import Record
+    from agenttui.replay.verdict import Verdict
+    from agenttui.runs.status import RunStatus
+    from agenttui.stores.base import Store
+
+#: Runs whose statuses one call to the run list reads at most: a filter that matches few runs
+#: of a large store answers within seconds, with a cursor to read on from.
+SCAN_AT_MOST = 10_000
+#: Runs read a page at a time (the status index and the store's summaries work by pages).
+PAGE = 500
+#: How many runs' records are kept between calls, and their stored bytes at most.
+KEPT_RUNS = 4
+KEPT_BYTES = 256 * 1024 * 1024
+
+
+class BadCursor(AgentTuiError):
+    """A cursor this server did not give (nothing is read)."""
+
+    title = "Bad cursor"
+
+
+def cursor_of(run_id: str) -> str:
+    """An opaque cursor after ``run_id``: exact whatever the id holds, and inert."""
+    return base64.urlsafe_b64encode(run_id.encode("utf-8", "surrogatepass")).decode()
+
+
+def run_after(cursor: str | None) -> str:
+    if not cursor:
+        return ""
+    try:
+        return base64.urlsafe_b64decode(cursor.encode()).decode("utf-8", "surrogatepass")
+    except (ValueError, UnicodeError):
+        raise BadCursor(f"not a cursor this server gave: {cursor[:40]!r}") from None
+
+
+def status_line(status: RunStatus) -> dict[str, Any]:
+    """A run as the run list shows it: its status, what it waits on, its size, when it last moved."""
+    from agenttui.replay.reports import status_json
+
+    times = status.times
+    latest = None if times is None else datetime.fromtimestamp(times.latest_ms / 1000, UTC).isoformat()
+    return status_json(status) | {"waits_on": waits_on(status), "last_activity": latest}
+
+
+def waits_on(status: RunStatus) -> str | None:
+    """What a paused run waits on, in words (None for a run that waits on nothing a person gives)."""
+    match status.state:
+        case RunState.AWAITING_APPROVAL:
+            return f"an approval of call {status.tool_use_id} ({status.tool_name})"
+        case RunState.AWAITING_INPUT:
+            return f"an answer to {status.interrupt_name}"
+        case RunState.HALTED:
+            return f"a resolution of call {status.tool_use_id} ({status.tool_name}): did it fire?"
+        case RunState.SLEEPING:
+            return f"its wake time, {status.wake_at.isoformat() if status.wake_at else 'unknown'}"
+        case RunState.READY | RunState.STALLED:
+            return "a re-drive"
+    return None
+
+
+@dataclass
+class RunPage:
+    runs: list[dict[str, Any]]
+    scanned: int
+    next_cursor: str | None
+
+
+async def list_runs(
+    store: Store, *, where: str | None, states: Sequence[str], cursor: str | None, limit: int
+) -> RunPage:
+    """Runs the filter selects, in run id order from ``cursor``, at most ``limit``, having read
+    at most ``SCAN_AT_MOST`` statuses (the cursor then says where to read on)."""
+    from agenttui.runs.status import statuses
+    from agenttui.runs.where import parse_where
+
+    wanted = {RunState(state) for state in states}
+    selects = parse_where(where) if where else None
+    now = datetime.now(UTC)
+    found: list[dict[str, Any]] = []
+    scanned, last = 0, None
+    page: list[str] = []
+
+    async def take(page: list[str]) -> bool:
+        """Read a page's statuses; whether the list is full."""
+        nonlocal scanned, last
+        for status in await statuses(store, page):
+            scanned += 1
+            last = status.run_id
+            if (not wanted or status.state in wanted) and (selects is None or selects.matches(status, now)):
+                found.append(status_line(status))
+                if len(found) >= limit:
+                    return True
+        return False
+
+    async for run_id in store.runs(after=run_after(cursor)):
+        page.append(run_id)
+        if len(page) >= PAGE:
+            if await take(page) or scanned >= SCAN_AT_MOST:
+                return RunPage(found, scanned, cursor_of(last) if last is not None else None)
+            page = []
+    if page and await take(page):
+        return RunPage(found, scanned, cursor_of(last) if last is not None else None)
+    return RunPage(found, scanned, None)
+
+
+@dataclass
+class KeptRun:
+    """A run's records as read, the mark they were read at (entry count, highest seq), and what
+    was made of them since (a replay's verdict)."""
+
+    mark: tuple[int, int] | None
+    records: list[Record]
+    size: int
+    verdict: tuple[Any, Verdict] | None = None
+    derived: dict[str, Any] = field(default_factory=dict)
+
+
+class RunRecords:
+    """The records of the last few runs asked about, read again only when the run moved (its
+    entry count or highest seq differs: one index-only query), so each call after the first
+    about a run of 50,000 records costs what it answers, not a read of the run."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._kept: OrderedDict[str, KeptRun] = OrderedDict()
+
+    async def run(self, run_id: str) -> KeptRun:
+        marks = await self.store.run_marks([run_id])
+        mark = marks.get(run_id)
+        kept = self._kept.get(run_id)
+        if kept is not None and mark is not None and kept.mark == mark:
+            self._kept.move_to_end(run_id)
+            return kept
+        records = (await Journal(self.store).read(run_id)).records
+        if not records:
+            raise RunNotFoundError(run_id)
+        kept = KeptRun(mark, records, sum(len(record.raw) for record in records))
+        self._kept[run_id] = kept
+        while len(self._kept) > KEPT_RUNS or sum(k.size for k in self._kept.values()) > KEPT_BYTES:
+            if len(self._kept) == 1:
+                break
+            self._kept.popitem(last=False)
+        return kept
+
+    def forget(self, run_id: str) -> None:
+        """Read the run again next time (this server wrote to it)."""
+        self._kept.pop(run_id, None)
+
+    async def records(self, run_id: str) -> list[Record]:
+        return (await self.run(run_id)).records
+
+    async def verdict(self, run_id: str) -> tuple[Any, Verdict]:
+        """The run replayed offline with its recorded tools and judged (kept with its records)."""
+        from agenttui.replay.session import replay_verdict
+
+        kept = await self.run(run_id)
+        if kept.verdict is None:
+            kept.verdict = await replay_verdict(self.store, run_id)
+        return kept.verdict
