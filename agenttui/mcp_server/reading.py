@@ -49,7 +49,7 @@ def run_after(cursor: str | None) -> str:
     if not cursor:
         return ""
     try:
-        return base64.urlsafe_b64decode(cursor.encode()).decode("utf-8", "surrogatepass")
+        return base64.b64decode(cursor.encode(), altchars=b"-_", validate=True).decode("utf-8", "surrogatepass")
     except (ValueError, UnicodeError):
         raise BadCursor(f"not a cursor this server gave: {cursor[:40]!r}") from None
 

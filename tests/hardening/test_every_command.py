@@ -41,6 +41,12 @@ from tests.pg import PostgresCluster
 AGENT = "agenttui.demo.build:factory"
 #: Names no store holds, themselves hostile: errors quote them.
 NO_RUN = f"no-such-run{OSC52}"
+#: An MCP client's first words: initialize, then initialized (``agenttui mcp`` reads them on stdin).
+MCP_HELLO = (
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    '"capabilities":{},"clientInfo":{"name":"hostile-test","version":"1"}}}\n'
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+)
 NO_STEP = f"@llm/99{OSC52}"
 
 
@@ -216,6 +222,12 @@ RECIPES: dict[str, Recipe] = {
     "cancel": per_run(lambda store, run_id: [Call([store.url, run_id, "--reason", OSC52], writes=True)]),
     "redrive": per_run(lambda store, run_id: [Call([store.url, run_id, "--agent", AGENT], writes=True)]),
     "recover": lambda store, aids: [Call([store.url, "--agent", AGENT], writes=True)],
+    "mcp": lambda store, aids: [
+        # A client that says hello and goes: the server answers on stdout, then ends at EOF.
+        Call([store.url], stdin=MCP_HELLO, expect=(0,) if store.journal else (2,)),
+        Call([store.url, "--allow-writes", "--budget", "2000"], stdin=MCP_HELLO, expect=(0,) if store.journal else (2,)),
+        Call([store.url, "--agent", AGENT], expect=(2,)),  # a write tool without --allow-writes: refused
+    ],
     "release": per_run(
         lambda store, run_id: [
             Call([store.url, run_id], writes=True),

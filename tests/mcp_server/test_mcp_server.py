@@ -1,0 +1,283 @@
+"""``agenttui mcp``: the server driven by the MCP SDK's own client over stdio, as a separate
+process, on SQLite and PostgreSQL stores built by the runtime: every tool, paging, budgets,
+writes refused without ``--allow-writes``, dry runs that write nothing, and one real approve
+from two clients at once written exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types import CallToolResult
+
+from agenttui.demo.build import build_demo
+from agenttui.journal import keys
+from agenttui.stores import open_store
+from tests.pg import PostgresCluster
+from tests.processes import agenttui
+
+READ_TOOLS = {
+    "list_runs", "run_overview", "run_records", "read_record", "conversation", "replay", "fork_run", "compare_runs",
+    "flowchart", "search",
+}  # fmt: skip
+WRITE_TOOLS = {"approve", "deny", "answer", "resolve", "cancel"}
+#: What no string an agent reads may hold: a terminal acts on it (tab and newline are text).
+TERMINAL_ACTIVE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+HALTED = "refund-a1004-halted"
+AWAITING_APPROVAL = "refund-a1005"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def demo_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A demo store (a run in every status, written by the runtime) as a URL the server takes."""
+    if request.param == "sqlite":
+        url = str(tmp_path / "demo.db")
+    else:
+        cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+        url = f"{cluster.dsn}{'&' if '?' in cluster.dsn else '?'}schema=mcp_{uuid.uuid4().hex[:10]}"
+    store = await open_store(url)
+    try:
+        await build_demo(store, bulk_turns=40)
+    finally:
+        await store.close()
+    return url
+
+
+@asynccontextmanager
+async def serving(url: str, *flags: str, errlog: Path | None = None) -> AsyncIterator[Client]:
+    """The server as a process of its own, the SDK's client on its stdin and stdout."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "agenttui", "mcp", url, *flags], env=dict(os.environ))
+    with open(errlog or os.devnull, "w") as log:
+        async with Client(stdio_client(params, errlog=log)) as client:
+            yield client
+
+
+def answer(result: CallToolResult) -> dict[str, Any]:
+    """A tool's answer: its JSON text, which is the structured content too."""
+    assert not result.is_error, result.content
+    text = result.content[0].text  # type: ignore[union-attr]
+    found: dict[str, Any] = json.loads(text)
+    assert found == result.structured_content
+    return found
+
+
+def error_of(result: CallToolResult) -> str:
+    assert result.is_error
+    return str(result.content[0].text)  # type: ignore[union-attr]
+
+
+async def store_rows(url: str, run_id: str) -> list[tuple[str, bytes]]:
+    store = await open_store(url, read_only=True, create=False)
+    try:
+        return [(entry.name, entry.data) async for entry in store.load(run_id)]
+    finally:
+        await store.close()
+
+
+def strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+async def test_an_agent_finds_the_halted_run_forks_it_and_reads_a_verdict(demo_url: str) -> None:
+    """The issue's session: find the halted run, read why, fork it with a different tool result,
+    read the verdict; not a byte written to the store."""
+    before = await store_rows(demo_url, HALTED)
+    async with serving(demo_url) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        assert listed == READ_TOOLS  # read-only: no write tool is even listed
+        halted = answer(await client.call_tool("list_runs", {"status": ["halted"]}))
+        assert [run["run_id"] for run in halted["runs"]] == [HALTED]
+        assert "did it fire?" in halted["runs"][0]["waits_on"]
+
+        overview = answer(await client.call_tool("run_overview", {"run_id": HALTED}))
+        assert overview["status"]["detail"] == "refund_payment (call_1_0): outcome unknown"
+        assert overview["replay"]["verdict"] == "matches-so-far" and overview["replay"]["stopped"] == "halted"
+
+        outline = answer(await client.call_tool("run_records", {"run_id": HALTED}))["outline"]
+        lookup = next(row for row in outline if row["name"] == "tool:call_0_0")
+        record = answer(await client.call_tool("read_record", {"run_id": HALTED, "record": "tool:call_0_0"}))
+        assert record["index"] == lookup["index"] and record["record"]["result"]["status"] == "delivered"
+
+        changed = {**record["record"]["result"], "status": "lost in transit"}
+        fork = answer(
+            await client.call_tool("fork_run", {"run_id": HALTED, "at": "tool:call_0_0", "value_json": json.dumps(changed)})
+        )
+        assert fork["written_to_store"] is False
+        assert fork["fork"]["state"] == "diverged" and "cannot answer @llm/1" in fork["fork"]["outcome"]
+        assert fork["against_recording"]["first_difference"]["step"] == "tool:call_0_0"
+        assert fork["against_recording"]["first_difference"]["right"]["result"]["status"] == "lost in transit"
+
+        said = answer(await client.call_tool("conversation", {"run_id": HALTED, "at": "tool:call_0_0"}))
+        assert [voice["speaker"] for voice in said["conversation"]] == ["user", "assistant", "tool lookup_order"]
+        verdict = answer(await client.call_tool("replay", {"run_id": HALTED}))
+        assert verdict["verdict"] == "matches-so-far"
+        compared = answer(await client.call_tool("compare_runs", {"run_a": "refund-a1002", "run_b": HALTED}))
+        assert compared["same"] is False and compared["left"]["turns"] == 4
+        mermaid = answer(await client.call_tool("flowchart", {"run_id": HALTED}))["text"]
+        assert mermaid.startswith("flowchart") and "tool: lookup_order" in mermaid
+        drawn = answer(await client.call_tool("flowchart", {"run_id": HALTED, "format": "ascii", "width": 60}))["text"]
+        assert "halted on refund_payment" in drawn
+        hits = answer(await client.call_tool("search", {"run_id": HALTED, "text": "MONITOR ARM"}))
+        assert hits["hits"] >= 2 and {hit["name"] for hit in hits["shown"]} >= {"run:start", "tool:call_0_0"}
+
+        attached = await client.read_resource(f"agenttui://runs/{HALTED}")
+        resource = json.loads(attached.contents[0].text)  # type: ignore[union-attr]
+        assert resource["status"]["status"] == "halted" and resource["records"] == len(outline)
+    assert await store_rows(demo_url, HALTED) == before
+
+
+async def test_pages_of_runs_and_records_cover_each_once(demo_url: str) -> None:
+    store = await open_store(demo_url, read_only=True, create=False)
+    try:
+        everything = [run_id async for run_id in store.runs()]
+    finally:
+        await store.close()
+    async with serving(demo_url) as client:
+        seen: list[str] = []
+        cursor = None
+        while True:
+            page = answer(await client.call_tool("list_runs", {"limit": 4, "cursor": cursor}))
+            assert len(page["runs"]) <= 4
+            seen += [run["run_id"] for run in page["runs"]]
+            if (cursor := page["next_cursor"]) is None:
+                break
+        assert seen == everything
+
+        rows: list[int] = []
+        at: int | None = 0
+        while at is not None:
+            page = answer(await client.call_tool("run_records", {"run_id": "audit-bulk", "cursor": at, "limit": 7}))
+            rows += [row["index"] for row in page["outline"]]
+            at = page["next_cursor"]
+        assert rows == list(range(page["records"]))
+
+        filtered = answer(await client.call_tool("list_runs", {"where": "status=halted,awaiting-approval"}))
+        assert {run["status"] for run in filtered["runs"]} == {"halted", "awaiting-approval"}
+        assert "expected a value" in error_of(await client.call_tool("list_runs", {"where": "status="}))
+        assert "not a cursor" in error_of(await client.call_tool("list_runs", {"cursor": "@@@"}))
+        assert "no status 'done'" in error_of(await client.call_tool("list_runs", {"status": ["done"]}))
+
+
+async def test_every_answer_fits_its_budget_and_a_cut_value_reads_on(tmp_path: Path) -> None:
+    """A tool result of 200 kB: cut in every answer to the budget, with a marker; read_record
+    reads it whole, page by page."""
+    url = str(tmp_path / "big.db")
+    store = await open_store(url)
+    try:
+        await build_demo(store, bulk_turns=1)
+        big = {"order_id": "A-1004", "notes": "x" * 200_000, "status": "delivered"}
+        data = json.dumps({"name": "tool:big", "kind": "tool_result", "tool_use_id": "big", "result": big}).encode()
+        await store.insert("audit-bulk", "tool:big", data)
+    finally:
+        await store.close()
+    async with serving(url, "--budget", "4000") as client:
+        for name, args in [
+            ("run_records", {"run_id": "audit-bulk"}),
+            ("read_record", {"run_id": "audit-bulk", "record": "tool:big"}),
+            ("conversation", {"run_id": "audit-bulk"}),
+            ("search", {"run_id": "audit-bulk", "text": "xxxx"}),
+            ("list_runs", {"limit": 500}),
+        ]:
+            result = await client.call_tool(name, args)
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert len(text.encode()) <= 4000, (name, len(text.encode()))
+        paged, offset = "", 0
+        while offset is not None:
+            page = answer(await client.call_tool("read_record", {"run_id": "audit-bulk", "record": "tool:big",
+                                                               "offset": offset, "budget": 20_000}))  # fmt: skip
+            paged += page["json_text"]
+            offset = page["next_offset"]
+        assert json.loads(paged)["result"] == big
+        small = await client.call_tool("read_record", {"run_id": "audit-bulk", "record": "tool:big", "budget": 1})
+        assert len(small.content[0].text.encode()) <= 2000  # type: ignore[union-attr]  # the least budget
+
+
+async def test_writes_are_refused_without_allow_writes_and_dry_runs_write_nothing(demo_url: str) -> None:
+    before = await store_rows(demo_url, AWAITING_APPROVAL)
+    async with serving(demo_url) as client:
+        assert "approve" in error_of(await client.call_tool("approve", {"run_id": AWAITING_APPROVAL, "call": "call_1_0"}))
+    async with serving(demo_url, "--allow-writes") as client:
+        assert {tool.name for tool in (await client.list_tools()).tools} == READ_TOOLS | WRITE_TOOLS
+        preview = answer(await client.call_tool("approve", {"run_id": AWAITING_APPROVAL, "call": "call_1_0"}))
+        assert preview["dry_run"] is True and preview["written"] is None
+        assert "approval:call_1_0" in preview["would_write"] and preview["command"].startswith("agenttui approve ")
+        for name, args in [
+            ("deny", {"call": "call_1_0"}), ("cancel", {"reason": "no"}), ("answer", {"name": "q", "value_json": "1"}),
+            ("resolve", {"call": "call_1_0", "fired": False}),
+        ]:  # fmt: skip
+            assert answer(await client.call_tool(name, {"run_id": AWAITING_APPROVAL, **args}))["dry_run"] is True
+    assert await store_rows(demo_url, AWAITING_APPROVAL) == before
+
+
+async def test_a_real_approve_from_two_clients_at_once_is_written_once(demo_url: str, tmp_path: Path) -> None:
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    async with (
+        serving(demo_url, "--allow-writes", errlog=logs[0]) as first,
+        serving(demo_url, "--allow-writes", errlog=logs[1]) as second,
+    ):
+        args = {"run_id": AWAITING_APPROVAL, "call": "call_1_0", "approver": "agent", "dry_run": False}
+        results = await asyncio.gather(first.call_tool("approve", args), second.call_tool("approve", args))
+    written = [r for r in results if not r.is_error and (r.structured_content or {}).get("written")]
+    assert len(written) == 1, [r.content for r in results]
+    assert sum(name == "approval:call_1_0" for name, _ in await store_rows(demo_url, AWAITING_APPROVAL)) == 1
+    told = "".join(log.read_text() for log in logs)
+    assert "wrote approval:call_1_0" in told and "Traceback" not in told
+
+
+async def test_a_hostile_store_reaches_the_agent_inert(hostile_corpus: dict[str, Any], tmp_path: Path) -> None:
+    """Escape sequences, bidi overrides, huge values, damaged rows: every string of every answer
+    is inert, every failure one line, nothing written, nothing on stderr but the server's lines."""
+    for name in ("escapes", "damaged-index", "foreign"):
+        corpus = hostile_corpus[name]
+        copy = tmp_path / f"{name}.db"
+        copy.write_bytes(Path(corpus.url).read_bytes())
+        before = copy.read_bytes()
+        log = tmp_path / f"{name}.log"
+        async with serving(str(copy), errlog=log) as client:
+            results = [await client.call_tool("list_runs", {"limit": 50})]
+            for run_id in [*corpus.runs[:3], "no-such-run\x1b]52;c;eA==\x07"]:
+                step = corpus.steps.get(run_id, keys.llm_key(0))
+                for tool, args in [
+                    ("run_overview", {}), ("run_records", {}), ("read_record", {"record": step}),
+                    ("read_record", {"record": "1"}), ("conversation", {}), ("replay", {}),
+                    ("fork_run", {"at": step, "value_json": '"what if \\u001b[2J"'}), ("flowchart", {}),
+                    ("flowchart", {"format": "ascii"}), ("search", {"text": "\x1b"}),
+                    ("compare_runs", {"run_a": run_id, "run_b": corpus.runs[0]}),
+                ]:  # fmt: skip
+                    call = {"run_id": run_id, **args} if tool != "compare_runs" else args
+                    results.append(await client.call_tool(tool, call))
+        for result in results:
+            for text in [*strings(result.structured_content), *(c.text for c in result.content)]:  # type: ignore[union-attr]
+                assert not TERMINAL_ACTIVE.search(text), (name, text[:200])
+        assert copy.read_bytes() == before
+        assert "Traceback" not in log.read_text()
+
+
+def test_the_command_refuses_what_it_cannot_serve(tmp_path: Path) -> None:
+    missing = agenttui("mcp", str(tmp_path / "missing.db"))
+    assert missing.returncode == 2 and missing.stdout == "" and missing.stderr.count("\n") == 1
+    demo = tmp_path / "store.db"
+    assert agenttui("demo", "--path", str(demo), "--no-tui", "--bulk-turns", "1").returncode == 0
+    agent = agenttui("mcp", str(demo), "--agent", "agenttui.demo.build:factory")
+    assert agent.returncode == 2 and "--allow-writes" in agent.stderr
+    assert agenttui("mcp", str(demo), "--budget", "10").returncode == 2
