@@ -270,10 +270,9 @@ async def client_page(spawned: Spawned, query: ListQuery) -> tuple[Answer, float
     return answer, time.process_time() - cpu + cpu_seconds(spawned.pid) - server_cpu
 
 
-async def part_a(args: argparse.Namespace) -> ListFigures:
-    from benchmarks.shapes import describe, production_store, shape_of
+async def part_a(args: argparse.Namespace, store: Path) -> ListFigures:
+    from benchmarks.shapes import describe, shape_of
 
-    store = production_store(Path(args.cache), args.runs)
     say(f"(a) the production-shaped store {store}:\n{describe(shape_of(store))}")
     figures = ListFigures(str(store), shape_of(store)["runs"], load=[list(os.getloadavg())])
     figures.queries = [ListQuery("no filter", []), ListQuery('status ["halted"]', ["halted"])]
@@ -437,10 +436,7 @@ def records_of(store: Path, run_id: str) -> int:
     return count
 
 
-async def part_b(args: argparse.Namespace) -> ToolsFigures:
-    from benchmarks.tui import long_run_store
-
-    store = long_run_store(Path(args.cache), args.records)
+async def part_b(args: argparse.Namespace, store: Path) -> ToolsFigures:
     figures = ToolsFigures(str(store), LONG_RUN_ID, records_of(store, LONG_RUN_ID), args.budget,
                            load=[list(os.getloadavg())])  # fmt: skip
     figures.tools = single_run_tools(LONG_RUN_ID, figures.records)
@@ -563,18 +559,18 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-async def measure(args: argparse.Namespace) -> None:
+async def measure(args: argparse.Namespace, stores: dict[str, Path]) -> None:
     from benchmarks.tui import machine
 
     results: dict[str, Any] = {}
     header = f"agenttui MCP server benchmarks, {datetime.now():%Y-%m-%d %H:%M}, checkout {checkout()}\n{machine()}"
     tables = []
     if "a" in args.parts:
-        a = await part_a(args)
+        a = await part_a(args, stores["a"])
         results["a"] = asdict(a)
         tables.append(report_a(a, args.rounds))
     if "b" in args.parts:
-        b = await part_b(args)
+        b = await part_b(args, stores["b"])
         results["b"] = asdict(b)
         tables.append(report_b(b, args.calls))
     print("\n\n".join([header, *tables]))
@@ -582,8 +578,22 @@ async def measure(args: argparse.Namespace) -> None:
         print(json.dumps(results, indent=1))
 
 
+def built_stores(args: argparse.Namespace) -> dict[str, Path]:
+    """Each part's store, built first if not cached (outside the event loop: the builders run their own)."""
+    from benchmarks.shapes import production_store
+    from benchmarks.tui import long_run_store
+
+    stores = {}
+    if "a" in args.parts:
+        stores["a"] = production_store(Path(args.cache), args.runs)
+    if "b" in args.parts:
+        stores["b"] = long_run_store(Path(args.cache), args.records)
+    return stores
+
+
 def main() -> None:
-    asyncio.run(measure(parse()))
+    args = parse()
+    asyncio.run(measure(args, built_stores(args)))
 
 
 if __name__ == "__main__":

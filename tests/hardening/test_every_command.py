@@ -225,7 +225,9 @@ RECIPES: dict[str, Recipe] = {
     "mcp": lambda store, aids: [
         # A client that says hello and goes: the server answers on stdout, then ends at EOF.
         Call([store.url], stdin=MCP_HELLO, expect=(0,) if store.journal else (2,)),
-        Call([store.url, "--allow-writes", "--budget", "2000"], stdin=MCP_HELLO, expect=(0,) if store.journal else (2,)),
+        Call(
+            [store.url, "--allow-writes", "--budget", "2000"], stdin=MCP_HELLO, expect=(0,) if store.journal else (2,)
+        ),
         Call([store.url, "--agent", AGENT], expect=(2,)),  # a write tool without --allow-writes: refused
     ],
     "release": per_run(

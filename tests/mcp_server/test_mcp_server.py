@@ -58,7 +58,9 @@ async def demo_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @asynccontextmanager
 async def serving(url: str, *flags: str, errlog: Path | None = None) -> AsyncIterator[Client]:
     """The server as a process of its own, the SDK's client on its stdin and stdout."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "agenttui", "mcp", url, *flags], env=dict(os.environ))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "agenttui", "mcp", url, *flags], env=dict(os.environ)
+    )
     with open(errlog or os.devnull, "w") as log:
         async with Client(stdio_client(params, errlog=log)) as client:
             yield client
@@ -120,7 +122,9 @@ async def test_an_agent_finds_the_halted_run_forks_it_and_reads_a_verdict(demo_u
 
         changed = {**record["record"]["result"], "status": "lost in transit"}
         fork = answer(
-            await client.call_tool("fork_run", {"run_id": HALTED, "at": "tool:call_0_0", "value_json": json.dumps(changed)})
+            await client.call_tool(
+                "fork_run", {"run_id": HALTED, "at": "tool:call_0_0", "value_json": json.dumps(changed)}
+            )
         )
         assert fork["written_to_store"] is False
         assert fork["fork"]["state"] == "diverged" and "cannot answer @llm/1" in fork["fork"]["outcome"]
@@ -191,22 +195,24 @@ async def test_every_answer_fits_its_budget_and_a_cut_value_reads_on(tmp_path: P
     finally:
         await store.close()
     async with serving(url, "--budget", "4000") as client:
-        for name, args in [
+        calls: list[tuple[str, dict[str, Any]]] = [
             ("run_records", {"run_id": "audit-bulk"}),
             ("read_record", {"run_id": "audit-bulk", "record": "tool:big"}),
             ("conversation", {"run_id": "audit-bulk"}),
             ("search", {"run_id": "audit-bulk", "text": "xxxx"}),
             ("list_runs", {"limit": 500}),
-        ]:
+        ]
+        for name, args in calls:
             result = await client.call_tool(name, args)
             text = result.content[0].text  # type: ignore[union-attr]
             assert len(text.encode()) <= 4000, (name, len(text.encode()))
         paged, offset = "", 0
-        while offset is not None:
+        while True:
             page = answer(await client.call_tool("read_record", {"run_id": "audit-bulk", "record": "tool:big",
                                                                "offset": offset, "budget": 20_000}))  # fmt: skip
             paged += page["json_text"]
-            offset = page["next_offset"]
+            if (offset := page["next_offset"]) is None:
+                break
         assert json.loads(paged)["result"] == big
         small = await client.call_tool("read_record", {"run_id": "audit-bulk", "record": "tool:big", "budget": 1})
         assert len(small.content[0].text.encode()) <= 2000  # type: ignore[union-attr]  # the least budget
@@ -215,16 +221,19 @@ async def test_every_answer_fits_its_budget_and_a_cut_value_reads_on(tmp_path: P
 async def test_writes_are_refused_without_allow_writes_and_dry_runs_write_nothing(demo_url: str) -> None:
     before = await store_rows(demo_url, AWAITING_APPROVAL)
     async with serving(demo_url) as client:
-        assert "approve" in error_of(await client.call_tool("approve", {"run_id": AWAITING_APPROVAL, "call": "call_1_0"}))
+        assert "approve" in error_of(
+            await client.call_tool("approve", {"run_id": AWAITING_APPROVAL, "call": "call_1_0"})
+        )
     async with serving(demo_url, "--allow-writes") as client:
         assert {tool.name for tool in (await client.list_tools()).tools} == READ_TOOLS | WRITE_TOOLS
         preview = answer(await client.call_tool("approve", {"run_id": AWAITING_APPROVAL, "call": "call_1_0"}))
         assert preview["dry_run"] is True and preview["written"] is None
         assert "approval:call_1_0" in preview["would_write"] and preview["command"].startswith("agenttui approve ")
-        for name, args in [
+        previews: list[tuple[str, dict[str, Any]]] = [
             ("deny", {"call": "call_1_0"}), ("cancel", {"reason": "no"}), ("answer", {"name": "q", "value_json": "1"}),
             ("resolve", {"call": "call_1_0", "fired": False}),
-        ]:  # fmt: skip
+        ]  # fmt: skip
+        for name, args in previews:
             assert answer(await client.call_tool(name, {"run_id": AWAITING_APPROVAL, **args}))["dry_run"] is True
     assert await store_rows(demo_url, AWAITING_APPROVAL) == before
 
