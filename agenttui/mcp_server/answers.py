@@ -54,14 +54,15 @@ def fit(value: dict[str, Any], budget: int, *, read_more: str) -> dict[str, Any]
     strings.sort(key=lambda at: len(at[0][at[1]]), reverse=True)
     for container, key in strings:  # the longest first, each cut once
         if excess <= 0:
-            return answer
+            break
         text: str = container[key]
         keep = max(_KEPT, len(text) - excess - _MARKER_ROOM)
         if keep >= len(text):
             break  # the rest are as short as a cut string
-        container[key] = text[:keep] + f"…[cut: {len(text) - keep:,} more characters; {read_more}]"
-        excess = size_of(answer) - budget
-    if excess <= 0:
+        shortened = text[:keep] + f"…[cut: {len(text) - keep:,} more characters; {read_more}]"
+        excess -= size_of(text) - size_of(shortened)  # what the answer shrank by, without making it again
+        container[key] = shortened
+    if (excess := size_of(answer) - budget) <= 0:
         return answer
     # Many short values: the answer's JSON text itself, cut.
     text = json.dumps(answer, ensure_ascii=False)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import wraps
-from typing import Annotated, Any, Literal, ParamSpec
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -25,6 +25,9 @@ from agenttui.journal.inert import printable, safe_json
 from agenttui.mcp_server.answers import DEFAULT_BUDGET, LEAST_BUDGET, fit, size_of, take_fitting
 from agenttui.mcp_server.reading import RunRecords, list_runs, status_line
 from agenttui.stores.base import Store
+
+if TYPE_CHECKING:
+    from agenttui.runs.view import Utterance
 
 P = ParamSpec("P")
 
@@ -242,18 +245,19 @@ def _read_tools(server: MCPServer, served: Served) -> None:
     ) -> dict[str, Any]:
         """The conversation as it stood after a record: the user's input, every assistant turn,
         tool result and human decision up to it."""
-        from agenttui.journal.describe import part_json
         from agenttui.runs.view import conversation_at
 
         kept = await records.run(run_id)
         index = len(kept.records) - 1 if at is None else _find(kept.records, at)[0]
-        voices = [
-            {"index": u.index, "speaker": u.speaker}
-            | ({"parts": [part_json(p) for p in u.message.parts]} if u.message else {"text": u.text, "is_error": u.is_error})
-            for u in conversation_at(kept.records, index)
-        ]  # fmt: skip
-        return fit({"as_of": index, "conversation": voices}, budget_of(served, budget),
-                   read_more="read_record reads that record whole")  # fmt: skip
+        said = conversation_at(kept.records, index)
+        room = budget_of(served, budget)
+        # The user's input, then the newest voices that fit (a long run's middle is left out, as
+        # the TUI leaves it: read_record reads any of them).
+        first, rest = said[:1], said[1:]
+        newest = take_fitting([_voice(u) for u in reversed(rest[-_NEWEST_VOICES:])], room * 3 // 4)[::-1]
+        voices = [_voice(u) for u in first] + newest
+        return fit({"as_of": index, "voices": len(said), "left_out": len(said) - len(voices), "conversation": voices},
+                   room, read_more="read_record reads that record whole")  # fmt: skip
 
     @server.tool(name="replay", annotations=READ_ONLY)
     @answered
@@ -373,9 +377,12 @@ def _read_tools(server: MCPServer, served: Served) -> None:
         needle = Needle(text)
         hits = []
         for index, record in enumerate(kept.records):
+            by_name = needle.text in record.name.lower() or needle.text in names.get(record.tool_use_id, "").lower()
+            if not by_name and not needle.may_hold(record.raw):
+                continue  # most records of a long run: their bytes lack the text, nothing to decode
             said = summary(record, names)
             if (
-                needle.text in record.name.lower()
+                by_name
                 or needle.text in said.lower()
                 or any(needle.text in part.lower() for part in content_texts(record))
             ):
@@ -384,6 +391,17 @@ def _read_tools(server: MCPServer, served: Served) -> None:
         room = budget_of(served, budget)
         shown = take_fitting(hits[:limit], room - 300)
         return fit({"query": text, "hits": len(hits), "shown": shown}, room, read_more="read_record reads a hit whole")
+
+
+#: The newest voices of a conversation an answer holds at most (before its budget cuts them).
+_NEWEST_VOICES = 200
+
+
+def _voice(u: Utterance) -> dict[str, Any]:
+    from agenttui.journal.describe import part_json
+
+    said = {"parts": [part_json(p) for p in u.message.parts]} if u.message else {"text": u.text, "is_error": u.is_error}
+    return {"index": u.index, "speaker": u.speaker} | said
 
 
 def _find(records: list[Any], ref: str) -> tuple[int, Any]:

@@ -37,11 +37,16 @@ class Needle:
         """Whether the record's step name or its summary (what its list line shows) holds the query."""
         return self.text in row.name.lower() or self.text in row.summary.lower()
 
+    def may_hold(self, data: bytes) -> bool:
+        """Whether a record stored as ``data`` may hold the query: False only where its bytes,
+        ASCII JSON without escapes, lack it (then every text its content shows lacks it too)."""
+        lacks = data.isascii() and b"\\" not in data and (self._bytes is None or self._bytes not in data.lower())
+        return not lacks
+
     def in_entry(self, entry: Entry) -> bool:
         """Whether the content of the entry's record holds the query: its message's text, tool
         calls and their arguments, its result and evidence, or, unreadable, its stored bytes."""
-        data = entry.data
-        if data.isascii() and b"\\" not in data and (self._bytes is None or self._bytes not in data.lower()):
+        if not self.may_hold(entry.data):
             return False
         return any(self.text in text.lower() for text in content_texts(decode_entry(entry)))
 
