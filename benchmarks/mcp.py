@@ -1,7 +1,7 @@
 """The MCP server at store scale: the run list through the stdio client against the library, and every single-run tool on a 50,000-record run.
 
-    python benchmarks/mcp.py [--parts a,b] [--runs 100000] [--records 50000] [--rounds 5]
-                             [--calls 20] [--budget 32000] [--cache DIR] [--json]
+    python benchmarks/mcp.py [--parts a,b] [--runs 100000] [--records 50000] [--shape uniform|production]
+                             [--rounds 5] [--calls 20] [--timeout 120] [--budget 32000] [--cache DIR] [--json]
 
 Both parts talk to ``agenttui mcp STORE`` as a coding agent does: the MCP SDK's own client
 (``mcp.Client``) spawns it over stdio and calls its tools; a call is timed from ``call_tool``
@@ -22,13 +22,18 @@ status index), and reads its peak resident memory (``VmHWM`` of the server's pro
     client's: this process's and the server's, from ``/proc``). A second row does the same with
     a filter, ``status: ["halted"]``, under the same target: it reads statuses until the page
     is full or ``SCAN_AT_MOST`` runs are read. The two sides' pages are compared run by run.
-(b) Every single-run tool on a run of ``--records`` records (``benchmarks/tui.py``'s
-    ``long_run_store``: an audit of one lookup a turn), through one server: each tool called
-    once (the first call, timed apart; the first of all reads the run, and the first replay
-    replays it), then ``--calls`` times more; per tool its first call, p50, p95 (nearest rank)
-    and max, and its largest answer (the text an agent reads, in UTF-8 bytes) against the budget
-    (``--budget``, the server's default). Target (the MCP issue): every answer within the
-    budget, p95 at most 200 ms after the first call; the server's peak RSS reported.
+(b) Every single-run tool on one long run, through one server: each tool called once (the
+    first call, timed apart; the first of all reads the run, and the first replay replays it),
+    then ``--calls`` times more (fewer once a tool's calls have taken ``--timeout``); per tool its
+    first call, p50, p95 (nearest rank) and max, and its largest answer (the text an agent reads,
+    in UTF-8 bytes) against the budget (``--budget``, the server's default). Target (the MCP
+    issue): every answer within the budget, p95 at most 200 ms after the first call; the
+    server's peak RSS reported. ``--shape`` picks the run: ``uniform`` (the default) is
+    ``benchmarks/tui.py``'s ``long_run_store``, a run of ``--records`` records (an audit of one
+    lookup a turn, recorded with a limit of 5 turns: its replay diverges at the sixth);
+    ``production`` is the production-shaped store's longest run (50,000 records, an audit the
+    runtime drove: its replay goes to the end). A call with no answer within ``--timeout`` ends
+    that server: the next tool starts a fresh one (and reads the run again), said in the table.
 
 The machine (cores, load average at the start and end of each part) and the date are printed
 with the figures; ``--json`` prints the raw figures (every call's time) after the tables.
@@ -79,8 +84,6 @@ LIST_RATIO_TARGET = 1.5
 TOOL_P95_TARGET_S = 0.200
 #: The run list's page, as an agent asks for it (the tool's default).
 PAGE_LIMIT = 50
-#: The run of ``tui.long_run_store``'s store.
-LONG_RUN_ID = "long-run"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 #: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
@@ -437,19 +440,27 @@ def word_of(outline_answer: Answer) -> str:
     return max(re.findall(r"[A-Za-z]{4,}", summary), key=len, default="order")
 
 
-def records_of(store: Path, run_id: str) -> int:
-    import sqlite3
+@dataclass
+class LongRun:
+    """(b)'s store, its run, and how many records the run holds."""
 
-    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as conn:
-        count: int = conn.execute("SELECT count(*) FROM bide_steps WHERE run_id = ?", (run_id,)).fetchone()[0]
-    return count
+    path: Path
+    run_id: str
+    records: int = 0
+
+    def __post_init__(self) -> None:
+        import sqlite3
+
+        with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as conn:
+            query = "SELECT count(*) FROM bide_steps WHERE run_id = ?"
+            self.records = conn.execute(query, (self.run_id,)).fetchone()[0]
 
 
-async def part_b(args: argparse.Namespace, store: Path) -> ToolsFigures:
-    figures = ToolsFigures(str(store), LONG_RUN_ID, records_of(store, LONG_RUN_ID), args.budget,
-                           load=[list(os.getloadavg())])  # fmt: skip
-    figures.tools = single_run_tools(LONG_RUN_ID, figures.records)
-    say(f"(b) {figures.records:,} records of {LONG_RUN_ID} in {store}: each tool once, then {args.calls} times")
+async def part_b(args: argparse.Namespace, run: LongRun) -> ToolsFigures:
+    store = run.path
+    figures = ToolsFigures(str(store), run.run_id, run.records, args.budget, load=[list(os.getloadavg())])
+    figures.tools = single_run_tools(run.run_id, run.records)
+    say(f"(b) {run.records:,} records of {run.run_id} in {store}: each tool once, then {args.calls} times")
     pending = list(figures.tools)
     with tempfile.TemporaryDirectory(prefix="agenttui-bench-mcp-xdg-") as cache_home:
         while pending:  # one server, unless a call had no answer in time: the next tool then starts another
@@ -581,6 +592,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--parts", default="a,b", help="which parts to run: a, b or a,b (default)")
     parser.add_argument("--runs", type=int, default=100_000, help="runs in (a)'s production-shaped store")
     parser.add_argument("--records", type=int, default=50_000, help="records of (b)'s run (it holds 2 more)")
+    parser.add_argument("--shape", choices=["uniform", "production"], default="uniform",
+                        help="(b)'s run: tui.py's long run of --records records (the default), or the production-shaped"
+                             " store's longest (50,000 records, replayable to its end)")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=5, help="(a): timed rounds of each side, after the first call")
     parser.add_argument("--calls", type=int, default=20, help="(b): calls of each tool after its first")
     parser.add_argument("--timeout", type=float, default=120.0,
@@ -595,18 +609,18 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-async def measure(args: argparse.Namespace, stores: dict[str, Path]) -> None:
+async def measure(args: argparse.Namespace, stores: Stores) -> None:
     from benchmarks.tui import machine
 
     results: dict[str, Any] = {}
     header = f"agenttui MCP server benchmarks, {datetime.now():%Y-%m-%d %H:%M}, checkout {checkout()}\n{machine()}"
     tables = []
-    if "a" in args.parts:
-        a = await part_a(args, stores["a"])
+    if stores.production is not None:
+        a = await part_a(args, stores.production)
         results["a"] = asdict(a)
         tables.append(report_a(a, args.rounds))
-    if "b" in args.parts:
-        b = await part_b(args, stores["b"])
+    if stores.long_run is not None:
+        b = await part_b(args, stores.long_run)
         results["b"] = asdict(b)
         tables.append(report_b(b, args.calls))
     print("\n\n".join([header, *tables]))
@@ -614,17 +628,26 @@ async def measure(args: argparse.Namespace, stores: dict[str, Path]) -> None:
         print(json.dumps(results, indent=1))
 
 
-def built_stores(args: argparse.Namespace) -> dict[str, Path]:
+@dataclass
+class Stores:
+    """Each part's store (and (b)'s run), built first if not cached."""
+
+    production: Path | None
+    long_run: LongRun | None
+
+
+def built_stores(args: argparse.Namespace) -> Stores:
     """Each part's store, built first if not cached (outside the event loop: the builders run their own)."""
-    from benchmarks.shapes import production_store
+    from benchmarks.shapes import LONGEST_RUN, production_store
     from benchmarks.tui import long_run_store
 
-    stores = {}
-    if "a" in args.parts:
-        stores["a"] = production_store(Path(args.cache), args.runs)
-    if "b" in args.parts:
-        stores["b"] = long_run_store(Path(args.cache), args.records)
-    return stores
+    production = production_store(Path(args.cache), args.runs) if "a" in args.parts else None
+    long_run = None
+    if "b" in args.parts and args.shape == "production":
+        long_run = LongRun(production_store(Path(args.cache), args.runs), LONGEST_RUN)
+    elif "b" in args.parts:
+        long_run = LongRun(long_run_store(Path(args.cache), args.records), "long-run")
+    return Stores(production, long_run)
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from mcp_types import CallToolResult
 from agenttui.demo.build import build_demo
 from agenttui.journal import keys
 from agenttui.stores import open_store
+from tests.hardening.hostile_corpus import CorpusStore, build_postgres_schema
 from tests.pg import PostgresCluster
 from tests.processes import agenttui
 
@@ -253,33 +254,55 @@ async def test_a_real_approve_from_two_clients_at_once_is_written_once(demo_url:
     assert "wrote approval:call_1_0" in told and "Traceback" not in told
 
 
-async def test_a_hostile_store_reaches_the_agent_inert(hostile_corpus: dict[str, Any], tmp_path: Path) -> None:
-    """Escape sequences, bidi overrides, huge values, damaged rows: every string of every answer
-    is inert, every failure one line, nothing written, nothing on stderr but the server's lines."""
-    for name in ("escapes", "damaged-index", "foreign"):
-        corpus = hostile_corpus[name]
+async def hostile_answers(url: str, corpus: CorpusStore, log: Path) -> list[CallToolResult]:
+    """Every tool called on a hostile store's telling runs and on a run it does not hold."""
+    async with serving(url, errlog=log) as client:
+        results = [await client.call_tool("list_runs", {"limit": 50})]
+        for run_id in [*corpus.runs[:3], "no-such-run\x1b]52;c;eA==\x07"]:
+            step = corpus.steps.get(run_id, keys.llm_key(0))
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("run_overview", {}), ("run_records", {}), ("read_record", {"record": step}),
+                ("read_record", {"record": "1"}), ("conversation", {}), ("replay", {}),
+                ("fork_run", {"at": step, "value_json": '"what if \\u001b[2J"'}), ("flowchart", {}),
+                ("flowchart", {"format": "ascii"}), ("search", {"text": "\x1b"}),
+            ]  # fmt: skip
+            for tool, args in calls:
+                results.append(await client.call_tool(tool, {"run_id": run_id, **args}))
+            results.append(await client.call_tool("compare_runs", {"run_a": run_id, "run_b": corpus.runs[0]}))
+        results.append(await client.call_tool("approve", {"run_id": corpus.runs[0], "call": "c"}))  # not listed
+    return results
+
+
+def assert_inert(results: list[CallToolResult], where: str) -> None:
+    for result in results:
+        for text in [*strings(result.structured_content), *(c.text for c in result.content)]:  # type: ignore[union-attr]
+            assert not TERMINAL_ACTIVE.search(text), (where, text[:200])
+
+
+async def test_a_hostile_store_reaches_the_agent_inert(hostile_corpus: dict[str, CorpusStore], tmp_path: Path) -> None:
+    """Escape sequences, bidi overrides, huge values, damaged rows and indexes, another program's
+    tables: every string of every answer is inert, every failure one line, nothing written,
+    nothing on stderr but the server's own lines."""
+    for name in ("escapes", "damaged-index", "foreign", "huge"):
         copy = tmp_path / f"{name}.db"
-        copy.write_bytes(Path(corpus.url).read_bytes())
+        copy.write_bytes(Path(hostile_corpus[name].url).read_bytes())
         before = copy.read_bytes()
         log = tmp_path / f"{name}.log"
-        async with serving(str(copy), errlog=log) as client:
-            results = [await client.call_tool("list_runs", {"limit": 50})]
-            for run_id in [*corpus.runs[:3], "no-such-run\x1b]52;c;eA==\x07"]:
-                step = corpus.steps.get(run_id, keys.llm_key(0))
-                for tool, args in [
-                    ("run_overview", {}), ("run_records", {}), ("read_record", {"record": step}),
-                    ("read_record", {"record": "1"}), ("conversation", {}), ("replay", {}),
-                    ("fork_run", {"at": step, "value_json": '"what if \\u001b[2J"'}), ("flowchart", {}),
-                    ("flowchart", {"format": "ascii"}), ("search", {"text": "\x1b"}),
-                    ("compare_runs", {"run_a": run_id, "run_b": corpus.runs[0]}),
-                ]:  # fmt: skip
-                    call = {"run_id": run_id, **args} if tool != "compare_runs" else args
-                    results.append(await client.call_tool(tool, call))
-        for result in results:
-            for text in [*strings(result.structured_content), *(c.text for c in result.content)]:  # type: ignore[union-attr]
-                assert not TERMINAL_ACTIVE.search(text), (name, text[:200])
+        assert_inert(await hostile_answers(str(copy), hostile_corpus[name], log), name)
         assert copy.read_bytes() == before
         assert "Traceback" not in log.read_text()
+
+
+@pytest.mark.postgres
+async def test_a_hostile_postgres_schema_reaches_the_agent_inert(
+    postgres_cluster: PostgresCluster, tmp_path: Path
+) -> None:
+    corpus = await build_postgres_schema(postgres_cluster.dsn, "mcp_hostile_" + uuid.uuid4().hex[:8])
+    before = {run_id: await store_rows(corpus.url, run_id) for run_id in corpus.runs}
+    log = tmp_path / "postgres.log"
+    assert_inert(await hostile_answers(corpus.url, corpus, log), "postgres")
+    assert {run_id: await store_rows(corpus.url, run_id) for run_id in corpus.runs} == before
+    assert "Traceback" not in log.read_text()
 
 
 def test_the_command_refuses_what_it_cannot_serve(tmp_path: Path) -> None:
