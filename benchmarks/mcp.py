@@ -185,7 +185,7 @@ async def call(client: Client, tool: str, arguments: dict[str, Any], timeout: fl
     except MCPError as exc:  # a protocol error (bad arguments, no answer in time): reported, not raised
         seconds = time.perf_counter() - started
         if exc.code == REQUEST_TIMEOUT:
-            return Answer(seconds, "", f"no answer within {timeout:,.0f} s", timed_out=True)
+            return Answer(seconds, "", f"no answer within {timeout:g} s", timed_out=True)
         return Answer(seconds, "", f"{type(exc).__name__} {exc.code}: {exc}")
     seconds = time.perf_counter() - started
     text = "".join(part.text for part in result.content if isinstance(part, TextContent))

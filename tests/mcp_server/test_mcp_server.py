@@ -236,7 +236,24 @@ async def test_writes_are_refused_without_allow_writes_and_dry_runs_write_nothin
         ]  # fmt: skip
         for name, args in previews:
             assert answer(await client.call_tool(name, {"run_id": AWAITING_APPROVAL, **args}))["dry_run"] is True
+        selected = answer(await client.call_tool("approve", {"where": "status=awaiting-approval"}))
+        assert selected["dry_run"] is True and [run["run_id"] for run in selected["runs"]] == [AWAITING_APPROVAL]
+        assert selected["command"].endswith("--yes")
+        both = await client.call_tool("cancel", {"run_id": AWAITING_APPROVAL, "where": "status=stalled"})
+        assert "one of them" in error_of(both)
+        assert "no run matches" in error_of(await client.call_tool("cancel", {"where": "id=nothing-like-it"}))
     assert await store_rows(demo_url, AWAITING_APPROVAL) == before
+
+
+async def test_a_filter_selects_runs_for_one_write_each(demo_url: str, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    async with serving(demo_url, "--allow-writes", errlog=log) as client:
+        done = answer(await client.call_tool("cancel", {"where": "status=stalled", "reason": "by the agent",
+                                                        "dry_run": False}))  # fmt: skip
+        assert done["summary"]["done"] == 1 and done["runs"][0]["run_id"] == "refund-a1001-stalled"
+        now = answer(await client.call_tool("list_runs", {"where": "id=refund-a1001-stalled"}))["runs"][0]
+        assert now["status"] == "cancelled" and now["detail"] == "by the agent"
+    assert "cancel refund-a1001-stalled: done" in log.read_text()
 
 
 async def test_a_real_approve_from_two_clients_at_once_is_written_once(demo_url: str, tmp_path: Path) -> None:
