@@ -91,9 +91,10 @@ FIRST_RUN = """The first run builds its stores under --cache (default /tmp/agent
 them after: part (a) needs the production-shaped store of --runs runs (benchmarks/shapes.py,
 v1-production-<runs>.db, 1.4 GB at 100,000 runs: 19 minutes on this 2-core machine at load 5.6,
 48 minutes at load 4.7, as its .shape.json records; count 20-50 minutes); part (b) the store of one
-run of --records records (benchmarks/tui.py's v1-long-run-<records>.db: about a minute at 50,000).
+run of --records records (benchmarks/tui.py's v1-long-run-<records>.db: seconds at 50,000),
+or with --shape production that same production-shaped store.
 Each run of part (a) also reads every status of the store once into a fresh status index
-(agenttui runs --json: about 40 s at 100,000 runs); the stores themselves are only ever read."""
+(agenttui runs --json: 40-90 s at 100,000 runs, with the load); the stores themselves are only ever read."""
 
 
 # -- the server's process ------------------------------------------------------------------------
@@ -203,6 +204,8 @@ class Side:
     seconds: list[float] = field(default_factory=list)
     cpu_s: float = 0.0
     """CPU over every timed round (this process's; and the server's, for the client)."""
+    server_cpu_s: float = 0.0
+    """The server's share of ``cpu_s`` (the client's side only)."""
     runs: list[str] = field(default_factory=list)
     """The run ids of the page."""
     error: str | None = None
@@ -273,11 +276,11 @@ async def library_page(store: Any, query: ListQuery) -> tuple[float, float, RunP
     return time.perf_counter() - started, time.process_time() - cpu, page
 
 
-async def client_page(spawned: Spawned, query: ListQuery) -> tuple[Answer, float]:
-    """One ``list_runs`` through the client, and its CPU seconds: this process's and the server's."""
+async def client_page(spawned: Spawned, query: ListQuery) -> tuple[Answer, float, float]:
+    """One ``list_runs`` through the client, and CPU seconds: this process's (the client's), the server's."""
     cpu, server_cpu = time.process_time(), cpu_seconds(spawned.pid)
     answer = await call(spawned.client, "list_runs", query.arguments())
-    return answer, time.process_time() - cpu + cpu_seconds(spawned.pid) - server_cpu
+    return answer, time.process_time() - cpu, cpu_seconds(spawned.pid) - server_cpu
 
 
 async def part_a(args: argparse.Namespace, store: Path) -> ListFigures:
@@ -313,9 +316,10 @@ async def part_a(args: argparse.Namespace, store: Path) -> ListFigures:
                         seconds, cpu, _ = await library_page(library, query)
                         query.library.seconds.append(seconds)
                         query.library.cpu_s += cpu
-                        answer, cpu = await client_page(spawned, query)
+                        answer, cpu, server_cpu = await client_page(spawned, query)
                         query.client.seconds.append(answer.seconds)
-                        query.client.cpu_s += cpu
+                        query.client.cpu_s += cpu + server_cpu
+                        query.client.server_cpu_s += server_cpu
                         query.client.error = query.client.error or answer.error
             finally:
                 await library.close()
@@ -350,7 +354,7 @@ def report_a(figures: ListFigures, rounds: int) -> str:
         add(f"client: {what}: {first} ({len(client.runs)} runs)", ms_text(client.first_s))
         add(f"library: {what}: median of {rounds} (min-max; CPU a call)", spread(library),
             f"{figures.library_rss_mb:,.0f} MB")  # fmt: skip
-        add(f"client: {what}: median of {rounds} (min-max; CPU a call, client + server)", spread(client),
+        add(f"client: {what}: median of {rounds} (min-max; CPU a call: client + server)", spread(client),
             f"{figures.server_rss_mb:,.0f} MB")  # fmt: skip
         ratio, cpu_ratio = client.median_s / library.median_s, client.cpu_per_call_s / max(library.cpu_per_call_s, 1e-9)
         add(f"client / library, {query.label} (CPU)", f"{ratio:.2f}x ({cpu_ratio:.2f}x)", "", f"≤ {LIST_RATIO_TARGET}x",
@@ -368,10 +372,11 @@ def report_a(figures: ListFigures, rounds: int) -> str:
 
 
 def spread(side: Side) -> str:
-    return (
-        f"{ms_text(side.median_s)} ({ms_text(min(side.seconds))}-{ms_text(max(side.seconds))};"
-        f" {ms_text(side.cpu_per_call_s)})"
-    )
+    cpu = ms_text(side.cpu_per_call_s)
+    if side.server_cpu_s:
+        server = side.server_cpu_s / len(side.seconds)
+        cpu += f": {ms_text(side.cpu_per_call_s - server)} + {ms_text(server)}"
+    return f"{ms_text(side.median_s)} ({ms_text(min(side.seconds))}-{ms_text(max(side.seconds))}; {cpu})"
 
 
 # -- (b) the single-run tools --------------------------------------------------------------------
