@@ -76,15 +76,15 @@ def fit(value: dict[str, Any], budget: int, *, read_more: str) -> dict[str, Any]
 
 
 def take_fitting(items: list[Any], budget: int) -> list[Any]:
-    """The first of ``items`` (made inert) whose JSON fits ``budget`` bytes, at least one."""
+    """The first of ``items`` whose JSON fits ``budget`` bytes, at least one (as stored: made
+    inert, a value may grow a little; ``fit`` cuts what then does not fit)."""
     taken: list[Any] = []
     used = 2
     for item in items:
-        shown = inert(item)
-        used += size_of(shown) + 1
+        used += size_of(item) + 1
         if taken and used > budget:
             break
-        taken.append(shown)
+        taken.append(item)
     return taken
 
 

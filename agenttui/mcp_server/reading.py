@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from agenttui.errors import AgentTuiError, RunNotFoundError
@@ -20,6 +21,7 @@ from agenttui.runs.state import RunState
 
 if TYPE_CHECKING:
     from agenttui.journal.record import Record
+    from agenttui.render.flow import FlowStep
     from agenttui.replay.verdict import Verdict
     from agenttui.runs.status import RunStatus
     from agenttui.stores.base import Store
@@ -113,12 +115,13 @@ async def list_runs(
                     return True
         return False
 
+    size = min(limit, PAGE)  # the first page no larger than the answer: without a filter, it is the answer
     async for run_id in store.runs(after=run_after(cursor)):
         page.append(run_id)
-        if len(page) >= PAGE:
+        if len(page) >= size:
             if await take(page) or scanned >= SCAN_AT_MOST:
                 return RunPage(found, scanned, cursor_of(last) if last is not None else None)
-            page = []
+            page, size = [], PAGE
     if page and await take(page):
         return RunPage(found, scanned, cursor_of(last) if last is not None else None)
     return RunPage(found, scanned, None)
@@ -127,13 +130,35 @@ async def list_runs(
 @dataclass
 class KeptRun:
     """A run's records as read, the mark they were read at (entry count, highest seq), and what
-    was made of them since (a replay's verdict)."""
+    was made of them since: each a pure function of the records, made once."""
 
     mark: tuple[int, int] | None
     records: list[Record]
     size: int
     verdict: tuple[Any, Verdict] | None = None
-    derived: dict[str, Any] = field(default_factory=dict)
+    """The replay's session and verdict."""
+    drawings: dict[tuple[int, FlowStep], tuple[object, str]] = field(default_factory=dict)
+    """ASCII flowcharts by width and end node, each with the sub-runs' steps it was drawn with."""
+
+    @cached_property
+    def tool_names(self) -> dict[str, str]:
+        from agenttui.runs.view import tool_names
+
+        return tool_names(self.records)
+
+    @cached_property
+    def voices(self) -> list[int]:
+        """The records that are voices of the conversation, by index."""
+        from agenttui.runs.view import speaks
+
+        return [at for at, record in enumerate(self.records) if speaks(record)]
+
+    @cached_property
+    def mermaid(self) -> str:
+        from agenttui.render.flow import flow_steps
+        from agenttui.render.mermaid import mermaid_text
+
+        return mermaid_text(flow_steps(self.records))
 
 
 class RunRecords:

@@ -22,7 +22,7 @@ from agenttui.agent.pauses import AlreadyDecided
 from agenttui.journal.inert import printable
 from agenttui.mcp_server.answers import fit, take_fitting
 from agenttui.mcp_server.reading import status_line
-from agenttui.mcp_server.server import Served, answered
+from agenttui.mcp_server.served import Served, answered
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -127,7 +127,7 @@ def add_write_tools(server: MCPServer, served: Served, agent_spec: str | None) -
         assert run_id is not None and call is not None
         return await on_one_run(served, run_id, Decide(run_id, call, approved, approver), dry_run)
 
-    @server.tool(annotations=WRITES)
+    @server.tool(annotations=WRITES, structured_output=False)
     @answered
     async def approve(
         run_id: OneRun = None, call: Annotated[str | None, Field(description="The call awaiting approval.")] = None,
@@ -137,7 +137,7 @@ def add_write_tools(server: MCPServer, served: Served, agent_spec: str | None) -
         drive runs the call). With where: the call each selected run awaits approval for."""
         return await decide(run_id, call, where, True, approver, dry_run)
 
-    @server.tool(annotations=WRITES)
+    @server.tool(annotations=WRITES, structured_output=False)
     @answered
     async def deny(
         run_id: OneRun = None, call: Annotated[str | None, Field(description="The call awaiting approval.")] = None,
@@ -147,7 +147,7 @@ def add_write_tools(server: MCPServer, served: Served, agent_spec: str | None) -
         call each selected run awaits approval for."""
         return await decide(run_id, call, where, False, approver, dry_run)
 
-    @server.tool(annotations=WRITES)
+    @server.tool(annotations=WRITES, structured_output=False)
     @answered
     async def answer(
         value_json: Annotated[str, Field(description="The answer as JSON (plain text is taken as a string).")],
@@ -163,7 +163,7 @@ def add_write_tools(server: MCPServer, served: Served, agent_spec: str | None) -
         assert run_id is not None and name is not None
         return await on_one_run(served, run_id, Answer(run_id, name, value), dry_run)
 
-    @server.tool(annotations=WRITES)
+    @server.tool(annotations=WRITES, structured_output=False)
     @answered
     async def resolve(
         fired: Annotated[bool, Field(description="Whether the call's effect happened.")],
@@ -185,7 +185,7 @@ def add_write_tools(server: MCPServer, served: Served, agent_spec: str | None) -
         assert run_id is not None and call is not None
         return await on_one_run(served, run_id, Resolve(run_id, call, fired, value), dry_run)
 
-    @server.tool(annotations=WRITES.model_copy(update={"destructive_hint": True}))
+    @server.tool(annotations=WRITES.model_copy(update={"destructive_hint": True}), structured_output=False)
     @answered
     async def cancel(
         run_id: OneRun = None, where: Where = None, reason: str = "", dry_run: DryRun = True
@@ -204,7 +204,10 @@ def add_write_tools(server: MCPServer, served: Served, agent_spec: str | None) -
 
     factory = load_factory(agent_spec)
 
-    @server.tool(annotations=WRITES.model_copy(update={"idempotent_hint": False, "open_world_hint": True}))
+    @server.tool(
+        annotations=WRITES.model_copy(update={"idempotent_hint": False, "open_world_hint": True}),
+        structured_output=False,
+    )
     @answered
     async def redrive(run_id: OneRun = None, where: Where = None, dry_run: DryRun = True) -> dict[str, Any]:
         """Drive a run forward with the server's agent (--agent), under its lease: its model and

@@ -1,0 +1,78 @@
+"""What every tool of ``agenttui mcp`` shares: the store it serves, the budget of its answers,
+and the one way an answer or a failure reaches the agent (``answered``)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Annotated, Any, ParamSpec
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from agenttui.errors import AgentTuiError
+from agenttui.journal.inert import printable, safe_json
+from agenttui.mcp_server.answers import DEFAULT_BUDGET, LEAST_BUDGET
+from agenttui.mcp_server.reading import RunRecords
+from agenttui.stores.base import Store
+
+P = ParamSpec("P")
+
+#: What every tool takes to size its answer.
+Budget = Annotated[
+    int | None,
+    Field(
+        description=f"The answer's size at most, in bytes of JSON (default {DEFAULT_BUDGET:,}, least {LEAST_BUDGET:,})."
+    ),
+]
+RunId = Annotated[str, Field(description="The run's id, as list_runs gives it.")]
+RecordRef = Annotated[
+    str,
+    Field(
+        description="A record: its index in the run (as run_records numbers it) or its step name (@llm/2, tool:toolu_1)."
+    ),
+]
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+@dataclass
+class Served:
+    """What every tool reads: the store (opened read-only), the runs kept between calls, the budget."""
+
+    store: Store
+    store_url: str
+    records: RunRecords
+    budget: int
+
+
+def budget_of(served: Served, asked: int | None) -> int:
+    return served.budget if asked is None else max(LEAST_BUDGET, asked)
+
+
+def answered(tool: Callable[P, Awaitable[dict[str, Any]]]) -> Callable[P, Awaitable[CallToolResult]]:
+    """A tool whose answer (fitted already) is compact JSON text, the one thing an agent reads
+    and the budget counts (registered with ``structured_output=False``: the same value again as
+    structured content would double every answer), and whose failures reach the agent as one
+    inert line (``ToolError``), never a traceback, and never a byte of the store's raw."""
+
+    @wraps(tool)
+    async def answer(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+        try:
+            found = await tool(*args, **kwargs)
+            return CallToolResult(content=[TextContent(type="text", text=safe_json(found, indent=None))])
+        except ToolError:
+            raise
+        except AgentTuiError as exc:
+            raise ToolError(printable(exc.message)) from None
+        except Exception as exc:  # the one place an unexpected error becomes a line the agent reads
+            print(
+                f"agenttui mcp: {tool.__name__}: unexpected {type(exc).__name__}: {printable(str(exc))}",
+                file=sys.stderr,
+            )
+            raise ToolError(f"unexpected error ({type(exc).__name__}): {printable(str(exc))}") from None
+
+    return answer
