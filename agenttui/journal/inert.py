@@ -63,6 +63,18 @@ def printable(text: str, *, multiline: bool = False) -> str:
     return text
 
 
+#: In JSON text (``ensure_ascii=False``), a character ``printable`` shows escaped: raw, or as JSON
+#: writes it (``\b``, ``\f``, ``\r``, ``\u0000``-``\u001f``, ``\u007f``).
+_UNSAFE_IN_JSON_TEXT = re.compile(f"[{_UNSAFE_CHARS}]|\\\\[bfr]|\\\\u00[01]|\\\\u007f")
+
+
+def printable_as_json(text: str) -> bool:
+    """Whether every string JSON text decodes to is already as ``printable(..., multiline=True)``
+    shows it: one pass over the text instead of one call a string. A text holding a backslash
+    before ``b``, ``f`` or ``r`` may be answered False wrongly (a ``\\b``); never True wrongly."""
+    return _UNSAFE_IN_JSON_TEXT.search(text) is None
+
+
 # JSON escapes what JSON must; these are what a terminal could still act on, escaped as JSON allows.
 _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agenttui.journal.inert import printable
+from agenttui.journal.inert import printable, printable_as_json
 
 #: The budget of an answer when the caller sets none: about 32 kB of JSON.
 DEFAULT_BUDGET = 32_000
@@ -25,13 +25,20 @@ _MARKER_ROOM = 160
 
 def inert(value: Any) -> Any:
     """``value`` with every string, keys included, made printable (a run id, a tool result, an
-    error message: anything from a store may hold escape sequences)."""
+    error message: anything from a store may hold escape sequences). Checked in one pass over
+    its JSON first: most answers hold nothing to make printable, and are given back as they are."""
+    if printable_as_json(json.dumps(value, ensure_ascii=False)):
+        return value
+    return _printable_everywhere(value)
+
+
+def _printable_everywhere(value: Any) -> Any:
     if isinstance(value, str):
         return printable(value, multiline=True)
     if isinstance(value, dict):
-        return {printable(str(key), multiline=True): inert(item) for key, item in value.items()}
+        return {printable(str(key), multiline=True): _printable_everywhere(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [inert(item) for item in value]
+        return [_printable_everywhere(item) for item in value]
     return value
 
 
@@ -41,7 +48,8 @@ def size_of(value: Any) -> int:
 
 
 def fit(value: dict[str, Any], budget: int, *, read_more: str) -> dict[str, Any]:
-    """``value`` made inert and cut to ``budget`` bytes of JSON: its longest strings first, each
+    """``value`` (the caller's no longer: it may be changed in place) made inert and cut to
+    ``budget`` bytes of JSON: its longest strings first, each
     ending in a marker (``read_more`` says how to read what was cut). An answer cut says so in
     ``cut``. Lists are not cut here: a paged answer takes as many items as fit (``take_fitting``)."""
     answer: dict[str, Any] = inert(value)
@@ -78,6 +86,8 @@ def fit(value: dict[str, Any], budget: int, *, read_more: str) -> dict[str, Any]
 def take_fitting(items: list[Any], budget: int) -> list[Any]:
     """The first of ``items`` whose JSON fits ``budget`` bytes, at least one (as stored: made
     inert, a value may grow a little; ``fit`` cuts what then does not fit)."""
+    if size_of(items) <= budget:  # most pages: one measure, not one an item
+        return items
     taken: list[Any] = []
     used = 2
     for item in items:
