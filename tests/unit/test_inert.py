@@ -3,6 +3,7 @@ ending in the four characters ``\\x1b`` never look alike, in ``agenttui runs`` o
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agenttui.journal.inert import printable, printable_id
+from agenttui.journal.inert import printable, printable_as_json, printable_id
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.runs_table import label_width
@@ -98,3 +99,18 @@ async def test_the_tuis_list_tells_them_apart(tmp_path: Path) -> None:
         assert isinstance(screen, RunsScreen)
         lines = [line.split()[0] for line in shown_in(app, screen.table).splitlines() if line.strip()]
         assert r"run\x1b" in lines and r"run\\x1b" in lines, lines
+
+
+@given(st.text(), st.text())
+def test_json_said_printable_holds_only_printable_strings(key: str, value: str) -> None:
+    """``printable_as_json`` never answers True for JSON holding a string ``printable`` changes
+    (the MCP server then gives the answer as it is)."""
+    text = json.dumps({key: [value, {"nested": value}]}, ensure_ascii=False)
+    if printable_as_json(text):
+        assert printable(key, multiline=True) == key and printable(value, multiline=True) == value
+
+
+def test_json_of_plain_text_is_printable_as_it_is() -> None:
+    assert printable_as_json(json.dumps({"run_id": "refund-a1002", "detail": "tab\there\nand a newline é ✓"}))
+    for unsafe in ("\x1b[31m", "\r", "\x00", "\x7f", "\x9b", "\u202e", "\u200b", "\ufeff"):
+        assert not printable_as_json(json.dumps({"detail": f"a{unsafe}b"}, ensure_ascii=False))
