@@ -8,6 +8,8 @@ answer as plain values; ``tools`` fits them to a budget and makes them inert.
 from __future__ import annotations
 
 import base64
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from agenttui.journal.record import Record
     from agenttui.render.flow import FlowStep
     from agenttui.replay.verdict import Verdict
+    from agenttui.runs.search import Needle
     from agenttui.runs.status import RunStatus
     from agenttui.stores.base import Store
 
@@ -152,6 +155,31 @@ class KeptRun:
         from agenttui.runs.view import speaks
 
         return [at for at, record in enumerate(self.records) if speaks(record)]
+
+    @cached_property
+    def _lowered(self) -> tuple[bytes, array[int], list[int]]:
+        """Every record's stored bytes lowered, end to end, where each record's end is, and the
+        records whose bytes may not show their text as it is (not ASCII, or escaped)."""
+        ends = array("q")
+        unclear = []
+        for at, record in enumerate(self.records):
+            ends.append((ends[-1] if ends else 0) + len(record.raw))
+            if not record.raw.isascii() or b"\\" in record.raw:
+                unclear.append(at)
+        return b"".join(record.raw for record in self.records).lower(), ends, unclear
+
+    def may_hold(self, needle: Needle, start: int, stop: int) -> set[int]:
+        """The records from ``start`` to ``stop`` whose content may hold ``needle``
+        (``Needle.may_hold`` of each, found by one scan of their bytes, not a look at each)."""
+        lowered, ends, unclear = self._lowered
+        found = set(unclear[bisect_left(unclear, start) : bisect_left(unclear, stop)])
+        if (query := needle.ascii_bytes) is not None and start < stop:
+            at, end = lowered.find(query, ends[start - 1] if start else 0, ends[stop - 1]), ends[stop - 1]
+            while at >= 0:
+                index = bisect_right(ends, at)
+                found.add(index)
+                at = lowered.find(query, ends[index], end)  # on from the next record
+        return found
 
     @cached_property
     def mermaid(self) -> str:

@@ -4,6 +4,7 @@ answer inert and fitted to the budget; and each run as a resource, ``agenttui://
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -282,10 +283,14 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
             str,
             Field(min_length=1, description="What to find, case-insensitively: in step names, summaries and content."),
         ],
+        cursor: Annotated[
+            int, Field(ge=0, description="The record to search from (next_cursor of the page before).")
+        ] = 0,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
         budget: Budget = None,
     ) -> dict[str, Any]:
-        """Find text inside a run: each record whose name, summary or content holds it, in order."""
+        """Find text inside a run: the records whose name, summary or content holds it, in
+        order, a page at a time (a word in every other record of 50,000 is found page by page)."""
         from agenttui.journal.describe import summary
         from agenttui.journal.inert import clip
         from agenttui.runs.search import Needle, content_texts
@@ -293,25 +298,44 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
         kept = await records.run(run_id)
         names = kept.tool_names
         needle = Needle(text)
-        hits = []
-        for index, record in enumerate(kept.records):
-            by_name = needle.text in record.name.lower() or needle.text in names.get(record.tool_use_id, "").lower()
-            if not by_name and not needle.may_hold(record.raw):
-                continue  # most records of a long run: their bytes lack the text, nothing to decode
+        hits: list[dict[str, Any]] = []
+        next_cursor = None
+
+        def candidates() -> Iterator[tuple[int, bool]]:
+            """Each record found by its name (or its call's tool), or whose bytes may hold the
+            text, with which; a window at a time, so a page found early reads no further."""
+            for start in range(cursor, len(kept.records), _SEARCH_WINDOW):
+                stop = min(start + _SEARCH_WINDOW, len(kept.records))
+                named = {
+                    index for index in range(start, stop)
+                    if needle.text in kept.records[index].name.lower()
+                    or needle.text in names.get(kept.records[index].tool_use_id, "").lower()
+                }  # fmt: skip
+                for index in sorted(named | kept.may_hold(needle, start, stop)):
+                    yield index, index in named
+
+        for index, by_name in candidates():
+            record = kept.records[index]
             said = summary(record, names)
-            if (
-                by_name
-                or needle.text in said.lower()
-                or any(needle.text in part.lower() for part in content_texts(record))
-            ):
+            if by_name or needle.text in said.lower() or any(needle.text in t.lower() for t in content_texts(record)):
+                if len(hits) == limit:
+                    next_cursor = index
+                    break
                 hits.append({"index": index, "name": record.name, "kind": record.kind,
                              "summary": clip(said.replace("\n", " "), 160)})  # fmt: skip
         room = budget_of(served, budget)
-        shown = take_fitting(hits[:limit], room - 300)
-        return fit({"query": text, "hits": len(hits), "shown": shown}, room, read_more="read_record reads a hit whole")
+        shown = take_fitting(hits, room - 300)
+        if len(shown) < len(hits):  # the budget ended the page: read on from the first hit left out
+            next_cursor = hits[len(shown)]["index"]
+        searched = (next_cursor if next_cursor is not None else len(kept.records)) - cursor
+        return fit({"query": text, "hits": shown, "searched": searched, "next_cursor": next_cursor}, room,
+                   read_more="read_record reads a hit whole")  # fmt: skip
 
     _run_resource(server, served)
 
+
+#: The records a search looks through at once before it reads the candidates among them.
+_SEARCH_WINDOW = 2_000
 
 #: The newest voices of a conversation an answer holds at most (before its budget cuts them).
 _NEWEST_VOICES = 200

@@ -37,6 +37,11 @@ class Needle:
         """Whether the record's step name or its summary (what its list line shows) holds the query."""
         return self.text in row.name.lower() or self.text in row.summary.lower()
 
+    @property
+    def ascii_bytes(self) -> bytes | None:
+        """The query as lowered ASCII bytes (None when it is not ASCII: no ASCII record holds it)."""
+        return self._bytes
+
     def may_hold(self, data: bytes) -> bool:
         """Whether a record stored as ``data`` may hold the query: False only where its bytes,
         ASCII JSON without escapes, lack it (then every text its content shows lacks it too)."""

@@ -142,7 +142,11 @@ async def test_an_agent_finds_the_halted_run_forks_it_and_reads_a_verdict(demo_u
         drawn = answer(await client.call_tool("flowchart", {"run_id": HALTED, "format": "ascii", "width": 60}))["text"]
         assert "halted on refund_payment" in drawn
         hits = answer(await client.call_tool("search", {"run_id": HALTED, "text": "MONITOR ARM"}))
-        assert hits["hits"] >= 2 and {hit["name"] for hit in hits["shown"]} >= {"run:start", "tool:call_0_0"}
+        assert {hit["name"] for hit in hits["hits"]} >= {"run:start", "tool:call_0_0"} and hits["next_cursor"] is None
+        first = answer(await client.call_tool("search", {"run_id": HALTED, "text": "MONITOR ARM", "limit": 1}))
+        rest = answer(await client.call_tool("search", {"run_id": HALTED, "text": "MONITOR ARM",
+                                                        "cursor": first["next_cursor"]}))  # fmt: skip
+        assert first["hits"] + rest["hits"] == hits["hits"]
 
         attached = await client.read_resource(f"agenttui://runs/{HALTED}")
         resource = json.loads(attached.contents[0].text)  # type: ignore[union-attr]
