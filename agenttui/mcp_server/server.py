@@ -15,6 +15,7 @@ from mcp.server.mcpserver import MCPServer
 from agenttui.mcp_server.answers import LEAST_BUDGET
 from agenttui.mcp_server.reading import RunRecords
 from agenttui.mcp_server.served import Served
+from agenttui.stores.base import Store
 
 INSTRUCTIONS = """\
 agenttui reads durable agent runs from a journal store (SQLite or PostgreSQL), offline.
@@ -48,7 +49,18 @@ async def serve(store_url: str, *, allow_writes: bool, agent_spec: str | None, b
 
     store = await open_store(store_url, read_only=True, create=False)
     try:
+        await _ready_for_the_first_call(store)
         served = Served(store, store_url, RunRecords(store), max(LEAST_BUDGET, budget))
         await build_server(served, allow_writes=allow_writes, agent_spec=agent_spec).run_stdio_async()
     finally:
         await store.close()
+
+
+async def _ready_for_the_first_call(store: Store) -> None:
+    """Import what the run list reads and open the store's status index before serving: a
+    server starts once a session, and an agent's first call is the one a person waits on."""
+    import agenttui.replay.reports
+    import agenttui.runs.where  # noqa: F401  (imported for its time, not a name)
+    from agenttui.runs.status import statuses_kept
+
+    await statuses_kept(store)
