@@ -15,9 +15,15 @@ if TYPE_CHECKING:
 
 
 @main.command("replay")
-@click.argument("store")
-@click.argument("run_id")
+@click.argument("words", nargs=-1, required=True, metavar="STORE RUN_ID | SOURCE... --all|--where EXPR")
 @agent_option
+@click.option("--all", "every_run", is_flag=True, help="Every run of every SOURCE: a regression suite (see below).")
+@click.option(
+    "--where", "where_text", metavar="EXPR", help="The runs of every SOURCE this filter selects (README: Filters)."
+)
+@click.option("--junit", "junit", metavar="FILE", help="With --all or --where: the suite as JUnit XML, for CI to show.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="With --all or --where: runs replayed at a time.")  # fmt: skip
 @click.option("--live-tool", "live_tools", multiple=True, metavar="TOOL",
               help="With --agent: run this tool for real, side effects and all (repeatable; asks first).")  # fmt: skip
 @click.option("--yes", is_flag=True, help="With --live-tool: do not ask (for scripts that mean it).")
@@ -28,10 +34,12 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="The verdict, and the divergence with both records, as JSON.")
 @run_async
 async def replay_command(
-    store: str, run_id: str, agent_spec: str | None, live_tools: tuple[str, ...], yes: bool, until: tuple[str, ...],
-    given_input: str | None, as_json: bool,
+    words: tuple[str, ...], agent_spec: str | None, every_run: bool, where_text: str | None, junit: str | None,
+    jobs: int, live_tools: tuple[str, ...], yes: bool, until: tuple[str, ...], given_input: str | None, as_json: bool,
 ) -> None:  # fmt: skip
-    """Replay a run offline against its recording and judge it.
+    """Replay a run offline against its recording and judge it; or, with --all or --where, every
+    run (or a filter's) of stores, bundles and folders of bundles: a regression suite of recorded
+    runs against your agent's code (--agent).
 
     With --agent your tools run, but those not declared read-only are served from the
     recording: a replay fires no side effect unless --live-tool names the tool.
@@ -47,7 +55,22 @@ async def replay_command(
     A journal written before v0.8 (no run:start) does not record the run's input: give it with
     --input, the user's message as text, as the run was started with it. Without it such a run
     is refused; a run that records its input refuses --input.
+
+    \b
+    A suite (--all, --where): a line a run and a summary; --json one verdict a line;
+    exit 3 if any run diverged, else 2 if any was refused, else 0.
+      agenttui replay tests/runs/ --all --agent myagent:factory --junit replays.xml
     """
+    if every_run or where_text is not None:
+        await _replay_suite(words, agent_spec, where_text, junit, jobs, as_json,
+                            refused={"--live-tool": bool(live_tools), "--yes": yes, "--until": bool(until),
+                                     "--input": given_input is not None})  # fmt: skip
+        return
+    if junit is not None:
+        fail("--junit goes with --all or --where: it reports a suite")
+    if len(words) != 2:
+        fail("give STORE RUN_ID, or sources with --all or --where EXPR to replay many runs")
+    store, run_id = words
     from agenttui.agent.factory import load_factory
     from agenttui.render.diff import payload_diff
     from agenttui.replay.breakpoints import parse_breakpoints
@@ -115,3 +138,54 @@ def _confirm_live_tools(setup: AgentSetup | None, names: tuple[str, ...], yes: b
     )
     if not click.confirm(question, default=False, err=True):
         fail("nothing replayed")
+
+
+async def _replay_suite(
+    sources: tuple[str, ...], agent_spec: str | None, where_text: str | None, junit: str | None, jobs: int,
+    as_json: bool, *, refused: dict[str, bool],
+) -> None:  # fmt: skip
+    """Every selected run of ``sources`` replayed: a line each as it is judged, a summary, JUnit XML."""
+    from agenttui.agent.factory import load_factory
+    from agenttui.replay.reports import verdict_json
+    from agenttui.replay.suite import SuiteTally, junit_xml, replay_suite, sources_of
+    from agenttui.runs.where import parse_where
+
+    if given := [option for option, present in refused.items() if present]:
+        fail(f"{', '.join(given)}: one run's options, not a suite's")
+    where = parse_where(where_text) if where_text is not None else None
+    factory = load_factory(agent_spec) if agent_spec else None
+    stores = sources_of(sources)  # a missing source is refused before any run is replayed
+    target = None
+    if junit is not None:
+        from agenttui.stores.files import check_replaceable
+
+        target = await check_replaceable(junit, force=True, protect=stores)
+    tally, results = SuiteTally(), []
+    async for replayed in replay_suite(stores, factory, where=where, at_once=jobs):
+        tally.add(replayed)
+        results.append(replayed)
+        if as_json:
+            progress = verdict_json(
+                replayed.run_id, replayed.tools, replayed.turns, replayed.recorded_turns, replayed.verdict
+            )
+            click.echo(safe_json({"source": replayed.source} | progress, indent=None))
+        else:
+            click.echo(printable(f"{_MARKS[replayed.verdict.kind]} {replayed.name}  {replayed.verdict.summary()}"))
+    if not results:
+        what = f"no run of {', '.join(stores)}" + (f" matches {where_text!r}" if where_text else "")
+        fail(f"{what}: no run to replay", 1)
+    if target is not None:
+        from agenttui.stores.files import partial_path, place_file
+
+        partial = partial_path(target)
+        partial.write_bytes(junit_xml(results, tally))
+        place_file(partial, target, force=True)
+    summary = tally.summary() + (f"; JUnit XML in {junit}" if junit else "")
+    click.echo(
+        safe_json({"summary": summary, "exit_code": tally.exit_code}, indent=None) if as_json else printable(summary)
+    )
+    sys.exit(tally.exit_code)
+
+
+#: A suite's line begins with its verdict at a glance.
+_MARKS = {"matches": "✓", "matches-so-far": "✓", "diverged": "✗", "refused": "⊘"}

@@ -192,7 +192,12 @@ RECIPES: dict[str, Recipe] = {
         [Call([str(aids.mermaid)]), Call([str(aids.mermaid), "--plain", "--width", "30"])]
         + ([Call([store.url])] if os.path.exists(store.url) else [])  # a store is no Mermaid text
     ),
-    "replay": views([], ["--json"], ["--until", "divergence", "--json"], ["--agent", AGENT]),
+    "replay": lambda store, aids: [
+        *views([], ["--json"], ["--until", "divergence", "--json"], ["--agent", AGENT])(store, aids),
+        # A suite: every run, or a filter's, a line or a JSON verdict each, and JUnit XML.
+        Call([store.url, "--all", "--junit", str(aids.out / "replays.xml")]),
+        Call([store.url, "--where", "status=unreadable,halted or id='*\x1b*'", "--json", "--agent", AGENT]),
+    ],
     "compare": _compare,
     "fork": _fork,
     "open": lambda store, aids: [
