@@ -170,7 +170,11 @@ async def _replay_suite(
             )
             click.echo(safe_json({"source": replayed.source} | progress, indent=None))
         else:
-            click.echo(printable(f"{_MARKS[replayed.verdict.kind]} {replayed.name}  {replayed.verdict.summary()}"))
+            divergence = replayed.verdict.divergence
+            what = f" [{divergence.kind()}]" if divergence is not None else ""
+            click.echo(
+                printable(f"{_MARKS[replayed.verdict.kind]} {replayed.name}  {replayed.verdict.summary()}{what}")
+            )
     if not results:
         what = f"no run of {', '.join(stores)}" + (f" matches {where_text!r}" if where_text else "")
         fail(f"{what}: no run to replay", 1)

@@ -54,6 +54,7 @@ def verdict_json(run_id: str, tools: str, turns: int, recorded_turns: int, verdi
         "live_side_effects": list(verdict.live),
         "divergence": None if divergence is None else {
             "index": divergence.index, "step": divergence.name, "state": divergence.state.value, "reason": divergence.reason,
+            "kind": divergence.kind(),
             "recorded": None if divergence.recorded is None else record_json(divergence.recorded),
             "replayed": None if divergence.replayed is None else record_json(divergence.replayed),
         },

@@ -55,6 +55,22 @@ class Replayed:
         """The run as a test names it: its bundle's file name and its run id."""
         return f"{Path(self.source).name}::{self.run_id}"
 
+    def assert_matches(self) -> None:
+        """Raise ``RunDidNotMatch``, saying how (the divergence, both sides), unless the replay
+        matches the recording (to its end, or to where an unfinished run stops)."""
+        if not self.verdict.matches:
+            raise RunDidNotMatch(f"{self.name}: " + verdict_lines(self.verdict))
+
+
+class RunDidNotMatch(AssertionError):
+    """A recorded run whose replay did not match: its message is the verdict and the divergence,
+    inert, which is all a test report shows of it."""
+
+    def __init__(self, message: str) -> None:
+        from agenttui.journal.inert import printable
+
+        super().__init__(printable(message, multiline=True))
+
 
 @dataclass
 class SuiteTally:
@@ -209,5 +225,6 @@ def verdict_lines(verdict: Verdict) -> str:
 
     lines = [verdict.summary()]
     if (divergence := verdict.divergence) is not None:
+        lines.append(f"  what: {divergence.kind()}")
         lines += ["  " + line for line in payload_diff(divergence.recorded, divergence.replayed, context=3)]
     return "\n".join(lines)

@@ -55,6 +55,35 @@ class Divergence:
         side = "record" if self.recorded is not None else "replayed record"
         return f"{side} {self.index} ({self.name})"
 
+    def kind(self) -> str:
+        """What kind of difference it is, in words a person acts on: a different tool called or
+        other arguments, another decision about a call, more or fewer turns, another ending."""
+        recorded, replayed = self.recorded, self.replayed
+        ends = set(keys.END_MARKERS)
+        if recorded is not None and replayed is not None:
+            if recorded.name in ends or replayed.name in ends:
+                return f"the run ends differently: {recorded.name} in the recording, {replayed.name} now"
+            if recorded.kind == StepKind.MODEL and replayed.kind == StepKind.MODEL:
+                return _calls_differ(recorded, replayed) or "the model turn differs"
+            if StepKind.APPROVAL in (recorded.kind, replayed.kind) or recorded.safety != replayed.safety:
+                return (
+                    f"another decision about call {recorded.tool_use_id or replayed.tool_use_id} (its gate or safety)"
+                )
+            if recorded.kind == StepKind.TOOL_RESULT:
+                return f"another tool result for call {recorded.tool_use_id}: the tool's code answers differently"
+            return f"a different {recorded.kind} record"
+        only = recorded if recorded is not None else replayed
+        assert only is not None
+        side = "the recording has" if recorded is not None else "the replay writes"
+        if only.name in ends:
+            return f"the run ends differently: {side} {only.name}, the other side does not"
+        if only.kind == StepKind.MODEL:
+            fewer = "fewer" if recorded is not None else "more"
+            return f"{fewer} turns: {side} {only.name}, the other side does not"
+        if only.kind in (StepKind.APPROVAL, StepKind.ATTEMPT):
+            return f"another decision about call {only.tool_use_id}: {side} {only.name}, the other side does not"
+        return f"{side} {only.name}, the other side does not"
+
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -159,3 +188,29 @@ def fed_results(recording: Sequence[Record]) -> tuple[str, ...]:
         for r in recording
         if r.tombstone is not None and (r.name.startswith(keys.TOOL_PREFIX) or (raw_ids and r.name in calls))
     )
+
+
+def _calls_differ(recorded: Record, replayed: Record) -> str:
+    """How the calls two model turns ask for differ ("" when they do not): another tool, or other
+    arguments (the first keys that differ)."""
+    import json
+
+    def calls(record: Record) -> list[tuple[str, bytes | None]]:
+        return [(call.name, call.args) for call in record.message.tool_uses] if record.message else []
+
+    before, after = calls(recorded), calls(replayed)
+    if [name for name, _ in before] != [name for name, _ in after]:
+        return (f"a different tool called: {', '.join(n for n, _ in after) or 'none'} where the recording called"
+                f" {', '.join(n for n, _ in before) or 'none'}")  # fmt: skip
+    for (name, old), (_, new) in zip(before, after, strict=True):
+        if old != new:
+            try:
+                was, now = json.loads(old or b"null"), json.loads(new or b"null")
+            except ValueError:
+                return f"other arguments to {name}"
+            if isinstance(was, dict) and isinstance(now, dict):
+                changed = [f"{k}: {was.get(k)!r} → {now.get(k)!r}" for k in sorted(was.keys() | now.keys())
+                           if was.get(k) != now.get(k)]  # fmt: skip
+                return f"other arguments to {name}: {'; '.join(changed[:3])}"
+            return f"other arguments to {name}"
+    return ""

@@ -1,0 +1,127 @@
+"""Recorded runs as pytest tests: ``pytest --agenttui-runs PATH --agenttui-agent module:factory``.
+
+Registered through the ``pytest11`` entry point and off unless asked for: given
+``--agenttui-runs`` (stores, bundles or folders of bundles, repeatable), each run becomes one test
+item, named by its bundle and run id (``-k refund-8812`` selects it), which replays the run
+offline against the agent's code and fails on a divergence with the divergence itself (both
+sides of the record, diffed), not a traceback into agenttui. The ``agenttui_replay`` fixture
+replays one run from a hand-written test. Works under ``pytest -n`` (every worker collects the
+same items in the same order).
+
+This module is imported by every pytest run where agenttui is installed: it imports nothing
+heavy until a run is collected or replayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from agenttui.agent.factory import AgentSetup
+    from agenttui.replay.suite import Replayed
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agenttui", "recorded agent runs replayed as tests (agenttui)")
+    group.addoption("--agenttui-runs", action="append", default=[], metavar="PATH",
+                    help="A store, bundle or folder of bundles whose runs become tests (repeatable).")  # fmt: skip
+    group.addoption("--agenttui-agent", metavar="MODULE:FACTORY",
+                    help="The agent factory the runs are replayed against (without: recorded tools alone).")  # fmt: skip
+    group.addoption("--agenttui-where", metavar="EXPR",
+                    help="Only the runs this filter selects (README: Filters), e.g. 'status=complete'.")  # fmt: skip
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Add a test item for every run of ``--agenttui-runs`` after the tests collected from files."""
+    given: list[str] = config.getoption("agenttui_runs")
+    if not given:
+        return
+    from agenttui.replay.suite import sources_of
+
+    for source in sources_of(given):
+        items.extend(RecordedRuns.from_parent(session, path=_path_of(source), source=source).collect())
+
+
+def _path_of(source: str) -> Path:
+    """A node's path for a source (a URL has none: the current directory stands for it)."""
+    return Path(source).resolve() if "://" not in source else Path.cwd()
+
+
+class RecordedRuns(pytest.File):
+    """A store or bundle whose runs are tests."""
+
+    def __init__(self, *, source: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+
+    def collect(self) -> Iterator[RecordedRun]:
+        run_ids = asyncio.run(_selected_runs(self.source, self.config.getoption("agenttui_where")))
+        for run_id in run_ids:
+            yield RecordedRun.from_parent(self, name=run_id, run_id=run_id)
+
+
+class RecordedRun(pytest.Item):
+    """One recorded run, replayed against the agent's code: passes while it matches."""
+
+    def __init__(self, *, run_id: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run_id = run_id
+
+    def runtest(self) -> None:
+        parent = self.parent
+        assert isinstance(parent, RecordedRuns)
+        replayed = replay_run(parent.source, self.run_id, self.config.getoption("agenttui_agent"))
+        replayed.assert_matches()
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        from agenttui.replay.suite import RunDidNotMatch
+
+        if isinstance(excinfo.value, RunDidNotMatch):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"agenttui replay {self.name}"
+
+
+async def _selected_runs(source: str, where_text: str | None) -> list[str]:
+    from agenttui.replay.suite import selected_runs
+    from agenttui.runs.where import parse_where
+    from agenttui.stores import open_store
+
+    store = await open_store(source, read_only=True, create=False)
+    try:
+        return await selected_runs(store, parse_where(where_text) if where_text else None)
+    finally:
+        await store.close()
+
+
+def replay_run(source: str | Path, run_id: str, agent: str | Callable[[str], AgentSetup] | None = None) -> Replayed:
+    """Replay one recorded run of ``source`` against ``agent`` (a factory, or ``module:factory``)
+    and judge it (``Replayed.assert_matches`` fails a test with the divergence)."""
+    from agenttui.agent.factory import load_factory
+    from agenttui.replay.suite import replay_one
+    from agenttui.stores import open_store
+
+    factory = load_factory(agent) if isinstance(agent, str) else agent
+
+    async def replay() -> Replayed:
+        store = await open_store(str(source), read_only=True, create=False)
+        try:
+            return await replay_one(store, str(source), run_id, factory)
+        finally:
+            await store.close()
+
+    return asyncio.run(replay())
+
+
+@pytest.fixture
+def agenttui_replay() -> Callable[..., Replayed]:
+    """Replay a recorded run in a test: ``agenttui_replay("tests/runs/refunds.db", "refund-8812",
+    "myapp.agents:factory").assert_matches()``, or read its ``verdict``."""
+    return replay_run

@@ -1,0 +1,71 @@
+"""The pytest plugin (``pytest --agenttui-runs PATH --agenttui-agent module:factory``): recorded runs
+collected as tests in a pytest of their own (``pytester``), failing with the divergence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.runs.test_bundle_cli import CHANGED_AGENT, DEMO_AGENT, cli
+from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def suite(demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
+    """A folder of two bundles of the demo's runs, and the test agents importable from pytest's own process."""
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    assert cli("export", demo_db, "refund-a1002", "refund-a1003-denied", "-o", folder / "refunds.db").returncode == 0
+    assert cli("export", demo_db, "lookup-z0042", "-o", folder / "lookups.db").returncode == 0
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    return folder
+
+
+def test_each_recorded_run_is_a_test_named_by_bundle_and_run(pytester: pytest.Pytester, suite: Path) -> None:
+    result = pytester.runpytest_subprocess("--agenttui-runs", str(suite), "--agenttui-agent", DEMO_AGENT, "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*lookups.db::lookup-z0042 PASSED*", "*refunds.db::refund-a1002 PASSED*"])
+    only = pytester.runpytest_subprocess("--agenttui-runs", str(suite), "--agenttui-agent", DEMO_AGENT, "-k", "denied")
+    only.assert_outcomes(passed=1, deselected=2)
+
+
+def test_a_changed_agent_fails_with_the_divergence_not_a_traceback(pytester: pytest.Pytester, suite: Path) -> None:
+    result = pytester.runpytest_subprocess("--agenttui-runs", str(suite), "--agenttui-agent", CHANGED_AGENT)
+    result.assert_outcomes(failed=2, passed=1)  # the lookup's result changed in both refunds
+    result.stdout.fnmatch_lines(["*refunds.db::refund-a1002: diverged at record 3 (tool:call_0_0)*", "*warehouse*"])
+    assert "Traceback" not in result.stdout.str() and "agenttui/replay" not in result.stdout.str()
+
+
+def test_a_filter_and_many_workers(pytester: pytest.Pytester, suite: Path) -> None:
+    result = pytester.runpytest_subprocess(
+        "--agenttui-runs", str(suite), "--agenttui-where", "id=refund-*", "--agenttui-agent", DEMO_AGENT, "-n", "2"
+    )
+    result.assert_outcomes(passed=2)
+
+
+def test_the_fixture_replays_one_run_in_a_hand_written_test(pytester: pytest.Pytester, suite: Path) -> None:
+    pytester.makepyfile(
+        test_refunds=f"""
+        def test_the_refund_still_refunds(agenttui_replay):
+            replayed = agenttui_replay({str(suite / "refunds.db")!r}, "refund-a1002", {DEMO_AGENT!r})
+            replayed.assert_matches()
+            assert replayed.verdict.kind == "matches"
+
+        def test_the_changed_code_diverges(agenttui_replay):
+            replayed = agenttui_replay({str(suite / "refunds.db")!r}, "refund-a1002", {CHANGED_AGENT!r})
+            assert replayed.verdict.kind == "diverged"
+        """
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=2)
+
+
+def test_off_unless_asked(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain(): pass")
+    result = pytester.runpytest_subprocess("-v")
+    result.assert_outcomes(passed=1)
+    assert "agenttui" not in result.stdout.str()
