@@ -42,12 +42,15 @@ _LISTED = 20
               help="Every run whose id, status or detail contains TEXT, instead of naming runs.")  # fmt: skip
 @click.option("--where", "where_text", metavar="EXPR",
               help="Every run the filter EXPR selects (README: the filter language), instead of naming runs.")  # fmt: skip
+@click.option("--sample", type=click.IntRange(1), metavar="N",
+              help="N of the runs selected (or of every run), spread over their statuses and tools: a suite's runs.")  # fmt: skip
 @click.option("--jsonl", is_flag=True, help="Write one decoded record a line (for diffs and grep), not a store.")
 @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
 @run_async
 async def export_command(
     store: str, run_ids: tuple[str, ...], output: str, no_sub_runs: bool, redact: tuple[str, ...],
-    drop_undecodable: bool, states: tuple[str, ...], text: str, where_text: str | None, jsonl: bool, force: bool,
+    drop_undecodable: bool, states: tuple[str, ...], text: str, where_text: str | None, sample: int | None,
+    jsonl: bool, force: bool,
 ) -> None:  # fmt: skip
     """Export runs to a bundle: one SQLite file that every agenttui view, `agenttui replay` and the
     Go SDK open as a store, each record's bytes as stored (leases are not copied). With --redact,
@@ -58,15 +61,16 @@ async def export_command(
     agenttui export STORE --status halted -o h.db  every halted run
     agenttui export STORE --where 'status=halted and tool=refund_payment' -o h.db
     agenttui export STORE RUN --redact card_number -o run.db
+    agenttui export STORE --where 'status=complete' --sample 200 -o suite.db   a regression suite
     """
     from agenttui.journal.redact import Redactor
     from agenttui.runs.bundle import export_jsonl, export_runs, select_runs, unredacted_lines
 
-    selecting = bool(states or text or where_text is not None)
+    selecting = bool(states or text or where_text is not None or sample is not None)
     if run_ids and selecting:
-        fail("name runs, or select them with --status/--filter/--where, not both")
+        fail("name runs, or select them with --status/--filter/--where/--sample, not both")
     if not run_ids and not selecting:
-        fail("name a run to export, or select runs with --status, --filter or --where")
+        fail("name a run to export, or select runs with --status, --filter, --where or --sample")
     chosen_by = None
     if where_text is not None:
         from agenttui.runs.where import parse_where
@@ -83,7 +87,7 @@ async def export_command(
 
     async def body(opened: Store) -> ExportReport:
         chosen = list(run_ids) or await select_runs(
-            opened, states={RunState(s) for s in states}, text=text, where=chosen_by
+            opened, states={RunState(s) for s in states}, text=text, where=chosen_by, sample=sample
         )
         if not chosen:
             fail(f"no run matches {_selection(states, text, where_text)}", EXIT_NOT_FOUND)

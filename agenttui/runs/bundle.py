@@ -59,6 +59,7 @@ from agenttui.stores.bundle_file import read_manifest as read_manifest_rows
 from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_own_file
 
 if TYPE_CHECKING:
+    from agenttui.runs.status import RunStatus
     from agenttui.runs.where import Where
 
 __all__ = [
@@ -304,15 +305,21 @@ async def _first(entries: AsyncIterator[Entry]) -> Entry | None:
 
 
 async def select_runs(
-    store: Store, *, states: Collection[RunState] = (), text: str = "", where: Where | None = None
+    store: Store,
+    *,
+    states: Collection[RunState] = (),
+    text: str = "",
+    where: Where | None = None,
+    sample: int | None = None,
 ) -> list[str]:
     """The runs in any of ``states`` (every state when empty) whose id, status or detail
-    contains ``text`` (case-insensitive) and that ``where`` matches, in run id order."""
+    contains ``text`` (case-insensitive) and that ``where`` matches, in run id order; with
+    ``sample``, that many of them spread over their statuses and tools (``sampled``)."""
     from agenttui.runs.status import list_statuses
 
     needle = text.lower()
     now = datetime.now(UTC)
-    chosen = []
+    chosen: list[RunStatus] = []
     async for status in list_statuses(store):
         if states and status.state not in states:
             continue
@@ -320,8 +327,31 @@ async def select_runs(
             continue
         if where is not None and not where.matches(status, now):
             continue
-        chosen.append(status.run_id)
-    return chosen
+        chosen.append(status)
+    return sampled(chosen, sample) if sample is not None else [status.run_id for status in chosen]
+
+
+def sampled(statuses: Sequence[RunStatus], count: int) -> list[str]:
+    """``count`` of the runs, spread over their statuses and the tools they wait on: grouped by
+    both, the groups take turns (the largest first: the common path is always in), each group's
+    runs taken evenly spaced through it (run id order), so a few long-tail cases are not crowded
+    out by thousands of complete runs. The same runs every time, in run id order: a suite built from it is
+    reproducible."""
+    groups: dict[tuple[str, str], list[RunStatus]] = {}
+    for status in statuses:
+        groups.setdefault((status.state.value, status.tool_name), []).append(status)
+    quota = dict.fromkeys(groups, 0)
+    left = min(count, len(statuses))
+    while left:
+        for group in sorted(groups, key=lambda g: (-len(groups[g]), g)):
+            if left and quota[group] < len(groups[group]):
+                quota[group] += 1
+                left -= 1
+    chosen = []
+    for group, taken in quota.items():
+        runs = groups[group]
+        chosen += [runs[(2 * k + 1) * len(runs) // (2 * taken)].run_id for k in range(taken)] if taken else []
+    return sorted(chosen)
 
 
 async def export_runs(

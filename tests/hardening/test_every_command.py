@@ -148,6 +148,7 @@ def _export(store: CorpusStore, aids: Aids) -> list[Call]:
     calls = [
         Call([store.url, "--status", "unreadable", "--status", "complete", "-o", new, "--force"]),
         Call([store.url, "--filter", "\x1b", "-o", new, "--force"]),
+        Call([store.url, "--sample", "2", "-o", new, "--force"]),
         Call([store.url, store.runs[0], "-o", store.url, "--force"]),  # the store itself: refused
     ]
     for run_id in featured(store):
