@@ -76,6 +76,25 @@ class PostgresCluster:
             f"@{self.host}:{self.port}/{quote(self.database, safe='')}"
         )
 
+    def schema_url(self, prefix: str) -> str:
+        """A store URL naming a new schema of its own (``prefix`` and a random suffix)."""
+        import uuid
+
+        return f"{self.dsn}{'&' if '?' in self.dsn else '?'}schema={prefix}_{uuid.uuid4().hex[:10]}"
+
+    async def demo_schema(self, prefix: str, *, bulk_turns: int) -> str:
+        """The demo store (a run in every status, written by the runtime) in a new schema: its URL."""
+        from agenttui.demo.build import build_demo
+        from agenttui.stores import open_store
+
+        url = self.schema_url(prefix)
+        store = await open_store(url)
+        try:
+            await build_demo(store, bulk_turns=bulk_turns)
+        finally:
+            await store.close()
+        return url
+
     @property
     def managed(self) -> bool:
         """True when this session started the server, so it may stop and start it."""

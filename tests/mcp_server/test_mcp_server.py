@@ -43,11 +43,10 @@ AWAITING_APPROVAL = "refund-a1005"
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def demo_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A demo store (a run in every status, written by the runtime) as a URL the server takes."""
-    if request.param == "sqlite":
-        url = str(tmp_path / "demo.db")
-    else:
+    if request.param == "postgres":
         cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
-        url = f"{cluster.dsn}{'&' if '?' in cluster.dsn else '?'}schema=mcp_{uuid.uuid4().hex[:10]}"
+        return await cluster.demo_schema("mcp", bulk_turns=40)
+    url = str(tmp_path / "demo.db")
     store = await open_store(url)
     try:
         await build_demo(store, bulk_turns=40)

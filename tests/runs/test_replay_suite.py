@@ -5,14 +5,11 @@ run, a summary, one JSON verdict a line, JUnit XML for CI, and the exit code of 
 from __future__ import annotations
 
 import json
-import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from agenttui.demo.build import build_demo
-from agenttui.stores import open_store
 from tests.pg import PostgresCluster
 from tests.runs.test_bundle_cli import CHANGED_AGENT, DEMO_AGENT, cli, one_line_error
 from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
@@ -80,12 +77,7 @@ def test_a_suite_refuses_what_it_cannot_do_in_one_line(demo_db: Path, tmp_path: 
 
 @pytest.mark.postgres
 async def test_a_postgres_schema_is_a_source_too(postgres_cluster: PostgresCluster) -> None:
-    url = f"{postgres_cluster.dsn}{'&' if '?' in postgres_cluster.dsn else '?'}schema=suite_{uuid.uuid4().hex[:8]}"
-    store = await open_store(url)
-    try:
-        await build_demo(store, bulk_turns=5)
-    finally:
-        await store.close()
+    url = await postgres_cluster.demo_schema("suite", bulk_turns=5)
     done = cli("replay", url, "--where", COMPLETE_REFUNDS, "--agent", DEMO_AGENT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "2 runs replayed: 2 matches"
