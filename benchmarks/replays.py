@@ -151,10 +151,11 @@ class RunDriver:
 
 
 def padding_turns(plan: RunPlan) -> list[Turn]:
-    """Order lookups that bring the run to its planned length: 2 records a turn (3 with two calls)."""
+    """Order lookups that bring the run to its planned length: 2 records a turn (3 with two calls;
+    one short of it, a turn more: a run is never shorter than planned)."""
     missing = max(0, plan.records - STORIES[plan.story].own_records)
-    calls = [[Call("lookup_order", {"order_id": ORDER_IDS[n % 5]})] for n in range(missing // 2)]
-    if missing % 2 and calls:
+    calls = [[Call("lookup_order", {"order_id": ORDER_IDS[n % 5]})] for n in range(max(missing // 2, missing % 2))]
+    if missing % 2 and missing > 1:
         calls[-1].append(Call("lookup_order", {"order_id": ORDER_IDS[(missing + 1) % 5]}))
     return [Turn(f"Checking {' and '.join(c.args['order_id'] for c in turn)} ({n + 1}).", turn,
                  usage=Usage(420 + 40 * n, 25 + n % 40, 380 if n else 0)) for n, turn in enumerate(calls)]  # fmt: skip

@@ -65,12 +65,14 @@ class Divergence:
                 return f"the run ends differently: {recorded.name} in the recording, {replayed.name} now"
             if recorded.kind == StepKind.MODEL and replayed.kind == StepKind.MODEL:
                 return _calls_differ(recorded, replayed) or "the model turn differs"
+            call = recorded.tool_use_id or replayed.tool_use_id
+            if recorded.kind == replayed.kind == StepKind.TOOL_RESULT:
+                if replayed.is_error and not recorded.is_error:
+                    return f"call {call} fails now where the recording has its result: {_first_line(replayed.result)}"
+                if recorded.safety == replayed.safety:
+                    return f"another tool result for call {call}: the tool's code answers differently"
             if StepKind.APPROVAL in (recorded.kind, replayed.kind) or recorded.safety != replayed.safety:
-                return (
-                    f"another decision about call {recorded.tool_use_id or replayed.tool_use_id} (its gate or safety)"
-                )
-            if recorded.kind == StepKind.TOOL_RESULT:
-                return f"another tool result for call {recorded.tool_use_id}: the tool's code answers differently"
+                return f"another decision about call {call} (its gate or safety)"
             return f"a different {recorded.kind} record"
         only = recorded if recorded is not None else replayed
         assert only is not None
@@ -214,3 +216,15 @@ def _calls_differ(recorded: Record, replayed: Record) -> str:
                 return f"other arguments to {name}: {'; '.join(changed[:3])}"
             return f"other arguments to {name}"
     return ""
+
+
+def _first_line(raw: bytes | None) -> str:
+    """A raw JSON value's first line, as text (a string unquoted), at most 120 characters."""
+    import json
+
+    try:
+        value = json.loads(raw or b"null")
+    except ValueError:
+        value = (raw or b"").decode("utf-8", "replace")
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return (text.splitlines() or [""])[0][:120]

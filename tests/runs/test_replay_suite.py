@@ -81,3 +81,25 @@ async def test_a_postgres_schema_is_a_source_too(postgres_cluster: PostgresClust
     done = cli("replay", url, "--where", COMPLETE_REFUNDS, "--agent", DEMO_AGENT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "2 runs replayed: 2 matches"
+
+
+@pytest.mark.parametrize(
+    ("agent", "kind"),
+    [
+        ("renamed_tool", "call call_0_0 fails now where the recording has its result: unknown tool: lookup_order"),
+        ("no_refund_gate", "another decision about call call_1_0: the replay writes attempt:tool:call_1_0"),
+    ],
+)
+def test_a_change_to_the_agent_is_named_by_its_kind(demo_db: Path, agent: str, kind: str) -> None:  # noqa: F811
+    """The team's changes: a tool renamed, an approval gate removed; each fails the suite, named."""
+    where = "id=refund-a1002 or id=refund-a1005"
+    done = cli("replay", demo_db, "--where", where, "--agent", f"tests.runs.regression_agents:{agent}")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert kind in done.stdout
+
+
+def test_a_reworded_prompt_still_replays(demo_db: Path) -> None:  # noqa: F811
+    """agenttui's runtime records no digest of the prompt (the Go SDK's do): the recorded turns
+    are served as they were, and the runs replay as before."""
+    done = cli("replay", demo_db, "--where", "id=refund-a1002", "--agent", "tests.runs.regression_agents:edited_prompt")
+    assert done.returncode == 0 and "matches the recording to its end" in done.stdout, done.stdout
