@@ -348,19 +348,502 @@ def shape_of(path: Path) -> dict[str, Any]:
     return shape
 
 
+# -- the check: every run replays to its end --------------------------------------------------------
+
+
+def child_env() -> dict[str, str]:
+    """The environment of every subprocess: this checkout's agenttui first on the path."""
+    path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}
+
+
+def check_store(store: Path, runs: int) -> str:
+    """``agenttui replay STORE --all --agent ... --json``: exit 0, ``runs`` verdicts, every one
+    ``matches``; or stop here, saying what was found. Returns the suite's summary line."""
+    command = [sys.executable, "-m", "agenttui", "replay", str(store), "--all", "--agent", AGENT, "--json"]
+    done = subprocess.run(command, check=False, cwd=ROOT, env=child_env(), capture_output=True, text=True)
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    verdicts = Counter(line["verdict"] for line in lines if "run_id" in line)
+    summary = next((line["summary"] for line in lines if "run_id" not in line), "no summary")
+    if done.returncode != 0 or verdicts != Counter({"matches": runs}):
+        raise SystemExit(
+            f"the store does not replay as built: exit {done.returncode}, {dict(verdicts)} ({summary})\n"
+            f"{done.stderr[-2000:]}"
+        )
+    return str(summary)
+
+
+# -- measuring ------------------------------------------------------------------------------------
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's peak RSS (``VmHWM``) to its current RSS, where the kernel allows it."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def peak_rss_mb() -> float:
+    status = Path("/proc/self/status").read_text()
+    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
+
+
+@dataclass
+class Sample:
+    """One timed round of a case."""
+
+    wall_s: float
+    cpu_s: float
+    rss_mb: float
+    load: tuple[float, float]
+    """The 1-minute load average before and after."""
+    items: int = 0
+    """Runs replayed (all matching), or test items collected."""
+    reported_s: float | None = None
+    """pytest's own figure (``... in 0.99s``: its session, not the interpreter's start)."""
+    last_line: str = ""
+    """A child's last line of output (pytest's summary)."""
+
+
+@dataclass
+class Case:
+    key: str
+    what: str
+    samples: list[Sample] = field(default_factory=list)
+    error: str | None = None
+
+    def median(self, attribute: str) -> float:
+        return statistics.median(getattr(sample, attribute) for sample in self.samples)
+
+    @property
+    def rss_mb(self) -> float:
+        return max(sample.rss_mb for sample in self.samples)
+
+    @property
+    def items(self) -> int:
+        return min(sample.items for sample in self.samples)
+
+    def load_text(self) -> str:
+        loads = [x for sample in self.samples for x in sample.load]
+        low, high = min(loads), max(loads)
+        return f"{low:.1f}" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}-{high:.1f}"
+
+
+async def in_process_round(store: Path, runs: int, jobs: Sequence[int], cases: dict[str, Case]) -> None:
+    """One round of the in-process cases: ``replay_one`` a run at a time, then ``replay_suite``
+    at 1 and at each of ``jobs`` at once."""
+    from agenttui.agent.factory import load_factory
+    from agenttui.replay.suite import replay_one, replay_suite, selected_runs
+    from agenttui.replay.verdict import VerdictKind
+    from agenttui.stores import open_store
+
+    factory = load_factory(AGENT)
+
+    def judged(kinds: Counter[VerdictKind], case: Case) -> int:
+        matched = kinds.get(VerdictKind.MATCHES, 0)
+        if matched != runs or sum(kinds.values()) != runs:
+            case.error = f"{sum(kinds.values()):,} replayed: " + ", ".join(f"{n:,} {k.value}" for k, n in kinds.items())
+        return matched
+
+    case = cases["one"]
+    say(f"{case.what}")
+    reset_peak_rss()
+    load = os.getloadavg()[0]
+    started, cpu = time.perf_counter(), time.process_time()
+    opened = await open_store(str(store), read_only=True, create=False)
+    try:
+        run_ids = await selected_runs(opened, None)
+        cases["open"].samples.append(Sample(time.perf_counter() - started, time.process_time() - cpu, peak_rss_mb(),
+                                            (load, os.getloadavg()[0]), len(run_ids)))  # fmt: skip
+        # The agent factory alone, as replay_one calls it (a setup a run: the demo's builds its tools).
+        load, started, cpu = os.getloadavg()[0], time.perf_counter(), time.process_time()
+        for run_id in run_ids:
+            factory(run_id)
+        cases["factory"].samples.append(Sample(time.perf_counter() - started, time.process_time() - cpu, peak_rss_mb(),
+                                               (load, os.getloadavg()[0]), len(run_ids)))  # fmt: skip
+        kinds: Counter[VerdictKind] = Counter()
+        load, started, cpu = os.getloadavg()[0], time.perf_counter(), time.process_time()
+        for run_id in run_ids:
+            kinds[(await replay_one(opened, str(store), run_id, factory)).verdict.kind] += 1
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    finally:
+        await opened.close()
+    case.samples.append(Sample(wall, cpu, peak_rss_mb(), (load, os.getloadavg()[0]), judged(kinds, case)))
+    for at_once in (1, *jobs):
+        case = cases[f"suite-{at_once}"]
+        say(case.what)
+        reset_peak_rss()
+        load = os.getloadavg()[0]
+        kinds = Counter()
+        started, cpu = time.perf_counter(), time.process_time()
+        async for replayed in replay_suite([str(store)], factory, at_once=at_once):
+            kinds[replayed.verdict.kind] += 1
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        case.samples.append(Sample(wall, cpu, peak_rss_mb(), (load, os.getloadavg()[0]), judged(kinds, case)))
+
+
+def timed_child(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[Sample, str, int]:
+    """A process from its start to its exit: wall, its own CPU and peak RSS (``os.wait4``: that
+    child's rusage alone), its output and exit code."""
+    with tempfile.TemporaryFile("w+") as out:
+        load = os.getloadavg()[0]
+        started = time.perf_counter()
+        child = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read()
+    sample = Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, (load, os.getloadavg()[0]))
+    return sample, text, child.returncode
+
+
+def cli_round(store: Path, runs: int, cases: dict[str, Case]) -> None:
+    """The CLI, end to end: its start-up alone (``replay --help``), the suite at ``--jobs 1`` and at its default."""
+    for key, extra in (("cli-startup", ["--help"]), ("cli-1", ["--jobs", "1"]), ("cli-default", [])):
+        case = cases[key]
+        say(case.what)
+        args = ["--help"] if extra == ["--help"] else [str(store), "--all", "--agent", AGENT, *extra]
+        sample, text, code = timed_child([sys.executable, "-m", "agenttui", "replay", *args], ROOT, child_env())
+        if key != "cli-startup":
+            summary = text.strip().splitlines()[-1] if text.strip() else ""
+            sample.items = runs if summary == f"{runs:,} runs replayed: {runs:,} matches" else 0
+            if code != 0 or not sample.items:
+                case.error = f"exit {code}: {summary[:200]}"
+        case.samples.append(sample)
+
+
+@dataclass
+class Collection:
+    """How the pytest plugin was found, and the commands timed."""
+
+    registered: bool
+    """``pytest --help`` lists ``--agenttui-runs``: the ``pytest11`` entry point is installed."""
+    folder: str = ""
+
+
+PYTEST_REPORTED = re.compile(r"in ([0-9.]+)s")
+
+
+def pytest_round(store: Path, runs: int, cases: dict[str, Case], collection: Collection, warm: bool) -> None:
+    """The collection of every run as test items, and the baselines, each from process start."""
+    folder = Path(collection.folder)
+    plugin = [] if collection.registered else ["-p", "agenttui.pytest_plugin"]
+    base = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *plugin]
+    runs_args = ["--agenttui-runs", str(store), "--agenttui-agent", AGENT]
+    lean = {**child_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    lean_plugin = ["-p", "agenttui.pytest_plugin"] if collection.registered else []  # autoload off: named
+    commands = {
+        "pytest": ([*base, *runs_args], child_env()),
+        "pytest-bare": (base, child_env()),
+        "pytest-lean": ([*base, *lean_plugin, *runs_args], lean),
+        "pytest-lean-bare": ([*base, *lean_plugin], lean),
+    }
+    for key, (command, env) in commands.items():
+        case = cases[key]
+        if warm:
+            timed_child(command, folder, env)  # bytecode written, files in the page cache: not counted
+            continue
+        say(case.what)
+        sample, text, code = timed_child(command, folder, env)
+        sample.items = sum("::" in line for line in text.splitlines())
+        sample.last_line = text.strip().splitlines()[-1] if text.strip() else ""
+        reported = PYTEST_REPORTED.findall(sample.last_line)
+        sample.reported_s = float(reported[-1]) if reported else None
+        expected = runs if "--agenttui-runs" in command else 0
+        if code not in (0, 5) or sample.items != expected:  # 5: no tests collected (the baselines)
+            case.error = f"exit {code}, {sample.items:,} items, not {expected:,}: {text[-300:]}"
+        case.samples.append(sample)
+
+
+def plugin_registered(folder: Path) -> bool:
+    command = [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"]
+    done = subprocess.run(command, check=False, cwd=folder, env=child_env(), capture_output=True, text=True)
+    return "--agenttui-runs" in done.stdout
+
+
+def profile_one(store: Path, run_id: str) -> dict[str, Any]:
+    """One run's replay (``replay_one``, the store open) under cProfile, ``PROFILE_REPEATS`` times:
+    the top 10 functions by cumulative time and by their own time, per replay."""
+    from agenttui.agent.factory import load_factory
+    from agenttui.replay.suite import replay_one
+    from agenttui.stores import open_store
+
+    factory = load_factory(AGENT)
+    profiler = cProfile.Profile()
+
+    async def replays() -> None:
+        opened = await open_store(str(store), read_only=True, create=False)
+        try:
+            await replay_one(opened, str(store), run_id, factory)  # warm: imports, caches
+            profiler.enable()
+            for _ in range(PROFILE_REPEATS):
+                await replay_one(opened, str(store), run_id, factory)
+            profiler.disable()
+        finally:
+            await opened.close()
+
+    asyncio.run(replays())
+    stats = pstats.Stats(profiler, stream=io.StringIO())
+    entries = stats.stats  # type: ignore[attr-defined]
+    total = max(cumulative for _, _, _, cumulative, _ in entries.values())
+
+    def top(index: int) -> list[dict[str, Any]]:
+        shown = [item for item in entries.items() if not loop_frame(item[0])]
+        ranked = sorted(shown, key=lambda item: item[1][index], reverse=True)[:10]
+        return [{"function": where(func), "calls": calls // PROFILE_REPEATS,
+                 "cumulative_ms": cumulative * 1000 / PROFILE_REPEATS, "own_ms": own * 1000 / PROFILE_REPEATS}
+                for func, (_, calls, own, cumulative, _) in ranked]  # fmt: skip
+
+    return {"run_id": run_id, "records": records_per_run(store)[run_id], "repeats": PROFILE_REPEATS, "replay_ms": total * 1000 / PROFILE_REPEATS,
+            "by_cumulative": top(3), "by_own": top(2)}  # fmt: skip
+
+
+def loop_frame(func: tuple[str, int, str]) -> bool:
+    """The event loop's own frames, and this benchmark's: left out of the profile's tables."""
+    filename, _, name = func
+    return f"{os.sep}asyncio{os.sep}" in filename or filename == __file__ or "_contextvars.Context" in name
+
+
+def where(func: tuple[str, int, str]) -> str:
+    filename, line, name = func
+    if filename == "~":
+        return name  # a built-in
+    path = Path(filename)
+    try:
+        shown = str(path.relative_to(ROOT))
+    except ValueError:
+        parts = path.parts
+        shown = "/".join(parts[parts.index("site-packages") + 1 :] if "site-packages" in parts else parts[-2:])
+    return f"{shown}:{line}({name})"
+
+
+# -- the report -----------------------------------------------------------------------------------
+
+
+def ms_text(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms" if seconds < 10 else f"{seconds:,.1f} s"
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table: the first column left-aligned, the figures right-aligned."""
+    widths = [max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))) + " |"  # fmt: skip
+
+    return "\n".join([line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *(line(r) for r in rows)])
+
+
+def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collection | None, rss_reset: bool) -> str:
+    rows: list[list[str]] = []
+
+    def add(case: Case, figure: str, target: str = "reported", verdict: str = "") -> None:
+        if case.error:
+            figure, verdict = f"{figure}; ERROR: {case.error}", "MISSED" if verdict else "ERROR"
+        rows.append([case.what, figure, f"{case.rss_mb:,.0f} MB", case.load_text(), target, verdict])
+
+    def rate(case: Case) -> str:
+        wall, cpu = case.median("wall_s"), case.median("cpu_s")
+        return f"{ms_text(wall)} wall = {runs / wall:,.0f} runs/s; {ms_text(cpu)} CPU = {runs / cpu:,.0f} runs/CPU s"
+
+    if (one := cases.get("one")) and one.samples:
+        opened = cases["open"]
+        add(
+            opened,
+            f"{ms_text(opened.median('wall_s'))} wall ({ms_text(opened.median('cpu_s'))} CPU), {opened.items:,} runs",
+        )
+        speed = runs / one.median("cpu_s")
+        add(one, f"{speed:,.0f} runs/CPU s ({ms_text(one.median('cpu_s'))} CPU; {ms_text(one.median('wall_s'))} wall ="
+                 f" {runs / one.median('wall_s'):,.0f} runs/s; {one.median('cpu_s') / runs * 1000:.2f} ms CPU a run)",
+            f"≥ {RUNS_PER_CPU_S_TARGET:,.0f} runs/CPU s", met(speed >= RUNS_PER_CPU_S_TARGET))  # fmt: skip
+        factory = cases["factory"]
+        add(factory, f"{ms_text(factory.median('cpu_s'))} CPU ({factory.median('cpu_s') / runs * 1000:.2f} ms a run,"
+                     f" {factory.median('cpu_s') / one.median('cpu_s'):.0%} of the replays' CPU)")  # fmt: skip
+        for key in [key for key in cases if key.startswith("suite-")]:
+            add(cases[key], rate(cases[key]))
+    if (startup := cases.get("cli-startup")) and startup.samples:
+        add(startup, f"{ms_text(startup.median('wall_s'))} wall, {ms_text(startup.median('cpu_s'))} CPU")
+        for key in ("cli-1", "cli-default"):
+            add(cases[key], rate(cases[key]))
+    if collection is not None and (plugin := cases.get("pytest")) and plugin.samples:
+        for key in ("pytest", "pytest-bare", "pytest-lean", "pytest-lean-bare"):
+            case = cases[key]
+            wall = case.median("wall_s")
+            reported = [s.reported_s for s in case.samples if s.reported_s is not None]
+            own = f"; pytest's own 'in {statistics.median(reported):.2f}s'" if reported else ""
+            figure = (f"{ms_text(wall)} wall (max {ms_text(max(s.wall_s for s in case.samples))}),"
+                      f" {ms_text(case.median('cpu_s'))} CPU; {case.items:,} items{own}")  # fmt: skip
+            if key == "pytest":
+                add(case, figure, f"≤ {COLLECT_S_TARGET:g} s, {runs:,} items",
+                    met(wall <= COLLECT_S_TARGET and case.items == runs))  # fmt: skip
+            else:
+                add(case, figure, "baseline" if key.endswith("bare") else "reported")
+        for plugged, bare, label in (
+            ("pytest", "pytest-bare", ""),
+            ("pytest-lean", "pytest-lean-bare", ", autoload off"),
+        ):
+            share, cpu_share = (cases[plugged].median(a) - cases[bare].median(a) for a in ("wall_s", "cpu_s"))
+            rows.append([f"(2) the plugin's own share{label}: {runs:,} runs collected over the baseline (medians)",
+                         f"{share * 1000:+,.0f} ms wall, {cpu_share * 1000:+,.0f} ms CPU", "", "", "reported", ""])  # fmt: skip
+    notes = [
+        f"medians of {rounds} rounds; the load average is the 1-minute figure before and after each round's case",
+        "peak RSS: in this process, VmHWM after the case, "
+        + ("reset before it (/proc/self/clear_refs)" if rss_reset else "NOT reset: the process's peak so far")
+        + "; a child's own ru_maxrss (os.wait4), the largest of its rounds",
+    ]
+    if collection is not None and (plugin := cases.get("pytest")) and plugin.samples:
+        notes.append(f"pytest's summary line with --agenttui-runs: {plugin.samples[-1].last_line!r}")
+    if collection is not None:
+        notes.append(
+            "the pytest11 entry point is installed: the plugin loads as users get it"
+            if collection.registered
+            else "`pytest --help` lists no --agenttui-runs: the installed agenttui's entry points are stale (an"
+            " editable install from another tree, or from before the pytest11 entry point), so every pytest command"
+            " adds -p agenttui.pytest_plugin (PYTHONPATH is this checkout)"
+        )
+    return "\n".join([table(["what", "figure", "peak RSS", "load avg", "target", "met?"], rows), *notes])
+
+
+def profile_text(profile: dict[str, Any]) -> str:
+    lines = [f"cProfile: run {profile['run_id']} ({profile['records']} records, a root run of the median length)"
+             f" replayed {profile['repeats']} times (replay_one, the store open); {profile['replay_ms']:.2f} ms a"
+             " replay under the profiler; calls per replay (a coroutine's: its resumptions)"]  # fmt: skip
+    for key, title in (("by_cumulative", "top 10 by cumulative time"), ("by_own", "top 10 by own time")):
+        rows = [[entry["function"], f"{entry['calls']:,}", f"{entry['cumulative_ms']:.2f}", f"{entry['own_ms']:.2f}"]
+                for entry in profile[key]]  # fmt: skip
+        lines += [
+            "",
+            f"{title}, per replay (the event loop's frames and this benchmark's left out):",
+            table(["function", "calls", "cumulative ms", "own ms"], rows),
+        ]
+    return "\n".join(lines)
+
+
+def checkout() -> str:
+    """This checkout's commit, and whether its tree has changes (read-only git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()  # fmt: skip
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                 capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown commit"
+    return head + (" with uncommitted changes" if changed else "")
+
+
+def machine() -> str:
+    cpu = platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
+
+
 def say(what: str) -> None:
     print(f"... {what}", file=sys.stderr, flush=True)
 
 
-def main() -> None:
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=FIRST_RUN
     )
-    parser.add_argument("--runs", type=int, default=1000)
-    parser.add_argument("--cache", default=DEFAULT_CACHE)
-    args = parser.parse_args()
+    parser.add_argument("--runs", type=int, default=1000, help="runs in the store, sub-runs included (default 1000)")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds of every case (default 3)")
+    parser.add_argument("--jobs", default="4,8", help="replay_suite's at_once besides 1, comma-separated (default 4,8)")
+    parser.add_argument("--parts", default="replay,cli,pytest",
+                        help="which to run: replay (in this process), cli, pytest; comma-separated (default all)")  # fmt: skip
+    profiled = parser.add_mutually_exclusive_group()
+    profiled.add_argument("--profile", action="store_true", help="profile one run's replay even if the target is met")
+    profiled.add_argument("--no-profile", action="store_true", help="never profile")
+    parser.add_argument("--cache", default=DEFAULT_CACHE, help=f"where the store is kept (default {DEFAULT_CACHE})")
+    parser.add_argument("--json", action="store_true", help="print the raw figures as JSON after the table")
+    args = parser.parse_args(argv)
+    args.jobs = [int(n) for n in args.jobs.split(",") if n.strip()]
+    args.parts = {part.strip() for part in args.parts.split(",") if part.strip()}
+    if not args.parts or args.parts - {"replay", "cli", "pytest"}:
+        parser.error("--parts: replay, cli, pytest, comma-separated")
+    return args
+
+
+def median_run(store: Path) -> str:
+    """A root run of the median length: the one profiled."""
+    counts = sorted((n, run_id) for run_id, n in records_per_run(store).items() if ">" not in run_id)
+    return counts[len(counts) // 2][1]
+
+
+def main() -> None:
+    args = parse()
     store = suite_store(Path(args.cache), args.runs)
-    print(store, shape_of(store))
+    shape = shape_of(store)
+    runs = shape["runs"]
+    say(f"checking that every run replays: agenttui replay {store.name} --all --agent {AGENT} --json")
+    checked = check_store(store, runs)
+    started = datetime.now()
+    cases = {
+        "open": Case("open", "(1) open_store(read_only=True) + selected_runs, in this process"),
+        "factory": Case("factory", f"(1) of which the agent factory alone: {AGENT}(run_id), {runs:,} times"),
+        "one": Case("one", f"(1) replay_one a run, one at a time, in this process ({runs:,} runs, the store open)"),
+        **{f"suite-{n}": Case(f"suite-{n}", f"(1) replay_suite(at_once={n}), in this process (open, list, {runs:,} runs)")
+           for n in (1, *args.jobs)},
+        "cli-startup": Case("cli-startup", "(1) CLI start-up alone: python -m agenttui replay --help"),
+        "cli-1": Case("cli-1", "(1) CLI end to end: python -m agenttui replay STORE --all --agent ... --jobs 1"),
+        "cli-default": Case("cli-default", "(1) CLI end to end: the same, --jobs 4 (its default)"),
+        "pytest": Case("pytest", f"(2) pytest --collect-only -q --agenttui-runs STORE --agenttui-agent ..."
+                                 f" ({runs:,} runs), from process start"),
+        "pytest-bare": Case("pytest-bare", "(2) baseline: the same without --agenttui-runs (an empty test file)"),
+        "pytest-lean": Case("pytest-lean", "(2) the plugin's command, PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 (only agenttui's plugin)"),
+        "pytest-lean-bare": Case("pytest-lean-bare", "(2) baseline: that, without --agenttui-runs"),
+    }  # fmt: skip
+    rss_reset = reset_peak_rss()
+    collection = None
+    with tempfile.TemporaryDirectory(prefix="agenttui-bench-replays-") as folder:
+        if "pytest" in args.parts:
+            for name in ("pytest.ini", "conftest.py", "test_empty.py"):
+                (Path(folder) / name).write_text("")
+            collection = Collection(plugin_registered(Path(folder)), folder)
+            pytest_round(store, runs, cases, collection, warm=True)
+        for round_ in range(1, args.rounds + 1):
+            say(f"round {round_} of {args.rounds}")
+            if "replay" in args.parts:
+                asyncio.run(in_process_round(store, runs, args.jobs, cases))
+            if "cli" in args.parts:
+                cli_round(store, runs, cases)
+            if collection is not None:
+                pytest_round(store, runs, cases, collection, warm=False)
+    one = cases["one"]
+    missed = bool(one.samples) and runs / one.median("cpu_s") < RUNS_PER_CPU_S_TARGET
+    profile = None
+    if args.profile or (missed and not args.no_profile):
+        say("profiling one run's replay")
+        profile = profile_one(store, median_run(store))
+    stories = ", ".join(f"{n:,} {story}" for story, n in shape["stories"].items())
+    header = [
+        f"agenttui regression-suite replay benchmarks, {started:%Y-%m-%d %H:%M}, checkout {checkout()}",
+        f"{machine()}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end",
+        f"store: {store} ({shape['bytes'] / 1e6:.1f} MB): {runs:,} runs ({shape['root_runs']:,} root runs: {stories};"
+        f" the rest sub-runs), {shape['records']:,} records, {shape['records_min']}-{shape['records_max']} a run"
+        f" (mean {shape['records'] / runs:.1f}; the journal header counted)",
+        f"checked before timing: agenttui replay STORE --all --agent {AGENT}: exit 0, {checked}",
+    ]
+    print("\n".join([*header, "", report(cases, runs, args.rounds, collection, rss_reset)]))
+    if profile is not None:
+        print("\n" + profile_text(profile))
+    if args.json:
+        figures = {
+            "date": f"{started:%Y-%m-%d %H:%M}", "checkout": checkout(), "machine": machine(), "store": str(store),
+            "shape": shape, "rounds": args.rounds, "plugin_registered": collection.registered if collection else None,
+            "cases": {key: asdict(case) for key, case in cases.items() if case.samples}, "profile": profile,
+        }  # fmt: skip
+        print(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":
