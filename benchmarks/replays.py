@@ -6,21 +6,23 @@
 The store: ``--runs`` recorded runs (1,000 by default) of 5-50 records each, every one complete,
 driven by agenttui's own runtime as the demo's refund desk (``desk_tools()``, named
 ``refund_desk``, its system prompt), so ``--agent agenttui.demo.build:factory`` replays each to its
-end: answered after 1-20 order lookups, refunded after a person's approval, denied, a failed
-lookup, asked the customer and answered, slept until a card settled, asked the refunds
-specialist (a sub-agent: its sub-run is a run of the store too). Lengths are log-uniform in
-5-50 records, the padding order lookups; the plan comes from a seeded generator and every
-clock is fixed. Before anything is timed, ``agenttui replay STORE --all --agent
+end: answered, refunded after a person's approval, denied, a failed lookup, asked the customer
+and answered, slept until a card settled, asked the refunds specialist (a sub-agent: its sub-run
+is a run of the store too), in ``benchmarks/shapes.py``'s proportions. Lengths are log-uniform
+in 5-50 records, the padding order lookups (one or two a turn); the plan comes from a seeded
+generator and every clock is fixed. Before anything is timed, ``agenttui replay STORE --all --agent
 agenttui.demo.build:factory --json`` must exit 0 with every run judged ``matches``.
 
 The targets (the regression-suite issue):
 
 (1) Replay speed: every run of the store replayed against the agent, one at a time, in this
     process (``replay_one`` a run, the store opened once): at least 500 runs per second of CPU
-    (``time.process_time``). Beside it, wall time and runs/s of ``replay_suite`` with the
-    parallel option (``at_once``, the CLI's ``--jobs``: 1 and each of ``--jobs``), and the CLI end
-    to end, from process start to exit (``python -m agenttui replay STORE --all --agent ...``):
-    wall, CPU and peak RSS of that process alone (``os.wait4``). Medians of ``--rounds``.
+    (``time.process_time``, every thread of the process). Beside it: the agent factory's own
+    share (``factory(run_id)`` a run, as ``replay_one`` calls it); wall time and runs/s of
+    ``replay_suite`` with the parallel option (``at_once``, the CLI's ``--jobs``: 1 and each of
+    ``--jobs``); the CLI end to end, from process start to exit (``python -m agenttui replay
+    STORE --all --agent ...``, at ``--jobs 1`` and at its default), with its start-up alone
+    (``replay --help``). Medians of ``--rounds``, the cases interleaved in each round.
 (2) Collection: ``python -m pytest --collect-only -q --agenttui-runs STORE --agenttui-agent
     agenttui.demo.build:factory -p no:cacheprovider``, from process start, collects every run
     (1,000 items) in at most 2 s. It runs in a temporary folder holding an empty ``pytest.ini``,
@@ -29,13 +31,17 @@ The targets (the regression-suite issue):
     ``--agenttui-runs`` (the empty test file collected), so the plugin's own share shows. The
     plugin is registered through the package's ``pytest11`` entry point; when ``pytest --help``
     does not list ``--agenttui-runs`` (an install older than the entry point), both commands add
-    ``-p agenttui.pytest_plugin``, and the table says so. Each command is run once first, untimed
+    ``-p agenttui.pytest_plugin``, and the table says so. For the record, both again with
+    ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` (agenttui's plugin alone, named with ``-p``): what the
+    other installed plugins cost every pytest process. Each command is run once first, untimed
     (bytecode written), then ``--rounds`` times; median and max.
 
 Subprocesses run this checkout's agenttui (``PYTHONPATH`` is this checkout). Peak RSS beside each
 figure: this process's ``VmHWM``, reset before each in-process case (``/proc/self/clear_refs``,
-where the kernel allows it, else the process's peak so far, said so), a child's own
-``ru_maxrss``. The load average is read before and after each case: the 2-core machine is shared.
+where the kernel allows it, else the process's peak so far, said so); a child's own ``VmHWM``,
+read while it runs (its ``ru_maxrss`` starts at this process's peak); a child's CPU is its own
+rusage (``os.wait4``). The load average is read before and after each case: the 2-core machine
+is shared. The date and this checkout's commit head the table.
 
 When the replay speed misses its target (or with ``--profile``), one run's replay is profiled
 (``cProfile``, the run replayed 20 times) and the top 10 functions by cumulative time, and by
@@ -60,6 +66,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -416,7 +423,7 @@ class Case:
     error: str | None = None
 
     def median(self, attribute: str) -> float:
-        return statistics.median(getattr(sample, attribute) for sample in self.samples)
+        return float(statistics.median(getattr(sample, attribute) for sample in self.samples))
 
     @property
     def rss_mb(self) -> float:
@@ -486,19 +493,46 @@ async def in_process_round(store: Path, runs: int, jobs: Sequence[int], cases: d
 
 
 def timed_child(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[Sample, str, int]:
-    """A process from its start to its exit: wall, its own CPU and peak RSS (``os.wait4``: that
-    child's rusage alone), its output and exit code."""
+    """A process from its start to its exit: wall, its own CPU (``os.wait4``: that child's rusage
+    alone), its own peak RSS, its output and exit code.
+
+    The peak RSS is the child's ``VmHWM``, read every ``RSS_POLL_S`` while it runs: its
+    ``ru_maxrss`` is no use, as a spawned child's starts at this process's peak (Linux keeps the
+    largest across exec, and the forked image is this process's)."""
     with tempfile.TemporaryFile("w+") as out:
         load = os.getloadavg()[0]
         started = time.perf_counter()
         child = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        peak, exited = [0.0], threading.Event()
+        watcher = threading.Thread(target=watch_peak_rss, args=(child.pid, peak, exited), daemon=True)
+        watcher.start()
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - started
+        exited.set()
+        watcher.join()
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read()
-    sample = Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, (load, os.getloadavg()[0]))
+    sample = Sample(wall, usage.ru_utime + usage.ru_stime, peak[0], (load, os.getloadavg()[0]))
     return sample, text, child.returncode
+
+
+#: How often a child's peak RSS is read while it runs.
+RSS_POLL_S = 0.002
+
+
+def watch_peak_rss(pid: int, peak: list[float], exited: threading.Event) -> None:
+    """Keep ``peak[0]`` at the child's ``VmHWM`` (MB) until it has exited."""
+    status = Path(f"/proc/{pid}/status")
+    while not exited.is_set():
+        try:
+            text = status.read_text()
+        except OSError:
+            return  # gone
+        found = [int(line.split()[1]) for line in text.splitlines() if line.startswith("VmHWM:")]
+        if found:  # none once it is a zombie
+            peak[0] = max(peak[0], found[0] / 1024)
+        exited.wait(RSS_POLL_S)
 
 
 def cli_round(store: Path, runs: int, cases: dict[str, Case]) -> None:
@@ -697,7 +731,8 @@ def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collectio
         f"medians of {rounds} rounds; the load average is the 1-minute figure before and after each round's case",
         "peak RSS: in this process, VmHWM after the case, "
         + ("reset before it (/proc/self/clear_refs)" if rss_reset else "NOT reset: the process's peak so far")
-        + "; a child's own ru_maxrss (os.wait4), the largest of its rounds",
+        + f"; a child's own VmHWM, read every {RSS_POLL_S * 1000:g} ms while it runs, the largest of its rounds;"
+        " a child's CPU is its own rusage (os.wait4)",
     ]
     if collection is not None and (plugin := cases.get("pytest")) and plugin.samples:
         notes.append(f"pytest's summary line with --agenttui-runs: {plugin.samples[-1].last_line!r}")
