@@ -44,7 +44,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from agenttui.replay.suite import sources_of
 
     for source in sources_of(given):
-        items.extend(RecordedRuns.from_parent(session, path=_path_of(source), source=source).collect())
+        collector = RecordedRuns.from_parent(session, path=_path_of(source), source=source)
+        runs = list(collector.collect())
+        # Reported as a collection, as a file's tests are: pytest counts them then ("collected
+        # N items", "N tests collected" under --collect-only).
+        report = pytest.CollectReport(collector.nodeid, "passed", None, [*runs])
+        session.ihook.pytest_collectreport(report=report)
+        items.extend(runs)
 
 
 def _path_of(source: str) -> Path:

@@ -32,6 +32,8 @@ def test_each_recorded_run_is_a_test_named_by_bundle_and_run(pytester: pytest.Py
     result.stdout.fnmatch_lines(["*lookups.db::lookup-z0042 PASSED*", "*refunds.db::refund-a1002 PASSED*"])
     only = pytester.runpytest_subprocess("--agenttui-runs", str(suite), "--agenttui-agent", DEMO_AGENT, "-k", "denied")
     only.assert_outcomes(passed=1, deselected=2)
+    listed = pytester.runpytest_subprocess("--agenttui-runs", str(suite), "--collect-only", "-q")
+    listed.stdout.fnmatch_lines(["*lookups.db::lookup-z0042", "3 tests collected*"])
 
 
 def test_a_changed_agent_fails_with_the_divergence_not_a_traceback(pytester: pytest.Pytester, suite: Path) -> None:
