@@ -77,6 +77,7 @@ from mcp_types.jsonrpc import REQUEST_TIMEOUT  # noqa: E402
 from agenttui.mcp_server.answers import DEFAULT_BUDGET  # noqa: E402
 from agenttui.mcp_server.reading import SCAN_AT_MOST, RunPage, list_runs  # noqa: E402
 from agenttui.stores import open_store  # noqa: E402
+from benchmarks._report import checkout, machine, met, say, table  # noqa: E402
 
 #: The MCP issue's targets: the run list through the client at most this many times the library's
 #: time, and a single-run tool's p95 after its first call at most this many seconds.
@@ -572,35 +573,6 @@ def seconds_text(seconds: float) -> str:
     return f"{seconds:,.2f} s"
 
 
-def met(ok: bool) -> str:
-    return "met" if ok else "MISSED"
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table: the first column left-aligned, the figures right-aligned."""
-    widths = [max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(headers)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))) + " |"  # fmt: skip
-
-    return "\n".join([line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *(line(r) for r in rows)])
-
-
-def checkout() -> str:
-    """This checkout's commit (read-only git), for the README's table."""
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown commit"
-    return done.stdout.strip()
-
-
-def say(what: str) -> None:
-    print(f"... {what}", file=sys.stderr, flush=True)
-
-
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], epilog=FIRST_RUN, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -626,7 +598,6 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 async def measure(args: argparse.Namespace, stores: Stores) -> None:
-    from benchmarks.tui import machine
 
     results: dict[str, Any] = {}
     header = f"agenttui MCP server benchmarks, {datetime.now():%Y-%m-%d %H:%M}, checkout {checkout()}\n{machine()}"

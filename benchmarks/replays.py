@@ -57,7 +57,6 @@ import io
 import json
 import math
 import os
-import platform
 import pstats
 import random
 import re
@@ -88,6 +87,7 @@ from agenttui.journal.record import Usage  # noqa: E402
 from agenttui.runs.actions import answer, approve, deny  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
+from benchmarks._report import checkout, machine, met, say, table  # noqa: E402
 
 #: Bumped when what the store holds changes, so a stale cache is rebuilt.
 STORE_VERSION = 1
@@ -662,20 +662,6 @@ def ms_text(seconds: float) -> str:
     return f"{seconds * 1000:,.0f} ms" if seconds < 10 else f"{seconds:,.1f} s"
 
 
-def met(ok: bool) -> str:
-    return "met" if ok else "MISSED"
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table: the first column left-aligned, the figures right-aligned."""
-    widths = [max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(headers)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))) + " |"  # fmt: skip
-
-    return "\n".join([line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *(line(r) for r in rows)])
-
-
 def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collection | None, rss_reset: bool) -> str:
     rows: list[list[str]] = []
 
@@ -762,32 +748,6 @@ def profile_text(profile: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def checkout() -> str:
-    """This checkout's commit, and whether its tree has changes (read-only git)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()  # fmt: skip
-        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                                 capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown commit"
-    return head + (" with uncommitted changes" if changed else "")
-
-
-def machine() -> str:
-    cpu = platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
-
-
-def say(what: str) -> None:
-    print(f"... {what}", file=sys.stderr, flush=True)
-
-
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=FIRST_RUN
@@ -864,7 +824,7 @@ def main() -> None:
     stories = ", ".join(f"{n:,} {story}" for story, n in shape["stories"].items())
     header = [
         f"agenttui regression-suite replay benchmarks, {started:%Y-%m-%d %H:%M}, checkout {checkout()}",
-        f"{machine()}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end",
+        f"{machine()}; {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end",
         f"store: {store} ({shape['bytes'] / 1e6:.1f} MB): {runs:,} runs ({shape['root_runs']:,} root runs: {stories};"
         f" the rest sub-runs), {shape['records']:,} records, {shape['records_min']}-{shape['records_max']} a run"
         f" (mean {shape['records'] / runs:.1f}; the journal header counted)",

@@ -55,7 +55,6 @@ import gc
 import io
 import json
 import os
-import platform
 import pstats
 import resource
 import shutil
@@ -83,6 +82,7 @@ from agenttui.journal.codec import decode_record, encode_header, encode_record  
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
 from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
+from benchmarks._report import machine  # noqa: E402
 from benchmarks.shapes import LONGEST_RUN, production_store  # noqa: E402
 
 SIZE = (120, 40)
@@ -861,16 +861,6 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
         for r in rows
     ]
     return "\n".join([line, rule, *body])
-
-
-def machine() -> str:
-    cpu = platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
 
 
 def report_runs_screen(a: dict[str, Any], part: str, add: Callable[..., None]) -> None:

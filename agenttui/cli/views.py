@@ -41,8 +41,7 @@ async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_j
     """List every run with its status, a page of runs at a time as their statuses are read."""
     from datetime import UTC, datetime
 
-    from agenttui.replay.reports import status_json
-    from agenttui.runs.status import list_statuses
+    from agenttui.runs.status import list_statuses, status_json
     from agenttui.runs.where import parse_where
 
     wanted = {RunState(s) for s in states}

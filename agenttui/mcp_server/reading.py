@@ -61,7 +61,7 @@ def run_after(cursor: str | None) -> str:
 
 def status_line(status: RunStatus) -> dict[str, Any]:
     """A run as the run list shows it: its status, what it waits on, its size, when it last moved."""
-    from agenttui.replay.reports import status_json
+    from agenttui.runs.status import status_json
 
     times = status.times
     latest = None if times is None else datetime.fromtimestamp(times.latest_ms / 1000, UTC).isoformat()

@@ -1,6 +1,7 @@
-"""What the front ends hand scripts and agents: statuses, replay verdicts, forks and
-comparisons as plain values ready for JSON (the CLI's ``--json``, the MCP server's answers).
-One projection each, so the words an agent reads are the words a person reads."""
+"""What the front ends hand scripts and agents: replay verdicts, forks and comparisons as plain
+values ready for JSON (the CLI's ``--json``, the MCP server's answers). One projection each, so
+the words an agent reads are the words a person reads (a status's is ``runs.status.status_json``:
+a run list imports no replay)."""
 
 from __future__ import annotations
 
@@ -15,28 +16,6 @@ if TYPE_CHECKING:
     from agenttui.journal.record import Record
     from agenttui.replay.compare import Comparison, Side
     from agenttui.replay.fork import ForkSession
-    from agenttui.runs.status import RunStatus
-
-
-def status_json(status: RunStatus) -> dict[str, Any]:
-    """A run's status for scripts and agents: the CLI's ``runs --json``, the MCP server's run list."""
-    return {
-        "run_id": status.run_id,
-        "status": status.state.value,
-        "steps": status.steps,
-        "turns": status.turns,
-        "tokens": status.tokens,
-        "detail": status.detail,
-        "pending_call": status.tool_use_id or None,
-        "pending_tool": status.tool_name or None,
-        "interrupt_name": status.interrupt_name or None,
-        "wake_at": status.wake_at.isoformat() if status.wake_at else None,
-        "lease_holder": status.lease_holder or None,
-        "lease_lapsed": status.lease_lapsed,
-        "lease_unknown": status.lease_unknown,
-        "legacy": status.legacy,
-        "fork_of": status.fork_of or None,
-    }
 
 
 def verdict_json(run_id: str, tools: str, turns: int, recorded_turns: int, verdict: Verdict) -> dict[str, Any]:

@@ -80,6 +80,27 @@ class RunStatus(NamedTuple):
     """The times an unfinished run's records carry (None: none does, or the run is finished)."""
 
 
+def status_json(status: RunStatus) -> dict[str, Any]:
+    """A run's status for scripts and agents: the CLI's ``runs --json``, the MCP server's run list."""
+    return {
+        "run_id": status.run_id,
+        "status": status.state.value,
+        "steps": status.steps,
+        "turns": status.turns,
+        "tokens": status.tokens,
+        "detail": status.detail,
+        "pending_call": status.tool_use_id or None,
+        "pending_tool": status.tool_name or None,
+        "interrupt_name": status.interrupt_name or None,
+        "wake_at": status.wake_at.isoformat() if status.wake_at else None,
+        "lease_holder": status.lease_holder or None,
+        "lease_lapsed": status.lease_lapsed,
+        "lease_unknown": status.lease_unknown,
+        "legacy": status.legacy,
+        "fork_of": status.fork_of or None,
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class RunTimes:
     """What a run's records say of when they were written (docs/decisions.md, "Times of a run").
