@@ -34,6 +34,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="The agent factory the runs are replayed against (without: recorded tools alone).")  # fmt: skip
     group.addoption("--agenttui-where", metavar="EXPR",
                     help="Only the runs this filter selects (README: Filters), e.g. 'status=complete'.")  # fmt: skip
+    group.addoption("--agenttui-strict", action="store_true",
+                    help="Fail a run whose prompt or tool list is not the recording's (tolerated without).")  # fmt: skip
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -81,7 +83,9 @@ class RecordedRun(pytest.Item):
     def runtest(self) -> None:
         parent = self.parent
         assert isinstance(parent, RecordedRuns)
-        replayed = replay_run(parent.source, self.run_id, self.config.getoption("agenttui_agent"))
+        config = self.config
+        replayed = replay_run(parent.source, self.run_id, config.getoption("agenttui_agent"),
+                              strict=config.getoption("agenttui_strict"))  # fmt: skip
         replayed.assert_matches()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
@@ -107,9 +111,12 @@ async def _selected_runs(source: str, where_text: str | None) -> list[str]:
         await store.close()
 
 
-def replay_run(source: str | Path, run_id: str, agent: str | Callable[[str], AgentSetup] | None = None) -> Replayed:
+def replay_run(
+    source: str | Path, run_id: str, agent: str | Callable[[str], AgentSetup] | None = None, *, strict: bool = False
+) -> Replayed:
     """Replay one recorded run of ``source`` against ``agent`` (a factory, or ``module:factory``)
-    and judge it (``Replayed.assert_matches`` fails a test with the divergence)."""
+    and judge it (``Replayed.assert_matches`` fails a test with the divergence); ``strict``: a
+    changed prompt or tool list fails it too."""
     from agenttui.agent.factory import load_factory
     from agenttui.replay.suite import replay_one
     from agenttui.stores import open_store
@@ -119,7 +126,7 @@ def replay_run(source: str | Path, run_id: str, agent: str | Callable[[str], Age
     async def replay() -> Replayed:
         store = await open_store(str(source), read_only=True, create=False)
         try:
-            return await replay_one(store, str(source), run_id, factory)
+            return await replay_one(store, str(source), run_id, factory, strict=strict)
         finally:
             await store.close()
 

@@ -25,7 +25,7 @@ from agenttui.agent.events import (
     ToolStarted,
     TurnStarted,
 )
-from agenttui.agent.model import Model, ModelRequest, TurnAssembler
+from agenttui.agent.model import Model, ModelRequest, TurnAssembler, request_digests
 from agenttui.agent.pauses import PendingApproval, ResumeHalt, RollbackRequested, RunEnded, tally_approved
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
@@ -100,6 +100,7 @@ class Agent:
         self.tools = {t.name: t for t in tools}
         self._specs = tuple(t.spec for t in tools)
         self.system_prompt = system_prompt
+        self._prompt_digest, self._tools_digest = request_digests(system_prompt, self._specs)
         self.max_turns = max_turns
         self.clock = clock
 
@@ -200,6 +201,8 @@ class Agent:
             raw_finish=finish.raw_finish if finish else "",
             model=finish.model if finish else None,
             discarded_usage=finish.discarded_usage if finish else None,
+            prompt_digest=self._prompt_digest,
+            tools_digest=self._tools_digest,
         )
         winner = await self.journal.append(drive.run_id, record)
         drive.recorded[key] = winner

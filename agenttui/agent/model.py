@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
@@ -29,6 +31,20 @@ class ModelRequest:
     system_prompt: str = ""
     agent: str = "agent"
     """The name of the agent asking; sub-agents have their own."""
+
+
+def request_digests(system_prompt: str, tools: Sequence[ToolSpec]) -> tuple[str, str]:
+    """What a model turn's record says of the request it answered (its ``prompt_digest`` and
+    ``tools_digest``), so a replay serving the recorded output to new code can tell the request
+    changed: SHA-256 (64 hex) of the system prompt's UTF-8, and of the tool list as compact JSON
+    (each tool's name, description and parameters, keys sorted, in the order the model gets them)."""
+    listed = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    tools_json = json.dumps(listed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _sha256(system_prompt), _sha256(tools_json)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

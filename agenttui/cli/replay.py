@@ -31,11 +31,14 @@ if TYPE_CHECKING:
               help="Stop at a breakpoint (repeatable): tool:NAME, call:NAME K=V..., kind:KIND, divergence, tokens>=N.")  # fmt: skip
 @click.option("--input", "given_input", metavar="TEXT",
               help="The run's input, the user's message as text, for a journal written before v0.8 (it records none).")  # fmt: skip
+@click.option("--strict", is_flag=True,
+              help="Fail when your prompt or tool list is not the recording's (reported and tolerated without).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="The verdict, and the divergence with both records, as JSON.")
 @run_async
 async def replay_command(
     words: tuple[str, ...], agent_spec: str | None, every_run: bool, where_text: str | None, junit: str | None,
-    jobs: int, live_tools: tuple[str, ...], yes: bool, until: tuple[str, ...], given_input: str | None, as_json: bool,
+    jobs: int, live_tools: tuple[str, ...], yes: bool, until: tuple[str, ...], given_input: str | None,
+    strict: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Replay a run offline against its recording and judge it; or, with --all or --where, every
     run (or a filter's) of stores, bundles and folders of bundles: a regression suite of recorded
@@ -48,6 +51,10 @@ async def replay_command(
     exit 0: it matches the recording, to its end or up to where the recording stops
     exit 3: it diverged (the first divergence is shown, both sides in full)
     exit 2: refused (not a run the agent loop re-drives: a flow, a session journal, ...)
+
+    With --agent, a prompt or tool list that is not the recording's (their digests on each
+    model turn differ) is tolerated and reported: the recorded outputs were served to a request
+    the model never saw. --strict fails on it (exit 3).
 
     With --until the replay stops after the first turn that meets a breakpoint (see
     `agenttui fork --help` for the grammar); it says which, with the verdict so far.
@@ -62,7 +69,7 @@ async def replay_command(
       agenttui replay tests/runs/ --all --agent myagent:factory --junit replays.xml
     """
     if every_run or where_text is not None:
-        await _replay_suite(words, agent_spec, where_text, junit, jobs, as_json,
+        await _replay_suite(words, agent_spec, where_text, junit, jobs, strict, as_json,
                             refused={"--live-tool": bool(live_tools), "--yes": yes, "--until": bool(until),
                                      "--input": given_input is not None})  # fmt: skip
         return
@@ -87,6 +94,8 @@ async def replay_command(
             opened, run_id, setup, live_tools=live_tools, until=breakpoints, input=given_input
         ),
     )
+    if strict:
+        verdict = verdict.strictly()
     progress = session.progress
     hit = progress.breakpoint if not session.done else None
     if as_json:
@@ -103,7 +112,8 @@ async def replay_command(
             click.echo(printable(hit.summary()))
         click.echo(printable(verdict.summary()))
         if digests := [m for m in verdict.not_compared if m not in verdict.redacted]:
-            click.echo(f"not compared: {', '.join(digests)} (the SDK's digests of its tool registry and prompt)")
+            click.echo(f"not compared: {', '.join(digests)} (digests of the prompt and tool list the model was sent:"
+                       f" {'recorded tools cannot make them' if setup is None else 'the recording holds none'})")  # fmt: skip
         if verdict.redacted:
             click.echo(
                 f"not compared: {printable(', '.join(verdict.redacted))} (redacted when the bundle was exported)"
@@ -142,7 +152,7 @@ def _confirm_live_tools(setup: AgentSetup | None, names: tuple[str, ...], yes: b
 
 async def _replay_suite(
     sources: tuple[str, ...], agent_spec: str | None, where_text: str | None, junit: str | None, jobs: int,
-    as_json: bool, *, refused: dict[str, bool],
+    strict: bool, as_json: bool, *, refused: dict[str, bool],
 ) -> None:  # fmt: skip
     """Every selected run of ``sources`` replayed: a line each as it is judged, a summary, JUnit XML."""
     from agenttui.agent.factory import load_factory
@@ -161,7 +171,7 @@ async def _replay_suite(
 
         target = await check_replaceable(junit, force=True, protect=stores)
     tally, results = SuiteTally(), []
-    async for replayed in replay_suite(stores, factory, where=where, at_once=jobs):
+    async for replayed in replay_suite(stores, factory, where=where, at_once=jobs, strict=strict):
         tally.add(replayed)
         results.append(replayed)
         if as_json:

@@ -12,11 +12,21 @@ from agenttui.agent.loop import utc_now
 from agenttui.agent.model import Model, ModelDelta, ModelRequest
 from agenttui.agent.pauses import RunPaused
 from agenttui.agent.scripted import Call, Turn
-from agenttui.demo.desk import SYSTEM_PROMPT, Effects, demo_model, desk_agent, desk_tools, refund_story, turns
+from agenttui.demo.desk import (
+    SPECIALIST,
+    SPECIALIST_PROMPT,
+    SYSTEM_PROMPT,
+    Effects,
+    demo_model,
+    desk_agent,
+    desk_tools,
+    refund_story,
+    turns,
+)
 from agenttui.journal import keys
 from agenttui.journal.codec import go_json
 from agenttui.journal.journal import Journal
-from agenttui.journal.keys import root_run_id
+from agenttui.journal.keys import parent_run_id, root_run_id
 from agenttui.journal.record import Message, Record, Safety, StepKind, TextPart, ToolUsePart, Usage
 from agenttui.runs.actions import approve, cancel, deny
 from agenttui.runs.lease import new_holder
@@ -111,8 +121,12 @@ def factory(run_id: str) -> AgentSetup:
         script, max_turns = bulk_script(BULK_TURNS), BULK_TURNS + 1
     elif script is None and root.startswith(LIVE_RUN):
         script, max_turns = live_script(LIVE_TURNS), LIVE_TURNS + 1
-    return AgentSetup(desk_tools(), demo_model(script) if script else None, name="refund_desk",
-                      system_prompt=SYSTEM_PROMPT, max_turns=max_turns)  # fmt: skip
+    model = demo_model(script) if script else None
+    tools = desk_tools()
+    if parent_run_id(run_id) is not None:  # the specialist's run, which a desk's call started
+        specialist_tools = [t for t in tools if t.name == "lookup_order"]
+        return AgentSetup(specialist_tools, model, name=SPECIALIST, system_prompt=SPECIALIST_PROMPT)
+    return AgentSetup(tools, model, name="refund_desk", system_prompt=SYSTEM_PROMPT, max_turns=max_turns)
 
 
 #: Runs the refund desk's Python loop cannot write (a saga's rollback, a signal sent ahead, a

@@ -29,6 +29,8 @@ ORDERS: dict[str, dict[str, Any]] = {
 }
 
 SYSTEM_PROMPT = "You are the refund desk. Look orders up, refund what policy allows, tell the customer."
+SPECIALIST = "refunds_specialist"
+SPECIALIST_PROMPT = "You check refund eligibility against policy."
 
 
 @dataclass
@@ -107,9 +109,9 @@ def desk_tools(effects: Effects | None = None) -> list[Tool]:
         return await ctx.interrupt(interrupt_name(ctx.tool_use_id), args.question)
 
     specialist = subagent_tool(
-        "refunds_specialist",
+        SPECIALIST,
         lookup_order,
-        system_prompt="You check refund eligibility against policy.",
+        system_prompt=SPECIALIST_PROMPT,
         description="Ask the refunds specialist whether an order is eligible.",
     )
     return [lookup_order, refund_payment, send_email, wait_for_settlement, ask_customer, specialist]
@@ -156,4 +158,4 @@ SPECIALIST_TURNS = turns(
 
 
 def demo_model(script: Sequence[Turn], *, latency: float = 0.0) -> ScriptedModel:
-    return ScriptedModel(script, agents={"refunds_specialist": SPECIALIST_TURNS}, latency=latency)
+    return ScriptedModel(script, agents={SPECIALIST: SPECIALIST_TURNS}, latency=latency)

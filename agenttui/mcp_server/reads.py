@@ -211,14 +211,15 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
         from agenttui.replay.compare import Side, compare_sides
         from agenttui.replay.fork import fork_run as fork
         from agenttui.replay.reports import comparison_json, fork_json
-        from agenttui.replay.session import FOREIGN_DIGESTS
+        from agenttui.replay.verdict import REQUEST_DIGESTS
 
         forked = await fork(served.store, run_id, at, value_json, None, is_error=is_error)
         try:
             replayed = await forked.replayed()
-            digests = [member for member in forked.not_compared if member in FOREIGN_DIGESTS]
             recording, fork_side = Side(served.store, run_id, "recording"), Side(forked.store, run_id, "fork")
-            comparison = await compare_sides(recording, fork_side, markers_optional=True, not_compared=digests)
+            comparison = await compare_sides(
+                recording, fork_side, markers_optional=True, not_compared=tuple(REQUEST_DIGESTS)
+            )
             answer = {
                 "fork": fork_json(forked, replayed, None),
                 "against_recording": comparison_json(recording, fork_side, comparison),

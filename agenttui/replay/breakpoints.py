@@ -26,6 +26,7 @@ from agenttui.errors import AgentTuiError
 from agenttui.journal.describe import json_value
 from agenttui.journal.record import Record, StepKind
 from agenttui.render.diff import same_outcome
+from agenttui.replay.verdict import without_request_digests
 
 
 class BadBreakpoint(AgentTuiError):
@@ -140,7 +141,7 @@ class BreakpointCheck:
                 recorded = self.recorded.get(record.name)
                 if recorded is None:
                     return f"{record.name} is not in the recording"
-                if not same_outcome(recorded, record):
+                if not same_outcome(without_request_digests(recorded), without_request_digests(record)):
                     return f"{record.name} differs from the recording"
             return ""
         for event in events:

@@ -31,6 +31,10 @@ def verdict_json(run_id: str, tools: str, turns: int, recorded_turns: int, verdi
         "input_from": "--input" if verdict.input_given else "journal",
         "tombstones": list(verdict.tombstones),
         "live_side_effects": list(verdict.live),
+        "request_changes": [
+            {"member": change.member, "turns": list(change.turns), "summary": change.words()}
+            for change in verdict.request_changes
+        ],
         "divergence": None if divergence is None else {
             "index": divergence.index, "step": divergence.name, "state": divergence.state.value, "reason": divergence.reason,
             "kind": divergence.kind(),

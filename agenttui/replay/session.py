@@ -35,14 +35,18 @@ from agenttui.replay.breakpoints import Breakpoint, BreakpointCheck, BreakpointH
 from agenttui.replay.feed import ReplayStore
 from agenttui.replay.legacy import LegacyKeys
 from agenttui.replay.model import NoRecordedOutput, replay
-from agenttui.replay.verdict import Divergence, Verdict, VerdictKind, fed_results, refusal_reason
+from agenttui.replay.verdict import (
+    REQUEST_DIGESTS,
+    Divergence,
+    Verdict,
+    VerdictKind,
+    fed_results,
+    refusal_reason,
+    request_changes,
+)
 from agenttui.runs.bundle import read_manifest
 from agenttui.runs.status import RunState, RunStatus, lease_row, status_of
 from agenttui.stores.base import Store
-
-#: Model-record members the SDK derives from its own tool registry and prompt: a replay with
-#: recorded tools has neither, so it cannot reproduce them and does not compare them.
-FOREIGN_DIGESTS = ("prompt_digest", "tools_digest")
 
 
 class ReplayDiverged(RunPaused):
@@ -198,7 +202,34 @@ class ServedTool(RecordedTool):
     and gates are written, and count), and each call gets its recorded outcome instead of running."""
 
     def safety_for(self, tool_use_id: str) -> ToolSafety:
+        if self._decided_not_run(tool_use_id):
+            # The recording stops at this call, decided and never attempted (a run approved and
+            # not yet re-driven): the replay stops there too, without a marker the original never wrote.
+            return dataclasses.replace(self.safety, idempotent=True)
         return self.safety
+
+    async def run(self, ctx: ToolContext) -> ToolOutput:
+        assert self.calls is not None
+        if self._decided_not_run(ctx.tool_use_id):
+            # No outcome will show the call's gate: compare it with the recording's here.
+            recorded, yours = self.calls.gates.get(ctx.tool_use_id, ""), _gate(self.safety)
+            if recorded != yours:
+                raise ReplayDiverged(ctx.run_id, f"another decision about call {ctx.tool_use_id} ({self.name}):"
+                                     f" {_GATES[recorded]} in the recording, {_GATES[yours]} in your code")  # fmt: skip
+        return await RecordedTool.run(self, ctx)  # a slotted dataclass has no zero-argument super()
+
+    def _decided_not_run(self, call_id: str) -> bool:
+        calls = self.calls
+        assert calls is not None
+        return call_id in calls.gates and call_id not in calls.outcomes and call_id not in calls.attempts
+
+
+def _gate(safety: ToolSafety) -> str:
+    """A policy's gate as ``RecordedCalls.gates`` names it."""
+    return "tally" if safety.approval_tally else "single" if safety.needs_approval else ""
+
+
+_GATES = {"": "ungated", "single": "gated on a person's approval", "tally": "gated on m-of-n approvals"}
 
 
 def serve_side_effects(
@@ -302,15 +333,15 @@ class ReplaySession:
         self.progress = ReplayProgress(recorded_turns=sum(r.kind == StepKind.MODEL for r in recording))
         if refusal:
             self.progress.state, self.progress.reason = ReplayState.REFUSED, refusal
+        held = tuple(m for m in REQUEST_DIGESTS if any(getattr(r, m) for r in recording if r.kind == StepKind.MODEL))
         self.not_compared: tuple[str, ...] = (
-            ()
-            if setup is not None
-            else tuple(m for m in FOREIGN_DIGESTS if any(getattr(r, m) for r in recording if r.kind == StepKind.MODEL))
+            held if setup is None else tuple(m for m in REQUEST_DIGESTS if m not in held)
         )
-        """Members of the recording this replay cannot reproduce, and so does not compare: the
-        SDK's digests, with recorded tools (a foreign agent's registry and prompt are not here),
-        and the paths a bundle's export redacted in this run. With your agent, everything else
-        it writes counts."""
+        """Members of the recording this replay cannot judge, and so names: the digests of the
+        prompt and tool list the model was sent, with recorded tools (they stand in for an agent
+        whose prompt and tools are not here), or with your agent those the recording holds none
+        of (it was written before agenttui recorded them); and the paths a bundle's export
+        redacted in this run. With your agent, everything else it writes counts."""
         self.redaction = redaction
         """The recording comes from a redacted bundle: its paths are applied to both sides before
         they are compared, so a redacted value is never compared (and the verdict names them)."""
@@ -551,10 +582,11 @@ class ReplaySession:
             records = [self._tombstoned.get(r.name, r) for r in records]
         if self.redaction is not None:
             records = [self.redaction.redactor.redact_record(r) for r in records]
-        blank: dict[str, Any] = dict.fromkeys((m for m in self.not_compared if m in FOREIGN_DIGESTS), "")
-        if not blank:
-            return list(records)
-        return [dataclasses.replace(r, **blank) if r.kind == StepKind.MODEL else r for r in records]
+        # The request's digests are judged apart (``request_changes``), never as a difference in a record.
+        return [
+            dataclasses.replace(r, prompt_digest="", tools_digest="") if r.kind == StepKind.MODEL else r
+            for r in records
+        ]
 
     async def diff(self) -> JournalDiff:
         """The recording against the replay so far."""
@@ -571,6 +603,8 @@ class ReplaySession:
         )  # fmt: skip
         if self.refusal:
             return found(VerdictKind.REFUSED, self.refusal)
+        if self.setup is not None:  # recorded tools stand in for an agent whose prompt is not here
+            found = partial(found, request_changes=request_changes(self.recording, await self.replayed()))
         first = (diff or await self.diff()).first_divergence
         hit = self.progress.breakpoint
         if first is None and hit is not None and not self.done:

@@ -135,28 +135,32 @@ async def replay_suite(
     *,
     where: Where | None = None,
     at_once: int = AT_ONCE,
+    strict: bool = False,
 ) -> AsyncIterator[Replayed]:
     """Every run of ``sources`` the filter selects, replayed and judged, as each is done (in
-    order of the sources, and of the runs within each, ``at_once`` in hand at a time)."""
+    order of the sources, and of the runs within each, ``at_once`` in hand at a time);
+    ``strict``: a changed prompt or tool list fails a run (``Verdict.strictly``)."""
     from agenttui.stores import open_store
 
     for source in sources_of(sources):
         store = await open_store(source, read_only=True, create=False)
         try:
-            async for replayed in _replay_runs(store, source, await selected_runs(store, where), factory, at_once):
+            run_ids = await selected_runs(store, where)
+            async for replayed in _replay_runs(store, source, run_ids, factory, at_once, strict):
                 yield replayed
         finally:
             await store.close()
 
 
 async def _replay_runs(
-    store: Store, source: str, run_ids: list[str], factory: Callable[[str], AgentSetup] | None, at_once: int
-) -> AsyncIterator[Replayed]:
+    store: Store, source: str, run_ids: list[str], factory: Callable[[str], AgentSetup] | None, at_once: int,
+    strict: bool,
+) -> AsyncIterator[Replayed]:  # fmt: skip
     gate = asyncio.Semaphore(max(1, at_once))
 
     async def replay(run_id: str) -> Replayed:
         async with gate:
-            return await replay_one(store, source, run_id, factory)
+            return await replay_one(store, source, run_id, factory, strict=strict)
 
     # Started all at once, held back by the gate, handed on in order: a long run early holds up
     # what is shown, never what is replayed.
@@ -170,9 +174,12 @@ async def _replay_runs(
         await asyncio.gather(*pending, return_exceptions=True)
 
 
-async def replay_one(store: Store, source: str, run_id: str, factory: Callable[[str], AgentSetup] | None) -> Replayed:
+async def replay_one(
+    store: Store, source: str, run_id: str, factory: Callable[[str], AgentSetup] | None, *, strict: bool = False
+) -> Replayed:
     """One run replayed and judged: a run that cannot be replayed is refused, saying why; one
-    whose replay raises (the agent's code) diverged, naming the error."""
+    whose replay raises (the agent's code) diverged, naming the error; under ``strict`` one
+    whose prompt or tool list changed diverged too."""
     from agenttui.replay.session import replay_verdict
 
     started = asyncio.get_running_loop().time()
@@ -185,6 +192,7 @@ async def replay_one(store: Store, source: str, run_id: str, factory: Callable[[
         crashed = Verdict(VerdictKind.DIVERGED, f"the replay stopped: the agent raised {type(exc).__name__}: {exc}")
         return Replayed(source, run_id, crashed, "", 0, 0, _since(started))
     progress = session.progress
+    verdict = verdict.strictly() if strict else verdict
     return Replayed(source, run_id, verdict, session.mode, progress.turn, progress.recorded_turns, _since(started))
 
 

@@ -7,6 +7,7 @@ record, or was refused before it started (the run is not something the agent loo
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +17,10 @@ from agenttui.journal import keys
 from agenttui.journal.record import Record, StepKind
 from agenttui.render.diff import DiffRow, RowState
 from agenttui.replay.legacy import holds_no_input
+
+#: The members of a model turn's record that name the request it answered, and what each is a
+#: digest of. A replay never diffs them with the records: it reports a change as a ``RequestChange``.
+REQUEST_DIGESTS = {"prompt_digest": "the prompt", "tools_digest": "the tool list"}
 
 
 class VerdictKind(enum.StrEnum):
@@ -64,7 +69,11 @@ class Divergence:
             if recorded.name in ends or replayed.name in ends:
                 return f"the run ends differently: {recorded.name} in the recording, {replayed.name} now"
             if recorded.kind == StepKind.MODEL and replayed.kind == StepKind.MODEL:
-                return _calls_differ(recorded, replayed) or "the model turn differs"
+                return (
+                    _calls_differ(recorded, replayed)
+                    or _request_changed(recorded, replayed)
+                    or "the model turn differs"
+                )
             call = recorded.tool_use_id or replayed.tool_use_id
             if recorded.kind == replayed.kind == StepKind.TOOL_RESULT:
                 if replayed.is_error and not recorded.is_error:
@@ -85,6 +94,55 @@ class Divergence:
         if only.kind in (StepKind.APPROVAL, StepKind.ATTEMPT):
             return f"another decision about call {only.tool_use_id}: {side} {only.name}, the other side does not"
         return f"{side} {only.name}, the other side does not"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestChange:
+    """A change a replay tolerates and reports: the agent's prompt or tool list is not the
+    recording's (their digests differ), so recorded model outputs were served to a request the
+    model never saw. What the code did with them is compared as ever; ``--strict`` fails on it."""
+
+    member: str
+    """``prompt_digest`` or ``tools_digest``."""
+    turns: tuple[str, ...]
+    """The model turns served to a changed request, in order."""
+    first: Divergence
+    """The first of them, both sides (what ``--strict`` shows)."""
+
+    def words(self) -> str:
+        count = len(self.turns)
+        span = self.turns[0] if count == 1 else f"{self.turns[0]} to {self.turns[-1]}"
+        outputs = "output" if count == 1 else "outputs"
+        return (f"{REQUEST_DIGESTS[self.member]} changed since the recording: {count} recorded model {outputs}"
+                f" served to a different request ({span})")  # fmt: skip
+
+
+def without_request_digests(record: Record) -> Record:
+    """A model turn with its request's digests blanked, as records are compared (``RequestChange``
+    reports them apart); any other record as it is."""
+    if record.kind != StepKind.MODEL or not (record.prompt_digest or record.tools_digest):
+        return record
+    return dataclasses.replace(record, prompt_digest="", tools_digest="")
+
+
+def request_changes(recording: Sequence[Record], replayed: Sequence[Record]) -> tuple[RequestChange, ...]:
+    """The prompt and tool list changes between a recording and its replay: each member whose
+    digest both sides of a model turn record, and differ on."""
+    recorded_turns = {r.name: (index, r) for index, r in enumerate(recording) if r.kind == StepKind.MODEL}
+    changed: dict[str, list[tuple[int, Record, Record]]] = {}
+    for now in replayed:
+        if now.kind != StepKind.MODEL or (found := recorded_turns.get(now.name)) is None:
+            continue
+        index, was = found
+        for member in REQUEST_DIGESTS:
+            if getattr(was, member) and getattr(now, member) and getattr(was, member) != getattr(now, member):
+                changed.setdefault(member, []).append((index, was, now))
+    return tuple(RequestChange(member, tuple(was.name for _, was, _ in turns), _first_change(member, *turns[0]))
+                 for member, turns in changed.items())  # fmt: skip
+
+
+def _first_change(member: str, index: int, recorded: Record, replayed: Record) -> Divergence:
+    return Divergence(index, recorded.name, RowState.CHANGED, f"{REQUEST_DIGESTS[member]} changed", recorded, replayed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +169,8 @@ class Verdict:
     the store holds them, since no replay can reproduce what they said."""
     input_given: bool = False
     """The run's input was given to the replay: its journal, written before v0.8, holds none."""
+    request_changes: tuple[RequestChange, ...] = ()
+    """Tolerated, and reported: the prompt or the tool list is not the recording's."""
 
     @property
     def exit_code(self) -> int:
@@ -120,21 +180,32 @@ class Verdict:
     def matches(self) -> bool:
         return self.kind in (VerdictKind.MATCHES, VerdictKind.MATCHES_SO_FAR)
 
+    def strictly(self) -> Verdict:
+        """This verdict under ``--strict``: a replay that matched fails on a changed prompt or tool
+        list, at the first turn served to the changed request."""
+        if not self.matches or not self.request_changes:
+            return self
+        changes = sorted(self.request_changes, key=lambda change: change.first.index)
+        reason = "; ".join(change.words() for change in changes) + " (--strict)"
+        return dataclasses.replace(self, kind=VerdictKind.DIVERGED, reason=reason, divergence=changes[0].first,
+                                   stopped="", request_changes=())  # fmt: skip
+
     def summary(self) -> str:
         """One line saying what the replay found."""
-        redacted = f"; redacted in the store, fed as recorded: {', '.join(self.tombstones)}" if self.tombstones else ""
+        notes = f"; redacted in the store, fed as recorded: {', '.join(self.tombstones)}" if self.tombstones else ""
+        notes += "".join(f"; tolerated: {change.words()}" for change in self.request_changes)
         match self.kind:
             case VerdictKind.MATCHES:
-                return "matches the recording to its end" + redacted
+                return "matches the recording to its end" + notes
             case VerdictKind.MATCHES_SO_FAR:
                 return (
                     f"matches the recording up to where it stops ({self.stopped}"
                     + (f": {self.reason})" if self.reason else ")")
-                    + redacted
+                    + notes
                 )
             case VerdictKind.DIVERGED:
                 where = self.divergence.where if self.divergence else "the end"
-                return f"diverged at {where}: {self.reason}"
+                return f"diverged at {where}: {self.reason}{notes}"
         return f"refused: {self.reason}"
 
 
@@ -216,6 +287,15 @@ def _calls_differ(recorded: Record, replayed: Record) -> str:
                 return f"other arguments to {name}: {'; '.join(changed[:3])}"
             return f"other arguments to {name}"
     return ""
+
+
+def _request_changed(recorded: Record, replayed: Record) -> str:
+    """Which of the request's digests two model turns differ on, in words ("" when none)."""
+    changed = [what for member, what in REQUEST_DIGESTS.items()
+               if getattr(recorded, member) and getattr(replayed, member) and getattr(recorded, member) != getattr(replayed, member)]  # fmt: skip
+    if not changed:
+        return ""
+    return f"{' and '.join(changed)} changed: the recorded output was served to a request the model never saw"
 
 
 def _first_line(raw: bytes | None) -> str:

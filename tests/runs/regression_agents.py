@@ -26,3 +26,11 @@ def no_refund_gate(run_id: str) -> AgentSetup:
 def edited_prompt(run_id: str) -> AgentSetup:
     """The system prompt reworded: the model's request changes, not what the code does."""
     return replace(demo_factory(run_id), system_prompt="You are the refund desk. Be brief.")
+
+
+def reworded_tool(run_id: str) -> AgentSetup:
+    """``lookup_order``'s description reworded: the tool list the model is sent changes, not the code."""
+    setup = demo_factory(run_id)
+    reworded = [replace(t, description="Find an order by its id.") if t.name == "lookup_order" else t
+                for t in setup.tools]  # fmt: skip
+    return replace(setup, tools=reworded)

@@ -43,6 +43,21 @@ def test_a_changed_agent_fails_with_the_divergence_not_a_traceback(pytester: pyt
     assert "Traceback" not in result.stdout.str() and "agenttui/replay" not in result.stdout.str()
 
 
+def test_strict_fails_a_run_whose_prompt_changed(pytester: pytest.Pytester, suite: Path) -> None:
+    edited = (
+        "--agenttui-runs",
+        str(suite / "refunds.db"),
+        "--agenttui-agent",
+        "tests.runs.regression_agents:edited_prompt",
+    )
+    pytester.runpytest_subprocess(*edited).assert_outcomes(passed=2)
+    strict = pytester.runpytest_subprocess(*edited, "--agenttui-strict")
+    strict.assert_outcomes(failed=2)
+    strict.stdout.fnmatch_lines(
+        ["*refunds.db::refund-a1002: diverged at record 2 (@llm/0): the prompt changed*(--strict)*"]
+    )
+
+
 def test_a_filter_and_many_workers(pytester: pytest.Pytester, suite: Path) -> None:
     result = pytester.runpytest_subprocess(
         "--agenttui-runs", str(suite), "--agenttui-where", "id=refund-*", "--agenttui-agent", DEMO_AGENT, "-n", "2"

@@ -98,8 +98,46 @@ def test_a_change_to_the_agent_is_named_by_its_kind(demo_db: Path, agent: str, k
     assert kind in done.stdout
 
 
-def test_a_reworded_prompt_still_replays(demo_db: Path) -> None:  # noqa: F811
-    """agenttui's runtime records no digest of the prompt (the Go SDK's do): the recorded turns
-    are served as they were, and the runs replay as before."""
-    done = cli("replay", demo_db, "--where", "id=refund-a1002", "--agent", "tests.runs.regression_agents:edited_prompt")
-    assert done.returncode == 0 and "matches the recording to its end" in done.stdout, done.stdout
+@pytest.mark.parametrize(("agent", "changed"), [("edited_prompt", "the prompt"), ("reworded_tool", "the tool list")])
+def test_a_changed_request_is_tolerated_and_reported_and_strict_fails_on_it(
+    demo_db: Path,  # noqa: F811
+    agent: str,
+    changed: str,
+) -> None:
+    """A reworded prompt or tool description changes what the model is sent, not what the code
+    does with the recorded answers: the run passes, the change named; ``--strict`` fails it."""
+    words = f"{changed} changed since the recording: 4 recorded model outputs served to a different request"
+    args = ("replay", demo_db, "--where", "id=refund-a1002", "--agent", f"tests.runs.regression_agents:{agent}")
+    tolerated = cli(*args)
+    assert tolerated.returncode == 0, tolerated.stdout + tolerated.stderr
+    assert (
+        f"✓ demo.db::refund-a1002  matches the recording to its end; tolerated: {words} (@llm/0 to @llm/3)"
+        in tolerated.stdout
+    )
+    verdict, _ = [json.loads(line) for line in cli(*args, "--json").stdout.splitlines()]
+    member = "prompt_digest" if agent == "edited_prompt" else "tools_digest"
+    assert [(c["member"], c["turns"][0]) for c in verdict["request_changes"]] == [(member, "@llm/0")]
+
+    strict = cli(*args, "--strict", "--json")
+    assert strict.returncode == 3, strict.stdout + strict.stderr
+    verdict, summary = [json.loads(line) for line in strict.stdout.splitlines()]
+    assert verdict["verdict"] == "diverged" and verdict["divergence"]["step"] == "@llm/0"
+    assert verdict["divergence"]["kind"].startswith(f"{changed} changed: the recorded output was served to a request")
+    assert verdict["request_changes"] == [] and summary["exit_code"] == 3
+    one = cli("replay", demo_db, "refund-a1002", "--agent", f"tests.runs.regression_agents:{agent}", "--strict")
+    assert one.returncode == 3 and f"{words} (@llm/0 to @llm/3) (--strict)" in one.stdout, one.stdout
+    assert f'-  "{member}": "' in one.stdout  # both digests shown, diffed
+
+
+def test_a_run_approved_and_not_yet_redriven_replays_up_to_its_call(demo_db: Path) -> None:  # noqa: F811
+    """The recording stops at an approved call that no drive has attempted: the replay stops there
+    too (no attempt marker of its own), and a removed gate is still told."""
+    args = ("replay", demo_db, "refund-a1005-approved", "--agent")
+    same = cli(*args, DEMO_AGENT)
+    assert same.returncode == 0 and "matches the recording up to where it stops (ready:" in same.stdout, same.stdout
+    ungated = cli(*args, "tests.runs.regression_agents:no_refund_gate")
+    assert ungated.returncode == 3, ungated.stdout
+    assert (
+        "another decision about call call_1_0 (refund_payment): gated on a person's approval in the recording,"
+        " ungated in your code"
+    ) in ungated.stdout

@@ -680,18 +680,17 @@ class ReplayScreen(StoreScreen):
             self.notify("no fork to compare: f forks the replay at the step under the cursor", severity="warning")
             return
         from agenttui.replay.compare import Side
-        from agenttui.replay.session import FOREIGN_DIGESTS
+        from agenttui.replay.verdict import REQUEST_DIGESTS
         from agenttui.tui.screens.compare import CompareScreen
 
-        # A replay with recorded tools writes no attempt markers and cannot reproduce a foreign
-        # agent's digests: neither is a difference the fork made.
-        digests = [member for member in fork.not_compared if member in FOREIGN_DIGESTS]
+        # A replay with recorded tools writes no attempt markers, and a changed prompt or tool
+        # list is the replay's news, not the fork's: neither is a difference the fork made.
         self.app.push_screen(
             CompareScreen(
                 Side(self.store, self.run_id, "recording"),
                 Side(fork.store, self.run_id, "fork"),
                 markers_optional=True,
-                not_compared=digests,
+                not_compared=tuple(REQUEST_DIGESTS),
             )
         )
 
