@@ -8,6 +8,7 @@ an attempt marker before it runs, and a marker without a result halts the run (`
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -168,7 +169,7 @@ class Tool:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", ToolSpec(self.name, self.description, json_schema(self.args_type)))
-        object.__setattr__(self, "wants_context", len(inspect.signature(self.fn).parameters) >= 2)
+        object.__setattr__(self, "wants_context", _takes_context(self.fn))
 
     def safety_for(self, tool_use_id: str) -> ToolSafety:
         """The safety one call runs under (a replay's stand-in takes each call's from the recording)."""
@@ -254,8 +255,16 @@ def _schema_of(annotation: Any) -> dict[str, Any]:
     return {}
 
 
+@functools.lru_cache(maxsize=1024)
+def _takes_context(fn: ToolFunction) -> bool:
+    # Cached: a replay serves each of your tools through a stand-in made per run.
+    return len(inspect.signature(fn).parameters) >= 2
+
+
+@functools.lru_cache(maxsize=256)
 def json_schema(args_type: type | None) -> dict[str, Any]:
-    """The JSON schema of a dataclass's fields (an open object when there is no type)."""
+    """The JSON schema of a dataclass's fields (an open object when there is no type). Cached
+    (type hints are costly to evaluate, and tools are made per run): never change what it returns."""
     if args_type is None:
         return {"type": "object"}
     hints = get_type_hints(args_type)

@@ -233,13 +233,19 @@ _MEMBERS: tuple[tuple[bytes, str, Callable[[Any], bytes], bool], ...] = tuple(
 )
 
 
-def encode_record(record: Record) -> bytes:
-    """The canonical bytes of ``record`` (salt included when the record carries one)."""
+# The salt is written last of all (section 1.2): a record being journaled gets its salt there.
+_BEFORE_SALT, _SALT_PREFIX = _MEMBERS[:-1], _MEMBERS[-1][0]
+assert _MEMBERS[-1][1] == "salt"
+
+
+def encode_record(record: Record, salt: bytes | None = None) -> bytes:
+    """The canonical bytes of ``record`` (salt included when the record carries one); ``salt``,
+    when given, is written instead of the record's own (as a journal writes a fresh one)."""
     if record.tombstone is not None:
         t = record.tombstone
         return b'{"redacted":{"leaf_hash":%s,"at_ms":%d}}' % (encode_string(t.leaf_hash), t.at_ms)
     out = [b'{"name":', encode_string(record.name), b',"kind":', encode_string(record.kind)]
-    for prefix, attribute, encoder, zero_written in _MEMBERS:
+    for prefix, attribute, encoder, zero_written in _BEFORE_SALT:
         value = getattr(record, attribute)
         # Zero values are omitted, but for a struct member only None; a raw b"null" is non-empty
         # and kept, as Go keeps RawMessage("null").
@@ -247,6 +253,9 @@ def encode_record(record: Record) -> bytes:
             continue
         out.append(prefix)
         out.append(encoder(value))
+    if salt := record.salt if salt is None else salt:
+        out.append(_SALT_PREFIX)
+        out.append(_b64(salt))
     out.append(b"}")
     return b"".join(out)
 

@@ -113,11 +113,11 @@ class Journal:
         Returns the record that holds the name afterwards, and whether it is this one.
         """
         await self._ensure_header(run_id)
-        salted = dataclasses.replace(record, salt=os.urandom(SALT_BYTES))
-        data = encode_record(salted)
+        salt = os.urandom(SALT_BYTES)
+        data = encode_record(record, salt)
         inserted = await self.store.insert(run_id, record.name, data)
         if inserted.won:
-            return dataclasses.replace(salted, raw=data), True
+            return dataclasses.replace(record, salt=salt, raw=data), True
         return decode_record(inserted.entry.data, inserted.entry.name), False
 
     async def do(self, run_id: str, name: str, step: Callable[[], Awaitable[Record]]) -> Record:

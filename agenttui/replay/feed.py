@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_record, encode_header, encode_record
-from agenttui.journal.journal import SALT_BYTES
+from agenttui.journal.journal import SALT_BYTES, Journal, decode_entry
 from agenttui.journal.record import HEADER_NAME, Record, StepKind
-from agenttui.stores.base import Inserted
+from agenttui.stores.base import Entry, Inserted
 from agenttui.stores.memory import MemStore
 
 
@@ -55,6 +55,8 @@ class ReplayStore(MemStore):
         self._outputs = [is_replayed_output(r) for r in recording]
         self._cursor = 0
         """Every record before this index is in the store (fed, or written by the loop)."""
+        self._held: dict[str, Record] = {}
+        """The run's records as fed or written, by name: read back without decoding them again."""
         self.legacy = bool(recording) and not recording[0].is_header
         """The recording is headerless (before v0.9): the replay runs under a header of its own,
         which the loop needs and ``ReplaySession.replayed`` leaves out again."""
@@ -70,6 +72,7 @@ class ReplayStore(MemStore):
                 if self._outputs[self._cursor]:
                     break
                 await super().insert(self.run_id, record.name, record.raw)
+                self._held[record.name] = record
                 fed.append(record)
             self._cursor += 1
         return fed
@@ -96,6 +99,15 @@ class ReplayStore(MemStore):
                 adopted = True
         return adopted and bool(await self.feed_due())
 
+    def record_of(self, entry: Entry) -> Record:
+        """The record of one of the run's entries: as it was fed or written, else decoded."""
+        held = self._held.get(entry.name)
+        return held if held is not None and held.raw == entry.data else decode_entry(entry)
+
+    def journal(self) -> Journal:
+        """A journal for the replayed loop, which keeps what the loop writes (``record_of``)."""
+        return _KeepingJournal(self)
+
     async def insert(self, run_id: str, name: str, data: bytes) -> Inserted:
         if run_id != self.run_id:
             return await super().insert(run_id, name, data)
@@ -106,6 +118,18 @@ class ReplayStore(MemStore):
         if inserted.won:
             await self.feed_due()
         return inserted
+
+
+class _KeepingJournal(Journal):
+    def __init__(self, store: ReplayStore) -> None:
+        super().__init__(store)
+        self._replay_store = store
+
+    async def insert(self, run_id: str, record: Record) -> tuple[Record, bool]:
+        held, won = await super().insert(run_id, record)
+        if won and run_id == self._replay_store.run_id:
+            self._replay_store._held[record.name] = held
+        return held, won
 
 
 def _pinned_attempt(data: bytes, recorded: Record) -> bytes:

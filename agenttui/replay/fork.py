@@ -34,7 +34,7 @@ from agenttui.journal.record import Message, Record, StepKind, ToolResultPart, T
 from agenttui.render.diff import JournalDiff, diff_journals
 from agenttui.replay.breakpoints import Breakpoint
 from agenttui.replay.edit import BadEdit, Edit, find_step, make_edit
-from agenttui.replay.model import NoRecordedOutput, ReplayModel, recorded_deltas, replay
+from agenttui.replay.model import NoRecordedOutput, ReplayModel, recorded_deltas, recorded_model
 from agenttui.replay.session import RecordedCalls, ReplaySession, ReplayState, Unanswerable
 from agenttui.stores.base import Store
 
@@ -159,7 +159,7 @@ class ForkSession(ReplaySession):
     async def _model(self) -> Model:
         self.live_from, self.live_reason = None, ""
         self._seen = self._told_count = 0
-        return ForkModel(self, await replay(self.source, self.run_id))
+        return ForkModel(self, recorded_model(self.source, self.run_id, self.recording))
 
     def _build_agent(self, model: Model) -> Agent:
         agent = super()._build_agent(model)

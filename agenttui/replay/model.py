@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from agenttui.agent.model import Finish, ModelDelta, ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta
 from agenttui.errors import AgentTuiError, JournalVersionError, RunNotFoundError
@@ -84,6 +84,18 @@ async def replay(store: Store, run_id: str) -> ReplayModel:
     """
     journal = Journal(store)
     return ReplayModel(journal, {run_id: await model_turns(journal, run_id)})
+
+
+def recorded_model(source: Store, run_id: str, recording: Sequence[Record]) -> ReplayModel:
+    """``replay`` of a run whose records are in hand (a replay session's recording): its model
+    turns are not read again; its sub-runs' are, on first use.
+
+    Raises ``JournalVersionError`` for a run in a format agenttui does not read.
+    """
+    if recording and recording[0].is_header and (found := journal_format(recording[0])) not in SUPPORTED_FORMATS:
+        raise JournalVersionError(run_id, found)
+    turns = [r for r in recording if r.kind == StepKind.MODEL and r.name.startswith("@llm/")]
+    return ReplayModel(Journal(source), {run_id: turns})
 
 
 async def model_turns(journal: Journal, run_id: str) -> list[Record]:

@@ -34,7 +34,7 @@ from agenttui.render.diff import JournalDiff, diff_journals
 from agenttui.replay.breakpoints import Breakpoint, BreakpointCheck, BreakpointHit
 from agenttui.replay.feed import ReplayStore
 from agenttui.replay.legacy import LegacyKeys
-from agenttui.replay.model import NoRecordedOutput, replay
+from agenttui.replay.model import NoRecordedOutput, recorded_model
 from agenttui.replay.verdict import (
     REQUEST_DIGESTS,
     Divergence,
@@ -43,6 +43,7 @@ from agenttui.replay.verdict import (
     fed_results,
     refusal_reason,
     request_changes,
+    without_request_digests,
 )
 from agenttui.runs.bundle import read_manifest
 from agenttui.runs.status import RunState, RunStatus, lease_row, status_of
@@ -419,7 +420,7 @@ class ReplaySession:
 
     async def _model(self) -> Model:
         """The model the replayed loop asks (a fork's answers where the recording cannot)."""
-        return await replay(self.source, self.run_id)
+        return recorded_model(self.source, self.run_id, self.recording)
 
     def _emitted(self, event: AgentEvent) -> AgentEvent:
         """An event of the replayed loop as the session reports it (a fork marks its live turns)."""
@@ -437,6 +438,7 @@ class ReplaySession:
             agent = Agent(model, self.store, *recorded_tools(self.loop_recording, self.start, self.calls), name="agent",
                           system_prompt=str(settings.get("system_prompt", "")), max_turns=int(settings.get("max_turns", 100_000)))  # fmt: skip
         agent.takes_redacted_results = True  # fed as the store holds them (tombstones)
+        agent.journal = self.store.journal()  # what the loop writes is read back without decoding
         return agent
 
     @property
@@ -549,8 +551,8 @@ class ReplaySession:
         """The records the replay wrote since the last read (``replayed``), decoded once."""
         async with self._reading:
             before = len(self._replayed)
-            async for entry, record in Journal(self.store).entries(self.run_id, after=self._replayed_seq):
-                self._replayed_seq = entry.seq
+            async for entry in self.store.load(self.run_id, after=self._replayed_seq):
+                self._replayed_seq, record = entry.seq, self.store.record_of(entry)
                 if self.store.legacy and record.is_header:
                     continue  # the header a legacy replay runs under
                 if self.input_given and record.name == keys.RUN_START:
@@ -583,10 +585,7 @@ class ReplaySession:
         if self.redaction is not None:
             records = [self.redaction.redactor.redact_record(r) for r in records]
         # The request's digests are judged apart (``request_changes``), never as a difference in a record.
-        return [
-            dataclasses.replace(r, prompt_digest="", tools_digest="") if r.kind == StepKind.MODEL else r
-            for r in records
-        ]
+        return [without_request_digests(r) for r in records]
 
     async def diff(self) -> JournalDiff:
         """The recording against the replay so far."""
