@@ -56,8 +56,13 @@ class ScriptedModel:
         agents: Mapping[str, Sequence[Turn]] | None = None,
         latency: float = 0.0,
         chunk: int = 16,
+        model: ModelInfo = SCRIPTED_MODEL,
+        agent_models: Mapping[str, ModelInfo] | None = None,
     ) -> None:
         self.turns = list(turns)
+        self.model = model
+        """The model the turns say answered (sub-agents': ``agent_models``, by agent name)."""
+        self.agent_models = dict(agent_models or {})
         self.agents = {name: list(script) for name, script in (agents or {}).items()}
         self.latency = latency
         self.chunk = chunk
@@ -78,4 +83,5 @@ class ScriptedModel:
         for index, call in enumerate(turn.calls):
             call_id = call.id or f"call_{request.turn}_{index}"
             yield ToolCallDelta(index, call_id, call.name, json.dumps(call.args, separators=(",", ":")))
-        yield Finish("tool_use" if turn.calls else "stop", turn.usage, model=SCRIPTED_MODEL)
+        model = self.agent_models.get(request.agent, self.model)
+        yield Finish("tool_use" if turn.calls else "stop", turn.usage, model=model)

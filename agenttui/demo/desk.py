@@ -17,7 +17,7 @@ from agenttui.agent.model import Model
 from agenttui.agent.scripted import Call, ScriptedModel, Turn
 from agenttui.agent.subagent import subagent_tool
 from agenttui.agent.tools import Tool, ToolContext, interrupt_name, tool
-from agenttui.journal.record import Usage
+from agenttui.journal.record import ModelInfo, Usage
 from agenttui.stores.base import Store
 
 ORDERS: dict[str, dict[str, Any]] = {
@@ -157,5 +157,11 @@ SPECIALIST_TURNS = turns(
 )
 
 
+#: The models the demo's turns name (the cost lens prices them): the desk's, and the specialist's.
+DESK_MODEL = ModelInfo("anthropic", "claude-sonnet-4-5")
+SPECIALIST_MODEL = ModelInfo("anthropic", "claude-haiku-4-5")
+
+
 def demo_model(script: Sequence[Turn], *, latency: float = 0.0) -> ScriptedModel:
-    return ScriptedModel(script, agents={SPECIALIST: SPECIALIST_TURNS}, latency=latency)
+    return ScriptedModel(script, agents={SPECIALIST: SPECIALIST_TURNS}, latency=latency, model=DESK_MODEL,
+                         agent_models={SPECIALIST: SPECIALIST_MODEL})  # fmt: skip

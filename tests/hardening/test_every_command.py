@@ -187,6 +187,13 @@ RECIPES: dict[str, Recipe] = {
         Call([store.url, "--where", "stauts=halted"], expect=(2,)),
     ],
     "show": views([], ["--json"], ["--at", "1"], ["--at", "2", "--json"], ["--at", "99"]),
+    # Every run's spend, a line a turn of each featured run, by model and tool, a filter's.
+    "cost": lambda store, aids: [
+        Call([store.url], expect=(0,) if store.journal else (2,)),
+        Call([store.url, "--by", "model", "--json"], expect=(0,) if store.journal else (2,)),
+        Call([store.url, "--by", "tool", "--where", "status=unreadable,halted or id='*\x1b*'"], expect=(0, 1, 2)),
+        *views([], ["--json"])(store, aids),
+    ],
     "events": views([], ["--json"]),
     "mermaid": views([], ["--ascii", "--width", "80"], ["--ascii", "--plain", "--width", "40"]),
     "draw": lambda store, aids: (
