@@ -48,7 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from statuses import copy_to_postgres, timed  # noqa: E402
+from statuses import Case, copy_to_postgres, timed  # noqa: E402
 
 AGENTTUI = [sys.executable, "-m", "agenttui"]
 APPLY_WHERE = "status=halted,awaiting-approval"
@@ -82,7 +82,7 @@ def preview(cache: Path, runs: int, repeats: int, shape: str) -> None:
     started = load()
     for _ in range(repeats):  # interleaved: a drift in the machine's speed hits both alike
         for name, argv in commands.items():
-            figures[name].append(timed(argv, str(ROOT)))
+            figures[name].append(timed(Case(argv)))
     print(f"Preview over {runs:,} runs ({shape}, SQLite), {repeats} rounds, load average {started} -> {load()}")
     print(f"  {'':52} {'median':>8} {'min':>8} {'max':>8} {'CPU':>8} {'peak RSS':>9}")
     medians = {}

@@ -12,6 +12,7 @@ from agenttui.journal.inert import printable, printable_id, safe_json
 
 if TYPE_CHECKING:
     from agenttui.replay.compare import Comparison, Side, TurnPair
+    from agenttui.runs.cost import Spend
     from agenttui.stores.base import Store
 
 
@@ -31,23 +32,34 @@ async def compare_command(store: str, run_a: str, run_b: str, other_store: str |
     """
     from agenttui.replay.compare import Side, compare_sides
     from agenttui.replay.reports import comparison_json
+    from agenttui.runs.cost import PriceBook, cost_change, spend_json, store_costs
 
-    async def body(left_store: Store) -> tuple[Side, Side, Comparison]:
+    prices = PriceBook()
+
+    async def body(left_store: Store) -> tuple[Side, Side, Comparison, Spend, Spend]:
         left = Side(left_store, run_a, run_a)
 
-        async def against(right_store: Store) -> tuple[Side, Side, Comparison]:
+        async def against(right_store: Store) -> tuple[Side, Side, Comparison, Spend, Spend]:
             right = Side(right_store, run_b, run_b)
-            return left, right, await compare_sides(left, right)
+            comparison = await compare_sides(left, right)
+            # What each run cost, its sub-runs rolled up: after the comparison, which says if a run is missing.
+            (left_cost,) = [cost.total async for cost in store_costs(left_store, [run_a], prices)]
+            (right_cost,) = [cost.total async for cost in store_costs(right_store, [run_b], prices)]
+            return left, right, comparison, left_cost, right_cost
 
         if other_store is None:
             return await against(left_store)
         return await with_store(other_store, against)
 
-    left, right, comparison = await with_store(store, body)
+    left, right, comparison, left_cost, right_cost = await with_store(store, body)
     if as_json:
-        click.echo(safe_json(comparison_json(left, right, comparison)))
+        found = comparison_json(left, right, comparison)
+        found["cost"] = {"left": spend_json(left_cost), "right": spend_json(right_cost), "prices": prices.describe()}
+        click.echo(safe_json(found))
     else:
-        for line in comparison_lines(left, right, comparison):
+        lines = comparison_lines(left, right, comparison)
+        lines.insert(2, cost_change(left_cost, right_cost) + f" (prices: {prices.describe()})")
+        for line in lines:
             click.echo(line)
     sys.exit(0 if comparison.same else EXIT_DIVERGED)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,6 +17,8 @@ if TYPE_CHECKING:
     from agenttui.stores.base import Store
 
 GROUPINGS = ("turn", "run", "tool", "model")
+#: The width of a turn's context bar.
+CONTEXT_CELLS = 12
 
 
 @main.command("cost")
@@ -102,8 +103,13 @@ def _lines(grouping: str, costs: list[RunCost]) -> tuple[list[tuple[str, int, Sp
     for cost in costs:
         total += cost.total
     if grouping == "turn":
+        from agenttui.render.cells import meter
+
         (cost,) = costs
-        lines = [(turn.name, 1, turn.spend, f"{turn.model}  context {turn.context:,}" + (f"  calls {', '.join(turn.tools)}" if turn.tools else ""))
+        # The context each turn sent, as a bar against the largest: how the conversation grew.
+        most = max((turn.context for turn in cost.turns), default=0)
+        lines = [(turn.name, 1, turn.spend, f"{meter(turn.context, most, CONTEXT_CELLS):<{CONTEXT_CELLS}}"
+                  f"  context {turn.context:,}  {turn.model}" + (f"  calls {', '.join(turn.tools)}" if turn.tools else ""))
                  for turn in cost.turns]  # fmt: skip
         if cost.sub_runs.tokens:
             lines.append(("sub-runs", 0, cost.sub_runs, "rolled up from the runs its calls started"))
@@ -173,14 +179,7 @@ def _print(grouping: str, lines: list[tuple[str, int, Spend, str]], total: Spend
 
 def _as_json(grouping: str, lines: list[tuple[str, int, Spend, str]], total: Spend, costs: list[RunCost],
              prices: PriceBook) -> dict[str, Any]:  # fmt: skip
-    def spend_json(spend: Spend) -> dict[str, Any]:
-        usage, wasted = spend.usage, spend.wasted
-        return {
-            "input_tokens": usage.input_tokens, "cache_read_tokens": usage.cache_read_tokens,
-            "cache_write_tokens": usage.cache_write_tokens, "output_tokens": usage.output_tokens,
-            "cost_usd": _decimal(spend.cost), "wasted_tokens": wasted.total, "wasted_cost_usd": _decimal(spend.wasted_cost),
-            "unpriced_models": sorted(spend.unpriced),
-        }  # fmt: skip
+    from agenttui.runs.cost import spend_json
 
     out: dict[str, Any] = {"by": grouping, "prices": prices.describe(), "lines": []}
     for name, turns, spend, _ in lines:
@@ -196,7 +195,3 @@ def _as_json(grouping: str, lines: list[tuple[str, int, Spend, str]], total: Spe
         out["lines"].append(line)
     out["total"] = {"runs": len(costs), "not_read_whole": sum(1 for c in costs if c.unreadable)} | spend_json(total)
     return out
-
-
-def _decimal(value: Decimal) -> float:
-    return float(round(value, 6))

@@ -129,3 +129,16 @@ def wrap_words(text: str, cells: int, lines: int, ellipsis: str = "\u2026") -> l
 def was_cut(text: str, cells: int, lines: int) -> bool:
     """Whether ``wrap_words`` leaves part of ``text`` out."""
     return " ".join(wrap_words(text, cells, lines)) != " ".join(text.split())
+
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def meter(value: int, most: int, cells: int) -> str:
+    """A bar of ``value`` against ``most``, ``most`` filling ``cells`` cells, in eighths of a cell
+    (a value above nothing shows at least an eighth)."""
+    if value <= 0 or most <= 0:
+        return ""
+    eighths = max(1, round(min(value, most) / most * cells * 8))
+    full, part = divmod(eighths, 8)
+    return "█" * full + (_EIGHTHS[part] if part else "")

@@ -109,6 +109,14 @@ class PriceBook:
                 raise ConfigError(f"--prices {path}: [{name}] holds a price that is not a number") from None
         return cls(overrides, source=str(path))
 
+    def warm(self) -> PriceBook:
+        """Read the library's prices now (its import and snapshot: about 0.2 s), so that a cost
+        asked for later does not wait on them: a viewer calls it off its event loop."""
+        from genai_prices import data_snapshot
+
+        data_snapshot.get_snapshot()
+        return self
+
     @cached_property
     def library(self) -> str:
         """Where the prices come from, with their date: the library's release (its bundled prices)."""
@@ -418,3 +426,24 @@ async def _read_cost(journal: Journal, run_id: str, prices: PriceBook, children:
     if broken := next((child for child in children.values() if child.unreadable), None):
         cost = dataclasses.replace(cost, unreadable=f"sub-run {broken.run_id} {broken.unreadable}")
     return cost
+
+
+def cost_change(before: Spend, after: Spend) -> str:
+    """Two spends' cost and the change between them: ``cost $0.0058 → $0.0061 (+$0.0003)``
+    (the change left out where either side holds unpriced tokens)."""
+    text = f"cost {format_cost(before)} → {format_cost(after)}"
+    if before.priced and after.priced:
+        change = after.cost - before.cost
+        text += f" ({'+' if change >= 0 else '-'}{format_cost(Spend(cost=abs(change)))})"
+    return text
+
+
+def spend_json(spend: Spend) -> dict[str, Any]:
+    """A spend for scripts and agents: the tokens by kind, dollars (to the millionth), unpriced models."""
+    usage, wasted = spend.usage, spend.wasted
+    return {
+        "input_tokens": usage.input_tokens, "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens, "output_tokens": usage.output_tokens,
+        "cost_usd": float(round(spend.cost, 6)), "wasted_tokens": wasted.total,
+        "wasted_cost_usd": float(round(spend.wasted_cost, 6)), "unpriced_models": sorted(spend.unpriced),
+    }  # fmt: skip

@@ -53,6 +53,7 @@ from agenttui.tui.themes import DEFAULT_THEME, load_themes
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentFactory
     from agenttui.runs.choices import StepContext
+    from agenttui.runs.cost import PriceBook
     from agenttui.runs.operations import Operation
     from agenttui.runs.status import RunStatus
 
@@ -128,6 +129,8 @@ class AgentTuiApp(App[int]):
         moved away or replaced from a connection that failed."""
         self._warnings: warnings.catch_warnings[None] | None = None
         """How warnings were shown before the app mounted: restored when it unmounts."""
+        self.prices: PriceBook | None = None
+        """Model prices, once read (``warm_prices``): a model turn's cost is shown from then on."""
         self.first_rows_shown = asyncio.Event()
         """Set once the runs list has painted its first rows: the change feed waits for it to
         start watching the file (see ``follow_changes``)."""

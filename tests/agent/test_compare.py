@@ -231,9 +231,10 @@ def test_cli_compare_exit_codes_and_first_difference(store_url: tuple[Store, str
     differ = cli("compare", url, "original", "fork")
     assert differ.returncode == 3, differ.stderr
     lines = differ.stdout.splitlines()
-    assert lines[2] == "first difference: turn 3 · @llm/2: different model output"
-    assert lines[3] == "1 of 4 turns differ:"
-    assert lines[4].startswith("  turn    3  tokens 110 → 110 (+0)  @llm/2")
+    assert lines[2].startswith("cost $0.")  # the difference in cost: test_cost.py
+    assert lines[3] == "first difference: turn 3 · @llm/2: different model output"
+    assert lines[4] == "1 of 4 turns differ:"
+    assert lines[5].startswith("  turn    3  tokens 110 → 110 (+0)  @llm/2")
     assert '-        "text": "A-1004 is eligible."' in differ.stdout
     missing = cli("compare", url, "original", "nope")
     assert missing.returncode == 1 and "no run 'nope'" in missing.stderr

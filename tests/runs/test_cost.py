@@ -197,3 +197,13 @@ def test_a_prices_file_that_is_not_prices_is_refused(tmp_path: Path, demo_db: Pa
     (tmp_path / "bad.toml").write_text('["x"]\ninput = "cheap"\n')
     done = cli("cost", demo_db, "--prices", tmp_path / "bad.toml")
     assert done.returncode == 2 and "not a number" in done.stderr, done.stderr
+
+
+def test_compare_gives_the_difference_in_cost(demo_db: Path) -> None:  # noqa: F811
+    """On claude-sonnet-4-5: 1,790 in, 600 cached, 282 out = $0.00978; 1,305, 200, 167 = $0.00648."""
+    done = cli("compare", demo_db, "refund-a1002", "refund-a1003-denied")
+    assert done.stdout.splitlines()[2].startswith("cost $0.0098 → $0.0065 (-$0.0033) (prices: genai-prices "), (
+        done.stdout
+    )
+    cost = json.loads(cli("compare", demo_db, "refund-a1002", "refund-a1003-denied", "--json").stdout)["cost"]
+    assert (cost["left"]["cost_usd"], cost["right"]["cost_usd"]) == (0.00978, 0.00648)

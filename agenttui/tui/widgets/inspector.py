@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -24,6 +25,9 @@ from agenttui.journal.record import (
 )
 from agenttui.runs.view import Utterance
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
+
+if TYPE_CHECKING:
+    from agenttui.runs.cost import PriceBook
 
 #: Characters of one value shown before it is cut; ``e`` in the inspector expands it in place.
 VALUE_LIMIT = 4000
@@ -75,9 +79,16 @@ def _parts(message: Message, *, full: bool) -> list[RenderableType]:
 
 
 def describe_record(
-    record: Record, index: int, seq_names: dict[str, str], *, full: bool = False, raw: bool = False
+    record: Record,
+    index: int,
+    seq_names: dict[str, str],
+    *,
+    full: bool = False,
+    raw: bool = False,
+    prices: PriceBook | None = None,
 ) -> RenderableType:
-    """Everything a record holds, as inert text: the inspector's content."""
+    """Everything a record holds, as inert text: the inspector's content; with ``prices``, what
+    a model turn cost and what its dropped requests wasted."""  # fmt: skip
     title = Text(f"#{index}  {kind_icon(record)} {printable(record.name)}", style="bold")
     title.append(f"   {record.kind or '?'}", style="italic")
     body: list[RenderableType] = [title]
@@ -126,6 +137,8 @@ def describe_record(
                 f"usage: {u.input_tokens} in · {u.output_tokens} out · {u.cache_read_tokens} cache read · {u.cache_write_tokens} cache write"
             )
         )
+    if prices is not None and (line := _cost_line(record, prices)):
+        body.append(Text(printable(line)))
     if record.message is not None:
         body += [_heading(f"message ({record.message.role})"), *_parts(record.message, full=full)]
     if record.result is not None:
@@ -138,6 +151,27 @@ def describe_record(
             _value(record.raw.decode("utf-8", "replace"), full=full),
         ]
     return Group(*body)
+
+
+def _cost_line(record: Record, prices: PriceBook) -> str:
+    """A model turn's cost and the context it sent; the spend a dropped request wasted."""
+    from agenttui.runs.cost import format_cost, model_name, spend_of
+
+    wasted = record.discarded_usage
+    if record.kind == StepKind.MODEL and record.name.startswith("@llm/"):
+        spend = spend_of(prices, record.model, record.usage, wasted)
+        usage = spend.usage
+        context = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        line = f"cost {format_cost(spend)} · context {context:,} tokens"
+        if spend.unpriced:
+            line += f" · no price known for {model_name(record.model)} (agenttui cost --prices)"
+        if wasted:
+            line += f" · wasted {wasted.total:,} tokens, {format_cost(spend, wasted=True)} (dropped requests)"
+        return line
+    if wasted and record.name.startswith(("@spend/", "@spend-late/")):
+        counted = "the turn that retried it" if record.name.startswith("@spend/") else "the turn before it"
+        return f"wasted {wasted.total:,} tokens: a dropped request's usage, counted on {counted} (agenttui cost)"
+    return ""
 
 
 def record_value(record: Record) -> str:
@@ -171,6 +205,7 @@ class RecordInspector(ScrollingPane):
         super().__init__(id=id)
         self._content = Static("", id="inspector-content")
         self._shown: tuple[Record, int, dict[str, str]] | None = None
+        self._prices: PriceBook | None = None
 
     def compose(self) -> ComposeResult:
         yield self._content
@@ -179,11 +214,17 @@ class RecordInspector(ScrollingPane):
         self._shown = (record, index, names)
         self._redraw()
 
+    def show_costs(self, prices: PriceBook) -> None:
+        """Show what model turns cost, at ``prices`` (read once, off the event loop)."""
+        self._prices = prices
+        self._redraw()
+
     def _redraw(self) -> None:
         if self._shown is not None:
             record, index, names = self._shown
             full = self.show_raw or self.expand
-            self._content.update(describe_record(record, index, names, full=full, raw=self.show_raw))
+            described = describe_record(record, index, names, full=full, raw=self.show_raw, prices=self._prices)
+            self._content.update(described)
 
     @property
     def shown(self) -> tuple[Record, int] | None:
