@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -28,6 +29,9 @@ from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 from agenttui.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from agenttui.runs.cost import Spend
 
 TITLE_LINES = 2
 """The header's lines at most, once the parts that must show are in (they may take more)."""
@@ -84,6 +88,8 @@ class CompareScreen(StoreScreen):
         self.interleaved: bool | None = None
         """One column or two, as asked (``v``); None: by the width (``SIDE_BY_SIDE_MIN``)."""
         self._detail_shown: tuple[int, int] | None = None
+        self.costs: tuple[Spend, Spend] | None = None
+        """What each run cost, its sub-runs rolled up: read once both are aligned."""
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="compare-title")
@@ -157,6 +163,22 @@ class CompareScreen(StoreScreen):
                 self.jump_to_first()
         if not known:
             self.moved()
+        if message.done:
+            self._read_costs()
+
+    @work(exclusive=True, group="compare-costs", exit_on_error=False)
+    async def _read_costs(self) -> None:
+        """What each run cost (the prices read in a thread the first time), then the title says it.
+        Without prices (the library fails to load) the title says tokens alone, as before."""
+        from agenttui.runs.cost import PriceBook, store_costs
+
+        if self.tui.prices is None:
+            self.tui.prices = await asyncio.to_thread(PriceBook().warm)
+        prices = self.tui.prices
+        (left,) = [cost.total async for cost in store_costs(self.left.store, [self.left.run_id], prices)]
+        (right,) = [cost.total async for cost in store_costs(self.right.store, [self.right.run_id], prices)]
+        self.costs = (left, right)
+        self._title()
 
     # -- showing -----------------------------------------------------------------------------
 
@@ -230,6 +252,10 @@ class CompareScreen(StoreScreen):
             else:
                 parts.append(Text(f"first: {printable(first.words(self.left.label, self.right.label))}", style="bold"))
                 optional.append(Text(f"{len(comparison.differing_turns):,} of {len(comparison.turns):,} turns differ"))
+            if self.costs is not None:
+                from agenttui.runs.cost import cost_change
+
+                optional.append(Text(cost_change(*self.costs)))
             optional.append(Text(f"turns {comparison.left_turns:,} ⇄ {comparison.right_turns:,}"))
             line = self.query_one(CompareView).current
             if line is not None and not line.folded:
