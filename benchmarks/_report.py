@@ -49,6 +49,22 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *(line(r) for r in rows)])
 
 
+def process_figures(figures: dict[str, list[tuple[float, float, float]]], width: int) -> dict[str, float]:
+    """Print each command's whole-process rounds, (wall s, CPU s, peak RSS MB) each: the median,
+    min and max wall time, the median CPU time and the largest peak; return the medians by name."""
+    import statistics
+
+    print(f"  {'':{width}} {'median':>8} {'min':>8} {'max':>8} {'CPU':>8} {'peak RSS':>9}")
+    medians = {}
+    for name, each in figures.items():
+        walls = [wall for wall, _, _ in each]
+        medians[name] = statistics.median(walls)
+        cpu = statistics.median(c for _, c, _ in each)
+        rss = max(r for _, _, r in each)
+        print(f"  {name:{width}} {medians[name]:7.2f}s {min(walls):7.2f}s {max(walls):7.2f}s {cpu:7.2f}s {rss:6.0f} MB")
+    return medians
+
+
 def say(what: str) -> None:
     """Progress, on stderr: the report itself is stdout's."""
     print(f"... {what}", file=sys.stderr, flush=True)

@@ -48,6 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+from _report import process_figures  # noqa: E402
 from statuses import Case, copy_to_postgres, timed  # noqa: E402
 
 AGENTTUI = [sys.executable, "-m", "agenttui"]
@@ -84,14 +85,7 @@ def preview(cache: Path, runs: int, repeats: int, shape: str) -> None:
         for name, argv in commands.items():
             figures[name].append(timed(Case(argv)))
     print(f"Preview over {runs:,} runs ({shape}, SQLite), {repeats} rounds, load average {started} -> {load()}")
-    print(f"  {'':52} {'median':>8} {'min':>8} {'max':>8} {'CPU':>8} {'peak RSS':>9}")
-    medians = {}
-    for name, each in figures.items():
-        walls = [wall for wall, _, _ in each]
-        medians[name] = statistics.median(walls)
-        cpu = statistics.median(c for _, c, _ in each)
-        rss = max(r for _, _, r in each)
-        print(f"  {name:52} {medians[name]:7.2f}s {min(walls):7.2f}s {max(walls):7.2f}s {cpu:7.2f}s {rss:6.0f} MB")
+    medians = process_figures(figures, 52)
     bulk, listing = medians.values()
     print(f"  preview / runs --json: {bulk / listing:.2f}x (target ≤ 1.2x)\n")
 

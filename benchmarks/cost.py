@@ -18,7 +18,6 @@ reuses it after: 100,000 runs take 10-50 minutes on a 2-core machine (``benchmar
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from _report import checkout, machine, say  # noqa: E402
+from _report import checkout, machine, process_figures, say  # noqa: E402
 from statuses import Case, timed  # noqa: E402
 
 AGENTTUI = [sys.executable, "-m", "agenttui"]
@@ -70,14 +69,7 @@ def main() -> None:
     print(f"agenttui cost lens benchmark, checkout {checkout()}")
     print(machine())
     print(f"store: {describe(shape_of(store))}\n")
-    print(f"  {'':28} {'median':>8} {'min':>8} {'max':>8} {'CPU':>8} {'peak RSS':>9}")
-    medians = {}
-    for name, each in figures.items():
-        walls = [wall for wall, _, _ in each]
-        medians[name] = statistics.median(walls)
-        cpu = statistics.median(c for _, c, _ in each)
-        rss = max(r for _, _, r in each)
-        print(f"  {name:28} {medians[name]:7.2f}s {min(walls):7.2f}s {max(walls):7.2f}s {cpu:7.2f}s {rss:6.0f} MB")
+    medians = process_figures(figures, 28)
     cost, listing = medians.values()
     verdict = "met" if cost <= 1.5 * listing else "MISSED"
     print(f"  cost / runs --json: {cost / listing:.2f}x (target ≤ 1.5x): {verdict}")
