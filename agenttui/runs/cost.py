@@ -298,9 +298,12 @@ def run_cost(
     failed: list[Usage] = []  # failed requests' usage: the turn after them retried them
     calls: dict[str, str] = {}
     budget: int | None = None
+    damaged = ""
     for record in records:
         name = record.name
-        if record.kind == StepKind.MODEL and name.startswith("@llm/"):
+        if record.unreadable:
+            damaged = damaged or f"record {name} could not be read: its spend is not counted"
+        elif record.kind == StepKind.MODEL and name.startswith("@llm/"):
             wasted = _sum([record.discarded_usage or NO_USAGE, *failed, *late])
             failed, late = [], []
             tools = tuple(call.name for call in record.message.tool_uses) if record.message else ()
@@ -336,7 +339,7 @@ def run_cost(
             by_tool[tool] = by_tool.get(tool, Spend()) + sub.total
         for model, spend in sub.by_model.items():
             by_model[model] = by_model.get(model, Spend()) + spend
-    return RunCost(run_id, tuple(turns), own, below, by_tool, by_model, budget)
+    return RunCost(run_id, tuple(turns), own, below, by_tool, by_model, budget, unreadable=damaged)
 
 
 def _with_wasted(turn: TurnCost, model: ModelInfo | None, wasted: Usage, prices: PriceBook) -> TurnCost:
@@ -411,13 +414,19 @@ async def store_costs(store: Store, run_ids: Sequence[str] | None, prices: Price
         yield await _read_cost(journal, root, prices, {c: costs[c] for c in tree if keys.parent_run_id(c) == root})
 
 
+#: The records a cost is made of: model turns, dropped requests' spend, the budget.
+_COSTED = ("@llm/", "@spend/", "@spend-late/", keys.RUN_START)
+
+
 async def _read_cost(journal: Journal, run_id: str, prices: PriceBook, children: Mapping[str, RunCost]) -> RunCost:
     """``run_cost`` of a run read from the store: one whose rows cannot be read (a damaged page)
     costs nothing and says why, and the runs around it are costed still."""
     from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
+    from agenttui.journal.journal import decode_entry
 
     try:
-        records = (await journal.read(run_id)).records
+        # Only what a cost reads is decoded: a run's tool results are most of its bytes.
+        records = [decode_entry(e) async for e in journal.store.load(run_id) if e.name.startswith(_COSTED)]
     except (StoreConnectionError, StoreLockedError):  # the store's state, not this run's
         raise
     except StoreError as exc:
