@@ -207,3 +207,10 @@ def test_compare_gives_the_difference_in_cost(demo_db: Path) -> None:  # noqa: F
     )
     cost = json.loads(cli("compare", demo_db, "refund-a1002", "refund-a1003-denied", "--json").stdout)["cost"]
     assert (cost["left"]["cost_usd"], cost["right"]["cost_usd"]) == (0.00978, 0.00648)
+
+
+async def test_a_model_turn_that_cannot_be_read_is_said_not_left_out_silently() -> None:
+    store = MemStore()
+    await store.insert("broken", "@llm/0", b'{"name":"@llm/0","kind":"model","usage":{"input_tok')
+    (cost,) = [c async for c in store_costs(store, ["broken"], PriceBook())]
+    assert cost.turns == () and cost.unreadable == "record @llm/0 could not be read: its spend is not counted"
