@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,6 +18,14 @@ if TYPE_CHECKING:
     from agenttui.stores.base import Store
 
 GROUPINGS = ("turn", "run", "tool", "model")
+
+
+def _no_spend() -> Spend:
+    from agenttui.runs.cost import Spend
+
+    return Spend()
+
+
 #: The width of a turn's context bar.
 CONTEXT_CELLS = 12
 
@@ -59,7 +68,7 @@ async def cost_command(
     prices = PriceBook.load(prices_path)
     chosen = grouping or ("turn" if run_id is not None else "run")
 
-    async def body(opened: Store) -> list[RunCost]:
+    async def body(opened: Store) -> Tally:
         from agenttui.runs.cost import store_costs
 
         if run_id is not None:
@@ -70,16 +79,18 @@ async def cost_command(
             run_ids: Sequence[str] | None = [run_id]
         else:
             run_ids = await _selected(opened, where) if where is not None else None
-        return [cost async for cost in store_costs(opened, run_ids, prices)]
+        tally = Tally(chosen)
+        async for cost in store_costs(opened, run_ids, prices):  # tallied as read: a run's turns are not kept
+            tally.add(cost)
+        return tally
 
-    costs = await with_store(store, body)
-    if where is not None and not costs:
+    tally = await with_store(store, body)
+    if where is not None and not tally.runs:
         fail(f"no run of {store} matches {where_text!r}", 1)
-    lines, total = _lines(chosen, costs)
     if as_json:
-        click.echo(safe_json(_as_json(chosen, lines, total, costs, prices)))
+        click.echo(safe_json(_as_json(tally, prices)))
     else:
-        _print(chosen, lines, total, costs, prices)
+        _print(tally, prices)
 
 
 async def _selected(store: Store, where: Where) -> list[str]:
@@ -95,33 +106,71 @@ async def _selected(store: Store, where: Where) -> list[str]:
     return chosen
 
 
-def _lines(grouping: str, costs: list[RunCost]) -> tuple[list[tuple[str, int, Spend, str]], Spend]:
-    """(name, turns, spend, more) a line, and the total."""
-    from agenttui.runs.cost import Spend
+@dataclass
+class Line:
+    """One line of the table: a turn, a run, a tool or a model, its spend, and what more it says."""
 
-    total = Spend()
-    for cost in costs:
-        total += cost.total
-    if grouping == "turn":
-        from agenttui.render.cells import meter
+    name: str
+    turns: int
+    spend: Spend
+    more: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """What ``--json`` adds for it (a run's sub-runs and budget, a turn's model and context)."""
 
-        (cost,) = costs
-        # The context each turn sent, as a bar against the largest: how the conversation grew.
-        most = max((turn.context for turn in cost.turns), default=0)
-        lines = [(turn.name, 1, turn.spend, f"{meter(turn.context, most, CONTEXT_CELLS):<{CONTEXT_CELLS}}"
-                  f"  context {turn.context:,}  {turn.model}" + (f"  calls {', '.join(turn.tools)}" if turn.tools else ""))
-                 for turn in cost.turns]  # fmt: skip
-        if cost.sub_runs.tokens:
-            lines.append(("sub-runs", 0, cost.sub_runs, "rolled up from the runs its calls started"))
-        return lines, total
-    if grouping == "run":
-        return [(cost.run_id, len(cost.turns), cost.total, _run_more(cost)) for cost in costs], total
-    merged: dict[str, Spend] = {}
-    for cost in costs:
-        for name, spend in (cost.by_tool if grouping == "tool" else cost.by_model).items():
-            merged[name] = merged.get(name, Spend()) + spend
-    ordered = sorted(merged.items(), key=lambda item: (-item[1].total_cost, -item[1].tokens, item[0]))
-    return [(name, 0, spend, "") for name, spend in ordered], total
+
+@dataclass
+class Tally:
+    """The lines of a grouping and the total, as run costs come in."""
+
+    grouping: str
+    lines: list[Line] = field(default_factory=list)
+    total: Spend = field(default_factory=_no_spend)
+    runs: int = 0
+    turns: int = 0
+    not_read_whole: int = 0
+    merged: dict[str, Spend] = field(default_factory=dict)
+
+    def add(self, cost: RunCost) -> None:
+        from agenttui.runs.cost import Spend, spend_json
+
+        self.total += cost.total
+        self.runs += 1
+        self.turns += len(cost.turns)
+        self.not_read_whole += bool(cost.unreadable)
+        if self.grouping == "turn":
+            self.lines += _turn_lines(cost)
+        elif self.grouping == "run":
+            self.lines.append(Line(cost.run_id, len(cost.turns), cost.total, _run_more(cost), {
+                "turns": len(cost.turns), "sub_runs": spend_json(cost.sub_runs), "token_budget": cost.token_budget,
+                "budget_used": cost.budget_used, "unreadable": cost.unreadable or None,
+            }))  # fmt: skip
+        else:
+            for name, spend in (cost.by_tool if self.grouping == "tool" else cost.by_model).items():
+                self.merged[name] = self.merged.get(name, Spend()) + spend
+
+    def shown(self) -> list[Line]:
+        """The lines in order: turns and runs as read, tools and models by cost, the largest first."""
+        if self.grouping in ("turn", "run"):
+            return self.lines
+        ordered = sorted(self.merged.items(), key=lambda item: (-item[1].total_cost, -item[1].tokens, item[0]))
+        return [Line(name, 0, spend) for name, spend in ordered]
+
+
+def _turn_lines(cost: RunCost) -> list[Line]:
+    from agenttui.render.cells import meter
+
+    # The context each turn sent, as a bar against the largest: how the conversation grew.
+    most = max((turn.context for turn in cost.turns), default=0)
+    lines = [
+        Line(turn.name, 1, turn.spend,
+             f"{meter(turn.context, most, CONTEXT_CELLS):<{CONTEXT_CELLS}}  context {turn.context:,}  {turn.model}"
+             + (f"  calls {', '.join(turn.tools)}" if turn.tools else ""),
+             {"model": turn.model, "context_tokens": turn.context, "tools": list(turn.tools)})
+        for turn in cost.turns
+    ]  # fmt: skip
+    if cost.sub_runs.tokens:
+        lines.append(Line("sub-runs", 0, cost.sub_runs, "rolled up from the runs its calls started"))
+    return lines
 
 
 def _run_more(cost: RunCost) -> str:
@@ -139,16 +188,11 @@ def _money(spend: Spend, *, wasted: bool = False) -> str:
     return format_cost(spend, wasted=wasted)
 
 
-_HEADINGS = {"turn": "turn", "run": "run", "tool": "tool", "model": "model"}
-
-
-def _print(grouping: str, lines: list[tuple[str, int, Spend, str]], total: Spend, costs: list[RunCost],
-           prices: PriceBook) -> None:  # fmt: skip
-    out = sys.stdout
-    width = max([len(_HEADINGS[grouping]), len("total"), *(len(printable_id(name)) for name, *_ in lines)])
-    width = min(width, 40)
+def _print(tally: Tally, prices: PriceBook) -> None:
+    out, grouping, lines = sys.stdout, tally.grouping, tally.shown()
+    width = min(40, max([len(grouping), len("total"), *(len(printable_id(line.name)) for line in lines)]))
     turns_column = grouping == "run"
-    head = f"{_HEADINGS[grouping]:<{width}}" + ("  turns" if turns_column else "")
+    head = f"{grouping:<{width}}" + ("  turns" if turns_column else "")
     head += (
         f"  {'input':>9}  {'cached':>9}  {'cache w.':>9}  {'output':>9}  {'cost':>10}  {'wasted':>9}  {'wasted $':>9}"
     )
@@ -163,35 +207,21 @@ def _print(grouping: str, lines: list[tuple[str, int, Spend, str]], total: Spend
         return (text + (f"  {printable(more)}" if more else "")).rstrip()
 
     for line in lines:
-        out.write(row(*line) + "\n")
-    runs = f"{len(costs):,} run{'s' if len(costs) != 1 else ''}"
-    if unread := sum(1 for cost in costs if cost.unreadable):
-        runs += f", {unread:,} not read whole (their spend is what could be read)"
-    out.write(row("total", sum(len(c.turns) for c in costs), total, runs) + "\n")
+        out.write(row(line.name, line.turns, line.spend, line.more) + "\n")
+    runs = f"{tally.runs:,} run{'s' if tally.runs != 1 else ''}"
+    if tally.not_read_whole:
+        runs += f", {tally.not_read_whole:,} not read whole (their spend is what could be read)"
+    out.write(row("total", tally.turns, tally.total, runs) + "\n")
     out.write(f"prices: {prices.describe()}\n")
-    if total.unpriced:
-        named = sorted(total.unpriced - {"unknown"}) + (
-            ["turns that name no model"] if "unknown" in total.unpriced else []
-        )
+    if unpriced := tally.total.unpriced:
+        named = sorted(unpriced - {"unknown"}) + (["turns that name no model"] if "unknown" in unpriced else [])
         out.write(f"no price known for {printable(', '.join(named))}: their tokens are counted, not costed"
                   " (--prices FILE gives prices)\n")  # fmt: skip
 
 
-def _as_json(grouping: str, lines: list[tuple[str, int, Spend, str]], total: Spend, costs: list[RunCost],
-             prices: PriceBook) -> dict[str, Any]:  # fmt: skip
+def _as_json(tally: Tally, prices: PriceBook) -> dict[str, Any]:
     from agenttui.runs.cost import spend_json
 
-    out: dict[str, Any] = {"by": grouping, "prices": prices.describe(), "lines": []}
-    for name, turns, spend, _ in lines:
-        line = {_HEADINGS[grouping]: name} | spend_json(spend)
-        if grouping == "run":
-            cost = next(c for c in costs if c.run_id == name)
-            line |= {"turns": turns, "sub_runs": spend_json(cost.sub_runs), "token_budget": cost.token_budget,
-                     "budget_used": cost.budget_used, "unreadable": cost.unreadable or None}  # fmt: skip
-        elif grouping == "turn":
-            turn = next((t for t in costs[0].turns if t.name == name), None)
-            if turn is not None:
-                line |= {"model": turn.model, "context_tokens": turn.context, "tools": list(turn.tools)}
-        out["lines"].append(line)
-    out["total"] = {"runs": len(costs), "not_read_whole": sum(1 for c in costs if c.unreadable)} | spend_json(total)
-    return out
+    lines = [{tally.grouping: line.name} | spend_json(line.spend) | line.extra for line in tally.shown()]
+    total = {"runs": tally.runs, "not_read_whole": tally.not_read_whole} | spend_json(tally.total)
+    return {"by": tally.grouping, "prices": prices.describe(), "lines": lines, "total": total}

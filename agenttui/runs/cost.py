@@ -306,10 +306,10 @@ def run_cost(
         elif record.kind == StepKind.MODEL and name.startswith("@llm/"):
             wasted = _sum([record.discarded_usage or NO_USAGE, *failed, *late])
             failed, late = [], []
-            tools = tuple(call.name for call in record.message.tool_uses) if record.message else ()
-            calls.update((call.id, call.name) for call in (record.message.tool_uses if record.message else ()))
+            uses = record.message.tool_uses if record.message else ()
+            calls.update((call.id, call.name) for call in uses)
             spend = spend_of(prices, record.model, record.usage, wasted)
-            turns.append(TurnCost(name, model_name(record.model), spend, tools))
+            turns.append(TurnCost(name, model_name(record.model), spend, tuple(call.name for call in uses)))
             models.append(record.model)
         elif name.startswith("@spend/"):
             failed.append(record.discarded_usage or NO_USAGE)
