@@ -31,7 +31,7 @@ from agenttui.journal.record import ModelInfo, Record, StepKind, Usage
 
 if TYPE_CHECKING:
     from agenttui.journal.journal import Journal
-    from agenttui.stores.base import Store
+    from agenttui.stores.base import Entry, Store
 
 ZERO = Decimal(0)
 MILLION = Decimal(1_000_000)
@@ -405,32 +405,57 @@ async def store_costs(store: Store, run_ids: Sequence[str] | None, prices: Price
         roots, below = list(run_ids), {}
         for run_id in roots:
             below[run_id] = [r async for r in store.runs(prefix=run_id + ">")] if listing else []
-    for root in roots:
-        tree = below.get(root, [])
-        costs: dict[str, RunCost] = {}
-        for run_id in sorted(tree, key=lambda r: -r.count(">")):  # the deepest first: a parent sums its children
-            children = {child: costs[child] for child in tree if child in costs and keys.parent_run_id(child) == run_id}
-            costs[run_id] = await _read_cost(journal, run_id, prices, children)
-        yield await _read_cost(journal, root, prices, {c: costs[c] for c in tree if keys.parent_run_id(c) == root})
+    for start in range(0, len(roots), COST_PAGE):
+        page = roots[start : start + COST_PAGE]
+        # One round trip for a page of runs and their sub-runs; a page that cannot be read whole
+        # (a damaged one) is read again a run at a time, so that only its broken run says so.
+        loaded = await _load_page(store, [run_id for root in page for run_id in (root, *below.get(root, []))])
+        for root in page:
+            tree = below.get(root, [])
+            costs: dict[str, RunCost] = {}
+            for run_id in sorted(tree, key=lambda r: -r.count(">")):  # the deepest first: a parent sums its children
+                children = {c: costs[c] for c in tree if c in costs and keys.parent_run_id(c) == run_id}
+                costs[run_id] = await _read_cost(journal, run_id, prices, children, loaded)
+            children = {c: costs[c] for c in tree if keys.parent_run_id(c) == root}
+            yield await _read_cost(journal, root, prices, children, loaded)
 
 
+#: Root runs read in one round trip, with their sub-runs.
+COST_PAGE = 500
 #: The records a cost is made of: model turns, dropped requests' spend, the budget.
 _COSTED = ("@llm/", "@spend/", "@spend-late/", keys.RUN_START)
 
 
-async def _read_cost(journal: Journal, run_id: str, prices: PriceBook, children: Mapping[str, RunCost]) -> RunCost:
-    """``run_cost`` of a run read from the store: one whose rows cannot be read (a damaged page)
-    costs nothing and says why, and the runs around it are costed still."""
+async def _load_page(store: Store, run_ids: list[str]) -> dict[str, list[Entry]] | None:
+    """Each run's entries in one round trip, or None when the page cannot be read whole."""
+    from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
+
+    try:
+        return await store.load_runs(run_ids)
+    except (StoreConnectionError, StoreLockedError):  # the store's state, not a run's
+        raise
+    except StoreError:
+        return None
+
+
+async def _read_cost(
+    journal: Journal, run_id: str, prices: PriceBook, children: Mapping[str, RunCost],
+    loaded: Mapping[str, list[Entry]] | None,
+) -> RunCost:  # fmt: skip
+    """``run_cost`` of a run read from the store (its entries in ``loaded`` where its page was
+    read whole): one whose rows cannot be read (a damaged page) costs nothing and says why, and
+    the runs around it are costed still."""
     from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
     from agenttui.journal.journal import decode_entry
 
     try:
-        # Only what a cost reads is decoded: a run's tool results are most of its bytes.
-        records = [decode_entry(e) async for e in journal.store.load(run_id) if e.name.startswith(_COSTED)]
+        entries = loaded.get(run_id, []) if loaded is not None else [e async for e in journal.store.load(run_id)]
     except (StoreConnectionError, StoreLockedError):  # the store's state, not this run's
         raise
     except StoreError as exc:
         return RunCost(run_id, (), Spend(), unreadable=f"could not be read: {exc.message}")
+    # Only what a cost reads is decoded: a run's tool results are most of its bytes.
+    records = [decode_entry(entry) for entry in entries if entry.name.startswith(_COSTED)]
     cost = run_cost(run_id, records, prices, children)
     if broken := next((child for child in children.values() if child.unreadable), None):
         cost = dataclasses.replace(cost, unreadable=f"sub-run {broken.run_id} {broken.unreadable}")
