@@ -462,10 +462,12 @@ async def _read_cost(
     return cost
 
 
-def cost_change(before: Spend, after: Spend) -> str:
-    """Two spends' cost and the change between them: ``cost $0.0058 → $0.0061 (+$0.0003)``
-    (the change left out where either side holds unpriced tokens)."""
-    text = f"cost {format_cost(before)} → {format_cost(after)}"
+def cost_change(before: Spend, after: Spend, names: tuple[str, str] = ("", "")) -> str:
+    """Two spends' cost and the change between them: ``cost $0.0058 → $0.0061 (+$0.0003)``,
+    each figure followed by its name where given (the change left out where either side holds
+    unpriced tokens)."""
+    first, second = (f" {name}" if name else "" for name in names)
+    text = f"cost {format_cost(before)}{first} → {format_cost(after)}{second}"
     if before.priced and after.priced:
         change = after.cost - before.cost
         text += f" ({'+' if change >= 0 else '-'}{format_cost(Spend(cost=abs(change)))})"

@@ -103,6 +103,22 @@ async def test_an_edit_is_checked_inline_then_forks_the_replay(demo_db: Path) ->
     assert demo_db.read_bytes() == before  # a fork never writes its source
 
 
+async def test_a_finished_fork_says_what_it_cost_against_the_recording(demo_db: Path) -> None:
+    """The recording: 1,790 in, 600 cached, 282 out on claude-sonnet-4-5 = $0.00978; the fork
+    stops after its first turn (380 in, 60 out = $0.00204): $0.00774 less."""
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await replay_to_turn(pilot, 2)
+        editor = await open_editor(pilot, 3)  # tool:call_0_0
+        await replace_text(pilot, editor, FINE)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await back_to(pilot, screen)
+        await settle(pilot)
+        title = str(screen.query_one("#replay-title").render())
+        assert "cost $0.0098 recorded → $0.0020 forked (-$0.0077)" in title, title
+
+
 async def test_saving_a_fork_into_the_store_asks_first_then_writes_a_new_run(demo_db: Path) -> None:
     from agenttui.journal import Journal
     from agenttui.stores.sqlite import SQLiteStore

@@ -42,6 +42,7 @@ from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from agenttui.replay.fork import ForkSession
+    from agenttui.runs.cost import Spend
 
 #: Events of a replayed turn are posted at most this often (see ``EventBatches``).
 EVENTS_SECONDS = 0.05
@@ -190,6 +191,8 @@ class ReplayScreen(StoreScreen):
         self.diff: JournalDiff | None = None
         self.verdict: Verdict | None = None
         """What the replay found, once it is done."""
+        self._fork_costs: tuple[ForkSession, Spend, Spend] | None = None
+        """A finished fork, what the recording cost and what the fork did (its sub-runs rolled up)."""
         self._detail_shown: tuple[str, RowState, str] | None = None
         self._queued: str | None = None
         """A move asked for while the replay was busy (opening, or a turn under way): made next."""
@@ -363,6 +366,8 @@ class ReplayScreen(StoreScreen):
         if (fork := self._fork()) is not None:  # a fork is not judged against the recording: it says where it ended
             matches, diverged = fork.exit_code == 0, fork.exit_code != 0
             text = f"{'✓' if matches else '≠'} the fork {fork.outcome()}"
+            if fork.done and (self._fork_costs is None or self._fork_costs[0] is not fork):
+                self._read_fork_costs(fork)  # then the title says what it cost
         shown.show([Text(printable(text))])  # wrapped at words, its last line cut (W shows it whole)
         shown.set_class(matches, "-matches")
         shown.set_class(diverged, "-diverged")
@@ -383,6 +388,10 @@ class ReplayScreen(StoreScreen):
             progress = session.progress
             parts.append(Text(f"turn {progress.turn} of {progress.recorded_turns} · {session.mode}"))
             parts += fork_parts(session)
+            if self._fork_costs is not None and self._fork_costs[0] is session:
+                from agenttui.runs.cost import cost_change
+
+                parts.append(Text(cost_change(*self._fork_costs[1:], names=("recorded", "forked"))))
             if self.breakpoints:
                 parts.append(Text("until " + " | ".join(printable(b.text) for b in self.breakpoints)))
             if self.verdict is None and progress.breakpoint is not None and not session.done:
@@ -583,6 +592,21 @@ class ReplayScreen(StoreScreen):
             self.notify(f"e runs to the end or to: {printable(text)}", timeout=3, markup=False)
         self._close_jump_prompt()
         self._title()
+
+    @work(exclusive=True, group="replay-costs", exit_on_error=False)
+    async def _read_fork_costs(self, fork: ForkSession) -> None:
+        """What the recording cost against what the fork did (prices read in a thread the first
+        time), then the title says it. Without prices the title stays as it was."""
+        from agenttui.runs.cost import PriceBook, store_costs
+
+        if self.tui.prices is None:
+            self.tui.prices = await asyncio.to_thread(PriceBook().warm)
+        prices = self.tui.prices
+        (recorded,) = [cost.total async for cost in store_costs(self.store, [self.run_id], prices)]
+        (forked,) = [cost.total async for cost in store_costs(fork.store, [self.run_id], prices)]
+        if self._fork() is fork:
+            self._fork_costs = (fork, recorded, forked)
+            self._title()
 
     def _fork(self) -> ForkSession | None:
         from agenttui.replay.fork import ForkSession
