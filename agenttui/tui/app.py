@@ -130,7 +130,7 @@ class AgentTuiApp(App[int]):
         self._warnings: warnings.catch_warnings[None] | None = None
         """How warnings were shown before the app mounted: restored when it unmounts."""
         self.prices: PriceBook | None = None
-        """Model prices, once read (``warm_prices``): a model turn's cost is shown from then on."""
+        """Model prices, once read (``read_prices``): costs are shown from then on."""
         self.first_rows_shown = asyncio.Event()
         """Set once the runs list has painted its first rows: the change feed waits for it to
         start watching the file (see ``follow_changes``)."""
@@ -153,6 +153,15 @@ class AgentTuiApp(App[int]):
         self.set_class(True, f"-theme-{name}", update=False)
         self.set_class(theme.dark, "-dark-mode", update=False)
         self.set_class(not theme.dark, "-light-mode", update=False)
+
+    async def read_prices(self) -> PriceBook:
+        """The model prices, read in a thread the first time (an import and a snapshot: 0.2 s,
+        which the event loop must not wait out), then kept for every screen."""
+        if self.prices is None:
+            from agenttui.runs.cost import PriceBook
+
+            self.prices = await asyncio.to_thread(PriceBook().warm)
+        return self.prices
 
     # -- lifecycle ---------------------------------------------------------------------------
 

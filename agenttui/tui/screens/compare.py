@@ -170,11 +170,9 @@ class CompareScreen(StoreScreen):
     async def _read_costs(self) -> None:
         """What each run cost (the prices read in a thread the first time), then the title says it.
         Without prices (the library fails to load) the title says tokens alone, as before."""
-        from agenttui.runs.cost import PriceBook, store_costs
+        from agenttui.runs.cost import store_costs
 
-        if self.tui.prices is None:
-            self.tui.prices = await asyncio.to_thread(PriceBook().warm)
-        prices = self.tui.prices
+        prices = await self.tui.read_prices()
         (left,) = [cost.total async for cost in store_costs(self.left.store, [self.left.run_id], prices)]
         (right,) = [cost.total async for cost in store_costs(self.right.store, [self.right.run_id], prices)]
         self.costs = (left, right)

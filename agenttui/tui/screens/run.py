@@ -195,12 +195,9 @@ class RunScreen(StoreScreen):
 
     @work(group="run-prices", exit_on_error=False)
     async def _read_prices(self) -> None:
-        """Read the model prices in a thread (an import and a snapshot: 0.2 s), then show costs.
-        Without them (the library fails to load) the inspector shows no cost, and nothing else changes."""
-        from agenttui.runs.cost import PriceBook
-
-        self.tui.prices = await asyncio.to_thread(PriceBook().warm)
-        self.query_one(RecordInspector).show_costs(self.tui.prices)
+        """Show costs once the prices are read. Without them (the library fails to load) the
+        inspector shows no cost, and nothing else changes."""
+        self.query_one(RecordInspector).show_costs(await self.tui.read_prices())
 
     def on_store_opened(self, message: StoreOpened) -> None:
         self.load_records()
