@@ -244,6 +244,29 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     @answered
+    async def run_cost(run_id: RunId, budget: Budget = None) -> dict[str, Any]:
+        """What a run spent: each model turn's tokens (input, cached, cache-write, output), its
+        model, context and cost; what failed, retried or late requests wasted; its sub-runs
+        rolled up and apart; by tool and by model; the token budget's share. Prices from
+        genai-prices; a model with no known price is named in unpriced_models, never costed at 0."""
+        from agenttui.runs.cost import spend_json, store_costs
+
+        await records.run(run_id)  # a run the store does not hold is said so
+        prices = await served.read_prices()
+        (cost,) = [found async for found in store_costs(served.store, [run_id], prices)]
+        answer = {
+            "run_id": run_id, "prices": prices.describe(), "total": spend_json(cost.total), "own": spend_json(cost.own),
+            "sub_runs": spend_json(cost.sub_runs), "token_budget": cost.token_budget, "budget_used": cost.budget_used,
+            "unreadable": cost.unreadable or None,
+            "by_model": {name: spend_json(spend) for name, spend in cost.by_model.items()},
+            "by_tool": {name: spend_json(spend) for name, spend in cost.by_tool.items()},
+            "turns": [{"step": turn.name, "model": turn.model, "context_tokens": turn.context, "tools": list(turn.tools)}
+                      | spend_json(turn.spend) for turn in cost.turns],
+        }  # fmt: skip
+        return fit(answer, budget_of(served, budget), read_more="read_record reads a model turn whole")
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @answered
     async def flowchart(
         run_id: RunId,
         format: Literal["mermaid", "ascii"] = "mermaid",

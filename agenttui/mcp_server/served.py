@@ -3,11 +3,12 @@ and the one way an answer or a failure reaches the agent (``answered``)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import wraps
-from typing import Annotated, Any, ParamSpec
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -18,6 +19,9 @@ from agenttui.journal.inert import printable, safe_json
 from agenttui.mcp_server.answers import DEFAULT_BUDGET, LEAST_BUDGET
 from agenttui.mcp_server.reading import RunRecords
 from agenttui.stores.base import Store
+
+if TYPE_CHECKING:
+    from agenttui.runs.cost import PriceBook
 
 P = ParamSpec("P")
 
@@ -47,6 +51,15 @@ class Served:
     store_url: str
     records: RunRecords
     budget: int
+    prices: PriceBook | None = None
+
+    async def read_prices(self) -> PriceBook:
+        """The model prices, read in a thread the first time (0.2 s), then kept."""
+        if self.prices is None:
+            from agenttui.runs.cost import PriceBook
+
+            self.prices = await asyncio.to_thread(PriceBook().warm)
+        return self.prices
 
 
 def budget_of(served: Served, asked: int | None) -> int:

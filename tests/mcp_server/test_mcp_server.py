@@ -30,7 +30,7 @@ from tests.processes import agenttui
 
 READ_TOOLS = {
     "list_runs", "run_overview", "run_records", "read_record", "conversation", "replay", "fork_run", "compare_runs",
-    "flowchart", "search",
+    "run_cost", "flowchart", "search",
 }  # fmt: skip
 WRITE_TOOLS = {"approve", "deny", "answer", "resolve", "cancel"}
 #: What no string an agent reads may hold: a terminal acts on it (tab and newline are text).
@@ -136,6 +136,15 @@ async def test_an_agent_finds_the_halted_run_forks_it_and_reads_a_verdict(demo_u
         assert verdict["verdict"] == "matches-so-far"
         compared = answer(await client.call_tool("compare_runs", {"run_a": "refund-a1002", "run_b": HALTED}))
         assert compared["same"] is False and compared["left"]["turns"] == 4
+        # On claude-sonnet-4-5: 1,790 in, 600 cached, 282 out = $0.00978 (tests/runs/test_cost.py).
+        spent = answer(await client.call_tool("run_cost", {"run_id": "refund-a1002"}))
+        assert spent["total"]["cost_usd"] == 0.00978 and [t["step"] for t in spent["turns"]] == [
+            "@llm/0",
+            "@llm/1",
+            "@llm/2",
+            "@llm/3",
+        ]
+        assert list(spent["by_model"]) == ["anthropic/claude-sonnet-4-5"] and spent["prices"].startswith("genai-prices")
         mermaid = answer(await client.call_tool("flowchart", {"run_id": HALTED}))["text"]
         assert mermaid.startswith("flowchart") and "tool: lookup_order" in mermaid
         drawn = answer(await client.call_tool("flowchart", {"run_id": HALTED, "format": "ascii", "width": 60}))["text"]
@@ -283,7 +292,7 @@ async def hostile_answers(url: str, corpus: CorpusStore, log: Path) -> list[Call
                 ("run_overview", {}), ("run_records", {}), ("read_record", {"record": step}),
                 ("read_record", {"record": "1"}), ("conversation", {}), ("replay", {}),
                 ("fork_run", {"at": step, "value_json": '"what if \\u001b[2J"'}), ("flowchart", {}),
-                ("flowchart", {"format": "ascii"}), ("search", {"text": "\x1b"}),
+                ("flowchart", {"format": "ascii"}), ("search", {"text": "\x1b"}), ("run_cost", {}),
             ]  # fmt: skip
             for tool, args in calls:
                 results.append(await client.call_tool(tool, {"run_id": run_id, **args}))
