@@ -82,12 +82,25 @@ from agenttui.agent.loop import Agent  # noqa: E402
 from agenttui.agent.pauses import Interrupted, PendingApproval, RunPaused  # noqa: E402
 from agenttui.agent.scripted import Call, ScriptedModel, Turn  # noqa: E402
 from agenttui.agent.tools import Tool  # noqa: E402
-from agenttui.demo.desk import ORDERS, SPECIALIST_TURNS, SYSTEM_PROMPT, desk_tools, refund_story, turns  # noqa: E402
+from agenttui.demo.desk import SPECIALIST_TURNS, SYSTEM_PROMPT, desk_tools, turns  # noqa: E402
 from agenttui.journal.record import Usage  # noqa: E402
 from agenttui.runs.actions import answer, approve, deny  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
 from benchmarks._report import checkout, machine, met, say, table  # noqa: E402
+
+# The refund desk's scripts, prompts and run ids are the production-shaped store's (shapes.py).
+from benchmarks.shapes import (  # noqa: E402
+    ANSWER,
+    DECLINED,
+    DELEGATE,
+    FAILED_LOOKUP,
+    ORDER_IDS,
+    PROMPTS,
+    QUESTION,
+    REFUND,
+    fresh_run_id,
+)
 
 #: Bumped when what the store holds changes, so a stale cache is rebuilt.
 STORE_VERSION = 1
@@ -112,15 +125,6 @@ whole run with the defaults takes 4-5 minutes (three rounds of every case)."""
 
 
 # -- the store: complete runs of the refund desk, driven by the runtime -----------------------------
-
-
-ORDER_IDS = sorted(ORDERS)
-PROMPTS = [
-    "Check my open orders and refund anything that arrived damaged.",
-    "Where is my refund? Order A-1002.",
-    "Audit today's orders for anomalies.",
-    "I returned the keyboard last week, can I get my money back?",
-]
 
 
 @dataclass(frozen=True)
@@ -169,30 +173,11 @@ def padding_turns(plan: RunPlan) -> list[Turn]:
                  usage=Usage(420 + 40 * n, 25 + n % 40, 380 if n else 0)) for n, turn in enumerate(calls)]  # fmt: skip
 
 
-ANSWER = [Turn("Everything checks out: nothing needs a refund.", usage=Usage(900, 40))]
-QUESTION = turns(
-    ("Let me look that order up.", [Call("lookup_order", {"order_id": "A-1001"})]),
-    ("Before I refund: card or store credit?", [Call("ask_customer", {"question": "Refund to your card, or as store credit?"})]),
-    ("Noted: store credit of $42.50 issued for order A-1001.", []),
-)  # fmt: skip
-DELEGATE = turns(
-    ("Let me ask the refunds specialist.", [Call("refunds_specialist", {"task": "Is order A-1004 eligible for a full refund?"})]),
-    ("Good news: order A-1004 is eligible for a full refund.", []),
-)  # fmt: skip
-FAILED_LOOKUP = turns(
-    ("Let me find order Z-0042.", [Call("lookup_order", {"order_id": "Z-0042"})]),
-    ("I could not find order Z-0042. Could you check the number on your receipt?", []),
-)
 SETTLEMENT = turns(
     ("Refund submitted; waiting for the card network to settle it.",
      [Call("wait_for_settlement", {"order_id": "A-1002", "hours": 36})]),
     ("Settled: the money is back on your card.", []),
 )  # fmt: skip
-REFUND = refund_story("A-1002", 129.0)
-DECLINED = [
-    *refund_story("A-1003", 18.75, email=False)[:2],
-    Turn("The refund was declined; I've opened a lost-parcel claim instead."),
-]
 
 
 async def answered(run: RunDriver) -> None:
@@ -273,21 +258,6 @@ def suite_plan(runs: int, seed: int = SEED) -> list[RunPlan]:
         plans.append(RunPlan(fresh_run_id(rng, used), story, records, clock))
         total += 1 + STORIES[story].sub_runs
     return plans
-
-
-def fresh_run_id(rng: random.Random, used: set[str]) -> str:
-    while True:
-        style = rng.random()
-        if style < 0.55:
-            hex_id = f"{rng.getrandbits(128):032x}"
-            run_id = f"{hex_id[:8]}-{hex_id[8:12]}-4{hex_id[13:16]}-{hex_id[16:20]}-{hex_id[20:]}"
-        elif style < 0.85:
-            run_id = f"refund-{ORDER_IDS[rng.randrange(5)].lower()}-{rng.getrandbits(24):06x}"
-        else:
-            run_id = f"desk-{rng.randrange(1, 9)}-{rng.getrandbits(40):010x}"
-        if run_id not in used:
-            used.add(run_id)
-            return run_id
 
 
 async def write_suite(path: Path, plans: Sequence[RunPlan]) -> None:

@@ -452,13 +452,13 @@ def production_plan(runs: int, *, seed: int = SEED, longest: int = LONGEST_RECOR
         holder = ""
         if story == "in-flight" or (story in LEASED_WHEN_DEAD and rng.random() < 0.5):
             holder = f"refund-worker-{rng.randint(1, 8)}-{rng.randint(1000, 99999)}#{rng.getrandbits(64):016x}"
-        run_id = LONGEST_RUN if n == longest_at else _run_id(rng, used)
+        run_id = LONGEST_RUN if n == longest_at else fresh_run_id(rng, used)
         clock = BASE_CLOCK + timedelta(seconds=30 * n + rng.randint(0, 29))
         plans.append(RunPlan(run_id, story, records, clock, sizes, holder))
     return plans
 
 
-def _run_id(rng: random.Random, used: set[str]) -> str:
+def fresh_run_id(rng: random.Random, used: set[str]) -> str:
     """A fresh id in one of the styles services name their runs with."""
     while True:
         style = rng.random()

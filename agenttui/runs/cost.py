@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -54,6 +54,12 @@ class Rates:
             + usage.cache_read_tokens * self.cache_read
             + usage.cache_write_tokens * self.cache_write
         ) / MILLION
+
+
+def sent_tokens(usage: Usage) -> int:
+    """The input tokens a request sent, cached or not (the journal counts the three apart): the
+    size of the conversation, and what a price's tiers are counted on."""
+    return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
 
 
 def model_name(model: ModelInfo | None) -> str:
@@ -179,7 +185,7 @@ class _Tiered:
     prices: Any
 
     def cost(self, usage: Usage) -> Decimal:
-        if usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens < self.threshold:
+        if sent_tokens(usage) < self.threshold:
             return self.base.cost(usage)
         return _tiered_cost(self.prices, usage)
 
@@ -189,7 +195,7 @@ def _tiered_cost(prices: Any, usage: Usage) -> Decimal:
     from genai_prices import Usage as LibraryUsage
 
     counted = LibraryUsage(
-        input_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+        input_tokens=sent_tokens(usage),
         output_tokens=usage.output_tokens,
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
@@ -250,8 +256,7 @@ class TurnCost:
     @property
     def context(self) -> int:
         """The tokens the request sent (input, cached or not): how big the conversation was."""
-        usage = self.spend.usage
-        return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        return sent_tokens(self.spend.usage)
 
 
 @dataclass(frozen=True)
@@ -304,7 +309,7 @@ def run_cost(
         if record.unreadable:
             damaged = damaged or f"record {name} could not be read: its spend is not counted"
         elif record.kind == StepKind.MODEL and name.startswith("@llm/"):
-            wasted = _sum([record.discarded_usage or NO_USAGE, *failed, *late])
+            wasted = sum([*failed, *late], record.discarded_usage or NO_USAGE)
             failed, late = [], []
             uses = record.message.tool_uses if record.message else ()
             calls.update((call.id, call.name) for call in uses)
@@ -320,9 +325,9 @@ def run_cost(
                 late.append(record.discarded_usage or NO_USAGE)
         elif name == keys.RUN_START and record.result:
             budget = _token_budget(record.result)
-    if (leftover := _sum([*failed, *late])) and turns:  # requests that failed after the last turn
+    if (leftover := sum([*failed, *late], NO_USAGE)) and turns:  # requests that failed after the last turn
         turns[-1] = _with_wasted(turns[-1], models[-1], leftover, prices)
-    own = _sum_spend(turn.spend for turn in turns)
+    own = sum((turn.spend for turn in turns), Spend())
     if leftover and not turns:
         own = own + spend_of(prices, None, None, leftover)
     by_tool: dict[str, Spend] = {}
@@ -343,10 +348,8 @@ def run_cost(
 
 
 def _with_wasted(turn: TurnCost, model: ModelInfo | None, wasted: Usage, prices: PriceBook) -> TurnCost:
-    spend = turn.spend
-    extra = spend_of(prices, model, None, wasted)
-    return TurnCost(turn.name, turn.model, Spend(spend.usage, spend.cost, spend.wasted + wasted,
-                    spend.wasted_cost + extra.wasted_cost, spend.unpriced | extra.unpriced), turn.tools)  # fmt: skip
+    """``turn`` with more wasted usage, priced at its model's price."""
+    return dataclasses.replace(turn, spend=turn.spend + spend_of(prices, model, None, wasted))
 
 
 def _call_of(sub_run_id: str, calls: Mapping[str, str]) -> str:
@@ -360,20 +363,6 @@ def _token_budget(raw: bytes) -> int | None:
 
     budget = RunStart.decode(raw).settings.get("token_budget")
     return budget if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0 else None
-
-
-def _sum(usages: Iterable[Usage]) -> Usage:
-    total = NO_USAGE
-    for usage in usages:
-        total = total + usage
-    return total
-
-
-def _sum_spend(spends: Iterable[Spend]) -> Spend:
-    total = Spend()
-    for spend in spends:
-        total = total + spend
-    return total
 
 
 def format_cost(spend: Spend, *, wasted: bool = False) -> str:

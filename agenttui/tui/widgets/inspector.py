@@ -155,14 +155,12 @@ def describe_record(
 
 def _cost_line(record: Record, prices: PriceBook) -> str:
     """A model turn's cost and the context it sent; the spend a dropped request wasted."""
-    from agenttui.runs.cost import format_cost, model_name, spend_of
+    from agenttui.runs.cost import format_cost, model_name, sent_tokens, spend_of
 
     wasted = record.discarded_usage
     if record.kind == StepKind.MODEL and record.name.startswith("@llm/"):
         spend = spend_of(prices, record.model, record.usage, wasted)
-        usage = spend.usage
-        context = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-        line = f"cost {format_cost(spend)} · context {context:,} tokens"
+        line = f"cost {format_cost(spend)} · context {sent_tokens(spend.usage):,} tokens"
         if spend.unpriced:
             line += f" · no price known for {model_name(record.model)} (agenttui cost --prices)"
         if wasted:
