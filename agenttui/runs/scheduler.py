@@ -185,6 +185,10 @@ async def _unlocked(read: Callable[[], Awaitable[T]], locked: Callable[[], Await
             await locked()
 
 
+#: The states of a status that may change with the clock alone (``clock_change_at``).
+CLOCKED_STATES = frozenset({RunState.IN_FLIGHT, RunState.SLEEPING})
+
+
 def clock_change_at(status: RunStatus, read_at: float) -> float | None:
     """When ``status``, read at ``read_at`` (``time.time()``), may change with time alone: when
     its live lease lapses (in flight) or its sleep ends; None when time alone never changes it.

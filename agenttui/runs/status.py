@@ -30,10 +30,13 @@ from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
+from agenttui.runs.status_columns import StatusColumns
 from agenttui.runs.status_index import (
     IndexedPage,
+    KeptLines,
     Verdict,
     holds_runs,
+    indexed_lines,
     indexed_page,
     keep_page,
     keep_verdicts,
@@ -596,6 +599,63 @@ async def _page_statuses(
             read(run_id, _Kept(entries[-1].seq, records, counts, sum(len(entry.data) for entry in entries)))
     await keep_page(store, page, verdicts)
     return decided
+
+
+async def kept_statuses(store: Store, listing: Awaitable[list[str]]) -> tuple[list[str], StatusColumns]:
+    """Every run ``listing`` lists, with the statuses the status index vouches for as columns in
+    their order (a run it does not vouch for left pending, to be read as any other). A reopen
+    fills a list of 100,000 runs from it at once: no pages, and no object a run but for the
+    statuses that say more than a line does (``StatusColumns``). The index is read while the
+    store lists, each in its own thread; the index's spot checks begin once the listing is done
+    (they held up its pages by half a second)."""
+    run_ids, kept = await asyncio.gather(listing, _kept_look(store))
+    kept.lines.check()
+    return run_ids, await asyncio.to_thread(kept.columns, run_ids)  # 100,000 runs: a viewer's keys stay quick
+
+
+async def _kept_look(store: Store) -> _KeptLook:
+    kept = await indexed_lines(store, keys.END_MARKERS) if store.IMPLEMENTS_SUMMARIES else KeptLines({}, {})
+    roots = {root_run_id(run_id) for run_id in [*kept.lines, *kept.verdicts]}
+    return _KeptLook(kept, await _leases(store, roots), datetime.now(UTC))
+
+
+class _KeptLook:
+    """Every status the status index vouches for (``indexed_lines``), with each run's lease row
+    and the clock as read with them; ``columns`` lays them out for a listing."""
+
+    def __init__(self, kept: KeptLines, leases: dict[str, LeaseInfo] | None, now: datetime) -> None:
+        self.lines = kept
+        self._leases = leases
+        self._now = now
+
+    def columns(self, run_ids: Sequence[str]) -> StatusColumns:
+        """The statuses of ``run_ids``, in their order (a run the index does not vouch for left
+        pending). The lines of finished runs, most runs', are laid in the columns as the index
+        holds them, each column at once, without a status made; a run with a lease row or a
+        verdict that says more is made by ``_from_verdict``, as a look a page at a time makes it."""
+        lines, verdicts, leases = self.lines.lines, self.lines.verdicts, self._leases
+        whole = set(verdicts)
+        if leases is None:  # the lease table could not be read: every status says so
+            whole.update(lines)
+        elif leases:
+            whole.update(run_id for run_id in lines if root_run_id(run_id) in leases)
+        made = [at for at, run_id in enumerate(run_ids) if run_id in whole]
+        aligned = list(map(lines.get, run_ids))
+        for at in made:
+            aligned[at] = None
+        try:
+            columns = StatusColumns.of_lines(aligned)
+        except (TypeError, OverflowError):  # an index file not as written: its runs are read
+            columns, made = StatusColumns(len(run_ids)), []
+        for at in made:
+            run_id = run_ids[at]
+            verdict = verdicts.get(run_id)
+            if verdict is None:  # a finished run's line, with a lease row
+                state, detail, steps, turns, tokens = lines[run_id]
+                verdict = Verdict(state, detail, "", "", "", False, "", steps, turns, tokens, *(None,) * 5)
+            if (status := _from_verdict(run_id, verdict, _lease_in(leases, run_id), self._now)) is not None:
+                columns.put(at, status)
+        return columns
 
 
 #: The states the rules decide before they look at the lease (rules 1 and 2 of ``status_of``).

@@ -8,15 +8,14 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache
-from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from agenttui.journal.keys import parent_run_id
 from agenttui.runs.state import RunState
+from agenttui.runs.status_columns import PENDING, STATE_INDEX, STATES, StatusColumns, says_more_than_its_line
 
 if TYPE_CHECKING:
     from agenttui.runs.status import RunStatus
@@ -55,23 +54,6 @@ STATUS_FILTERS: tuple[tuple[str, frozenset[RunState] | None], ...] = (
 )
 
 
-_STATES = tuple(RunState)
-_STATE_INDEX = {state: index for index, state in enumerate(_STATES)}
-_LINE_FIELDS = frozenset({"run_id", "state", "detail", "steps", "turns", "tokens"})
-
-
-@cache
-def _others_of() -> tuple[Callable[[RunStatus], tuple[object, ...]], tuple[object, ...]]:
-    """What reads a status's members kept only ``whole`` at once (in C), and their defaults.
-
-    Read on first use: the runs list's first screen imports no status rules (benchmarks/startup.py).
-    """
-    from agenttui.runs.status import RunStatus
-
-    names = [name for name in RunStatus._fields if name not in _LINE_FIELDS]
-    return attrgetter(*names), tuple(RunStatus._field_defaults[name] for name in names)
-
-
 class StatusLine(NamedTuple):
     """A run's status as the runs list shows it: what its row shows and its filters read.
 
@@ -90,14 +72,12 @@ class StatusLine(NamedTuple):
 
     @classmethod
     def of(cls, status: RunStatus) -> StatusLine:
-        others, defaults = _others_of()
-        plain = others(status) == defaults
-        index = _STATE_INDEX[status.state]
-        return cls(index, status.detail, status.steps, status.turns, status.tokens, None if plain else status)
+        whole = status if says_more_than_its_line(status) else None
+        return cls(STATE_INDEX[status.state], status.detail, status.steps, status.turns, status.tokens, whole)
 
     @property
     def state(self) -> RunState:
-        return _STATES[self.state_index]
+        return STATES[self.state_index]
 
     @property
     def legacy(self) -> bool:
@@ -130,10 +110,6 @@ class RunRow(NamedTuple):
     def status(self) -> RunStatus | None:
         """The run's status, whole (made again from its line: keep it no longer than needed)."""
         return None if self.line is None else self.line.status(self.run_id)
-
-
-_PENDING = -1
-"""The state index of a run whose status is still being computed."""
 
 
 class StatusLines(Mapping[str, StatusLine | None]):
@@ -211,9 +187,8 @@ _ROOT = (0, 0, True)
 class RunsModel:
     """All runs known so far and the view over them.
 
-    Kept as columns: each run's place in the listing order (``runs``), its id, and its status as
-    arrays of numbers (state, steps, turns, tokens) beside a list of details. On 100,000 runs a
-    row and a status line a run (two tuples) took 20 MB, and the collector scanned them all.
+    Kept as columns: each run's place in the listing order (``runs``), its id, and its status
+    (``StatusColumns``: numbers in arrays beside a list of details).
     """
 
     runs: dict[str, int] = field(default_factory=dict)
@@ -226,14 +201,8 @@ class RunsModel:
     status_filter: int = 0
     pending: int = 0
     """Runs whose status is still being computed."""
-    _states: array[int] = field(default_factory=lambda: array("b"))
-    """Each run's state, as its index in ``RunState`` (``_PENDING``: still being computed)."""
-    _steps: array[int] = field(default_factory=lambda: array("q"))
-    _turns: array[int] = field(default_factory=lambda: array("q"))
-    _tokens: array[int] = field(default_factory=lambda: array("q"))
-    _details: list[str] = field(default_factory=list)
-    _whole: dict[int, RunStatus] = field(default_factory=dict)
-    """The statuses that say more than a line does (``StatusLine.whole``), by run."""
+    _columns: StatusColumns = field(default_factory=StatusColumns)
+    """Each run's status, at its place in ``run_ids``."""
     _parsed: tuple[str, Where | None, str] = ("", None, "")
     """The text filter last read (``_reading``): its text, expression and error."""
 
@@ -245,30 +214,41 @@ class RunsModel:
     def has_status(self, run_id: str) -> bool:
         """Whether ``run_id`` is known and its status read."""
         at = self.runs.get(run_id)
-        return at is not None and self._states[at] != _PENDING
+        return at is not None and self._columns.states[at] != PENDING
 
     def line(self, at: int) -> StatusLine | None:
         """The status line of run ``at`` (its place in ``run_ids``), None while being computed."""
-        state = self._states[at]
-        if state == _PENDING:
+        columns = self._columns
+        state = columns.states[at]
+        if state == PENDING:
             return None
-        return StatusLine(state, self._details[at], self._steps[at], self._turns[at], self._tokens[at],
-                          self._whole.get(at))  # fmt: skip
+        return StatusLine(state, columns.details[at], columns.steps[at], columns.turns[at], columns.tokens[at],
+                          columns.whole.get(at))  # fmt: skip
 
-    def add_runs(self, run_ids: list[str]) -> list[str]:
-        """Learn of runs (in listing order); returns the ones not known before."""
+    def add_runs(self, run_ids: list[str], statuses: StatusColumns | None = None) -> list[str]:
+        """Learn of runs (in listing order), with their ``statuses`` where known (a status index's,
+        place by place); returns the ones not known before."""
         runs = self.runs
         new = [r for r in run_ids if r not in runs]
         first = len(self.run_ids)
         # Each column grows at once: a listing adds 100,000 runs in pages of thousands.
         runs.update(zip(new, range(first, first + len(new)), strict=True))
         self.run_ids += new
-        self._states.extend(array("b", [_PENDING]) * len(new))
-        for column in (self._steps, self._turns, self._tokens):
-            column.extend(array("q", [0]) * len(new))
-        self._details += [""] * len(new)
-        self.pending += len(new)
-        for run_id in new:
+        if statuses is not None and len(new) == len(run_ids):
+            self._columns.extend(statuses)
+            self.pending += statuses.states.count(PENDING)
+        else:
+            self._columns.extend(StatusColumns(len(new)))
+            self.pending += len(new)
+            if statuses is not None:  # some were known already (the change feed named them)
+                self.set_statuses(list(filter(None, map(statuses.status, range(len(run_ids)), run_ids))))
+        top = [run_id for run_id in new if ">" not in run_id]
+        if top and top == sorted(top) and (not self.roots or self.roots[-1] < top[0]):
+            self.roots += top  # a listing's top-level runs, in order, after those known: at once
+            placing = [run_id for run_id in new if ">" in run_id] if len(top) < len(new) else []
+        else:
+            placing = new
+        for run_id in placing:
             parent = parent_run_id(run_id)
             # insort keeps byte order (the store's) for runs that appear later, by the live feed.
             if parent is not None and parent in runs:
@@ -278,21 +258,23 @@ class RunsModel:
         return new
 
     def set_statuses(self, statuses: list[RunStatus]) -> None:
-        runs = self.runs
+        runs, columns = self.runs, self._columns
         for status in statuses:
             if status.run_id not in runs:
                 self.add_runs([status.run_id])
             at = runs[status.run_id]
-            if self._states[at] == _PENDING:
+            if columns.states[at] == PENDING:
                 self.pending -= 1
-            line = StatusLine.of(status)
-            self._states[at] = line.state_index
-            self._steps[at], self._turns[at], self._tokens[at] = line.steps, line.turns, line.tokens
-            self._details[at] = line.detail
-            if line.whole is not None:
-                self._whole[at] = line.whole
-            else:
-                self._whole.pop(at, None)
+            columns.put(at, status)
+
+    def unread(self) -> list[str]:
+        """The runs whose status is still being computed, in listing order."""
+        return [self.run_ids[at] for at in self._columns.places([None])]
+
+    def statuses_in(self, states: Collection[RunState]) -> list[RunStatus]:
+        """The status of every run in one of ``states``."""
+        columns, run_ids = self._columns, self.run_ids
+        return [status for at in columns.places(states) if (status := columns.status(at, run_ids[at])) is not None]
 
     @property
     def filter_name(self) -> str:
@@ -310,10 +292,10 @@ class RunsModel:
 
     def counts(self) -> Counter[RunState]:
         """How many root runs are in each state (sub-runs count with their parent)."""
-        runs, states = self.runs, self._states
+        runs, states = self.runs, self._columns.states
         counted = Counter(states[runs[r]] for r in self.roots)
-        counted.pop(_PENDING, None)
-        return Counter({_STATES[index]: n for index, n in counted.items()})
+        counted.pop(PENDING, None)
+        return Counter({STATES[index]: n for index, n in counted.items()})
 
     @property
     def where(self) -> Where | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from textual.widgets import Input
 from agenttui.errors import StoreError, StoreLockedError
 from agenttui.journal import keys
 from agenttui.journal.inert import printable, printable_id
-from agenttui.runs.scheduler import StatusScheduler, clock_change_at
+from agenttui.runs.scheduler import CLOCKED_STATES, StatusScheduler, clock_change_at
 from agenttui.runs.state import RunState
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
@@ -37,6 +37,7 @@ from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from agenttui.runs.status import RunStatus
+    from agenttui.runs.status_columns import StatusColumns
     from agenttui.stores.base import LeaseInfo
 
 #: Run ids are posted to the screen in batches at most this often while they are listed.
@@ -63,6 +64,8 @@ class RunsScreen(StoreScreen):
 
         run_ids: list[str]
         done: bool = False
+        statuses: StatusColumns | None = None
+        """Their statuses, where the status index vouched for them (a reopen), place by place."""
 
     @dataclass
     class UnfinishedListed(Message):
@@ -160,11 +163,40 @@ class RunsScreen(StoreScreen):
     async def load_runs(self) -> None:
         """List every run id (pages of the store's size), then compute statuses behind them.
 
-        The first screenful is posted as soon as it is read, the rest in batches."""
+        The first screenful is posted as soon as it is read. On a reopen (the status index holds
+        the store's statuses) the rest comes at once, with every status the index vouches for
+        (``kept_statuses``: a third of the work of reading them a page at a time); else in
+        batches, their statuses read behind them."""
         if self.tui.first_rows_shown.is_set():
             self._list_unfinished()  # else once the first rows are on screen (_after_first_rows)
+        listing = self._listing(first_screen=max(self.size.height, 1))
+        first = await anext(listing, None)
+        self.post_message(RunsScreen.RunsListed(first or [], done=first is None))
+        if first is None:
+            return
+        # The rest is read on while the first rows are painted (the store's thread is idle
+        # meanwhile); the status rules are imported once they are on screen (benchmarks/startup.py).
+        batches: asyncio.Queue[list[str] | None] = asyncio.Queue()
+        reading = asyncio.ensure_future(_queue_batches(listing, batches))
+        try:
+            await self.tui.first_rows_shown.wait()
+            from agenttui.runs.status import kept_statuses, statuses_kept
+
+            if await statuses_kept(self.store):
+                rest, statuses = await kept_statuses(self.store, _every_run(batches, reading))
+                self.post_message(RunsScreen.RunsListed(rest, done=True, statuses=statuses))
+                return
+            while (batch := await batches.get()) is not None:
+                self.post_message(RunsScreen.RunsListed(batch))
+            await reading  # its error, if it failed
+            self.post_message(RunsScreen.RunsListed([], done=True))
+        finally:
+            reading.cancel()
+
+    async def _listing(self, *, first_screen: int) -> AsyncIterator[list[str]]:
+        """Every run id, in batches: the first of ``first_screen`` runs, then one each
+        ``BATCH_SECONDS``. While another process holds a lock, says so and goes on after it."""
         batch: list[str] = []
-        first_screen = max(self.size.height, 1)  # then 0: a batch is never empty
         last_post = time.monotonic()
         after, waited = "", False
         while True:
@@ -173,16 +205,17 @@ class RunsScreen(StoreScreen):
                     batch.append(run_id)
                     after = run_id
                     if len(batch) == first_screen or time.monotonic() - last_post > BATCH_SECONDS:
-                        self.post_message(RunsScreen.RunsListed(batch))
+                        yield batch
                         batch, last_post, first_screen = [], time.monotonic(), 0
                 break
-            except StoreLockedError:  # another process holds a lock: say so, and go on from here
+            except StoreLockedError:
                 self.post_message(ConnectionChanged(WAITING_FOR_LOCK))
                 waited = True
                 await asyncio.sleep(LOCK_RETRY_SECONDS)
         if waited:
             self.post_message(ConnectionChanged("connected"))
-        self.post_message(RunsScreen.RunsListed(batch, done=True))
+        if batch:
+            yield batch
 
     @work(exclusive=True, group="runs-unfinished", exit_on_error=False)
     async def _list_unfinished(self) -> None:
@@ -217,17 +250,19 @@ class RunsScreen(StoreScreen):
             self.post_message(RunsScreen.StatusesComputed(batch))
 
     def on_runs_screen_runs_listed(self, message: RunsScreen.RunsListed) -> None:
-        new = self.model.add_runs(message.run_ids)
+        new = self.model.add_runs(message.run_ids, message.statuses)
         self.table.measure(new)
-        if new:
+        self._listed = self._listed or message.done
+        if message.statuses is not None:  # every status at once (a reopen): shown at once
+            self._refresh_rows()
+            self._note_clock_changes(self.model.statuses_in(CLOCKED_STATES))
+            new = self.model.unread()  # those the index did not vouch for (asked again: harmless)
+        elif new or message.done:
             self._rows_changed()
         if not self.tui.first_rows_shown.is_set():
             self.app.call_after_refresh(self._after_first_rows, new)
         elif new:
             self.compute_statuses(new)
-        if message.done:
-            self._listed = True
-            self._rows_changed()
 
     def _after_first_rows(self, new: list[str]) -> None:
         """The first rows are on screen: start what waited for that frame. Reading statuses
@@ -246,13 +281,17 @@ class RunsScreen(StoreScreen):
             from agenttui.render.bulk import give_back_free_memory
 
             give_back_free_memory()  # the pass is done: what it read and dropped goes back
+        self._note_clock_changes(message.statuses)
+        self._rows_changed()
+
+    def _note_clock_changes(self, statuses: Iterable[RunStatus]) -> None:
+        """Note when each status may change with the clock alone (``_clock_changes``)."""
         now, changes = time.time(), self._clock_changes
-        for status in message.statuses:
+        for status in statuses:
             if (at := clock_change_at(status, now)) is not None:
                 changes[status.run_id] = (at, status.lease_holder)
             else:
                 changes.pop(status.run_id, None)
-        self._rows_changed()
 
     def _rows_changed(self) -> None:
         """Rebuild the visible rows soon: at most every ``ROWS_SECONDS`` (or ``ROWS_SHARE`` times
@@ -630,3 +669,21 @@ def _live_holder(leases: dict[str, LeaseInfo], run_id: str) -> str:
     """Who holds ``run_id``'s live lease among ``leases`` (its root run's), or "" (none, or lapsed)."""
     lease = leases.get(keys.root_run_id(run_id))
     return lease.holder if lease is not None and lease.live else ""
+
+
+async def _queue_batches(listing: AsyncIterator[list[str]], batches: asyncio.Queue[list[str] | None]) -> None:
+    """Put each batch of ``listing`` in ``batches``, then None (also when the listing fails)."""
+    try:
+        async for batch in listing:
+            batches.put_nowait(batch)
+    finally:
+        batches.put_nowait(None)
+
+
+async def _every_run(batches: asyncio.Queue[list[str] | None], reading: asyncio.Future[None]) -> list[str]:
+    """Every run ``_queue_batches`` puts in ``batches`` (its error, if it failed)."""
+    run_ids = []
+    while (batch := await batches.get()) is not None:
+        run_ids += batch
+    await reading
+    return run_ids

@@ -94,6 +94,17 @@ def label_width(run_id: str) -> int:
     return 2 + (len(shown) if not depth else 2 * depth + 1 + len(shown))
 
 
+def _longest_label(run_ids: Sequence[str]) -> int:
+    """The widest of the runs' lines (``label_width``). Top-level ids shown as they are, most
+    of a listing, are told at once (in C): two cells more than the longest."""
+    plain = [run_id for run_id in run_ids if ">" not in run_id]
+    together = "".join(plain)
+    if not (together.isascii() and together.isprintable()) or "\\" in together:
+        return max(map(label_width, run_ids), default=0)
+    sub_runs = [run_id for run_id in run_ids if ">" in run_id] if len(plain) < len(run_ids) else []
+    return max(2 + max(map(len, plain), default=-2), max(map(label_width, sub_runs), default=0))
+
+
 class RunsTable(VirtualList[RunRow]):
     """The run list. Columns: run id, status, steps, turns, tokens, what it waits on; which
     show, and how wide, follow the table's width by priority (``runs_columns``)."""
@@ -134,7 +145,7 @@ class RunsTable(VirtualList[RunRow]):
             if shared != self._shared:
                 self._shared = shared
                 self.refresh_items()
-        longest = max(map(label_width, run_ids), default=0)
+        longest = _longest_label(run_ids)
         if longest > self.longest_label:
             self.longest_label = longest
             self._lay_out()

@@ -1,0 +1,132 @@
+"""Many runs' statuses kept as columns: what a list of 100,000 runs shows, without an object a run.
+
+Each run has a place; at that place each column holds a number or a string of its status line
+(state, detail, steps, turns, tokens). A status that says more than its line (a lease, an open
+call, a wake time, a legacy journal, a fork: 13% of the production-shaped store's runs) is kept
+whole beside them, so that ``status`` gives back the very status put in. On 100,000 runs a
+tuple a run took 20 MB, and the collector scanned them all.
+
+Imports no status rules: a runs list paints its first rows before it reads a status
+(benchmarks/startup.py).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Collection, Sequence
+from functools import cache
+from operator import attrgetter
+from typing import TYPE_CHECKING
+
+from agenttui.runs.state import RunState
+
+if TYPE_CHECKING:
+    from agenttui.runs.status import RunStatus
+
+#: Every state, in the order the ``states`` column numbers them.
+STATES: tuple[RunState, ...] = tuple(RunState)
+#: Each state's number in the ``states`` column.
+STATE_INDEX: dict[RunState, int] = {state: index for index, state in enumerate(STATES)}
+#: Each state's number, by the state's value.
+STATE_INDEX_OF_VALUE: dict[str, int] = {state.value: index for index, state in enumerate(STATES)}
+#: The number in the ``states`` column of a run whose status is not known yet.
+PENDING = -1
+
+#: A status's members that its line holds; the others are kept only ``whole``.
+LINE_FIELDS = frozenset({"run_id", "state", "detail", "steps", "turns", "tokens"})
+
+
+@cache
+def _others_of() -> tuple[Callable[[RunStatus], tuple[object, ...]], tuple[object, ...]]:
+    """What reads a status's members kept only whole at once (in C), and their defaults."""
+    from agenttui.runs.status import RunStatus
+
+    names = [name for name in RunStatus._fields if name not in LINE_FIELDS]
+    return attrgetter(*names), tuple(RunStatus._field_defaults[name] for name in names)
+
+
+def says_more_than_its_line(status: RunStatus) -> bool:
+    """Whether ``status`` holds more than its line (state, detail, steps, turns, tokens)."""
+    others, defaults = _others_of()
+    return others(status) != defaults
+
+
+class StatusColumns:
+    """Statuses by place, as columns; a place holds ``PENDING`` until a status is put there."""
+
+    __slots__ = ("details", "states", "steps", "tokens", "turns", "whole")
+
+    def __init__(self, pending: int = 0) -> None:
+        self.states: array[int] = array("b", [PENDING]) * pending
+        """Each status's state, as its number in ``STATES``."""
+        self.details: list[str] = [""] * pending
+        self.steps: array[int] = array("q", [0]) * pending
+        self.turns: array[int] = array("q", [0]) * pending
+        self.tokens: array[int] = array("q", [0]) * pending
+        self.whole: dict[int, RunStatus] = {}
+        """The statuses that say more than a line does, by place."""
+
+    @classmethod
+    def of_lines(cls, lines: Sequence[tuple[str, str, int, int, int] | None]) -> StatusColumns:
+        """Columns of status lines (state's value, detail, steps, turns, tokens), each column made
+        at once; a place with no line, or with a state not known here, is pending. Raises
+        ``TypeError`` or ``OverflowError`` where a count is not a number of 64 bits."""
+        columns = cls()
+        number_of = STATE_INDEX_OF_VALUE.get
+        columns.states = array("b", [PENDING if line is None else number_of(line[0], PENDING) for line in lines])
+        columns.details = ["" if line is None else line[1] for line in lines]
+        columns.steps = array("q", [0 if line is None else line[2] for line in lines])
+        columns.turns = array("q", [0 if line is None else line[3] for line in lines])
+        columns.tokens = array("q", [0 if line is None else line[4] for line in lines])
+        return columns
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+    def extend(self, other: StatusColumns) -> None:
+        """Add ``other``'s places after these, each column at once."""
+        start = len(self.states)
+        self.states.extend(other.states)
+        self.details += other.details
+        self.steps.extend(other.steps)
+        self.turns.extend(other.turns)
+        self.tokens.extend(other.tokens)
+        self.whole.update((start + at, status) for at, status in other.whole.items())
+
+    def put(self, at: int, status: RunStatus) -> None:
+        """Keep ``status`` at place ``at``."""
+        self.put_line(at, STATE_INDEX[status.state], status.detail, status.steps, status.turns, status.tokens)
+        if says_more_than_its_line(status):
+            self.whole[at] = status
+
+    def put_line(self, at: int, state: int, detail: str, steps: int, turns: int, tokens: int) -> None:
+        """Keep at place ``at`` a status that says no more than its line (``state``: its number)."""
+        self.states[at] = state
+        self.details[at] = detail
+        self.steps[at], self.turns[at], self.tokens[at] = steps, turns, tokens
+        self.whole.pop(at, None)
+
+    def places(self, states: Collection[RunState | None]) -> list[int]:
+        """The places whose status is in one of ``states`` (None: pending), in order. Found by
+        the column's bytes (one byte a place), in C: a look at 100,000 runs asks for a few."""
+        data = self.states.tobytes()
+        found: list[int] = []
+        for state in states:
+            byte = (PENDING if state is None else STATE_INDEX[state]).to_bytes(1, "little", signed=True)
+            at = data.find(byte)
+            while at != -1:
+                found.append(at)
+                at = data.find(byte, at + 1)
+        return sorted(found)
+
+    def status(self, at: int, run_id: str) -> RunStatus | None:
+        """The status at place ``at`` (``run_id``'s), None while pending."""
+        state = self.states[at]
+        if state == PENDING:
+            return None
+        if (whole := self.whole.get(at)) is not None:
+            return whole
+        from agenttui.runs.status import RunStatus
+
+        return RunStatus(run_id, STATES[state], self.details[at], steps=self.steps[at], turns=self.turns[at],
+                         tokens=self.tokens[at])  # fmt: skip
