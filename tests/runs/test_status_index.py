@@ -24,7 +24,8 @@ from agenttui.journal.record import Usage
 from agenttui.runs import status as status_module
 from agenttui.runs import status_index
 from agenttui.runs.state import RunState
-from agenttui.runs.status import RunStatus, StatusTracker, list_statuses, run_status
+from agenttui.runs.status import RunStatus, StatusTracker, kept_statuses, list_statuses, run_status
+from agenttui.runs.status_columns import says_more_than_its_line
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore
@@ -67,6 +68,20 @@ async def exact(store: Store) -> list[RunStatus]:
     return [comparable(await run_status(store, run_id)) async for run_id in store.runs()]
 
 
+async def kept(store: Store) -> list[RunStatus]:
+    """Every status as a reopen of the runs list reads it: the listing with what the index
+    vouches for, laid in columns (``kept_statuses``), and every other run read as any other."""
+
+    async def listing() -> list[str]:
+        return [run_id async for run_id in store.runs()]
+
+    run_ids, columns = await kept_statuses(store, listing())
+    await status_index.spot_checks_done(store)
+    return [
+        comparable(columns.status(at, run_id) or await run_status(store, run_id)) for at, run_id in enumerate(run_ids)
+    ]
+
+
 def index_files(cache: Path) -> list[Path]:
     return sorted((cache / "agenttui").glob("status-*.sqlite")) if (cache / "agenttui").exists() else []
 
@@ -78,6 +93,40 @@ async def test_statuses_through_the_index_equal_the_exact_rules(make_store: Stor
     want = await exact(store)
     assert await indexed(store) == want
     assert await indexed(await make_store(read_only=True)) == want
+    assert await kept(await make_store(read_only=True)) == want  # a reopen of the runs list
+
+
+async def test_a_reopen_takes_every_unchanged_status_from_the_index(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runs list's reopen (``kept_statuses``): every run that did not change since the last
+    look comes from the index, a finished run's line laid in the columns without a status made;
+    a run written to since is left to be read, and is read right."""
+    monkeypatch.setattr(status_index, "SPOT_SHARE", 0.0)  # what is summed up below is the look's own
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as writer:
+        await write_corpus(writer)
+        await writer.acquire_lease(gocorpus.CASES[0].run_id, "worker-1#1", ttl=600)
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        await indexed(store)  # the first look keeps every status
+    async with await SQLiteStore.open(path) as writer:
+        changed = gocorpus.CASES[1].run_id
+        await Journal(writer).append(changed, Record(keys.RUN_CANCELLED, StepKind.VALUE, result=b'{"reason":"x"}'))
+    async with await CountingSQLiteStore.open(path, read_only=True) as store:
+        run_ids, columns = await kept_statuses(store, _listed(store))
+        pending = [run_ids[at] for at in columns.places([None])]
+        assert pending == [changed]
+        # Made whole only where a status says more than its line: most runs are three numbers
+        # and two strings.
+        statuses = {run_id: await run_status(store, run_id) for run_id in run_ids}
+        fuller = {at for at, run_id in enumerate(run_ids) if says_more_than_its_line(statuses[run_id])}
+        assert columns.whole.keys() == fuller - {run_ids.index(changed)} and len(fuller) < len(run_ids) / 2
+        assert store.__dict__.get("summed", []) == []  # nothing summed up again
+        assert await kept(store) == await exact(store)
+
+
+async def _listed(store: Store) -> list[str]:
+    return [run_id async for run_id in store.runs()]
 
 
 async def test_a_second_look_sums_up_only_the_runs_that_changed(tmp_path: Path, private_cache: Path) -> None:
@@ -400,6 +449,8 @@ async def _go_through(root: Path, operations: list[tuple[str, int]]) -> None:
                     await step(writer, what, which)
         async with await SQLiteStore.open(path, read_only=True) as store:
             assert await indexed(store) == await exact(store), (what, which)
+        async with await SQLiteStore.open(path, read_only=True) as store:
+            assert await kept(store) == await exact(store), (what, which, "reopen")
 
 
 def _copy_store(source: Path, target: Path) -> None:

@@ -22,6 +22,7 @@ from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.inspector import RecordInspector
 from agenttui.tui.widgets.key_footer import KeyFooter
+from tests.runs.test_summary_statuses import comparable
 from tests.tui.conftest import screen_of, settle, status_of, type_ahead, until
 
 SIZE = (140, 40)
@@ -53,6 +54,29 @@ async def test_runs_screen_lists_every_run_with_its_status(demo_db: Path) -> Non
         assert counts[RunState.COMPLETE] == 5 and counts[RunState.SLEEPING] == 1 and sum(counts.values()) == 17
         # A run in every status but fork: a person saves forks from replays (tests/tui/test_fork.py lists one).
         assert {state for state, count in counts.items() if count} == set(RunState) - {RunState.FORK}
+
+
+async def test_a_reopen_shows_every_status_the_index_kept_at_once(demo_db: Path) -> None:
+    """The second look at a store fills the runs list from the status index in one message,
+    every status as the first look read it (and the clock and leases say now)."""
+    looks: list[dict[str, RunStatus | None]] = []
+    filled: list[RunsScreen.RunsListed] = []
+    for _ in range(2):
+        app = AgentTuiApp(str(demo_db), tail=False)
+
+        def note(message: object) -> None:
+            if isinstance(message, RunsScreen.RunsListed) and message.statuses is not None:
+                filled.append(message)
+
+        async with app.run_test(size=(140, 12), message_hook=note) as pilot:  # the rest below the first screen
+            await settle(pilot)
+            screen = screen_of(app, RunsScreen)
+            statuses = screen.model.statuses.items()
+            looks.append({run_id: line and comparable(line.status(run_id)) for run_id, line in statuses})
+    first, again = looks
+    assert again == first and None not in again.values()
+    fill = filled[-1]  # the second look's: the runs below its first screen, most statuses in
+    assert fill.statuses is not None and len(fill.statuses.places([None])) < len(fill.run_ids) / 2
 
 
 async def test_keys_typed_ahead_of_the_filter_go_into_it(demo_db: Path) -> None:
