@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import dataclasses
 import json
 import re
@@ -609,7 +610,7 @@ async def kept_statuses(store: Store, listing: Awaitable[list[str]]) -> tuple[li
     store lists, each in its own thread; the index's spot checks begin once the listing is done
     (they held up its pages by half a second)."""
     run_ids, kept = await asyncio.gather(listing, _kept_look(store))
-    kept.lines.check()
+    kept.index.check()
     return run_ids, await asyncio.to_thread(kept.columns, run_ids)  # 100,000 runs: a viewer's keys stay quick
 
 
@@ -624,7 +625,7 @@ class _KeptLook:
     and the clock as read with them; ``columns`` lays them out for a listing."""
 
     def __init__(self, kept: KeptLines, leases: dict[str, LeaseInfo] | None, now: datetime) -> None:
-        self.lines = kept
+        self.index = kept
         self._leases = leases
         self._now = now
 
@@ -633,7 +634,7 @@ class _KeptLook:
         pending). The lines of finished runs, most runs', are laid in the columns as the index
         holds them, each column at once, without a status made; a run with a lease row or a
         verdict that says more is made by ``_from_verdict``, as a look a page at a time makes it."""
-        lines, verdicts, leases = self.lines.lines, self.lines.verdicts, self._leases
+        lines, verdicts, leases = self.index.lines, self.index.verdicts, self._leases
         whole = set(verdicts)
         if leases is None:  # the lease table could not be read: every status says so
             whole.update(lines)
@@ -654,7 +655,8 @@ class _KeptLook:
                 state, detail, steps, turns, tokens = lines[run_id]
                 verdict = Verdict(state, detail, "", "", "", False, "", steps, turns, tokens, *(None,) * 5)
             if (status := _from_verdict(run_id, verdict, _lease_in(leases, run_id), self._now)) is not None:
-                columns.put(at, status)
+                with contextlib.suppress(TypeError, OverflowError):  # as above: the run is read
+                    columns.put(at, status)
         return columns
 
 

@@ -101,9 +101,9 @@ class StatusColumns:
 
     def put_line(self, at: int, state: int, detail: str, steps: int, turns: int, tokens: int) -> None:
         """Keep at place ``at`` a status that says no more than its line (``state``: its number)."""
-        self.states[at] = state
+        self.steps[at], self.turns[at], self.tokens[at] = steps, turns, tokens  # first: may raise TypeError
         self.details[at] = detail
-        self.steps[at], self.turns[at], self.tokens[at] = steps, turns, tokens
+        self.states[at] = state
         self.whole.pop(at, None)
 
     def places(self, states: Collection[RunState | None]) -> list[int]:
