@@ -409,6 +409,9 @@ async def _index_of(store: Store, end_markers: Collection[str]) -> StatusIndex |
     if opening is None or failed or opening.get_loop() is not asyncio.get_running_loop():
         # Opened once per handle and loop; an open the store failed (a dropped connection) is tried again.
         opening = asyncio.ensure_future(_open(store, end_markers))
+        # Its failure is each waiter's to raise; one that outlived them all (a viewer quit while
+        # the index opened, and the store closed under it) is not "never retrieved" on stderr.
+        opening.add_done_callback(lambda done: done.cancelled() or done.exception())
         _indexes[store] = opening
     return await asyncio.shield(opening)
 
