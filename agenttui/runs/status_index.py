@@ -275,14 +275,13 @@ async def _marks_now(
 ) -> dict[str, tuple[int, int]]:
     """Each run's validator now, of the runs the index holds at the validators ``kept`` that the
     store still holds: a run with no entry past the settled seq is as the index holds it; the
-    others' are read from the store (``_MARKS_AT_ONCE`` runs a query at most)."""
+    others' are read from the store."""
     written_since = await store.runs_after(settled[0]) if settled is not None else None
     marks = (
         {} if written_since is None else {run_id: mark for run_id, mark in kept.items() if run_id not in written_since}
     )
-    others = [run_id for run_id in kept if run_id not in marks]
-    for start in range(0, len(others), _MARKS_AT_ONCE):
-        marks.update(await store.run_marks(others[start : start + _MARKS_AT_ONCE]))
+    if others := [run_id for run_id in kept if run_id not in marks]:
+        marks.update(await store.run_marks(others))
     return marks
 
 
@@ -631,9 +630,6 @@ def _entry_columns(entry: Entry) -> tuple[object, ...]:
 
 #: How many run ids one read of the index asks for (below SQLite's limit on parameters).
 _CHUNK = 500
-#: How many runs' validators one query to the store reads at most (SQLite takes at most 32,766
-#: parameters).
-_MARKS_AT_ONCE = 10_000
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);

@@ -341,10 +341,10 @@ class Store(abc.ABC):
         raise ConfigError(f"{type(self).__name__} has no seq across runs")
 
     async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """Each of ``run_ids``' entry count and highest seq, in one round trip, read from the
-        ``(run_id, seq)`` index alone: what a status index checks its summaries against (a run
-        with no entries is missing). Raises ``ConfigError`` unless ``index_identity`` names the
-        journal."""
+        """Each of ``run_ids``' entry count and highest seq, read from the ``(run_id, seq)`` index
+        alone, as few statements as the store can (asked about a whole store's runs, one pass
+        over its index): what a status index checks its summaries against (a run with no entries
+        is missing). Raises ``ConfigError`` unless ``index_identity`` names the journal."""
         raise ConfigError(f"{type(self).__name__} keeps no status index")
 
     # -- Leaser -----------------------------------------------------------------------------

@@ -59,9 +59,6 @@ from agenttui.stores.base import (
 from agenttui.stores.summary import FORK_EXT_BYTES, FORK_ORIGIN, RUN_START, USAGE_MEMBERS, RunSummary
 
 Layout = Literal["current", "legacy"]
-#: Run ids per query when every run is listed, after a first page of ``LIST_PAGE_SIZE``: a seek a
-#: run, a few milliseconds a page.
-LIST_ALL_PAGE_SIZE = 5000
 #: How much of the journal's first entries a status index's fingerprint holds (``index_fingerprint``).
 _FINGERPRINT_ENTRIES = 4
 _FINGERPRINT_BYTES = 256
@@ -91,6 +88,11 @@ _LEGACY_COLUMNS = frozenset({"run_id", "seq", "name", "data"})
 # needs SQLite 3.42; this is the same value (both come from the same millisecond 'now', which is
 # fixed for the whole statement) and works on every SQLite this package meets.
 _NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+#: Run ids per query when every run is listed, after a first page of ``LIST_PAGE_SIZE``: a seek a
+#: run, a few milliseconds a page.
+LIST_ALL_PAGE_SIZE = 5000
+#: How many runs' validators one ``run_marks`` statement reads.
+_MARKS_AT_ONCE = 10_000
 #: Asked about more runs' leases than this, ``get_leases`` reads the lease table whole.
 _LEASES_LOOKED_UP = 2000
 
@@ -605,12 +607,15 @@ class SQLiteStore(Store):
     async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         if not run_ids:
             return {}
-        rows = await self._read(
-            f"SELECT run_id, count(*), max(seq) FROM {self._steps}"
-            f" WHERE run_id IN ({', '.join('?' * len(run_ids))}) GROUP BY run_id",
-            list(run_ids),
-            "reading runs' lengths",
-        )
+        rows = []
+        for start in range(0, len(run_ids), _MARKS_AT_ONCE):  # SQLite takes at most 32,766 parameters
+            chunk = run_ids[start : start + _MARKS_AT_ONCE]
+            rows += await self._read(
+                f"SELECT run_id, count(*), max(seq) FROM {self._steps}"
+                f" WHERE run_id IN ({', '.join('?' * len(chunk))}) GROUP BY run_id",
+                list(chunk),
+                "reading runs' lengths",
+            )
         return {run_id: (count, last) for run_id, count, last in rows if type(run_id) is str and type(last) is int}
 
     async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:

@@ -153,6 +153,10 @@ async def test_a_status_indexs_validators_agree_with_what_load_reads(make_store:
     seqs = {run_id: [entry.seq async for entry in store.load(run_id)] for run_id in ("a", "b", "c")}
     marks = {run_id: (len(seq), seq[-1]) for run_id, seq in seqs.items()}
     assert await store.run_marks(["a", "c", "never-written"]) == {"a": marks["a"], "c": marks["c"]}
+    # Asked about a whole store's runs (more than one statement's worth, or one pass over the
+    # index), the same answer.
+    many = ["a", "c", *(f"never-{n:05d}" for n in range(40_000))]
+    assert await store.run_marks(many) == {"a": marks["a"], "c": marks["c"]}
     if not store.INDEX_GLOBAL_SEQ:
         return
     last = await store.last_seq()

@@ -495,6 +495,9 @@ class Statements:
             f"SELECT run_id, pg_catalog.count(*) AS count, pg_catalog.max(seq) AS last FROM {steps}"
             " WHERE run_id = ANY($1::pg_catalog.text[]) GROUP BY run_id"
         )
+        self.every_run_mark = (
+            f"SELECT run_id, pg_catalog.count(*) AS count, pg_catalog.max(seq) AS last FROM {steps} GROUP BY run_id"
+        )
         insert = (
             f"INSERT INTO {steps} (run_id, seq, name, data)"
             f" VALUES ($1, {names.qualified('next_seq_v1')}($1), $2, $3)"

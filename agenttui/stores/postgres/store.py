@@ -39,6 +39,8 @@ T = TypeVar("T")
 #: Connections per store handle: enough for the 16-way concurrent insert benchmark to keep the
 #: server busy without one handle starving others of the server's ``max_connections``.
 POOL_SIZE = 10
+#: Asked for more runs' validators than this, ``run_marks`` reads every run's in one pass.
+MARKS_LOOKED_UP = 10_000
 #: The pause before a statement's second attempt is under 1 ms; each failure doubles the ceiling
 #: of the next random pause, up to 100 ms, so contending writers spread out (as the SDK does).
 BACKOFF_BASE = 0.001
@@ -361,8 +363,14 @@ class PostgresStore(Store):
     async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         if not run_ids:
             return {}
-        rows = await self._retrying(lambda: self._pool.fetch(self._sql.run_marks, list(run_ids)))
-        return {row["run_id"]: (row["count"], row["last"]) for row in rows}
+        if len(run_ids) <= MARKS_LOOKED_UP:
+            rows = await self._retrying(lambda: self._pool.fetch(self._sql.run_marks, list(run_ids)))
+            return {row["run_id"]: (row["count"], row["last"]) for row in rows}
+        # A whole store's (a reopen): one pass over the index beats a lookup a run (100,000 runs:
+        # 0.38 s against 0.72-0.90 s), and the runs not asked about are left out here.
+        rows = await self._retrying(lambda: self._pool.fetch(self._sql.every_run_mark))
+        asked = set(run_ids)
+        return {row["run_id"]: (row["count"], row["last"]) for row in rows if row["run_id"] in asked}
 
     # -- run summaries ----------------------------------------------------------------------------
 
