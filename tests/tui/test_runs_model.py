@@ -84,3 +84,33 @@ def test_rows_are_made_from_the_columns_when_asked_for() -> None:
     assert model.counts() == {RunState.STALLED: 1}
     model.toggle_fold("b", False)
     assert model.rows().index_of("b>c") is None
+
+
+def test_runs_listed_with_their_statuses_are_laid_in_place_by_place() -> None:
+    """A reopen lists runs with the statuses the status index vouched for (``StatusColumns``):
+    laid in at once when every run is new, one by one where some were known (the live feed
+    named them first); a place left pending stays to be read."""
+    from agenttui.runs.status_columns import StatusColumns
+
+    def columns_of(statuses: list[RunStatus | None]) -> StatusColumns:
+        columns = StatusColumns(len(statuses))
+        for at, status in enumerate(statuses):
+            if status is not None:
+                columns.put(at, status)
+        return columns
+
+    done = RunStatus("a", RunState.COMPLETE, "done", steps=3, turns=1, tokens=10)
+    halted = RunStatus("b>c", RunState.HALTED, "refund", tool_use_id="call_1")  # says more than a line
+    model = RunsModel()
+    model.add_runs(["a", "b", "b>c", "d"], columns_of([done, None, halted, None]))
+    assert model.roots == ["a", "b", "d"] and model.children == {"b": ["b>c"]}
+    assert model.pending == 2 and model.unread() == ["b", "d"]
+    assert [row.status for row in model.rows()] == [done, None, None]
+    model.toggle_fold("b", True)
+    assert model.rows()[2].status == halted
+    # Some known already: each status still goes to its own run.
+    later = RunStatus("d", RunState.STALLED)
+    model.add_runs(["d", "e"], columns_of([later, RunStatus("e", RunState.COMPLETE)]))
+    assert model.statuses["d"] is not None and model.statuses["d"].state is RunState.STALLED
+    assert model.unread() == ["b"] and model.pending == 1 and model.roots == ["a", "b", "d", "e"]
+    assert [s.run_id for s in model.statuses_in({RunState.HALTED, RunState.STALLED})] == ["b>c", "d"]
