@@ -199,12 +199,15 @@ class RunsModel:
     unfolded: set[str] = field(default_factory=set)
     text_filter: str = ""
     status_filter: int = 0
-    pending: int = 0
-    """Runs whose status is still being computed."""
     _columns: StatusColumns = field(default_factory=StatusColumns)
     """Each run's status, at its place in ``run_ids``."""
     _parsed: tuple[str, Where | None, str] = ("", None, "")
     """The text filter last read (``_reading``): its text, expression and error."""
+
+    @property
+    def pending(self) -> int:
+        """How many runs' statuses are still being computed."""
+        return self._columns.pending_count()
 
     @property
     def statuses(self) -> StatusLines:
@@ -236,10 +239,8 @@ class RunsModel:
         self.run_ids += new
         if statuses is not None and len(new) == len(run_ids):
             self._columns.extend(statuses)
-            self.pending += statuses.states.count(PENDING)
         else:
             self._columns.extend(StatusColumns(len(new)))
-            self.pending += len(new)
             if statuses is not None:  # some were known already (the change feed named them)
                 self.set_statuses(list(filter(None, map(statuses.status, range(len(run_ids)), run_ids))))
         top = [run_id for run_id in new if ">" not in run_id]
@@ -262,10 +263,7 @@ class RunsModel:
         for status in statuses:
             if status.run_id not in runs:
                 self.add_runs([status.run_id])
-            at = runs[status.run_id]
-            if columns.states[at] == PENDING:
-                self.pending -= 1
-            columns.put(at, status)
+            columns.put(runs[status.run_id], status)
 
     def unread(self) -> list[str]:
         """The runs whose status is still being computed, in listing order."""
