@@ -26,9 +26,12 @@ DEMO_FACTORY = "agenttui.demo.build:factory"
 @click.option("--run", "run_id", metavar="RUN_ID", help="Open this run's journal at once (esc goes back to every run).")
 def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: str | None) -> None:
     """Open the TUI on STORE (read-only: nothing is written unless you confirm an action)."""
+    from agenttui.render.bulk import collector_paused
     from agenttui.stores import sqlite_path
     from agenttui.stores.sqlite import require_file
-    from agenttui.tui.app import launch
+
+    with collector_paused():  # what the TUI's imports make lives on: a collector's pass would free nothing
+        from agenttui.tui.app import launch
 
     if agent_spec:
         _check_factory(agent_spec)

@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
@@ -17,9 +19,11 @@ from agenttui.runs.status import RunState, RunStatus
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.messages import StoreOpened
+from agenttui.tui.screens.base import SCREEN_STYLES
 from agenttui.tui.screens.help import HelpScreen
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
+from agenttui.tui.widgets import key_footer
 from agenttui.tui.widgets.inspector import RecordInspector
 from agenttui.tui.widgets.key_footer import KeyFooter
 from tests.runs.test_summary_statuses import comparable
@@ -342,6 +346,58 @@ async def test_the_footer_composes_its_keys_again_only_when_they_change(demo_db:
         await pilot.press("slash")  # in the filter, "/" is text: the Filter key goes
         await settle(pilot)
         assert "Filter" not in [key.description for key in keys()]  # type: ignore[attr-defined]  # FooterKey's
+
+
+async def test_every_screens_styles_are_read_once_the_first_rows_are_painted(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Start-up parses the app's own styles only; the others are read in one parse right after
+    the first rows (each screen would read its own as it first opens, its ``CSS_PATH``, and Textual
+    would then parse every source again)."""
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.first_rows_shown.is_set()
+        assert all(app.stylesheet.has_source(str(path)) for path in SCREEN_STYLES)
+        reparsed: list[None] = []
+        reparse = app.stylesheet.reparse
+        monkeypatch.setattr(app.stylesheet, "reparse", lambda: (reparsed.append(None), reparse())[1])
+        await pilot.press("enter")  # a run opens: its styles are read already
+        await settle(pilot)
+        assert isinstance(app.screen, RunScreen) and reparsed == []
+
+
+class _FooterAfter(App[None]):
+    BINDINGS = [Binding("x", "bell", "Ring", id="test.ring")]
+
+    def __init__(self, after: asyncio.Event) -> None:
+        super().__init__()
+        self.after = after
+
+    def compose(self) -> ComposeResult:
+        yield KeyFooter(after=self.after)
+
+
+def footer_descriptions(app: App[None]) -> list[str]:
+    return [key.description for key in app.screen.query_one(KeyFooter).query("FooterKey")]  # type: ignore[attr-defined]  # FooterKey's
+
+
+async def test_a_footer_told_to_wait_composes_its_keys_once_told() -> None:
+    """The runs list's footer waits for its first rows (start-up's 30 ms of keys come after them)."""
+    rows_painted = asyncio.Event()
+    app = _FooterAfter(rows_painted)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert footer_descriptions(app) == []
+        rows_painted.set()
+        await until(pilot, lambda: "Ring" in footer_descriptions(app), "the footer's keys")
+
+
+async def test_a_footer_told_to_wait_shows_its_keys_anyway_if_nothing_comes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_footer, "KEYS_AT_LATEST", 0.05)
+    app = _FooterAfter(asyncio.Event())  # never set: rows kept back by a lock, say
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "Ring" in footer_descriptions(app), "the footer's keys")
 
 
 async def test_palette_offers_actions_and_runs(demo_db: Path) -> None:

@@ -4,6 +4,7 @@ one rule for keys inside a dialog."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from textual import events
@@ -22,6 +23,16 @@ if TYPE_CHECKING:
 
 ResultT = TypeVar("ResultT")
 
+_STYLES = Path(__file__).parent.parent
+VIEW_STYLES = _STYLES / "views.tcss"
+"""The styles of the screens over a run or two (their ``CSS_PATH``)."""
+DIALOG_STYLES = _STYLES / "dialogs.tcss"
+"""The styles of every dialog (``AppModal``'s ``CSS_PATH``)."""
+SCREEN_STYLES = (VIEW_STYLES, DIALOG_STYLES)
+"""Every screen's styles beyond the app's own ``app.tcss``, which holds what the runs list and
+every screen needs: kept apart so that start-up parses a fifth of the rules (about 20 ms,
+benchmarks/startup.py), read all at once after the first rows (``AgentTuiApp.read_screen_styles``)."""
+
 
 class AppModal(ModalScreen[ResultT]):
     """Every dialog the app shows (menus, confirmations, prompts, progress, help): one rule for its
@@ -29,6 +40,7 @@ class AppModal(ModalScreen[ResultT]):
     dialog: ``AgentTuiApp.check_action``), so a replay under it is never lost; ``?`` shows the
     dialog's own keys (``f1`` too, for where a text field takes ``?`` as typed)."""
 
+    CSS_PATH = DIALOG_STYLES
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "close", "Close", show=False, id="modal.close"),
         Binding("question_mark,f1", "keys", "This dialog's keys", show=False, id="modal.keys"),

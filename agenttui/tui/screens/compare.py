@@ -22,7 +22,7 @@ from agenttui.render.diff import DiffRow
 from agenttui.replay.compare import Comparison, Side, TurnPair, compared_turns
 from agenttui.runs.view import tool_names
 from agenttui.tui.layout import flow_parts, lines_of
-from agenttui.tui.screens.base import StoreScreen
+from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.widgets.compare_view import CompareLine, CompareView, compare_lines, tokens_text
 from agenttui.tui.widgets.diff_view import diff_detail
 from agenttui.tui.widgets.header_bar import HeaderBar
@@ -48,6 +48,8 @@ class CompareScreen(StoreScreen):
 
     A fork opens it on its original: the records it holds in each ``Side`` (not read again), with
     ``markers_optional`` (a replay writes no attempt markers) and its session's ``not_compared``."""
+
+    CSS_PATH = VIEW_STYLES
 
     @dataclass
     class TurnsCompared(Message):

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from agenttui.journal.describe import printable
 from agenttui.journal.journal import Journal
 from agenttui.render.diff import JournalDiff, RowState, diff_journals
-from agenttui.tui.screens.base import StoreScreen
+from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.key_footer import KeyFooter
@@ -24,6 +24,8 @@ from agenttui.tui.widgets.status_bar import StatusBar
 
 class DiffScreen(StoreScreen):
     """The journal of ``left`` against that of ``right``."""
+
+    CSS_PATH = VIEW_STYLES
 
     @dataclass
     class Diffed(Message):

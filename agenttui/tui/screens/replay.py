@@ -30,7 +30,7 @@ from agenttui.replay.verdict import Verdict, VerdictKind
 from agenttui.runs.chart_end import chart_end
 from agenttui.runs.status import RunStatus
 from agenttui.runs.view import RecordRows, RunView
-from agenttui.tui.screens.base import StoreScreen
+from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
 from agenttui.tui.widgets.flowchart_view import FlowchartView
@@ -120,6 +120,8 @@ def replay_end(progress: ReplayProgress, recorded: RunStatus) -> FlowStep:
 
 class ReplayScreen(StoreScreen):
     """Replay of one run. ``n`` next turn, ``e`` to the end, ``b`` back one, ``t`` jump to a turn."""
+
+    CSS_PATH = VIEW_STYLES
 
     @dataclass
     class EventsEmitted(Message):

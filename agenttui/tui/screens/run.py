@@ -30,7 +30,7 @@ from agenttui.runs.view import RecordRows, RunView, utterance
 from agenttui.stores import describe_url
 from agenttui.stores.base import seq_order
 from agenttui.tui.messages import StoreChanged, StoreOpened
-from agenttui.tui.screens.base import StoreScreen
+from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.events_view import EventsView, RunEventLines
@@ -54,6 +54,8 @@ BATCH_SECONDS_MAX = 0.25
 class RunScreen(StoreScreen):
     """One run. ``j/k`` step through records; the panes follow the cursor; ``enter`` opens the
     record in the inspector, ``esc`` comes back to the journal (and from there to the runs)."""
+
+    CSS_PATH = VIEW_STYLES
 
     @dataclass
     class RecordsLoaded(Message):

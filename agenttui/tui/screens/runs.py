@@ -137,7 +137,7 @@ class RunsScreen(StoreScreen):
         yield RunsHeader(id="runs-header")
         yield RunsTable(id="runs-table")
         yield StatusBar(id="status-bar")
-        yield KeyFooter()
+        yield KeyFooter(after=self.tui.first_rows_shown)
 
     @property
     def table(self) -> RunsTable:
@@ -267,10 +267,12 @@ class RunsScreen(StoreScreen):
     def _after_first_rows(self, new: list[str]) -> None:
         """The first rows are on screen: start what waited for that frame. Reading statuses
         decodes records on this loop, listing the unfinished runs takes a pass over the store
-        (0.2 s of SQLite on 100,000 runs), and the change feed imports its file watcher."""
+        (0.2 s of SQLite on 100,000 runs), the change feed imports its file watcher, the footer
+        mounts its keys and the other screens' styles are read."""
         if not self.tui.first_rows_shown.is_set():  # a second batch may be listed before the frame
             self.tui.first_rows_shown.set()
             self._list_unfinished()
+            self.app.call_after_refresh(self.tui.read_screen_styles)
         if new:
             self.compute_statuses(new)
 

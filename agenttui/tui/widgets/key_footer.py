@@ -3,6 +3,8 @@ again only when the keys it shows change."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -18,6 +20,9 @@ from agenttui.tui.layout import fit_in_order
 
 Shown = tuple[tuple[Binding, bool, str, str], ...]
 """Every active binding as the footer reads it: the binding, enabled, tooltip, key display."""
+
+KEYS_AT_LATEST = 0.5
+"""Seconds after mounting by which a footer told to wait for something composes its keys anyway."""
 
 PALETTE = "palette"
 """The command palette's key in ``KEY_PRIORITY`` (Textual's binding for it has no id)."""
@@ -103,8 +108,12 @@ class KeyFooter(Footer):
     (benchmarks/startup.py), and as much again on each later focus change.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, after: asyncio.Event | None = None) -> None:
         super().__init__()
+        self._after = after
+        """Keys are composed once this is set: the runs list passes its first rows painted, as
+        mounting and styling a footer's keys is about 30 ms of start-up (benchmarks/startup.py)."""
+        self._waiting = False
         self._signalled = False
         """A bindings signal came: from then on the footer composes its keys (as Textual's does)."""
         self._composed: tuple[Shown, tuple[tuple[str, str], ...]] | None = None
@@ -139,10 +148,21 @@ class KeyFooter(Footer):
             yield widget
 
     def bindings_changed(self, screen: Screen[Any]) -> None:
+        if self._after is not None and not self._after.is_set():
+            if not self._waiting:
+                self._waiting = True
+                self.run_worker(self._keys_after(self._after), exit_on_error=False)
+            return  # the worker signals again
         self._signalled = True
         if self._composed is not None and self._fitting(screen) == self._composed:
             return
         super().bindings_changed(screen)
+
+    async def _keys_after(self, after: asyncio.Event) -> None:
+        with contextlib.suppress(TimeoutError):  # the keys show, whatever keeps the rows (a lock)
+            await asyncio.wait_for(after.wait(), KEYS_AT_LATEST)
+        self._after = None
+        self.call_later(lambda: self.bindings_changed(self.screen))  # on the footer's own loop: its keys bind to it
 
     def on_resize(self) -> None:
         if self._composed is not None and self._fitting(self.screen) != self._composed:
