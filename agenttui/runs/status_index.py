@@ -214,6 +214,9 @@ class KeptLines(NamedTuple):
     check: Callable[[], None] = lambda: None
     """Begins this look's spot checks (``_check_later``): called once the caller's own reads of
     the store are done, which they would hold up."""
+    every_run: list[str] | None = None
+    """Every run the store holds, in byte order, when checking the index read every run's
+    validator (a store whose seq does not run across runs: PostgreSQL): the store listed at once."""
 
 
 async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines:
@@ -234,7 +237,7 @@ async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines
     except (sqlite3.Error, OSError, ValueError):  # ValueError: not JSON (an index not as written)
         _forget(store)
         return nothing
-    changed = await _changed(store, settled, run_ids, counts, lasts)
+    changed, every_run = await _changed(store, settled, run_ids, counts, lasts)
     state, detail, steps, turns, tokens = (verdict_columns[_VERDICT_AT_NAME[name]] for name in _LINE_MEMBERS)
     lines = {
         run_id: line
@@ -252,22 +255,30 @@ async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines
     if (spotted := await _read_index(index, spots)) is None:
         _forget(store)
         return nothing
-    return KeptLines(lines, verdicts, lambda: _check_later(store, index, spotted, end_markers) if spotted else None)
+    return KeptLines(
+        lines, verdicts, lambda: _check_later(store, index, spotted, end_markers) if spotted else None, every_run
+    )
 
 
 async def _changed(
     store: Store, settled: tuple[int, bytes] | None, run_ids: list[str], counts: list[int], lasts: list[int]
-) -> set[str]:
+) -> tuple[set[str], list[str] | None]:
     """Those of ``run_ids``, kept at the validators ``counts`` and ``lasts``, that changed since
-    (or vanished): ``_marks_now``'s rule, for a whole index at once."""
-    written_since = await store.runs_after(settled[0]) if settled is not None else None
-    kept = dict(zip(run_ids, zip(counts, lasts, strict=True), strict=True)) if written_since is None else {
-        run_id: (counts[at], lasts[at]) for at, run_id in enumerate(run_ids) if run_id in written_since
-    }  # fmt: skip
+    (or vanished): ``_marks_now``'s rule, for a whole index at once. Where the store keeps no
+    global seq, every run's validator is read in one pass, and its runs come too (in byte order:
+    a code point's order is its UTF-8 bytes')."""
+    if settled is None:
+        if not run_ids:
+            return set(), None
+        marks = await store.every_run_mark()
+        as_kept = zip(run_ids, zip(counts, lasts, strict=True), strict=True)
+        return {run_id for run_id, mark in as_kept if marks.get(run_id) != mark}, sorted(marks)
+    written_since = await store.runs_after(settled[0])
+    kept = {run_id: (counts[at], lasts[at]) for at, run_id in enumerate(run_ids) if run_id in written_since}
     if not kept:
-        return set()
+        return set(), None
     marks = await _marks_now(store, None, kept)
-    return {run_id for run_id, mark in kept.items() if marks.get(run_id) != mark}
+    return {run_id for run_id, mark in kept.items() if marks.get(run_id) != mark}, None
 
 
 async def _marks_now(

@@ -347,6 +347,12 @@ class Store(abc.ABC):
         is missing). Raises ``ConfigError`` unless ``index_identity`` names the journal."""
         raise ConfigError(f"{type(self).__name__} keeps no status index")
 
+    async def every_run_mark(self) -> dict[str, tuple[int, int]]:
+        """``run_marks`` of every run the store holds, in one pass over its index: a reopen's
+        validators where seq does not run across runs, and, as its keys, every run listed at
+        once. Raises ``ConfigError`` unless ``index_identity`` names the journal."""
+        raise ConfigError(f"{type(self).__name__} keeps no status index")
+
     # -- Leaser -----------------------------------------------------------------------------
 
     async def acquire_lease(self, run_id: str, holder: str, ttl: float) -> bool:

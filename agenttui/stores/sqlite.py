@@ -618,6 +618,12 @@ class SQLiteStore(Store):
             )
         return {run_id: (count, last) for run_id, count, last in rows if type(run_id) is str and type(last) is int}
 
+    async def every_run_mark(self) -> dict[str, tuple[int, int]]:
+        rows = await self._read(
+            f"SELECT run_id, count(*), max(seq) FROM {self._steps} GROUP BY run_id", [], "reading runs' lengths"
+        )
+        return {run_id: (count, last) for run_id, count, last in rows if type(run_id) is str and type(last) is int}
+
     async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
         if not run_ids:
             return {}

@@ -125,6 +125,27 @@ async def test_a_reopen_takes_every_unchanged_status_from_the_index(
         assert await kept(store) == await exact(store)
 
 
+async def test_a_reopen_lists_the_runs_from_the_validators_where_it_reads_every_runs(
+    make_store: StoreFactory,
+) -> None:
+    """Where the store keeps no seq across runs (PostgreSQL), checking the index reads every
+    run's validator in one pass: those runs are the reopen's listing, the pages are not waited
+    for, and a run written since the last look is listed and left to be read."""
+    store = await make_store()
+    if store.index_identity() is None or store.INDEX_GLOBAL_SEQ:
+        pytest.skip("a store that keeps no index, or whose reopen checks only the runs written since")
+    await write_corpus(store)
+    await indexed(await make_store(read_only=True))  # the first look keeps every status
+    await Journal(store).append("zz-new-run", Record(keys.RUN_START, StepKind.VALUE, result=b"{}"))
+    every_run = [run_id async for run_id in store.runs()]
+    reader = await make_store(read_only=True)
+    never_done = asyncio.get_running_loop().create_future()  # pages that would never end
+    run_ids, columns = await kept_statuses(reader, never_done, after=every_run[0])
+    assert run_ids == every_run[1:] and never_done.cancelled()
+    assert [run_ids[at] for at in columns.places([None])] == ["zz-new-run"]
+    await status_index.spot_checks_done(reader)
+
+
 async def _listed(store: Store) -> list[str]:
     return [run_id async for run_id in store.runs()]
 

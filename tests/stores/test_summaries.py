@@ -146,6 +146,8 @@ async def test_a_status_indexs_validators_agree_with_what_load_reads(make_store:
     if store.index_identity() is None:  # a store that keeps no index (in memory) has no validators
         with pytest.raises(ConfigError):
             await store.run_marks(["a"])
+        with pytest.raises(ConfigError):
+            await store.every_run_mark()
         return
     for run_id in ("a", "b", "c"):
         for name, data in GOOD[:3]:
@@ -157,6 +159,7 @@ async def test_a_status_indexs_validators_agree_with_what_load_reads(make_store:
     # index), the same answer.
     many = ["a", "c", *(f"never-{n:05d}" for n in range(40_000))]
     assert await store.run_marks(many) == {"a": marks["a"], "c": marks["c"]}
+    assert await store.every_run_mark() == marks  # every run the store holds: a listing too
     if not store.INDEX_GLOBAL_SEQ:
         return
     last = await store.last_seq()

@@ -361,7 +361,12 @@ async def test_every_screens_styles_are_read_once_the_first_rows_are_painted(
         assert all(app.stylesheet.has_source(str(path)) for path in SCREEN_STYLES)
         reparsed: list[None] = []
         reparse = app.stylesheet.reparse
-        monkeypatch.setattr(app.stylesheet, "reparse", lambda: (reparsed.append(None), reparse())[1])
+
+        def noted() -> None:
+            reparsed.append(None)
+            reparse()
+
+        monkeypatch.setattr(app.stylesheet, "reparse", noted)
         await pilot.press("enter")  # a run opens: its styles are read already
         await settle(pilot)
         assert isinstance(app.screen, RunScreen) and reparsed == []

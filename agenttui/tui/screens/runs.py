@@ -183,7 +183,7 @@ class RunsScreen(StoreScreen):
             from agenttui.runs.status import kept_statuses, statuses_kept
 
             if await statuses_kept(self.store):
-                rest, statuses = await kept_statuses(self.store, _every_run(batches, reading))
+                rest, statuses = await kept_statuses(self.store, _every_run(batches, reading), after=first[-1])
                 self.post_message(RunsScreen.RunsListed(rest, done=True, statuses=statuses))
                 return
             while (batch := await batches.get()) is not None:
