@@ -37,7 +37,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -232,12 +232,18 @@ async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines
     if store.INDEX_GLOBAL_SEQ and time.monotonic() - index.checked_at >= CHECK_SECONDS:
         await _check_cut_back(store, index)
     settled = index.settled
+    # With no settled seq, every run's validator is read: on the server, while the index is read here.
+    every_mark = asyncio.ensure_future(store.every_run_mark()) if settled is None else None
     try:
         run_ids, counts, lasts, *verdict_columns, plain = await asyncio.to_thread(index.lines)
-    except (sqlite3.Error, OSError, ValueError):  # ValueError: not JSON (an index not as written)
-        _forget(store)
-        return nothing
-    changed, every_run = await _changed(store, settled, run_ids, counts, lasts)
+    except BaseException as exc:
+        if every_mark is not None:
+            every_mark.cancel()
+        if isinstance(exc, (sqlite3.Error, OSError, ValueError)):  # ValueError: not JSON (an index not as written)
+            _forget(store)
+            return nothing
+        raise
+    changed, every_run = await _changed(store, settled, run_ids, counts, lasts, every_mark)
     state, detail, steps, turns, tokens = (verdict_columns[_VERDICT_AT_NAME[name]] for name in _LINE_MEMBERS)
     lines = {
         run_id: line
@@ -261,18 +267,22 @@ async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines
 
 
 async def _changed(
-    store: Store, settled: tuple[int, bytes] | None, run_ids: list[str], counts: list[int], lasts: list[int]
+    store: Store,
+    settled: tuple[int, bytes] | None,
+    run_ids: list[str],
+    counts: list[int],
+    lasts: list[int],
+    every_mark: Awaitable[dict[str, tuple[int, int]]] | None,
 ) -> tuple[set[str], list[str] | None]:
     """Those of ``run_ids``, kept at the validators ``counts`` and ``lasts``, that changed since
-    (or vanished): ``_marks_now``'s rule, for a whole index at once. Where the store keeps no
-    global seq, every run's validator is read in one pass, and its runs come too (in byte order:
-    a code point's order is its UTF-8 bytes')."""
-    if settled is None:
-        if not run_ids:
-            return set(), None
-        marks = await store.every_run_mark()
+    (or vanished): ``_marks_now``'s rule, for a whole index at once. With no settled seq, every
+    run's validator is read in one pass (``every_mark``), and the store's runs come with them (in
+    byte order: a code point's order is its UTF-8 bytes')."""
+    if every_mark is not None:
+        marks = await every_mark
         as_kept = zip(run_ids, zip(counts, lasts, strict=True), strict=True)
         return {run_id for run_id, mark in as_kept if marks.get(run_id) != mark}, sorted(marks)
+    assert settled is not None
     written_since = await store.runs_after(settled[0])
     kept = {run_id: (counts[at], lasts[at]) for at, run_id in enumerate(run_ids) if run_id in written_since}
     if not kept:
