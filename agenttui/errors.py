@@ -62,6 +62,13 @@ class ReadOnlyStoreError(StoreError):
     title = "Read-only store"
 
 
+class WritesRefusedError(AgentTuiError):
+    """A write asked of a TUI that refuses every write (``open --no-writes``; ``serve`` without
+    ``--allow-writes``)."""
+
+    title = "Writes refused"
+
+
 class SchemaVersionError(StoreError):
     """The store's schema is newer than this agenttui understands, or is not a journal at all."""
 

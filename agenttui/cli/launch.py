@@ -9,23 +9,29 @@ import click
 
 from agenttui.cli.app import fail, main, run_async, theme_option, with_store
 from agenttui.errors import AgentTuiError
+from agenttui.web import STORE_VARIABLE
 
 if TYPE_CHECKING:
     from agenttui.stores.base import Store
 
+NO_WRITES_REASON = "this TUI refuses writes (open --no-writes; serve without --allow-writes)"
 DEFAULT_DEMO_PATH = "agenttui-demo.db"
 DEMO_FACTORY = "agenttui.demo.build:factory"
 
 
 @main.command("open")
-@click.argument("store")
+@click.argument("store", envvar=STORE_VARIABLE)
 @theme_option
 @click.option(
     "--agent", "agent_spec", metavar="MODULE:FACTORY", help="Your agent factory: replay with your code, re-drive runs."
 )
 @click.option("--run", "run_id", metavar="RUN_ID", help="Open this run's journal at once (esc goes back to every run).")
-def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: str | None) -> None:
-    """Open the TUI on STORE (read-only: nothing is written unless you confirm an action)."""
+@click.option("--no-writes", is_flag=True, help="Refuse every write, confirmed or not (what `serve` does without --allow-writes).")  # fmt: skip
+def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: str | None, no_writes: bool) -> None:
+    """Open the TUI on STORE (read-only: nothing is written unless you confirm an action).
+
+    STORE may come from the environment (AGENTTUI_STORE), which keeps a password out of the
+    process list."""
     from agenttui.render.bulk import collector_paused
     from agenttui.stores import sqlite_path
     from agenttui.stores.sqlite import require_file
@@ -42,7 +48,8 @@ def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: 
         fail(f"{exc.title}: {exc.message}")
     if run_id is not None:
         run_async(require_run)(store, run_id)  # no such run: said as every command says it (exit 1)
-    sys.exit(launch(store, theme=theme, agent_spec=agent_spec, run_id=run_id))
+    refused = NO_WRITES_REASON if no_writes else ""
+    sys.exit(launch(store, theme=theme, agent_spec=agent_spec, run_id=run_id, writes_refused=refused))
 
 
 async def require_run(url: str, run_id: str) -> None:

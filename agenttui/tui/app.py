@@ -28,6 +28,7 @@ from agenttui.errors import (
     StoreConnectionError,
     StoreDamageWarning,
     StoreLockedError,
+    WritesRefusedError,
 )
 from agenttui.journal.inert import printable, printable_id
 from agenttui.stores import describe_url, open_store
@@ -101,8 +102,12 @@ class AgentTuiApp(App[int]):
         theme_dir: Path | None = None,
         agent_spec: str | None = None,
         run_id: str | None = None,
+        writes_refused: str = "",
     ) -> None:
         super().__init__()
+        self.writes_refused = writes_refused
+        """Why this app refuses every write, confirmed or not ("" when it writes what is
+        confirmed): a confirmation then shows what would be written, and writes nothing."""
         self.initial_run = run_id
         """``--run``: the run whose journal opens at start, over the runs list."""
         self.agent_spec = agent_spec
@@ -471,7 +476,10 @@ class AgentTuiApp(App[int]):
                 await store.close()
 
     async def _writable_store(self) -> tuple[Store, bool]:
-        """A store handle for one write: opened for it alone, unless the app was handed a store."""
+        """A store handle for one write: opened for it alone, unless the app was handed a store.
+        Every write asks for one here: an app that refuses writes refuses them all here."""
+        if self.writes_refused:
+            raise WritesRefusedError(self.writes_refused)
         if not self._owns_store and self.store is not None and not self.store.read_only:
             return self.store, False
         # Never create the file: with it moved or deleted since it was opened, the write would
@@ -557,6 +565,7 @@ def launch(
     live_writer: bool = False,
     agent_spec: str | None = None,
     run_id: str | None = None,
+    writes_refused: str = "",
 ) -> int:
     """Run the TUI on ``url``; returns the process exit code. ``live_writer`` (the demo) starts
     a separate process that keeps one run in flight, so there is something to tail."""
@@ -572,7 +581,7 @@ def launch(
     # asyncpg's pool logs each failed reconnect to stderr, which would scribble over the screen;
     # the status bar already says the app is reconnecting.
     logging.getLogger("asyncpg").propagate = False
-    app = AgentTuiApp(url, theme=theme, agent_spec=agent_spec, run_id=run_id)
+    app = AgentTuiApp(url, theme=theme, agent_spec=agent_spec, run_id=run_id, writes_refused=writes_refused)
     # SIGTERM and SIGHUP (a closed SSH session) quit as q does: workers are cancelled, so an
     # action under way releases its run's lease instead of leaving it to lapse.
     for stop in (signal.SIGTERM, signal.SIGHUP):

@@ -213,6 +213,11 @@ RECIPES: dict[str, Recipe] = {
         Call([str(aids.out / "missing.db")]),
         Call([store.url, "--run", "no-such-run"]),  # no such run: refused before the TUI starts
     ],
+    # Refusals only: a store that opens is served until stopped (tests/web drive the server).
+    "serve": lambda store, aids: [
+        Call([str(aids.out / "missing.db")], expect=(2,)),
+        Call([store.url, "--port", "70000"], expect=(2,)),
+    ],
     "demo": lambda store, aids: [
         Call(["--path", store.url, "--no-tui", "--bulk-turns", "1"]),
         # --force replaces a file that is no journal (another application's), never a journal.

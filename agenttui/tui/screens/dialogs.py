@@ -107,18 +107,30 @@ class Confirmation(AppModal[bool]):
             yield from self.fields()
             yield Static(Text("Same from the command line (y copies it; ← → scroll it):"), id="dialog-command-label")
             yield CommandLine(self.command, id="dialog-command")
+            if refused := self._refused():
+                yield Static(
+                    Text(printable(f"Nothing is written here: {refused}."), style="bold"), id="confirm-refused"
+                )
             with Horizontal(id="dialog-buttons"):
-                yield Button(self._yes, id="yes", variant="warning", compact=True)
+                yes = "Writes refused" if refused else self._yes
+                yield Button(yes, id="yes", variant="warning", compact=True, disabled=bool(refused))
                 yield Button("Back, write nothing (n)", id="no", variant="primary", compact=True)
+
+    def _refused(self) -> str:
+        """Why the app refuses every write (``AgentTuiApp.writes_refused``), or ""."""
+        return str(getattr(self.app, "writes_refused", ""))
 
     def on_mount(self) -> None:
         # The body has the focus: j/k scroll it, and enter, which a focused "no" would take, does nothing.
         self.query_one("#confirm-body").focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        self.action_answer(event.button.id == "yes")
 
     def action_answer(self, yes: bool) -> None:
+        if yes and (refused := self._refused()):
+            self.notify(printable(f"nothing written: {refused}"), severity="warning", markup=False)
+            return
         self.dismiss(yes)
 
     def action_copy_command(self) -> None:
