@@ -23,10 +23,12 @@ module adds is what makes that safe to leave running:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import logging
 import os
+import secrets
 import shlex
 import signal
 import sys
@@ -36,6 +38,7 @@ from urllib.parse import urlsplit
 import aiohttp_jinja2
 from aiohttp import web
 from textual_serve.app_service import AppService
+from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server, to_int
 
 from agenttui.stores import describe_url
@@ -48,6 +51,12 @@ TOKEN_VARIABLE = "AGENTTUI_SERVE_TOKEN"
 TOKEN_COOKIE = "agenttui_token"
 STOP_SECONDS = 5.0
 """How long a closed tab's app has to quit before it is killed."""
+WAITING_SECONDS = 30.0
+"""How long an app started with its page waits for the page to connect."""
+MOST_WAITING = 8
+"""At most this many apps wait for their pages at once."""
+DEFAULT_SIZE = (120, 40)
+"""The terminal an app started with its page draws in until the page says its own size."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -75,20 +84,71 @@ def tab_command(*, allow_writes: bool, theme: str | None) -> str:
 
 
 class TabApp(AppService):
-    """One browser tab's app process."""
+    """One browser tab's app process. It may start before its page connects (``attach``): what
+    it draws meanwhile is kept, and sent first once the page's WebSocket is there."""
+
+    def __init__(self, command: str, download_manager: DownloadManager) -> None:
+        super().__init__(
+            command,
+            write_bytes=self._send_bytes,
+            write_str=self._send_str,
+            close=self._close,
+            download_manager=download_manager,
+        )
+        self._starting: asyncio.Future[None] | None = None
+        self._websocket: web.WebSocketResponse | None = None
+        self._kept: list[bytes | str] = []
+        """What the app sent before its page connected, in order."""
+        self._closed_early = False
+
+    def start_soon(self, width: int, height: int) -> None:
+        """Start the app without waiting for it (``started`` waits)."""
+        self._starting = asyncio.ensure_future(self.start(width, height))
+
+    async def started(self) -> None:
+        """Once the app's process runs (started now, unless ``start_soon`` started it)."""
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self.start(DEFAULT_SIZE[0], DEFAULT_SIZE[1]))
+        await self._starting
+
+    async def attach(self, websocket: web.WebSocketResponse) -> None:
+        """Send the page what the app drew so far, then all it draws, as it draws it."""
+        while self._kept:  # the app may draw more while this is sent: it is kept, and sent too
+            data = self._kept.pop(0)
+            await (websocket.send_bytes(data) if isinstance(data, bytes) else websocket.send_str(data))
+        self._websocket = websocket
+        if self._closed_early:
+            await websocket.close()
+
+    async def _send_bytes(self, data: bytes) -> None:
+        if self._websocket is None:
+            self._kept.append(data)
+        else:
+            await self._websocket.send_bytes(data)
+
+    async def _send_str(self, data: str) -> None:
+        if self._websocket is None:
+            self._kept.append(data)
+        else:
+            await self._websocket.send_str(data)
+
+    async def _close(self) -> None:
+        if self._websocket is None:
+            self._closed_early = True
+        else:
+            await self._websocket.close()
 
     async def stop(self) -> None:
         """Ask the app to quit (it releases its leases on the way out); kill it if it hangs."""
+        if self._starting is not None:
+            with contextlib.suppress(Exception):  # a start that failed left nothing to stop
+                await self._starting
         try:
             await asyncio.wait_for(super().stop(), STOP_SECONDS)
         except TimeoutError:
             if self._process is not None and self._process.returncode is None:
                 self._process.kill()
                 await self._process.wait()
-
-
-async def _closed(websocket: web.WebSocketResponse) -> None:
-    await websocket.close()
 
 
 class AgentTuiServer(Server):
@@ -107,15 +167,13 @@ class AgentTuiServer(Server):
         self.token = token
         self.allow_writes = allow_writes
         self.tabs: set[TabApp] = set()
-        """The tabs' apps now running."""
+        """The tabs' apps now running with their pages."""
+        self.waiting: dict[str, TabApp] = {}
+        """Apps started for pages not yet connected, by the key each page's WebSocket names."""
+        self._background: set[asyncio.Future[None]] = set()
 
     def initialize_logging(self) -> None:
         logging.basicConfig(level="INFO", format="agenttui serve: %(message)s")
-
-    async def _make_app(self) -> web.Application:
-        app = await super()._make_app()
-        app.middlewares.append(self._guard)
-        return app
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -124,7 +182,7 @@ class AgentTuiServer(Server):
         if self.token is not None and not self._carries_token(request):
             raise web.HTTPUnauthorized(text="agenttui serve: this server needs its token: open the URL it printed\n")
         origin = request.headers.get("Origin")
-        if request.path == "/ws" and origin is not None and urlsplit(origin).netloc != request.host:
+        if request.path.startswith("/ws") and origin is not None and urlsplit(origin).netloc != request.host:
             raise web.HTTPForbidden(text="agenttui serve: a page of another site may not open a tab\n")
         return await handler(request)
 
@@ -133,13 +191,26 @@ class AgentTuiServer(Server):
         given = request.query.get("token") or request.cookies.get(TOKEN_COOKIE) or ""
         return hmac.compare_digest(given.encode(), self.token.encode())
 
+    async def _make_app(self) -> web.Application:
+        app = await super()._make_app()
+        app.middlewares.append(self._guard)
+        app.router.add_get("/ws/{tab}", self.handle_websocket)
+        app.on_shutdown.append(self._stop_waiting_tabs)
+        return app
+
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
         """The page, its addresses taken from the request: right behind an SSH tunnel or a proxy
-        alike. A token in the query string becomes a cookie, for the page's own requests."""
+        alike. A token in the query string becomes a cookie, for the page's own requests.
+
+        The page's app starts now, while the browser loads the page and its terminal: a third of
+        the time to the first rows (benchmarks/serve.py). Its WebSocket names it (``/ws/KEY``); an
+        app no page connects to within ``WAITING_SECONDS`` is stopped."""
+        key = self._start_waiting_tab()
         origin = f"{request.scheme}://{request.host}"
+        socket = f"{'wss' if request.scheme == 'https' else 'ws'}://{request.host}/ws"
         context = {
             "font_size": to_int(request.query.get("fontsize", "16"), 16),
-            "app_websocket_url": f"{'wss' if request.scheme == 'https' else 'ws'}://{request.host}/ws",
+            "app_websocket_url": f"{socket}/{key}" if key else socket,
             "config": {"static": {"url": f"{origin}/static/"}},
             "application": {"name": self.title},
         }
@@ -148,22 +219,44 @@ class AgentTuiServer(Server):
             response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="Strict")
         return response
 
+    def _start_waiting_tab(self) -> str | None:
+        """Start an app for a page about to connect; its key, or None when ``MOST_WAITING`` wait
+        already (pages asked for and never connected: each later page starts its app as it connects)."""
+        if len(self.waiting) >= MOST_WAITING:
+            return None
+        key = secrets.token_urlsafe(16)
+        tab = TabApp(self.command, self.download_manager)
+        self.waiting[key] = tab
+        tab.start_soon(*DEFAULT_SIZE)
+        asyncio.get_running_loop().call_later(WAITING_SECONDS, self._stop_if_waiting, key)
+        return key
+
+    def _stop_if_waiting(self, key: str) -> None:
+        if (tab := self.waiting.pop(key, None)) is not None:
+            stopping = asyncio.ensure_future(tab.stop())
+            self._background.add(stopping)
+            stopping.add_done_callback(self._background.discard)
+
+    async def _stop_waiting_tabs(self, app: web.Application) -> None:
+        waiting, self.waiting = list(self.waiting.values()), {}
+        await asyncio.gather(*(tab.stop() for tab in waiting))
+
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
-        """One tab: its own app process for as long as its WebSocket is open."""
+        """One tab: its own app process for as long as its WebSocket is open (the one started
+        with its page, or one started now)."""
         websocket = web.WebSocketResponse(heartbeat=15)
         width = to_int(request.query.get("width", "80"), 80)
         height = to_int(request.query.get("height", "24"), 24)
         await websocket.prepare(request)
-        tab = TabApp(
-            self.command,
-            write_bytes=websocket.send_bytes,
-            write_str=websocket.send_str,
-            close=lambda: _closed(websocket),
-            download_manager=self.download_manager,
-        )
+        waited = self.waiting.pop(request.match_info.get("tab", ""), None)
+        tab = waited or TabApp(self.command, self.download_manager)
         self.tabs.add(tab)
         try:
-            await tab.start(width, height)
+            if waited is None:  # no app started with its page
+                tab.start_soon(width, height)
+            await tab.started()
+            await tab.attach(websocket)
+            await tab.set_terminal_size(width, height)
             await self._process_messages(websocket, tab)
         except asyncio.CancelledError:
             await websocket.close()

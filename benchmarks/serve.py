@@ -1,0 +1,186 @@
+"""The TUI in a browser (issue 33): page load to the first run row, against the terminal's first
+rows; and twenty tabs at once.
+
+    python benchmarks/serve.py [--rounds 7] [--tabs 20] [--store FILE]
+
+Needs Chromium from the operating system's packages (``apt-get install chromium``), driven by
+Playwright (the test extra). The store is a demo built afresh (``agenttui demo --no-tui``, about
+15 s) unless ``--store`` names one.
+
+(a) **Page load → first run row**: ``agenttui serve STORE`` runs throughout (started before the
+rounds, as a server is); each round opens a new tab in a running headless Chromium and times
+from the navigation's start to the first frame the page's terminal was sent that holds one of
+the store's run ids (read from the bytes it was sent, escapes taken out, as the terminal's case
+is read). The tab's app is a process of its own, started for the tab: its start-up is in the
+figure, as it is in the terminal's. Beside it, in the same rounds, alternating: ``agenttui
+STORE`` in a pseudo-terminal of the same size, from its spawn to its first rows
+(``startup.py``'s measure). Target: at most 1.5x the terminal's median.
+
+(b) **Twenty tabs**: ``--tabs`` tabs opened at once on the store, each until its runs list
+shows, and until every tab's app is done starting (the server and its apps under 5% of a core
+over half a second); then the server's resident memory with every tab's app (the server and its children,
+``VmRSS``), and in each tab in turn a key (``j``) timed from the press to the first bytes the
+page's terminal is sent back. Target: every key answered within 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from startup import Case, environment, run_ids_pattern, to_first_paint  # noqa: E402
+
+from tests.web.conftest import CAPTURE_SCRIPT, CHROMIUM, CHROMIUM_FLAGS, Served, Tab, served  # noqa: E402
+
+SIZE = (120, 40)
+"""The terminal's, and about the browser page's (a 1200x800 viewport at the page's font)."""
+
+
+async def page_to_first_row(browser: Any, url: str, first_rows: re.Pattern[bytes]) -> float:
+    page = await browser.new_page(viewport={"width": 1200, "height": 800})
+    await page.add_init_script(CAPTURE_SCRIPT)
+    started = time.perf_counter()
+    await page.goto(url)
+    await until_rows(Tab(page), first_rows)
+    seconds = time.perf_counter() - started
+    await page.close()
+    return seconds
+
+
+async def until_rows(tab: Tab, first_rows: re.Pattern[bytes]) -> None:
+    while not first_rows.search((await tab.text()).encode()):
+        await asyncio.sleep(0.005)
+
+
+def rss_mb(served_server: Served) -> float:
+    """The server's resident memory and its tabs' apps'."""
+    total = 0
+    for pid in [served_server.process.pid, *served_server.tab_processes()]:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        total += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+    return total / 1024
+
+
+def cpu_seconds(served_server: Served) -> float:
+    """CPU time so far of the server and its tabs' apps (utime + stime)."""
+    total = 0
+    for pid in [served_server.process.pid, *served_server.tab_processes()]:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def until_idle(served_server: Served) -> None:
+    """Until the server and its tabs' apps use under 5% of a core over half a second."""
+    before = cpu_seconds(served_server)
+    while True:
+        await asyncio.sleep(0.5)
+        now = cpu_seconds(served_server)
+        if now - before < 0.025:
+            return
+        before = now
+
+
+async def key_latency(tab: Tab) -> float:
+    """From a key press to the first bytes the page's terminal is sent back."""
+    await tab.page.focus(".xterm-helper-textarea")
+    before = len(await tab.page.evaluate("window.__terminalText.join('')"))
+    started = time.perf_counter()
+    await tab.page.keyboard.press("j")
+    while len(await tab.page.evaluate("window.__terminalText.join('')")) == before:
+        await asyncio.sleep(0.002)
+    return time.perf_counter() - started
+
+
+async def measure(store: Path, rounds: int, tabs: int, env: dict[str, str], here: Path) -> dict[str, Any]:
+    from playwright.async_api import async_playwright
+
+    first_rows = run_ids_pattern(store)
+    terminal = Case("agenttui STORE", [sys.executable, "-m", "agenttui", str(store)], env, here, painted=first_rows)
+    browser_seconds: list[float] = []
+    figures: dict[str, Any] = {}
+    with served(str(store), env=env) as server:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+            await page_to_first_row(browser, server.url, first_rows)  # warm-up: the page's files cached
+            to_first_paint(terminal, SIZE)
+            terminal.forget()
+            for _ in range(rounds):
+                browser_seconds.append(await page_to_first_row(browser, server.url, first_rows))
+                await asyncio.to_thread(to_first_paint, terminal, SIZE)
+            figures["page"] = browser_seconds
+            figures["terminal"] = list(terminal.walls)
+            figures["terminal_peak_mb"] = max(terminal.peaks_mb)
+
+            opened = [await Tab.open(browser, server.url) for _ in range(tabs)]
+            await asyncio.gather(*(until_rows(tab, first_rows) for tab in opened))
+            await until_idle(server)  # every tab's app done starting: statuses read and painted
+            figures["tabs"] = tabs
+            figures["tab_processes"] = len(server.tab_processes())
+            figures["rss_mb"] = rss_mb(server)
+            figures["keys"] = [await key_latency(tab) for tab in opened]
+            await browser.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--tabs", type=int, default=20)
+    parser.add_argument("--store", type=Path, help="a SQLite store (default: a demo built afresh)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="agenttui-serve-") as temporary:
+        work = Path(temporary)
+        here = work / "here"
+        here.mkdir()
+        env = environment(ROOT, work / "bytecode")
+        store = args.store
+        if store is None:
+            store = work / "demo.db"
+            subprocess.run([sys.executable, "-m", "agenttui", "demo", "--path", str(store), "--no-tui"], cwd=here,
+                           env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        load = os.getloadavg()
+        f = asyncio.run(measure(store.resolve(), args.rounds, args.tabs, env, here))
+        load_after = os.getloadavg()
+    page, terminal = statistics.median(f["page"]), statistics.median(f["terminal"])
+    keys = sorted(f["keys"])
+    print(f"agenttui serve, {store.name}; load average {load[0]:.1f} -> {load_after[0]:.1f}; 2 cores")
+    print()
+    print("| figure | median | min | max | target | met? |")
+    print("|---|---|---|---|---|---|")
+    print(f"| (a) page load -> first run row (a tab's app started for it) | {page * 1000:,.0f} ms | "
+          f"{min(f['page']) * 1000:,.0f} ms | {max(f['page']) * 1000:,.0f} ms | | |")  # fmt: skip
+    print(f"| (a) the terminal: spawn -> first rows ({SIZE[0]}x{SIZE[1]}), same rounds | {terminal * 1000:,.0f} ms | "
+          f"{min(f['terminal']) * 1000:,.0f} ms | {max(f['terminal']) * 1000:,.0f} ms | | |")  # fmt: skip
+    ratio = page / terminal
+    print(f"| (a) page / terminal | {ratio:.2f}x | | | ≤ 1.5x | {'met' if ratio <= 1.5 else 'MISSED'} |")
+    print(f"| (b) {f['tabs']} tabs open: server + {f['tab_processes']} tabs' apps, resident memory | "
+          f"{f['rss_mb']:,.0f} MB | | | reported | |")  # fmt: skip
+    p50 = statistics.median(keys)
+    print(f"| (b) key j -> first bytes back, each of {f['tabs']} tabs | {p50 * 1000:,.0f} ms | {keys[0] * 1000:,.0f} ms "
+          f"| {keys[-1] * 1000:,.0f} ms | ≤ 100 ms each | {'met' if keys[-1] <= 0.1 else 'MISSED'} |")  # fmt: skip
+    print()
+    print(f"peak RSS of the terminal's agenttui: {f['terminal_peak_mb']:.0f} MB; {args.rounds} rounds, alternating")
+
+
+if __name__ == "__main__":
+    main()
