@@ -34,6 +34,7 @@ from agenttui.journal.inert import printable, printable_id
 from agenttui.stores import describe_url, open_store
 from agenttui.stores.base import Store
 from agenttui.stores.changes import file_identity, follow_changes
+from agenttui.tui import READY_META
 from agenttui.tui.commands import AgentTuiCommands
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
@@ -172,6 +173,13 @@ class AgentTuiApp(App[int]):
             self.stylesheet.read_all(unread)
             self.stylesheet.parse()
             self.stylesheet.update(self)
+
+    def first_rows_painted(self) -> None:
+        """The runs list's first rows are on screen: a served app says so to its server
+        (``agenttui serve``), which then sends it its page's size."""
+        self.first_rows_shown.set()
+        if (write_meta := getattr(self._driver, "write_meta", None)) is not None:  # Textual's web driver
+            write_meta({"type": READY_META})
 
     async def read_prices(self) -> PriceBook:
         """The model prices, read in a thread the first time (an import and a snapshot: 0.2 s,

@@ -18,20 +18,26 @@ module adds is what makes that safe to leave running:
   not logged (a token in a query string would be).
 - A closed tab ends its app, which releases any lease it held; one that does not end within
   ``STOP_SECONDS`` is killed.
+
+One app is kept started ahead of the next page (the spare), so that a page shows its runs as
+soon as its terminal connects.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import hmac
 import ipaddress
+import json
 import logging
 import os
 import secrets
 import shlex
 import signal
 import sys
+from asyncio.subprocess import Process
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
@@ -42,6 +48,7 @@ from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server, to_int
 
 from agenttui.stores import describe_url
+from agenttui.tui import READY_META
 from agenttui.web import STORE_VARIABLE
 
 log = logging.getLogger("agenttui.serve")
@@ -55,6 +62,10 @@ WAITING_SECONDS = 30.0
 """How long an app started with its page waits for the page to connect."""
 MOST_WAITING = 8
 """At most this many apps wait for their pages at once."""
+SPARE_SECONDS = 300.0
+"""How long the app started ahead of the next page waits for it before it is replaced."""
+READY_SECONDS = 5.0
+"""How long a page waits for its app to be ready before it sends its size anyway."""
 DEFAULT_SIZE = (120, 40)
 """The terminal an app started with its page draws in until the page says its own size."""
 
@@ -83,6 +94,18 @@ def tab_command(*, allow_writes: bool, theme: str | None) -> str:
     return "exec " + shlex.join(argv)
 
 
+def _end_with_the_server() -> None:
+    """In a tab's app, before it runs: a SIGTERM when the server's process ends (Linux's
+    ``PR_SET_PDEATHSIG``; kept across the shell's ``exec``), so that a server killed outright
+    leaves no app behind; the app quits on it as on ctrl+c, releasing its leases. Elsewhere, the
+    server's own shutdown stops them."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 class TabApp(AppService):
     """One browser tab's app process. It may start before its page connects (``attach``): what
     it draws meanwhile is kept, and sent first once the page's WebSocket is there."""
@@ -100,6 +123,22 @@ class TabApp(AppService):
         self._kept: list[bytes | str] = []
         """What the app sent before its page connected, in order."""
         self._closed_early = False
+        self._ready = asyncio.Event()
+        """Set once the app says its first rows are painted (or it ended)."""
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        """textual-serve's, with the app bound to end with the server, however the server ends."""
+        self._process = process = await asyncio.create_subprocess_shell(
+            self.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self._build_environment(width=width, height=height),
+            preexec_fn=_end_with_the_server,
+        )
+        assert process.stdin is not None
+        self._stdin = process.stdin
+        return process
 
     def start_soon(self, width: int, height: int) -> None:
         """Start the app without waiting for it (``started`` waits)."""
@@ -120,6 +159,19 @@ class TabApp(AppService):
         if self._closed_early:
             await websocket.close()
 
+    async def ready(self) -> None:
+        """Once the app's first rows are painted (``READY_META``), or ended, or ``READY_SECONDS``
+        passed. A size sent sooner can race the one the app starts with, and lose: Textual's web
+        driver may read it from the pipe before it applies its own."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ready.wait(), READY_SECONDS)
+
+    async def on_meta(self, data: bytes) -> None:
+        if json.loads(data).get("type") == READY_META:
+            self._ready.set()
+            return
+        await super().on_meta(data)
+
     async def _send_bytes(self, data: bytes) -> None:
         if self._websocket is None:
             self._kept.append(data)
@@ -133,6 +185,7 @@ class TabApp(AppService):
             await self._websocket.send_str(data)
 
     async def _close(self) -> None:
+        self._ready.set()
         if self._websocket is None:
             self._closed_early = True
         else:
@@ -170,6 +223,8 @@ class AgentTuiServer(Server):
         """The tabs' apps now running with their pages."""
         self.waiting: dict[str, TabApp] = {}
         """Apps started for pages not yet connected, by the key each page's WebSocket names."""
+        self._spare: TabApp | None = None
+        """An app started ahead of the next page (``_keep_a_spare``)."""
         self._background: set[asyncio.Future[None]] = set()
 
     def initialize_logging(self) -> None:
@@ -178,7 +233,7 @@ class AgentTuiServer(Server):
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if self.token is None and not is_loopback(urlsplit(f"//{request.host}").hostname or ""):
-            raise web.HTTPForbidden(text="agenttui serve answers this machine's own address only (see --host)\n")
+            raise web.HTTPForbidden(text="agenttui serve: on a loopback address it answers loopback names only\n")
         if self.token is not None and not self._carries_token(request):
             raise web.HTTPUnauthorized(text="agenttui serve: this server needs its token: open the URL it printed\n")
         origin = request.headers.get("Origin")
@@ -195,16 +250,17 @@ class AgentTuiServer(Server):
         app = await super()._make_app()
         app.middlewares.append(self._guard)
         app.router.add_get("/ws/{tab}", self.handle_websocket)
-        app.on_shutdown.append(self._stop_waiting_tabs)
+        app.on_shutdown.append(self._stop_every_tab)
         return app
 
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
         """The page, its addresses taken from the request: right behind an SSH tunnel or a proxy
         alike. A token in the query string becomes a cookie, for the page's own requests.
 
-        The page's app starts now, while the browser loads the page and its terminal: a third of
-        the time to the first rows (benchmarks/serve.py). Its WebSocket names it (``/ws/KEY``); an
-        app no page connects to within ``WAITING_SECONDS`` is stopped."""
+        The page's app was started ahead of it (the spare: ``_keep_a_spare``), and the next
+        page's starts now: a page shows its runs as soon as its terminal connects, not an app's
+        start-up later (benchmarks/serve.py). The page's WebSocket names its app (``/ws/KEY``);
+        an app no page connects to within ``WAITING_SECONDS`` is stopped."""
         key = self._start_waiting_tab()
         origin = f"{request.scheme}://{request.host}"
         socket = f"{'wss' if request.scheme == 'https' else 'ws'}://{request.host}/ws"
@@ -220,26 +276,47 @@ class AgentTuiServer(Server):
         return response
 
     def _start_waiting_tab(self) -> str | None:
-        """Start an app for a page about to connect; its key, or None when ``MOST_WAITING`` wait
-        already (pages asked for and never connected: each later page starts its app as it connects)."""
+        """Hand a page the spare app, and start the next; the app's key, or None when
+        ``MOST_WAITING`` wait already (pages asked for and never connected: each later page
+        starts its app as it connects)."""
         if len(self.waiting) >= MOST_WAITING:
             return None
         key = secrets.token_urlsafe(16)
-        tab = TabApp(self.command, self.download_manager)
-        self.waiting[key] = tab
-        tab.start_soon(*DEFAULT_SIZE)
+        self.waiting[key], self._spare = self._spare or self._started_tab(), None
         asyncio.get_running_loop().call_later(WAITING_SECONDS, self._stop_if_waiting, key)
+        self._keep_a_spare()
         return key
+
+    def _started_tab(self) -> TabApp:
+        tab = TabApp(self.command, self.download_manager)
+        tab.start_soon(*DEFAULT_SIZE)
+        return tab
+
+    def _keep_a_spare(self) -> None:
+        """Start the app the next page takes, replaced after ``SPARE_SECONDS`` untaken (what it
+        drew meanwhile is kept for its page: replaced, that stays small)."""
+        spare = self._spare = self._started_tab()
+        asyncio.get_running_loop().call_later(SPARE_SECONDS, self._replace_spare, spare)
+
+    def _replace_spare(self, spare: TabApp) -> None:
+        if self._spare is spare:
+            self._stop_in_background(spare)
+            self._keep_a_spare()
 
     def _stop_if_waiting(self, key: str) -> None:
         if (tab := self.waiting.pop(key, None)) is not None:
-            stopping = asyncio.ensure_future(tab.stop())
-            self._background.add(stopping)
-            stopping.add_done_callback(self._background.discard)
+            self._stop_in_background(tab)
 
-    async def _stop_waiting_tabs(self, app: web.Application) -> None:
-        waiting, self.waiting = list(self.waiting.values()), {}
-        await asyncio.gather(*(tab.stop() for tab in waiting))
+    def _stop_in_background(self, tab: TabApp) -> None:
+        stopping = asyncio.ensure_future(tab.stop())
+        self._background.add(stopping)
+        stopping.add_done_callback(self._background.discard)
+
+    async def _stop_every_tab(self, app: web.Application) -> None:
+        """On the way out: every app quits (its leases released), with its page or not."""
+        tabs = [*self.tabs, *self.waiting.values(), *([self._spare] if self._spare else [])]
+        self.waiting, self._spare = {}, None
+        await asyncio.gather(*(tab.stop() for tab in tabs))
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         """One tab: its own app process for as long as its WebSocket is open (the one started
@@ -256,6 +333,7 @@ class AgentTuiServer(Server):
                 tab.start_soon(width, height)
             await tab.started()
             await tab.attach(websocket)
+            await tab.ready()
             await tab.set_terminal_size(width, height)
             await self._process_messages(websocket, tab)
         except asyncio.CancelledError:
@@ -268,6 +346,7 @@ class AgentTuiServer(Server):
         return websocket
 
     async def on_startup(self, app: web.Application) -> None:
+        self._keep_a_spare()
         url = f"http://{self.host}:{self.port}/" if ":" not in self.host else f"http://[{self.host}]:{self.port}/"
         print(f"agenttui serve: {describe_url(self.store_url)} at {url}", flush=True)
         print(f"  {'writes allowed (each confirmed)' if self.allow_writes else 'read-only: every write refused'}; ctrl+c stops", flush=True)  # fmt: skip

@@ -158,7 +158,9 @@ class Tab:
                 self.read_to = len(text)
                 return fresh
             if time.monotonic() > deadline:
-                raise AssertionError(f"never shown: {wanted!r}; the last text sent: {fresh[-1500:]!r}")
+                raise AssertionError(
+                    f"never shown: {wanted!r} in {len(text)} characters sent ({len(fresh)} fresh); the last sent: {fresh[-1500:]!r}"
+                )
             await self.page.wait_for_timeout(50)
 
     async def press(self, *keys: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -41,9 +42,9 @@ def test_a_loopback_server_answers_loopback_names_and_its_own_pages_only(demo_db
     with served(str(demo_db)) as server:
         status, _, page = fetch(server.url)
         assert status == 200
-        # The page names its own app's WebSocket: the app started with the page.
+        # The page names its own app's WebSocket: the app started ahead of it.
         found = re.search(rf'data-session-websocket-url="ws://127\.0\.0\.1:{server.port}(/ws/[\w-]+)"', page)
-        assert found is not None and len(server.tab_processes()) == 1
+        assert found is not None
         # A name rebound to 127.0.0.1 by another site's DNS: refused.
         assert fetch(server.url, {"Host": f"attacker.example:{server.port}"})[0] == 403
         # A page of another site opening a tab's WebSocket, the page's app's or a new one: refused.
@@ -135,16 +136,42 @@ async def test_a_served_tui_writes_nothing_without_allow_writes(demo_db: Path, b
 
 
 async def test_a_closed_tab_ends_its_app(demo_db: Path, browser: Any) -> None:
+    """Its app ends; the one started ahead of the next page stays (one, whatever came before)."""
     with served(str(demo_db)) as server:
         tab = await Tab.open(browser, server.url)
         await tab.until("17 runs")
-        assert len(server.tab_processes()) == 1
+        assert len(server.tab_processes()) == 2  # the tab's app and the next page's
         await tab.page.close()
         for _ in range(200):
-            if not server.tab_processes():
+            if len(server.tab_processes()) == 1:
                 break
             await asyncio.sleep(0.05)
-        assert server.tab_processes() == []
+        assert len(server.tab_processes()) == 1
+
+
+def test_a_server_killed_outright_leaves_no_app_behind(demo_db: Path) -> None:
+    with served(str(demo_db)) as server:
+        assert fetch(server.url)[0] == 200  # the page's app, and the next page's
+        for _ in range(200):
+            if len(apps := server.tab_processes()) == 2:
+                break
+            time.sleep(0.05)
+        assert len(apps) == 2
+        server.process.kill()
+        server.process.wait()
+        for _ in range(200):
+            if not any(_running(pid) for pid in apps):
+                break
+            time.sleep(0.05)
+        assert not any(_running(pid) for pid in apps)
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 async def test_a_stores_password_reaches_neither_the_page_nor_the_output_nor_a_process_list(

@@ -270,7 +270,7 @@ class RunsScreen(StoreScreen):
         (0.2 s of SQLite on 100,000 runs), the change feed imports its file watcher, the footer
         mounts its keys and the other screens' styles are read."""
         if not self.tui.first_rows_shown.is_set():  # a second batch may be listed before the frame
-            self.tui.first_rows_shown.set()
+            self.tui.first_rows_painted()
             self._list_unfinished()
             self.app.call_after_refresh(self.tui.read_screen_styles)
         if new:
