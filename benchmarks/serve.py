@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import statistics
@@ -42,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from startup import Case, environment, run_ids_pattern, to_first_paint  # noqa: E402
+from startup import Case, cpu_seconds, environment, run_ids_pattern, to_first_paint  # noqa: E402
 
 from tests.web.conftest import CAPTURE_SCRIPT, CHROMIUM, CHROMIUM_FLAGS, Served, Tab, served  # noqa: E402
 
@@ -78,24 +79,21 @@ def rss_mb(served_server: Served) -> float:
     return total / 1024
 
 
-def cpu_seconds(served_server: Served) -> float:
-    """CPU time so far of the server and its tabs' apps (utime + stime)."""
-    total = 0
+def served_cpu_seconds(served_server: Served) -> float:
+    """CPU time so far of the server and its tabs' apps (one may end meanwhile)."""
+    total = 0.0
     for pid in [served_server.process.pid, *served_server.tab_processes()]:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+        with contextlib.suppress(OSError):
+            total += cpu_seconds(pid)
+    return total
 
 
 async def until_idle(served_server: Served) -> None:
     """Until the server and its tabs' apps use under 5% of a core over half a second."""
-    before = cpu_seconds(served_server)
+    before = served_cpu_seconds(served_server)
     while True:
         await asyncio.sleep(0.5)
-        now = cpu_seconds(served_server)
+        now = served_cpu_seconds(served_server)
         if now - before < 0.025:
             return
         before = now

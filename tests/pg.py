@@ -133,7 +133,8 @@ def _run(argv: list[str], user: str | None, *, log: Path | None = None) -> None:
         )
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -224,7 +225,7 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
     try:
         if user is not None:
             _check_traversable(base)
-        cluster = _initdb(base, user, port=_free_port())
+        cluster = _initdb(base, user, port=free_port())
         cluster.start()
         try:
             yield cluster

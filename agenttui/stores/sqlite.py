@@ -28,7 +28,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -616,13 +616,13 @@ class SQLiteStore(Store):
                 list(chunk),
                 "reading runs' lengths",
             )
-        return {run_id: (count, last) for run_id, count, last in rows if type(run_id) is str and type(last) is int}
+        return _marks_of(rows)
 
     async def every_run_mark(self) -> dict[str, tuple[int, int]]:
         rows = await self._read(
             f"SELECT run_id, count(*), max(seq) FROM {self._steps} GROUP BY run_id", [], "reading runs' lengths"
         )
-        return {run_id: (count, last) for run_id, count, last in rows if type(run_id) is str and type(last) is int}
+        return _marks_of(rows)
 
     async def load_runs(self, run_ids: Sequence[str]) -> dict[str, list[Entry]]:
         if not run_ids:
@@ -1028,3 +1028,9 @@ def _translate(exc: sqlite3.Error, url: str, doing: str) -> StoreError:
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return StoreLockedError(f"{url} is locked by another process (while {doing}): {exc}")
     return StoreError(f"{url}: {doing} failed: {exc}")
+
+
+def _marks_of(rows: Iterable[Sequence[Any]]) -> dict[str, tuple[int, int]]:
+    """Validators as ``run_marks`` gives them, from rows of run id, count and highest seq (a row
+    whose types are not those of a journal's is left out)."""
+    return {run_id: (count, last) for run_id, count, last in rows if type(run_id) is str and type(last) is int}

@@ -175,9 +175,11 @@ class AgentTuiApp(App[int]):
             self.stylesheet.update(self)
 
     def first_rows_painted(self) -> None:
-        """The runs list's first rows are on screen: a served app says so to its server
-        (``agenttui serve``), which then sends it its page's size."""
+        """The runs list's first rows are on screen: what waited for them starts (the footer's
+        keys, the other screens' styles), and a served app says so to its server (``agenttui
+        serve``), which then sends it its page's size."""
         self.first_rows_shown.set()
+        self.call_after_refresh(self.read_screen_styles)
         if (write_meta := getattr(self._driver, "write_meta", None)) is not None:  # Textual's web driver
             write_meta({"type": READY_META})
 

@@ -113,8 +113,8 @@ class TabApp(AppService):
     def __init__(self, command: str, download_manager: DownloadManager) -> None:
         super().__init__(
             command,
-            write_bytes=self._send_bytes,
-            write_str=self._send_str,
+            write_bytes=self._send_or_keep,
+            write_str=self._send_or_keep,
             close=self._close,
             download_manager=download_manager,
         )
@@ -145,16 +145,14 @@ class TabApp(AppService):
         self._starting = asyncio.ensure_future(self.start(width, height))
 
     async def started(self) -> None:
-        """Once the app's process runs (started now, unless ``start_soon`` started it)."""
-        if self._starting is None:
-            self._starting = asyncio.ensure_future(self.start(DEFAULT_SIZE[0], DEFAULT_SIZE[1]))
+        """Once the app's process runs (``start_soon`` started it)."""
+        assert self._starting is not None
         await self._starting
 
     async def attach(self, websocket: web.WebSocketResponse) -> None:
         """Send the page what the app drew so far, then all it draws, as it draws it."""
         while self._kept:  # the app may draw more while this is sent: it is kept, and sent too
-            data = self._kept.pop(0)
-            await (websocket.send_bytes(data) if isinstance(data, bytes) else websocket.send_str(data))
+            await _send(websocket, self._kept.pop(0))
         self._websocket = websocket
         if self._closed_early:
             await websocket.close()
@@ -172,17 +170,11 @@ class TabApp(AppService):
             return
         await super().on_meta(data)
 
-    async def _send_bytes(self, data: bytes) -> None:
+    async def _send_or_keep(self, data: bytes | str) -> None:
         if self._websocket is None:
             self._kept.append(data)
         else:
-            await self._websocket.send_bytes(data)
-
-    async def _send_str(self, data: str) -> None:
-        if self._websocket is None:
-            self._kept.append(data)
-        else:
-            await self._websocket.send_str(data)
+            await _send(self._websocket, data)
 
     async def _close(self) -> None:
         self._ready.set()
@@ -202,6 +194,10 @@ class TabApp(AppService):
             if self._process is not None and self._process.returncode is None:
                 self._process.kill()
                 await self._process.wait()
+
+
+async def _send(websocket: web.WebSocketResponse, data: bytes | str) -> None:
+    await (websocket.send_bytes(data) if isinstance(data, bytes) else websocket.send_str(data))
 
 
 class AgentTuiServer(Server):

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.pg import free_port
 from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (the demo store, for these tests too)
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -71,13 +72,6 @@ class Served:
             if int(fields[1]) == self.process.pid:
                 children.append(int(stat.parent.name))
         return children
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @contextmanager

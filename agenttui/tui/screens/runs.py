@@ -267,12 +267,11 @@ class RunsScreen(StoreScreen):
     def _after_first_rows(self, new: list[str]) -> None:
         """The first rows are on screen: start what waited for that frame. Reading statuses
         decodes records on this loop, listing the unfinished runs takes a pass over the store
-        (0.2 s of SQLite on 100,000 runs), the change feed imports its file watcher, the footer
-        mounts its keys and the other screens' styles are read."""
+        (0.2 s of SQLite on 100,000 runs), the change feed imports its file watcher, and the app
+        starts what waited for the frame (``first_rows_painted``)."""
         if not self.tui.first_rows_shown.is_set():  # a second batch may be listed before the frame
             self.tui.first_rows_painted()
             self._list_unfinished()
-            self.app.call_after_refresh(self.tui.read_screen_styles)
         if new:
             self.compute_statuses(new)
 
