@@ -603,23 +603,28 @@ async def _page_statuses(
 
 
 async def kept_statuses(
-    store: Store, listing: Awaitable[list[str]], *, after: str = ""
+    store: Store, listing: Callable[[], Awaitable[list[str]]], *, after: str = ""
 ) -> tuple[list[str], StatusColumns]:
-    """Every run after ``after`` that ``listing`` lists, with the statuses the status index vouches
-    for as columns in their order (a run it does not vouch for left pending, to be read as any
-    other). A reopen fills a list of 100,000 runs from it at once: no pages, and no object a run
-    but for the statuses that say more than a line does (``StatusColumns``). The index is read
-    while the store lists, each in its own thread; the index's spot checks begin once the
-    listing is done (they held up its pages by half a second). Where checking the index read
-    every run's validator (PostgreSQL), those runs are the listing: ``listing`` is cancelled
-    (its 200 pages took 2 s on 100,000 runs, the validators' one pass 0.4 s)."""
-    listed = asyncio.ensure_future(listing)
+    """Every run after ``after`` that ``listing()`` lists, with the statuses the status index
+    vouches for as columns in their order (a run it does not vouch for left pending, to be read
+    as any other). A reopen fills a list of 100,000 runs from it at once: no pages, and no object
+    a run but for the statuses that say more than a line does (``StatusColumns``). The index is
+    read while the store lists, each in its own thread; the index's spot checks begin once the
+    listing is done (they held up its pages by half a second). Where checking the index reads
+    every run's validator (no global seq: PostgreSQL), those runs are the listing, and
+    ``listing`` is called only if the index could not be read (its 200 pages took 2 s on
+    100,000 runs, the validators' one pass 0.4 s)."""
+    listed = asyncio.ensure_future(listing()) if store.INDEX_GLOBAL_SEQ else None
     try:
         kept = await _kept_look(store)
         every_run = kept.index.every_run
-        run_ids = [run_id for run_id in every_run if run_id > after] if every_run is not None else await listed
+        if every_run is not None:
+            run_ids = [run_id for run_id in every_run if run_id > after]
+        else:
+            run_ids = await (listed or listing())
     finally:
-        listed.cancel()
+        if listed is not None:
+            listed.cancel()
     kept.index.check()
     return run_ids, await asyncio.to_thread(kept.columns, run_ids)  # 100,000 runs: a viewer's keys stay quick
 

@@ -278,6 +278,19 @@ async def test_lease_granted_refused_renewed_released(make_store: StoreFactory) 
     assert await two.acquire_lease("run-1", "h2", ttl=30)
 
 
+async def test_leases_read_for_a_few_runs_or_a_whole_stores(make_store: StoreFactory) -> None:
+    """``get_leases``: asked about a few runs, each looked up; asked about a whole store's (where
+    stores read the lease table whole instead), the same answer: only the runs asked about."""
+    store = await make_store()
+    for run_id in ("a", "b", "c"):
+        assert await store.acquire_lease(run_id, "h1", ttl=30)
+    few = await store.get_leases(["a", "c", "never-leased"])
+    many = await store.get_leases(["a", "c", *(f"never-{n:05d}" for n in range(5000))])
+    assert few.keys() == many.keys() == {"a", "c"}
+    assert all(lease.holder == "h1" and lease.live for lease in many.values())
+    assert await store.get_leases([]) == {}
+
+
 async def test_lease_taken_over_after_expiry(make_store: StoreFactory) -> None:
     one, two = await make_store(), await make_store()
     assert await one.acquire_lease("run-1", "h1", ttl=0.05)

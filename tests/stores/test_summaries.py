@@ -149,6 +149,7 @@ async def test_a_status_indexs_validators_agree_with_what_load_reads(make_store:
         with pytest.raises(ConfigError):
             await store.every_run_mark()
         return
+    assert await store.every_run_mark() == {}  # no run yet
     for run_id in ("a", "b", "c"):
         for name, data in GOOD[:3]:
             await store.insert(run_id, name, data)

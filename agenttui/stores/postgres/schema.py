@@ -495,8 +495,12 @@ class Statements:
             f"SELECT run_id, pg_catalog.count(*) AS count, pg_catalog.max(seq) AS last FROM {steps}"
             " WHERE run_id = ANY($1::pg_catalog.text[]) GROUP BY run_id"
         )
+        # As three arrays, one value each: asyncpg decodes an array in C, and a row a run cost the
+        # client 0.1 s of CPU on 100,000 runs (an array 0.02 s).
         self.every_run_mark = (
-            f"SELECT run_id, pg_catalog.count(*) AS count, pg_catalog.max(seq) AS last FROM {steps} GROUP BY run_id"
+            "SELECT pg_catalog.array_agg(run_id) AS run_ids, pg_catalog.array_agg(count) AS counts,"
+            " pg_catalog.array_agg(last) AS lasts FROM (SELECT run_id, pg_catalog.count(*) AS count,"
+            f" pg_catalog.max(seq) AS last FROM {steps} GROUP BY run_id) AS marks"
         )
         insert = (
             f"INSERT INTO {steps} (run_id, seq, name, data)"
@@ -522,10 +526,11 @@ class Statements:
             " WHERE run_id = $1 AND holder = $2 AND expiry >= pg_catalog.now() RETURNING true"
         )
         self.release = f"DELETE FROM {leases} WHERE run_id = $1 AND holder = $2"
-        self.get_leases = (
+        self.every_lease = (
             "SELECT run_id, holder, extract(epoch FROM expiry - pg_catalog.now())::pg_catalog.float8 AS expires_in"
-            f" FROM {leases} WHERE run_id = ANY($1::pg_catalog.text[])"
+            f" FROM {leases}"
         )
+        self.get_leases = f"{self.every_lease} WHERE run_id = ANY($1::pg_catalog.text[])"
         self.summaries = _SUMMARIES.format(
             steps=steps, usage=_usage_checks(), window=_KIND_WINDOW, kind_bytes=_KIND_BYTES
         )

@@ -175,23 +175,25 @@ class RunsScreen(StoreScreen):
         if first is None:
             return
         # The rest is read on while the first rows are painted (the store's thread is idle
-        # meanwhile); the status rules are imported once they are on screen (benchmarks/startup.py).
-        batches: asyncio.Queue[list[str] | None] = asyncio.Queue()
-        reading = asyncio.ensure_future(_queue_batches(listing, batches))
+        # meanwhile), but for a store whose reopen lists every run with their validators
+        # (``INDEX_GLOBAL_SEQ`` false: PostgreSQL), where it is read only if that does not list
+        # them; the status rules are imported once they are on screen (benchmarks/startup.py).
+        rest = _RestOfListing(listing)
+        if self.store.INDEX_GLOBAL_SEQ:
+            rest.start()
         try:
             await self.tui.first_rows_shown.wait()
             from agenttui.runs.status import kept_statuses, statuses_kept
 
             if await statuses_kept(self.store):
-                rest, statuses = await kept_statuses(self.store, _every_run(batches, reading), after=first[-1])
-                self.post_message(RunsScreen.RunsListed(rest, done=True, statuses=statuses))
+                run_ids, statuses = await kept_statuses(self.store, rest.every_run, after=first[-1])
+                self.post_message(RunsScreen.RunsListed(run_ids, done=True, statuses=statuses))
                 return
-            while (batch := await batches.get()) is not None:
+            async for batch in rest.batches():
                 self.post_message(RunsScreen.RunsListed(batch))
-            await reading  # its error, if it failed
             self.post_message(RunsScreen.RunsListed([], done=True))
         finally:
-            reading.cancel()
+            rest.cancel()
 
     async def _listing(self, *, first_screen: int) -> AsyncIterator[list[str]]:
         """Every run id, in batches: the first of ``first_screen`` runs, then one each
@@ -672,19 +674,38 @@ def _live_holder(leases: dict[str, LeaseInfo], run_id: str) -> str:
     return lease.holder if lease is not None and lease.live else ""
 
 
-async def _queue_batches(listing: AsyncIterator[list[str]], batches: asyncio.Queue[list[str] | None]) -> None:
-    """Put each batch of ``listing`` in ``batches``, then None (also when the listing fails)."""
-    try:
-        async for batch in listing:
-            batches.put_nowait(batch)
-    finally:
-        batches.put_nowait(None)
+class _RestOfListing:
+    """The batches of a listing after its first, read into a queue once ``start`` is called
+    (ahead of whoever takes them, so the store's reads go on meanwhile)."""
 
+    def __init__(self, listing: AsyncIterator[list[str]]) -> None:
+        self._listing = listing
+        self._batches: asyncio.Queue[list[str] | None] = asyncio.Queue()
+        self._reading: asyncio.Future[None] | None = None
 
-async def _every_run(batches: asyncio.Queue[list[str] | None], reading: asyncio.Future[None]) -> list[str]:
-    """Every run ``_queue_batches`` puts in ``batches`` (its error, if it failed)."""
-    run_ids = []
-    while (batch := await batches.get()) is not None:
-        run_ids += batch
-    await reading
-    return run_ids
+    def start(self) -> None:
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for batch in self._listing:
+                self._batches.put_nowait(batch)
+        finally:
+            self._batches.put_nowait(None)
+
+    async def batches(self) -> AsyncIterator[list[str]]:
+        """Each batch, as it is read (then the listing's error, if it failed)."""
+        self.start()
+        while (batch := await self._batches.get()) is not None:
+            yield batch
+        assert self._reading is not None
+        await self._reading
+
+    async def every_run(self) -> list[str]:
+        """Every run of the batches, once all are read."""
+        return [run_id async for batch in self.batches() for run_id in batch]
+
+    def cancel(self) -> None:
+        if self._reading is not None:
+            self._reading.cancel()
