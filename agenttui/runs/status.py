@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import bisect
 import contextlib
 import dataclasses
 import json
@@ -31,7 +32,7 @@ from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
-from agenttui.runs.status_columns import StatusColumns
+from agenttui.runs.status_columns import PENDING, StatusColumns
 from agenttui.runs.status_index import (
     IndexedPage,
     KeptLines,
@@ -602,76 +603,113 @@ async def _page_statuses(
     return decided
 
 
-async def kept_statuses(
-    store: Store, listing: Callable[[], Awaitable[list[str]]], *, after: str = ""
-) -> tuple[list[str], StatusColumns]:
+class KeptStatuses(NamedTuple):
+    """What ``kept_statuses`` found."""
+
+    run_ids: list[str]
+    """Every run listed after ``after``."""
+    columns: StatusColumns
+    """Their statuses the status index vouches for, in their order (the others pending)."""
+    earlier: list[RunStatus]
+    """The statuses it vouches for of the runs up to ``after`` (listed before)."""
+
+
+async def kept_statuses(store: Store, listing: Callable[[], Awaitable[list[str]]], *, after: str = "") -> KeptStatuses:
     """Every run after ``after`` that ``listing()`` lists, with the statuses the status index
     vouches for as columns in their order (a run it does not vouch for left pending, to be read
-    as any other). A reopen fills a list of 100,000 runs from it at once: no pages, and no object
-    a run but for the statuses that say more than a line does (``StatusColumns``). The index is
-    read while the store lists, each in its own thread; the index's spot checks begin once the
-    listing is done (they held up its pages by half a second). Where checking the index reads
-    every run's validator (no global seq: PostgreSQL), those runs are the listing, and
-    ``listing`` is called only if the index could not be read (its 200 pages took 2 s on
-    100,000 runs, the validators' one pass 0.4 s)."""
+    as any other), and those of the runs before. A reopen fills a list of 100,000 runs from it at once: no pages, and no object
+    a run but for the statuses that say more than a line does (``StatusColumns``).
+
+    The index is read while the store lists, each in its own thread, and its statuses laid out
+    while the store checks its validators (as if no run changed: those that did are cleared
+    after); the index's spot checks begin once the listing is done (they held up its pages by
+    half a second). Where checking the index reads every run's validator (no global seq:
+    PostgreSQL), those runs are the listing, and ``listing`` is called only if the index could
+    not be read (its 200 pages took 2 s on 100,000 runs, the validators' one pass 0.4 s)."""
     listed = asyncio.ensure_future(listing()) if store.INDEX_GLOBAL_SEQ else None
     try:
-        kept = await _kept_look(store)
-        every_run = kept.index.every_run
-        if every_run is not None:
-            run_ids = [run_id for run_id in every_run if run_id > after]
+        kept = await indexed_lines(store, keys.END_MARKERS) if store.IMPLEMENTS_SUMMARIES else KeptLines()
+        roots = await asyncio.to_thread(lambda: list(map(root_run_id, kept.run_ids)))
+        look = _KeptLook(kept, roots, await _leases(store, set(roots)), datetime.now(UTC))
+        laid = await asyncio.to_thread(look.columns)  # 100,000 runs: a viewer's keys stay quick
+        changes = await kept.changes
+        if changes.every_run is not None:
+            run_ids = [run_id for run_id in changes.every_run if run_id > after]
         else:
             run_ids = await (listed or listing())
     finally:
         if listed is not None:
             listed.cancel()
-    kept.index.check()
-    return run_ids, await asyncio.to_thread(kept.columns, run_ids)  # 100,000 runs: a viewer's keys stay quick
-
-
-async def _kept_look(store: Store) -> _KeptLook:
-    kept = await indexed_lines(store, keys.END_MARKERS) if store.IMPLEMENTS_SUMMARIES else KeptLines({}, {})
-    roots = {root_run_id(run_id) for run_id in [*kept.lines, *kept.verdicts]}
-    return _KeptLook(kept, await _leases(store, roots), datetime.now(UTC))
+    changes.check()
+    columns = await asyncio.to_thread(_KeptLook.fitted, laid, run_ids, changes.changed)
+    return KeptStatuses(run_ids, columns, _KeptLook.up_to(laid, after, changes.changed))
 
 
 class _KeptLook:
-    """Every status the status index vouches for (``indexed_lines``), with each run's lease row
-    and the clock as read with them; ``columns`` lays them out for a listing."""
+    """Every status the status index holds (``indexed_lines``), with each run's lease row and
+    the clock as read with them; ``columns`` lays them out, ``fitted`` to a listing."""
 
-    def __init__(self, kept: KeptLines, leases: dict[str, LeaseInfo] | None, now: datetime) -> None:
-        self.index = kept
+    def __init__(self, kept: KeptLines, roots: list[str], leases: dict[str, LeaseInfo] | None, now: datetime) -> None:
+        self._kept = kept
+        self._roots = roots
+        """Each run's root run (its lease's), in the index's order."""
         self._leases = leases
         self._now = now
 
-    def columns(self, run_ids: Sequence[str]) -> StatusColumns:
-        """The statuses of ``run_ids``, in their order (a run the index does not vouch for left
-        pending). The lines of finished runs, most runs', are laid in the columns as the index
-        holds them, each column at once, without a status made; a run with a lease row or a
-        verdict that says more is made by ``_from_verdict``, as a look a page at a time makes it."""
-        lines, verdicts, leases = self.index.lines, self.index.verdicts, self._leases
-        whole = set(verdicts)
+    def columns(self) -> tuple[list[str], StatusColumns]:
+        """The runs the index holds, in byte order (a listing's), and their statuses in that
+        order. The lines of finished runs, most runs', are laid in the columns as the index holds
+        them, each column at once, without a status made; a run with a lease row or a verdict
+        that says more is made by ``_from_verdict``, as a look a page at a time makes it."""
+        kept = self._kept
+        # In byte order once laid out: sorting the index's rows in SQL took longer than this.
+        order = sorted(range(len(kept.run_ids)), key=kept.run_ids.__getitem__)
+        return [kept.run_ids[at] for at in order], self._laid().taken(order)
+
+    def _laid(self) -> StatusColumns:
+        kept, leases = self._kept, self._leases
+        made = [at for at, plain in enumerate(kept.plain) if not plain]
         if leases is None:  # the lease table could not be read: every status says so
-            whole.update(lines)
+            made = list(range(len(kept.run_ids)))
         elif leases:
-            whole.update(run_id for run_id in lines if root_run_id(run_id) in leases)
-        made = [at for at, run_id in enumerate(run_ids) if run_id in whole]
-        aligned = list(map(lines.get, run_ids))
-        for at in made:
-            aligned[at] = None
+            made = sorted({*made, *(at for at, root in enumerate(self._roots) if root in leases)})
         try:
-            columns = StatusColumns.of_lines(aligned)
+            columns = StatusColumns.of_lines(*kept.line_columns())
         except (TypeError, OverflowError):  # an index file not as written: its runs are read
-            columns, made = StatusColumns(len(run_ids)), []
+            return StatusColumns(len(kept.run_ids))
         for at in made:
-            run_id = run_ids[at]
-            verdict = verdicts.get(run_id)
-            if verdict is None:  # a finished run's line, with a lease row
-                state, detail, steps, turns, tokens = lines[run_id]
-                verdict = Verdict(state, detail, "", "", "", False, "", steps, turns, tokens, *(None,) * 5)
-            if (status := _from_verdict(run_id, verdict, _lease_in(leases, run_id), self._now)) is not None:
+            columns.clear(at)
+            status = _from_verdict(kept.run_ids[at], kept.verdict(at), _lease_in(leases, kept.run_ids[at]), self._now)
+            if status is not None:
                 with contextlib.suppress(TypeError, OverflowError):  # as above: the run is read
                     columns.put(at, status)
+        return columns
+
+    @staticmethod
+    def up_to(laid: tuple[list[str], StatusColumns], after: str, changed: set[str]) -> list[RunStatus]:
+        """The statuses ``columns`` laid of the runs up to ``after`` (but the ``changed``)."""
+        kept_ids, kept = laid
+        return [
+            status
+            for at, run_id in enumerate(kept_ids[: bisect.bisect_right(kept_ids, after)])
+            if run_id not in changed and (status := kept.status(at, run_id)) is not None
+        ]
+
+    @staticmethod
+    def fitted(laid: tuple[list[str], StatusColumns], run_ids: Sequence[str], changed: set[str]) -> StatusColumns:
+        """The statuses ``columns`` laid, at the places of ``run_ids`` (a run the index does not
+        hold pending), the ``changed`` runs cleared: to be read as any other."""
+        kept_ids, kept = laid
+        offset = len(kept_ids) - len(run_ids)
+        if offset >= 0 and kept_ids[offset:] == run_ids:  # the index holds just these runs, in this order
+            columns = kept.sliced(offset)
+        else:
+            place = {run_id: at for at, run_id in enumerate(kept_ids)}
+            columns = kept.taken([place.get(run_id, PENDING) for run_id in run_ids])
+        if changed:
+            for at, run_id in enumerate(run_ids):
+                if run_id in changed:
+                    columns.clear(at)
         return columns
 
 

@@ -67,17 +67,45 @@ class StatusColumns:
         """The statuses that say more than a line does, by place."""
 
     @classmethod
-    def of_lines(cls, lines: Sequence[tuple[str, str, int, int, int] | None]) -> StatusColumns:
-        """Columns of status lines (state's value, detail, steps, turns, tokens), each column made
-        at once; a place with no line, or with a state not known here, is pending. Raises
-        ``TypeError`` or ``OverflowError`` where a count is not a number of 64 bits."""
+    def of_lines(
+        cls,
+        states: Sequence[str],
+        details: Sequence[str],
+        steps: Sequence[int],
+        turns: Sequence[int],
+        tokens: Sequence[int],
+    ) -> StatusColumns:
+        """Columns of status lines given as columns (each state by its value; one not known
+        here is pending), each column made at once. Raises ``TypeError`` or ``OverflowError``
+        where a detail is not a string or a count not a number of 64 bits."""
+        if not all(isinstance(detail, str) for detail in details):
+            raise TypeError("a status line's detail is not a string")
         columns = cls()
         number_of = STATE_INDEX_OF_VALUE.get
-        columns.states = array("b", [PENDING if line is None else number_of(line[0], PENDING) for line in lines])
-        columns.details = ["" if line is None else line[1] for line in lines]
-        columns.steps = array("q", [0 if line is None else line[2] for line in lines])
-        columns.turns = array("q", [0 if line is None else line[3] for line in lines])
-        columns.tokens = array("q", [0 if line is None else line[4] for line in lines])
+        columns.states = array("b", [number_of(state, PENDING) for state in states])
+        columns.details = list(details)
+        columns.steps, columns.turns, columns.tokens = array("q", steps), array("q", turns), array("q", tokens)
+        return columns
+
+    def sliced(self, start: int) -> StatusColumns:
+        """The places from ``start`` on, as columns of their own."""
+        columns = StatusColumns()
+        columns.states, columns.details = self.states[start:], self.details[start:]
+        columns.steps, columns.turns, columns.tokens = self.steps[start:], self.turns[start:], self.tokens[start:]
+        columns.whole = {at - start: status for at, status in self.whole.items() if at >= start}
+        return columns
+
+    def taken(self, places: Sequence[int]) -> StatusColumns:
+        """The statuses at ``places``, in their order, as columns of their own (a place below
+        zero: pending)."""
+        columns = StatusColumns()
+        columns.states = array("b", [self.states[at] if at >= 0 else PENDING for at in places])
+        columns.details = [self.details[at] if at >= 0 else "" for at in places]
+        columns.steps = array("q", [self.steps[at] if at >= 0 else 0 for at in places])
+        columns.turns = array("q", [self.turns[at] if at >= 0 else 0 for at in places])
+        columns.tokens = array("q", [self.tokens[at] if at >= 0 else 0 for at in places])
+        whole = self.whole
+        columns.whole = {to: whole[at] for to, at in enumerate(places) if at in whole}
         return columns
 
     def __len__(self) -> int:
@@ -104,6 +132,11 @@ class StatusColumns:
         self.steps[at], self.turns[at], self.tokens[at] = steps, turns, tokens  # first: may raise TypeError
         self.details[at] = detail
         self.states[at] = state
+        self.whole.pop(at, None)
+
+    def clear(self, at: int) -> None:
+        """Leave place ``at`` pending."""
+        self.states[at] = PENDING
         self.whole.pop(at, None)
 
     def pending_count(self) -> int:

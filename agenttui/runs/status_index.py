@@ -203,67 +203,94 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     return IndexedPage(summaries, kept_verdicts, marks, to_keep)
 
 
-class KeptLines(NamedTuple):
-    """What ``indexed_lines`` found: every run whose verdict the index vouches for."""
+class Changes(NamedTuple):
+    """What checking the index's validators found (``KeptLines.changes``)."""
 
-    lines: dict[str, tuple[str, str, int, int, int]]
-    """The runs whose verdict says no more than a status line (no open call, interrupt, fork,
-    legacy journal, times or wake time): its state's value, detail, steps, turns and tokens."""
-    verdicts: dict[str, Verdict]
-    """The other runs' verdicts."""
+    changed: set[str]
+    """The runs the index holds a verdict of that changed since (or vanished): to be read as any other."""
+    every_run: list[str] | None
+    """Every run the store holds, in byte order, when the check read every run's validator (a
+    store whose seq does not run across runs: PostgreSQL): the store listed at once."""
     check: Callable[[], None] = lambda: None
     """Begins this look's spot checks (``_check_later``): called once the caller's own reads of
     the store are done, which they would hold up."""
-    every_run: list[str] | None = None
-    """Every run the store holds, in byte order, when checking the index read every run's
-    validator (a store whose seq does not run across runs: PostgreSQL): the store listed at once."""
+
+
+class KeptLines:
+    """What ``indexed_lines`` found: the verdict of every run the index holds one of, as columns
+    (in the index's order), and (``changes``, once the store is checked) which of them changed."""
+
+    def __init__(
+        self,
+        run_ids: list[str] | None = None,
+        verdicts: Sequence[list[Any]] = (),
+        plain: list[int] | None = None,
+        changes: Awaitable[Changes] | None = None,
+    ) -> None:
+        self.run_ids = run_ids or []
+        self.verdicts = verdicts or [[] for _ in Verdict._fields]
+        """One list a member of ``Verdict``, in ``run_ids``' order."""
+        self.plain = plain or []
+        """1 where the verdict says no more than a status line (no open call, interrupt, fork,
+        legacy journal, times or wake time): its state, detail, steps, turns and tokens."""
+        self.changes = changes or _no_changes()
+
+    def line_columns(self) -> tuple[list[Any], ...]:
+        """The members a status line holds, as columns: state's value, detail, steps, turns, tokens."""
+        return tuple(self.verdicts[_VERDICT_AT_NAME[name]] for name in _LINE_MEMBERS)
+
+    def verdict(self, at: int) -> Verdict:
+        return Verdict._make(column[at] for column in self.verdicts)
+
+
+async def _no_changes() -> Changes:
+    return Changes(set(), None)
 
 
 async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines:
-    """The verdict of every run the index holds that did not change since it was kept
-    (``indexed_page``'s rules, for a whole store at once: one pass over the index, the runs
-    written since its settled seq, or every run where the store keeps no global seq, checked by
-    their validators; spot checks once the caller calls ``check``). Most come as a line alone,
-    told apart in the index's SQL. A run left out is to be read as any other."""
-    nothing = KeptLines({}, {})
+    """The verdict of every run the index holds (``indexed_page``'s rules, for a whole store at
+    once: one pass over the index, in a thread), returned once they are read, while the store
+    checks them (``KeptLines.changes``): the runs written since the index's settled seq, or
+    every run's validator where the store keeps no global seq, read on the server meanwhile. A
+    caller lays them out while it waits; one left out, or changed, is to be read as any other."""
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None:
-        return nothing
+        return KeptLines()
     if store.INDEX_GLOBAL_SEQ and time.monotonic() - index.checked_at >= CHECK_SECONDS:
         await _check_cut_back(store, index)
     settled = index.settled
-    # With no settled seq, every run's validator is read: on the server, while the index is read here.
     every_mark = asyncio.ensure_future(store.every_run_mark()) if settled is None else None
     try:
-        run_ids, counts, lasts, *verdict_columns, plain = await asyncio.to_thread(index.lines)
+        run_ids, counts, lasts, *verdicts, plain = await asyncio.to_thread(index.lines)
     except BaseException as exc:
         if every_mark is not None:
             every_mark.cancel()
         if isinstance(exc, (sqlite3.Error, OSError, ValueError)):  # ValueError: not JSON (an index not as written)
             _forget(store)
-            return nothing
+            return KeptLines()
         raise
+    changes = asyncio.ensure_future(_changes(store, index, settled, run_ids, counts, lasts, every_mark, end_markers))
+    return KeptLines(run_ids, verdicts, plain, changes)
+
+
+async def _changes(
+    store: Store,
+    index: StatusIndex,
+    settled: tuple[int, bytes] | None,
+    run_ids: list[str],
+    counts: list[int],
+    lasts: list[int],
+    every_mark: Awaitable[dict[str, tuple[int, int]]] | None,
+    end_markers: Collection[str],
+) -> Changes:
+    """``_changed``, with the spot checks of runs that did not change, ready to begin."""
     changed, every_run = await _changed(store, settled, run_ids, counts, lasts, every_mark)
-    state, detail, steps, turns, tokens = (verdict_columns[_VERDICT_AT_NAME[name]] for name in _LINE_MEMBERS)
-    lines = {
-        run_id: line
-        for run_id, says_no_more, line in zip(run_ids, plain, zip(state, detail, steps, turns, tokens, strict=True),
-                                              strict=True)
-        if says_no_more and run_id not in changed
-    }  # fmt: skip
-    verdicts = {
-        run_id: Verdict._make(verdict)
-        for run_id, says_no_more, verdict in zip(run_ids, plain, zip(*verdict_columns, strict=True), strict=True)
-        if not says_no_more and run_id not in changed
-    }
-    unchanged = [*lines, *verdicts]
+    unchanged = [run_id for run_id in run_ids if run_id not in changed] if changed else run_ids
     spots = random.sample(unchanged, _spot_count(len(unchanged)))
     if (spotted := await _read_index(index, spots)) is None:
         _forget(store)
-        return nothing
-    return KeptLines(
-        lines, verdicts, lambda: _check_later(store, index, spotted, end_markers) if spotted else None, every_run
-    )
+        return Changes(set(run_ids), every_run)
+    return Changes(changed, every_run, lambda: _check_later(store, index, spotted, end_markers) if spotted else None)
 
 
 async def _changed(

@@ -291,9 +291,12 @@ class RunsModel:
     def counts(self) -> Counter[RunState]:
         """How many root runs are in each state (sub-runs count with their parent)."""
         runs, states = self.runs, self._columns.states
-        counted = Counter(states[runs[r]] for r in self.roots)
-        counted.pop(PENDING, None)
-        return Counter({STATES[index]: n for index, n in counted.items()})
+        # Every place's state counted at once (its byte, in C), less the sub-runs': every run is
+        # a root or some run's sub-run.
+        counted = Counter(states.tobytes())
+        counted.subtract(states[runs[kid]] % 256 for kids in self.children.values() for kid in kids)
+        counted.pop(PENDING % 256, None)
+        return Counter({STATES[index]: n for index, n in counted.items() if n})
 
     @property
     def where(self) -> Where | None:
@@ -363,6 +366,9 @@ class RunsModel:
                 for kid in kids:
                     visit(kid, depth + 1)
 
+        if not filtered and not unfolded:  # every root, folded: their places at once
+            shapes = {row: (0, len(children[root]), True) for row, root in enumerate(self.roots) if root in children}
+            return RunRows(self, map(runs.__getitem__, self.roots), shapes)
         # Rebuilt every half second while 100,000 statuses fill in: the common case (no filter,
         # no sub-runs, folded) adds the run's place alone.
         add = at.append

@@ -75,7 +75,7 @@ async def kept(store: Store) -> list[RunStatus]:
     async def listing() -> list[str]:
         return [run_id async for run_id in store.runs()]
 
-    run_ids, columns = await kept_statuses(store, listing)
+    run_ids, columns, _ = await kept_statuses(store, listing)
     await status_index.spot_checks_done(store)
     return [
         comparable(columns.status(at, run_id) or await run_status(store, run_id)) for at, run_id in enumerate(run_ids)
@@ -113,7 +113,7 @@ async def test_a_reopen_takes_every_unchanged_status_from_the_index(
         changed = gocorpus.CASES[1].run_id
         await Journal(writer).append(changed, Record(keys.RUN_CANCELLED, StepKind.VALUE, result=b'{"reason":"x"}'))
     async with await CountingSQLiteStore.open(path, read_only=True) as store:
-        run_ids, columns = await kept_statuses(store, lambda: _listed(store))
+        run_ids, columns, _ = await kept_statuses(store, lambda: _listed(store))
         pending = [run_ids[at] for at in columns.places([None])]
         assert pending == [changed]
         # Made whole only where a status says more than its line: most runs are three numbers
@@ -145,8 +145,10 @@ async def test_a_reopen_lists_the_runs_from_the_validators_where_it_reads_every_
         listed.append(True)
         return await asyncio.get_running_loop().create_future()
 
-    run_ids, columns = await kept_statuses(reader, never_done, after=every_run[0])
+    run_ids, columns, earlier = await kept_statuses(reader, never_done, after=every_run[0])
     assert run_ids == every_run[1:] and not listed
+    # The run listed before (the runs list's first page) comes from the index too.
+    assert [comparable(status) for status in earlier] == [comparable(await run_status(reader, every_run[0]))]
     assert [run_ids[at] for at in columns.places([None])] == ["zz-new-run"]
     await status_index.spot_checks_done(reader)
 

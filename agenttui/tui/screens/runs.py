@@ -186,8 +186,9 @@ class RunsScreen(StoreScreen):
             from agenttui.runs.status import kept_statuses, statuses_kept
 
             if await statuses_kept(self.store):
-                run_ids, statuses = await kept_statuses(self.store, rest.every_run, after=first[-1])
-                self.post_message(RunsScreen.RunsListed(run_ids, done=True, statuses=statuses))
+                kept = await kept_statuses(self.store, rest.every_run, after=first[-1])
+                self.post_message(RunsScreen.StatusesComputed(kept.earlier))
+                self.post_message(RunsScreen.RunsListed(kept.run_ids, done=True, statuses=kept.columns))
                 return
             async for batch in rest.batches():
                 self.post_message(RunsScreen.RunsListed(batch))
