@@ -661,10 +661,11 @@ class _KeptLook:
         order. The lines of finished runs, most runs', are laid in the columns as the index holds
         them, each column at once, without a status made; a run with a lease row or a verdict
         that says more is made by ``_from_verdict``, as a look a page at a time makes it."""
-        kept = self._kept
-        # In byte order once laid out: sorting the index's rows in SQL took longer than this.
-        order = sorted(range(len(kept.run_ids)), key=kept.run_ids.__getitem__)
-        return [kept.run_ids[at] for at in order], self._laid().taken(order)
+        run_ids, laid = self._kept.run_ids, self._laid()
+        if run_ids == sorted(run_ids):  # as the index keeps them
+            return run_ids, laid
+        order = sorted(range(len(run_ids)), key=run_ids.__getitem__)
+        return [run_ids[at] for at in order], laid.taken(order)
 
     def _laid(self) -> StatusColumns:
         kept, leases = self._kept, self._leases

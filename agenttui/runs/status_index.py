@@ -46,7 +46,7 @@ from agenttui.stores.files import remove_own_file
 from agenttui.stores.summary import RunSummary
 
 #: The index files' layout; a file of another is rebuilt.
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 #: The environment variable that turns the index off (``off``).
 CACHE_ENV = "AGENTTUI_CACHE"
 #: The share of the runs found in the index that are summed again and compared (a spot check):
@@ -679,6 +679,8 @@ def _entry_columns(entry: Entry) -> tuple[object, ...]:
 #: How many run ids one read of the index asks for (below SQLite's limit on parameters).
 _CHUNK = 500
 
+# ``runs`` is kept in its run ids' order (WITHOUT ROWID): a reopen reads every row, and gets them
+# in a listing's order for free (sorting them, in SQL or here, took 50-180 ms of 100,000 runs).
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE high_water (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, digest BLOB NOT NULL);
@@ -689,7 +691,7 @@ CREATE TABLE runs (
     first_seq, first_name TEXT NOT NULL, first_data BLOB NOT NULL, first_damage TEXT NOT NULL, first_retyped TEXT NOT NULL,
     end_seq, end_name TEXT, end_data BLOB, end_damage TEXT, end_retyped TEXT,
     {verdict}
-);
+) WITHOUT ROWID;
 """.format(verdict=", ".join(f"verdict_{name}" for name in Verdict._fields))
 #: The column of a ``runs`` row its verdict begins at (the summary's come before it).
 _VERDICT_AT = 17
