@@ -415,6 +415,20 @@ async def _read_status(store: Store, run_id: str) -> RunStatus:
     return status_of(run_id, records, await lease_row(store, run_id))
 
 
+async def _read_kept(store: Store, run_id: str) -> RunStatus:
+    """``run_status``, keeping what it read in the status index: a long unfinished run, read
+    whole, is not read again by the next look (a viewer's ``StatusTracker`` keeps it alike)."""
+
+    async def read() -> RunStatus:
+        run = await Journal(store).read(run_id)
+        unleased = _status(run_id, run.records, _counts_of(run.records), None, None)
+        if run.records and store.IMPLEMENTS_SUMMARIES:
+            await keep_verdicts(store, [(run_id, (len(run.records), run.last_seq), _verdict(unleased))])
+        return _with_lease(unleased, await lease_row(store, run_id))
+
+    return await _resilient(run_id, read)
+
+
 async def lease_row(store: Store, run_id: str) -> LeaseInfo | None:
     """The run's lease row; a lease table that is missing or broken reads as ``UNKNOWN_LEASE``
     (the journal alone still says most of a status; the status says the lease is unknown)."""
@@ -973,7 +987,7 @@ async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
             page, reading = ahead.popleft()
             decided = await reading
             for run_id in page:
-                yield decided[run_id] if run_id in decided else await run_status(store, run_id)
+                yield decided[run_id] if run_id in decided else await _read_kept(store, run_id)
     finally:
         for _, reading in ahead:
             reading.cancel()

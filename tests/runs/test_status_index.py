@@ -205,11 +205,13 @@ async def test_a_viewers_second_look_reads_no_unchanged_run_whole(tmp_path: Path
     assert loaded[0] and not loaded[1]
 
 
+@pytest.mark.parametrize("look", ["viewer", "command"])
 async def test_a_long_run_read_alone_is_kept_too(
-    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch, look: str
 ) -> None:
-    """A run too long to be read with its page is read alone, whole, by a viewer's first look;
-    what it made of the run is kept as well, so the second look reads it from the index."""
+    """A run too long to be read with its page is read alone, whole, by a first look (a
+    viewer's, or a command's: ``runs``); what it made of the run is kept as well, so the second
+    look reads it from the index."""
     monkeypatch.setattr(status_module, "BATCH_STEPS", 4)  # the corpus's longer runs stand for long ones
     path = tmp_path / "journal.db"
     async with await SQLiteStore.open(path) as writer:
@@ -221,7 +223,10 @@ async def test_a_long_run_read_alone_is_kept_too(
         store = await CountingSQLiteStore.open(path, read_only=True)
         assert isinstance(store, CountingSQLiteStore)
         assert await status_module.statuses_kept(store) == bool(read_alone)
-        seen = await StatusTracker(store).statuses(everything)
+        if look == "viewer":
+            seen = await StatusTracker(store).statuses(everything)
+        else:
+            seen = [status async for status in list_statuses(store)]
         await store.close()
         assert [comparable(status) for status in seen] == want
         read_alone.append(set(store.__dict__.get("loaded_alone", [])))
