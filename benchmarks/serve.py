@@ -9,9 +9,12 @@ Playwright (the test extra). The store is a demo built afresh (``agenttui demo -
 
 (a) **Page load → first run row**: ``agenttui serve STORE`` runs throughout (started before the
 rounds, as a server is); each round opens a new tab in a running headless Chromium and times
-from the navigation's start to the first frame the page's terminal was sent that holds one of
-the store's run ids (read from the bytes it was sent, escapes taken out, as the terminal's case
-is read). The tab's app is a process of its own, started for the tab: its start-up is in the
+from the navigation's start to the arrival of the first bytes the page's terminal is sent that
+hold one of the store's run ids (read from the bytes it was sent, escapes taken out, as the
+terminal's case is read from the bytes its pseudo-terminal is sent: like for like), on the
+page's own clock (``performance.now()``: reading the page through the driver added 40-390 ms
+that were not the page's). The animation frame after those bytes, in which xterm.js paints
+them, is reported beside it: in this headless Chromium without a GPU it came 0-360 ms later. The tab's app is a process of its own, started for the tab: its start-up is in the
 figure, as it is in the terminal's. Beside it, in the same rounds, alternating: ``agenttui
 STORE`` in a pseudo-terminal of the same size, from its spawn to its first rows
 (``startup.py``'s measure). Target: at most 1.5x the terminal's median.
@@ -20,8 +23,10 @@ STORE`` in a pseudo-terminal of the same size, from its spawn to its first rows
 shows, and until every tab's app is done starting (the server and its apps under 5% of a core
 over half a second); then the server's resident memory with every tab's app (the server and its children,
 ``VmRSS``: the spare app started ahead of the next page too), and in each tab in turn a key
-(``j``) timed from the press to the first bytes the page's terminal is sent back, the terminal
-focused first and quiet (focused, an app draws its footer's keys). Target: every key answered within 100 ms.
+(``j``) timed from the key going down in the page to the first bytes the page's terminal is sent
+back, both read from the page's own clock (``performance.now()``: the driver's round trips to the
+page are not the app's), the terminal focused first and quiet (focused, an app draws its footer's
+keys). Target: every key answered within 100 ms.
 """
 
 from __future__ import annotations
@@ -45,21 +50,27 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from startup import Case, cpu_seconds, environment, run_ids_pattern, to_first_paint  # noqa: E402
 
-from tests.web.conftest import CAPTURE_SCRIPT, CHROMIUM, CHROMIUM_FLAGS, Served, Tab, served  # noqa: E402
+from tests.web.conftest import CAPTURE_SCRIPT, CHROMIUM, CHROMIUM_FLAGS, ESCAPES, Served, Tab, served  # noqa: E402
 
 SIZE = (120, 40)
 """The terminal's, and about the browser page's (a 1200x800 viewport at the page's font)."""
 
 
-async def page_to_first_row(browser: Any, url: str, first_rows: re.Pattern[bytes]) -> float:
+async def page_to_first_row(browser: Any, url: str, first_rows: re.Pattern[bytes]) -> tuple[float, float]:
+    """From the navigation's start to the animation frame after the first bytes that hold a run
+    row (xterm.js paints them in it), and to those bytes' arrival, as the page's own clock has
+    them (``performance.now()`` counts from the navigation's start): the driver's round trips to
+    read the page are not the page's time."""
     page = await browser.new_page(viewport={"width": 1200, "height": 800})
     await page.add_init_script(CAPTURE_SCRIPT)
-    started = time.perf_counter()
     await page.goto(url)
     await until_rows(Tab(page), first_rows)
-    seconds = time.perf_counter() - started
+    pieces = await page.evaluate("window.__terminalText")
+    at = next(at for at in range(len(pieces)) if first_rows.search(ESCAPES.sub("", "".join(pieces[: at + 1])).encode()))
+    while (times := await page.evaluate(f"[window.__paintTimes[{at}], window.__terminalTimes[{at}]]"))[0] is None:
+        await asyncio.sleep(0.01)  # the frame has not begun yet
     await page.close()
-    return seconds
+    return float(times[0]) / 1000, float(times[1]) / 1000
 
 
 async def until_rows(tab: Tab, first_rows: re.Pattern[bytes]) -> None:
@@ -106,19 +117,26 @@ async def sent(tab: Tab) -> int:
 
 
 async def key_latency(tab: Tab) -> float:
-    """From a key press to the first bytes the page's terminal is sent back, the terminal focused
-    first and quiet (a tab's app draws its footer's keys once it has the focus)."""
+    """From a key going down in the page to the first bytes the page's terminal is sent back
+    after it, both timed by the page itself (the time the driver's own round trips take is not
+    the app's), the terminal focused first and quiet (a tab's app draws its footer's keys once it
+    has the focus)."""
     await tab.page.focus(".xterm-helper-textarea")
     before, quiet_since = await sent(tab), time.perf_counter()
     while time.perf_counter() - quiet_since < 0.3:
         await asyncio.sleep(0.05)
         if (now := await sent(tab)) != before:
             before, quiet_since = now, time.perf_counter()
-    started = time.perf_counter()
+    pressed = await tab.page.evaluate("window.__keyTimes.length")
     await tab.page.keyboard.press("j")
-    while await sent(tab) == before:
-        await asyncio.sleep(0.002)
-    return time.perf_counter() - started
+    answer = f"""(() => {{
+        const down = window.__keyTimes[{pressed}];
+        const back = window.__terminalTimes.find((at) => at >= down);
+        return down === undefined || back === undefined ? null : back - down;
+    }})()"""
+    while (waited := await tab.page.evaluate(answer)) is None:
+        await asyncio.sleep(0.01)
+    return float(waited) / 1000
 
 
 async def measure(store: Path, rounds: int, tabs: int, env: dict[str, str], here: Path) -> dict[str, Any]:
@@ -127,6 +145,7 @@ async def measure(store: Path, rounds: int, tabs: int, env: dict[str, str], here
     first_rows = run_ids_pattern(store)
     terminal = Case("agenttui STORE", [sys.executable, "-m", "agenttui", str(store)], env, here, painted=first_rows)
     browser_seconds: list[float] = []
+    arrivals: list[float] = []
     figures: dict[str, Any] = {}
     with served(str(store), env=env) as server:
         async with async_playwright() as playwright:
@@ -136,10 +155,13 @@ async def measure(store: Path, rounds: int, tabs: int, env: dict[str, str], here
             terminal.forget()
             for _ in range(rounds):  # each from a quiet machine: the spare app started, the last tab's gone
                 await until_idle(server)
-                browser_seconds.append(await page_to_first_row(browser, server.url, first_rows))
+                painted, arrived = await page_to_first_row(browser, server.url, first_rows)
+                browser_seconds.append(painted)
+                arrivals.append(arrived)
                 await until_idle(server)
                 await asyncio.to_thread(to_first_paint, terminal, SIZE)
             figures["page"] = browser_seconds
+            figures["arrived"] = arrivals
             figures["terminal"] = list(terminal.walls)
             figures["terminal_peak_mb"] = max(terminal.peaks_mb)
 
@@ -173,18 +195,22 @@ def main() -> None:
         load = os.getloadavg()
         f = asyncio.run(measure(store.resolve(), args.rounds, args.tabs, env, here))
         load_after = os.getloadavg()
-    page, terminal = statistics.median(f["page"]), statistics.median(f["terminal"])
+    page, terminal = statistics.median(f["arrived"]), statistics.median(f["terminal"])
+    painted = statistics.median(f["page"])
     keys = sorted(f["keys"])
     print(f"agenttui serve, {store.name}; load average {load[0]:.1f} -> {load_after[0]:.1f}; 2 cores")
     print()
     print("| figure | median | min | max | target | met? |")
     print("|---|---|---|---|---|---|")
-    print(f"| (a) page load -> first run row (its app started ahead of it, the spare) | {page * 1000:,.0f} ms | "
-          f"{min(f['page']) * 1000:,.0f} ms | {max(f['page']) * 1000:,.0f} ms | | |")  # fmt: skip
-    print(f"| (a) the terminal: spawn -> first rows ({SIZE[0]}x{SIZE[1]}), same rounds | {terminal * 1000:,.0f} ms | "
-          f"{min(f['terminal']) * 1000:,.0f} ms | {max(f['terminal']) * 1000:,.0f} ms | | |")  # fmt: skip
+    print(f"| (a) page load -> the first run row's bytes in the page (its app started ahead of it, the spare) | "
+          f"{page * 1000:,.0f} ms | {min(f['arrived']) * 1000:,.0f} ms | {max(f['arrived']) * 1000:,.0f} ms | | |")  # fmt: skip
+    print(f"| (a) the terminal: spawn -> first rows' bytes in the pseudo-terminal ({SIZE[0]}x{SIZE[1]}), same rounds | "
+          f"{terminal * 1000:,.0f} ms | {min(f['terminal']) * 1000:,.0f} ms | {max(f['terminal']) * 1000:,.0f} ms | | |")  # fmt: skip
     ratio = page / terminal
     print(f"| (a) page / terminal | {ratio:.2f}x | | | ≤ 1.5x | {'met' if ratio <= 1.5 else 'MISSED'} |")
+    print(f"| (a) page load -> the frame after those bytes (xterm.js paints them; headless Chromium, no GPU) | "
+          f"{painted * 1000:,.0f} ms | {min(f['page']) * 1000:,.0f} ms | {max(f['page']) * 1000:,.0f} ms | "
+          f"reported ({painted / terminal:.2f}x) | |")  # fmt: skip
     print(f"| (b) {f['tabs']} tabs open: server + {f['tab_processes']} apps (the spare too), resident memory | "
           f"{f['rss_mb']:,.0f} MB | | | reported | |")  # fmt: skip
     p50 = statistics.median(keys)

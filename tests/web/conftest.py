@@ -33,6 +33,10 @@ CHROMIUM_FLAGS = [
 CAPTURE_SCRIPT = """
 (() => {
   window.__terminalText = [];
+  window.__terminalTimes = [];  // when each piece came (performance.now()), as the page saw it
+  window.__paintTimes = [];  // when the frame after each piece began
+  window.__keyTimes = [];  // when each key went down in the page
+  document.addEventListener("keydown", () => window.__keyTimes.push(performance.now()), true);
   const Real = window.WebSocket;
   const decoder = new TextDecoder();
   window.WebSocket = function (url, protocols) {
@@ -40,6 +44,9 @@ CAPTURE_SCRIPT = """
     socket.addEventListener("message", (event) => {
       if (typeof event.data !== "string") {
         window.__terminalText.push(decoder.decode(new Uint8Array(event.data), {stream: true}));
+        const piece = window.__terminalTimes.push(performance.now()) - 1;
+        // The frame that paints it: xterm.js draws in the animation frame after a write.
+        requestAnimationFrame(() => { window.__paintTimes[piece] = performance.now(); });
       }
     });
     return socket;
