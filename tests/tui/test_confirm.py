@@ -181,3 +181,28 @@ async def test_the_answer_confirmation_keeps_its_buttons_in_view_with_its_comman
         buttons_in_view(dialog, SIZE)
         await pilot.press("n")
         await settle(pilot)
+
+
+async def test_an_app_told_to_quit_mid_redrive_releases_the_runs_lease(demo_db: Path) -> None:
+    """What a closed browser tab's app is told (and SIGTERM, SIGHUP): quit. A re-drive under way
+    is cancelled and its lease released on the way out, not left to lapse."""
+    import sqlite3
+
+    def lease_holders() -> list[str]:
+        with sqlite3.connect(f"file:{demo_db}?mode=ro", uri=True) as conn:
+            return [
+                row[0] for row in conn.execute("SELECT holder FROM bide_leases WHERE run_id = 'refund-a1001-stalled'")
+            ]
+
+    app = AgentTuiApp(str(demo_db), tail=False, agent_spec="tests.agent.slow_agent:factory")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await confirmation(pilot, "refund-a1001-stalled", "Re-drive")
+        await pilot.press("w")
+        for _ in range(600):  # the drive takes the lease, then waits on its slow model
+            if lease_holders():
+                break
+            await pilot.pause(0.05)
+        assert lease_holders()
+        app.exit()
+    assert lease_holders() == []
