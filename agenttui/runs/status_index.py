@@ -146,6 +146,8 @@ async def keep_page(store: Store, page: IndexedPage, verdicts: Sequence[tuple[st
     index = _indexes.get(store)
     if not (verdicts or page.to_keep) or index is None or not index.done() or index.cancelled():
         return
+    if index.exception() is not None:  # an open the store failed (a damaged page): nothing to keep in
+        return
     if (kept := index.result()) is not None:
         await _write(store, kept, lambda: kept.write(page.to_keep, verdicts))
 
