@@ -169,7 +169,7 @@ class Tool:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", ToolSpec(self.name, self.description, json_schema(self.args_type)))
-        object.__setattr__(self, "wants_context", _takes_context(self.fn))
+        object.__setattr__(self, "wants_context", _by_code(_takes_context, self.fn))
 
     def safety_for(self, tool_use_id: str) -> ToolSafety:
         """The safety one call runs under (a replay's stand-in takes each call's from the recording)."""
@@ -215,16 +215,11 @@ def tool(
     """Make a Tool of an async function; its docstring describes it, its ``args`` annotation types it."""
 
     def wrap(fn: ToolFunction) -> Tool:
-        hints = get_type_hints(fn)
-        params = list(inspect.signature(fn).parameters)
-        args_type: type | None = hints.get(params[-1]) if params else None
-        if args_type is not None and not dataclasses.is_dataclass(args_type):
-            args_type = None
         return Tool(
             name or fn.__name__,
             fn,
             inspect.getdoc(fn) or "",
-            args_type,
+            _by_code(_args_type, fn),
             ToolSafety(read_only, idempotent, idempotency_key, needs_approval, interrupts),
         )
 
@@ -255,10 +250,39 @@ def _schema_of(annotation: Any) -> dict[str, Any]:
     return {}
 
 
-@functools.lru_cache(maxsize=1024)
+def _args_type(fn: ToolFunction) -> type | None:
+    """The dataclass ``fn``'s last parameter is annotated with, if any."""
+    params = list(inspect.signature(fn).parameters)
+    args_type: type | None = get_type_hints(fn).get(params[-1]) if params else None
+    return args_type if args_type is not None and dataclasses.is_dataclass(args_type) else None
+
+
 def _takes_context(fn: ToolFunction) -> bool:
-    # Cached: a replay serves each of your tools through a stand-in made per run.
     return len(inspect.signature(fn).parameters) >= 2
+
+
+T = typing.TypeVar("T")
+_read_by_code: dict[tuple[object, ...], object] = {}
+"""What ``_by_code`` read, by reader and function."""
+
+
+def _by_code(read: Callable[[ToolFunction], T], fn: ToolFunction) -> T:
+    """``read(fn)``, kept by ``fn``'s code, annotations and module: an agent's factory makes its
+    tools afresh for each run (closures of the same code), and a replay serves them through
+    stand-ins made per run; reading signatures and type hints again took a tenth of a replay. A
+    function whose signature is not its code's (wrapped, or given one) is read each time."""
+    if type(fn) is not types.FunctionType or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__"):
+        return read(fn)
+    try:
+        key = (read, fn.__code__, id(fn.__globals__), fn.__defaults__, tuple(fn.__annotations__.items()))
+        found = _read_by_code.get(key, _read_by_code)
+    except TypeError:  # an annotation that is not hashable
+        return read(fn)
+    if found is _read_by_code:
+        if len(_read_by_code) >= 4096:
+            _read_by_code.clear()
+        found = _read_by_code[key] = read(fn)
+    return typing.cast(T, found)
 
 
 @functools.lru_cache(maxsize=256)

@@ -105,6 +105,7 @@ def test_runs_listed_with_their_statuses_are_laid_in_place_by_place() -> None:
     model.add_runs(["a", "b", "b>c", "d"], columns_of([done, None, halted, None]))
     assert model.roots == ["a", "b", "d"] and model.children == {"b": ["b>c"]}
     assert model.pending == 2 and model.unread() == ["b", "d"]
+    assert model.counts() == {RunState.COMPLETE: 1}  # a sub-run counts with its parent; a pending run not at all
     assert [row.status for row in model.rows()] == [done, None, None]
     model.toggle_fold("b", True)
     assert model.rows()[2].status == halted
