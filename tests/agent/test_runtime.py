@@ -263,3 +263,50 @@ async def test_two_events_kinds_for_a_live_tool_call(store: Store) -> None:
     completed = next(e for e in events if isinstance(e, ToolCompleted))
     assert started.tool_use_id == completed.tool_use_id == "call_0_0" and not completed.replayed
     assert sum(isinstance(e, TurnStarted) for e in events) == 2
+
+
+@dataclasses.dataclass
+class RefundArgs:
+    order: str
+
+
+@dataclasses.dataclass
+class LookupArgs:
+    customer: int
+
+
+def test_tools_made_afresh_each_read_their_own_arguments_type() -> None:
+    """A factory makes its tools per run (closures of one code), read once per code; a wrapped
+    function is read each time: its code is the wrapper's, shared by whatever it wraps."""
+    import functools
+
+    from agenttui.agent import tool
+    from agenttui.agent.tools import json_schema
+
+    def made() -> object:
+        @tool(read_only=True)
+        async def refund(args: RefundArgs) -> str:
+            return args.order
+
+        return refund
+
+    first, second = made(), made()
+    assert first.args_type is second.args_type is RefundArgs  # type: ignore[attr-defined]
+
+    def wrapped(fn: object) -> object:
+        @functools.wraps(fn)  # type: ignore[arg-type]
+        async def call(*args: object) -> object:
+            return await fn(*args)  # type: ignore[operator]
+
+        return call
+
+    async def refund(args: RefundArgs) -> str:
+        return args.order
+
+    async def lookup(ctx: object, args: LookupArgs) -> str:
+        return str(args.customer)
+
+    refund_tool, lookup_tool = tool()(wrapped(refund)), tool()(wrapped(lookup))  # type: ignore[arg-type]
+    assert (refund_tool.args_type, lookup_tool.args_type) == (RefundArgs, LookupArgs)
+    assert (refund_tool.wants_context, lookup_tool.wants_context) == (False, True)
+    assert json_schema(LookupArgs)["properties"] == {"customer": {"type": "integer"}}
