@@ -271,22 +271,30 @@ async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines
             _forget(store)
             return KeptLines()
         raise
-    changes = asyncio.ensure_future(_changes(store, index, settled, run_ids, counts, lasts, every_mark, end_markers))
+    kept = _KeptMarks(run_ids, counts, lasts)
+    changes = asyncio.ensure_future(_changes(store, index, settled, kept, every_mark, end_markers))
     return KeptLines(run_ids, verdicts, plain, changes)
+
+
+class _KeptMarks(NamedTuple):
+    """The validator of each run an index holds, as columns: its run ids, counts and highest seqs."""
+
+    run_ids: list[str]
+    counts: list[int]
+    lasts: list[int]
 
 
 async def _changes(
     store: Store,
     index: StatusIndex,
     settled: tuple[int, bytes] | None,
-    run_ids: list[str],
-    counts: list[int],
-    lasts: list[int],
+    kept: _KeptMarks,
     every_mark: Awaitable[dict[str, tuple[int, int]]] | None,
     end_markers: Collection[str],
 ) -> Changes:
     """``_changed``, with the spot checks of runs that did not change, ready to begin."""
-    changed, every_run = await _changed(store, settled, run_ids, counts, lasts, every_mark)
+    changed, every_run = await _changed(store, settled, kept, every_mark)
+    run_ids = kept.run_ids
     unchanged = [run_id for run_id in run_ids if run_id not in changed] if changed else run_ids
     spots = random.sample(unchanged, _spot_count(len(unchanged)))
     if (spotted := await _read_index(index, spots)) is None:
@@ -298,15 +306,14 @@ async def _changes(
 async def _changed(
     store: Store,
     settled: tuple[int, bytes] | None,
-    run_ids: list[str],
-    counts: list[int],
-    lasts: list[int],
+    kept_marks: _KeptMarks,
     every_mark: Awaitable[dict[str, tuple[int, int]]] | None,
 ) -> tuple[set[str], list[str] | None]:
-    """Those of ``run_ids``, kept at the validators ``counts`` and ``lasts``, that changed since
-    (or vanished): ``_marks_now``'s rule, for a whole index at once. With no settled seq, every
-    run's validator is read in one pass (``every_mark``), and the store's runs come with them (in
-    byte order: a code point's order is its UTF-8 bytes')."""
+    """The runs the index holds at ``kept_marks`` that changed since (or vanished):
+    ``_marks_now``'s rule, for a whole index at once. With no settled seq, every run's validator
+    is read in one pass (``every_mark``), and the store's runs come with them (in byte order: a
+    code point's order is its UTF-8 bytes')."""
+    run_ids, counts, lasts = kept_marks
     if every_mark is not None:
         marks = await every_mark
         as_kept = zip(run_ids, zip(counts, lasts, strict=True), strict=True)

@@ -143,7 +143,8 @@ async def test_a_reopen_lists_the_runs_from_the_validators_where_it_reads_every_
 
     async def never_done() -> list[str]:  # pages that would never end
         listed.append(True)
-        return await asyncio.get_running_loop().create_future()
+        never: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        return await never
 
     run_ids, columns, earlier = await kept_statuses(reader, never_done, after=every_run[0])
     assert run_ids == every_run[1:] and not listed
