@@ -631,8 +631,9 @@ class KeptStatuses(NamedTuple):
 async def kept_statuses(store: Store, listing: Callable[[], Awaitable[list[str]]], *, after: str = "") -> KeptStatuses:
     """Every run after ``after`` that ``listing()`` lists, with the statuses the status index
     vouches for as columns in their order (a run it does not vouch for left pending, to be read
-    as any other), and those of the runs before. A reopen fills a list of 100,000 runs from it at once: no pages, and no object
-    a run but for the statuses that say more than a line does (``StatusColumns``).
+    as any other), and those of the runs before. A reopen fills a list of 100,000 runs from it
+    at once: no pages, and no object a run but for the statuses that say more than a line does
+    (``StatusColumns``).
 
     The index is read while the store lists, each in its own thread, and its statuses laid out
     while the store checks its validators (as if no run changed: those that did are cleared
@@ -655,13 +656,13 @@ async def kept_statuses(store: Store, listing: Callable[[], Awaitable[list[str]]
         if listed is not None:
             listed.cancel()
     changes.check()
-    columns = await asyncio.to_thread(_KeptLook.fitted, laid, run_ids, changes.changed)
-    return KeptStatuses(run_ids, columns, _KeptLook.up_to(laid, after, changes.changed))
+    columns = await asyncio.to_thread(laid.fitted, run_ids, changes.changed)
+    return KeptStatuses(run_ids, columns, laid.up_to(after, changes.changed))
 
 
 class _KeptLook:
     """Every status the status index holds (``indexed_lines``), with each run's lease row and
-    the clock as read with them; ``columns`` lays them out, ``fitted`` to a listing."""
+    the clock as read with them; ``columns`` lays them out (``_LaidOut``, fitted to a listing)."""
 
     def __init__(self, kept: KeptLines, roots: list[str], leases: dict[str, LeaseInfo] | None, now: datetime) -> None:
         self._kept = kept
@@ -670,16 +671,16 @@ class _KeptLook:
         self._leases = leases
         self._now = now
 
-    def columns(self) -> tuple[list[str], StatusColumns]:
+    def columns(self) -> _LaidOut:
         """The runs the index holds, in byte order (a listing's), and their statuses in that
         order. The lines of finished runs, most runs', are laid in the columns as the index holds
         them, each column at once, without a status made; a run with a lease row or a verdict
         that says more is made by ``_from_verdict``, as a look a page at a time makes it."""
         run_ids, laid = self._kept.run_ids, self._laid()
         if run_ids == sorted(run_ids):  # as the index keeps them
-            return run_ids, laid
+            return _LaidOut(run_ids, laid)
         order = sorted(range(len(run_ids)), key=run_ids.__getitem__)
-        return [run_ids[at] for at in order], laid.taken(order)
+        return _LaidOut([run_ids[at] for at in order], laid.taken(order))
 
     def _laid(self) -> StatusColumns:
         kept, leases = self._kept, self._leases
@@ -700,21 +701,26 @@ class _KeptLook:
                     columns.put(at, status)
         return columns
 
-    @staticmethod
-    def up_to(laid: tuple[list[str], StatusColumns], after: str, changed: set[str]) -> list[RunStatus]:
-        """The statuses ``columns`` laid of the runs up to ``after`` (but the ``changed``)."""
-        kept_ids, kept = laid
+
+class _LaidOut(NamedTuple):
+    """The statuses of the runs an index holds (``_KeptLook.columns``), in byte order."""
+
+    run_ids: list[str]
+    columns: StatusColumns
+
+    def up_to(self, after: str, changed: set[str]) -> list[RunStatus]:
+        """The statuses of the runs up to ``after`` (but the ``changed``)."""
+        run_ids, columns = self
         return [
             status
-            for at, run_id in enumerate(kept_ids[: bisect.bisect_right(kept_ids, after)])
-            if run_id not in changed and (status := kept.status(at, run_id)) is not None
+            for at, run_id in enumerate(run_ids[: bisect.bisect_right(run_ids, after)])
+            if run_id not in changed and (status := columns.status(at, run_id)) is not None
         ]
 
-    @staticmethod
-    def fitted(laid: tuple[list[str], StatusColumns], run_ids: Sequence[str], changed: set[str]) -> StatusColumns:
-        """The statuses ``columns`` laid, at the places of ``run_ids`` (a run the index does not
-        hold pending), the ``changed`` runs cleared: to be read as any other."""
-        kept_ids, kept = laid
+    def fitted(self, run_ids: Sequence[str], changed: set[str]) -> StatusColumns:
+        """The statuses at the places of ``run_ids`` (a run the index does not hold pending),
+        the ``changed`` runs cleared: to be read as any other."""
+        kept_ids, kept = self
         offset = len(kept_ids) - len(run_ids)
         if offset >= 0 and kept_ids[offset:] == run_ids:  # the index holds just these runs, in this order
             columns = kept.sliced(offset)
