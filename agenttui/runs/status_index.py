@@ -245,8 +245,10 @@ class KeptLines:
         return Verdict._make(column[at] for column in self.verdicts)
 
 
-async def _no_changes() -> Changes:
-    return Changes(set(), None)
+def _no_changes() -> asyncio.Future[Changes]:
+    done: asyncio.Future[Changes] = asyncio.get_running_loop().create_future()
+    done.set_result(Changes(set(), None))
+    return done
 
 
 async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines:
@@ -273,6 +275,8 @@ async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines
         raise
     kept = _KeptMarks(run_ids, counts, lasts)
     changes = asyncio.ensure_future(_changes(store, index, settled, kept, every_mark, end_markers))
+    # Its failure is the caller's to raise; one whose caller failed first is not "never retrieved" on stderr.
+    changes.add_done_callback(lambda done: done.cancelled() or done.exception())
     return KeptLines(run_ids, verdicts, plain, changes)
 
 

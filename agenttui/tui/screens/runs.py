@@ -174,10 +174,10 @@ class RunsScreen(StoreScreen):
         self.post_message(RunsScreen.RunsListed(first or [], done=first is None))
         if first is None:
             return
-        # The rest is read on while the first rows are painted (the store's thread is idle
-        # meanwhile), but for a store whose reopen lists every run with their validators
-        # (``INDEX_GLOBAL_SEQ`` false: PostgreSQL), where it is read only if that does not list
-        # them; the status rules are imported once they are on screen (benchmarks/startup.py).
+        # The rest is read while the first rows are painted (the store's thread is idle
+        # meanwhile); on a store with no seq across runs (PostgreSQL) a reopen lists every run
+        # with their validators, so there it is read only when needed. The status rules are
+        # imported once the rows are on screen (benchmarks/startup.py).
         rest = _RestOfListing(listing)
         if self.store.INDEX_GLOBAL_SEQ:
             rest.start()
