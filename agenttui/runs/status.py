@@ -421,12 +421,21 @@ async def _read_kept(store: Store, run_id: str) -> RunStatus:
 
     async def read() -> RunStatus:
         run = await Journal(store).read(run_id)
-        unleased = _status(run_id, run.records, _counts_of(run.records), None, None)
-        if run.records and store.IMPLEMENTS_SUMMARIES:
-            await keep_verdicts(store, [(run_id, (len(run.records), run.last_seq), _verdict(unleased))])
-        return _with_lease(unleased, await lease_row(store, run_id))
+        return await _read_whole(store, run_id, run.records, _counts_of(run.records), run.last_seq)
 
     return await _resilient(run_id, read)
+
+
+async def _read_whole(
+    store: Store, run_id: str, records: Sequence[Record], counts: _Counts, last_seq: int
+) -> RunStatus:
+    """The status of a run read whole, up to ``last_seq``: what the rules make of it without a
+    lease row is kept in the status index with the validator of what was read (a long run is
+    read whole once, not on every look), and its lease row is read now."""
+    unleased = _status(run_id, records, counts, None, None)
+    if records:
+        await keep_verdicts(store, [(run_id, (len(records), last_seq), _verdict(unleased))])
+    return _with_lease(unleased, await lease_row(store, run_id))
 
 
 async def lease_row(store: Store, run_id: str) -> LeaseInfo | None:
@@ -1058,11 +1067,8 @@ class StatusTracker:
             last_seq = entry.seq
         # The kept records' counts, not theirs: those that stood in for a summary's have no usage.
         counts = kept.counts.plus(_counts_of(records[new:]))
-        unleased = _status(run_id, records, counts, None, None)
         self._keep(run_id, _Kept(last_seq, records, counts, size))
-        if records:  # kept with what it was made of: a long run is read whole once, not on every look
-            await keep_verdicts(self.store, [(run_id, (len(records), last_seq), _verdict(unleased))])
-        return _with_lease(unleased, await lease_row(self.store, run_id))
+        return await _read_whole(self.store, run_id, records, counts, last_seq)
 
     def _keep(self, run_id: str, kept: _Kept) -> None:
         """Keep a run's records to read on from (the newest read kept longest), within budget."""

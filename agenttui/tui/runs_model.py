@@ -369,8 +369,8 @@ class RunsModel:
         if not filtered and not unfolded:  # every root, folded: their places at once
             shapes = {row: (0, len(children[root]), True) for row, root in enumerate(self.roots) if root in children}
             return RunRows(self, map(runs.__getitem__, self.roots), shapes)
-        # Rebuilt every half second while 100,000 statuses fill in: the common case (no filter,
-        # no sub-runs, folded) adds the run's place alone.
+        # Rebuilt every half second while 100,000 statuses fill in: a folded root with no
+        # sub-runs, most of them, adds its place alone.
         add = at.append
         for root in self.roots:
             if filtered and not (admits(root) or any(admits(k) for k in children.get(root, ()))):

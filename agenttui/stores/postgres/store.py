@@ -350,7 +350,8 @@ class PostgresStore(Store):
         # holds a row a run being driven, and 100,000 ids sent took 0.15 s.
         if len(run_ids) > LEASES_LOOKED_UP:
             rows = await self._retrying(lambda: self._pool.fetch(self._sql.every_lease))
-            return {row["run_id"]: _lease_of(row) for row in rows if row["run_id"] in run_ids}
+            asked = set(run_ids)
+            return {row["run_id"]: _lease_of(row) for row in rows if row["run_id"] in asked}
         rows = await self._retrying(lambda: self._pool.fetch(self._sql.get_leases, list(run_ids)))
         return {row["run_id"]: _lease_of(row) for row in rows}
 
