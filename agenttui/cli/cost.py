@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from agenttui.runs.where import Where
     from agenttui.stores.base import Store
 
-GROUPINGS = ("turn", "run", "tool", "model")
+GROUPINGS = ("turn", "run", "tool", "model", "day")
+#: The groupings a run's kept tokens answer (``store_costs(turns=False)``): no turn's nor tool's.
+SUMMED = ("run", "model", "day")
 
 
 def _no_spend() -> Spend:
@@ -35,7 +37,8 @@ CONTEXT_CELLS = 12
 @click.argument("run_id", required=False)
 @click.option("--where", "where_text", metavar="EXPR", help="The runs this filter selects (README: Filters).")
 @click.option("--by", "grouping", type=click.Choice(GROUPINGS),
-              help="A line a model turn (the default for one run), run (the default), tool or model.")  # fmt: skip
+              help="A line a model turn (the default for one run), run (the default), tool, model, or day"
+                   " (the UTC day of a run's earliest recorded time).")  # fmt: skip
 @click.option("--prices", "prices_path", metavar="FILE",
               help="A TOML file of prices that override the library's (README: The cost lens).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="The lines and the total as one JSON object.")
@@ -53,6 +56,11 @@ async def cost_command(
       agenttui cost demo.db                     a line a run, and the total
       agenttui cost demo.db refund-a1002        a line a model turn
       agenttui cost demo.db --by model --where 'status=complete'
+      agenttui cost demo.db --by day            a line a day
+
+    A second look at a store reads no record of a run that did not change since the first: the
+    tokens each run spent are kept beside its status in the status index (README: The status
+    index), and priced as they are read.
     """
     from agenttui.runs.cost import PriceBook
 
@@ -80,7 +88,8 @@ async def cost_command(
         else:
             run_ids = await _selected(opened, where) if where is not None else None
         tally = Tally(chosen)
-        async for cost in store_costs(opened, run_ids, prices):  # tallied as read: a run's turns are not kept
+        # Tallied as read: a run's turns are not kept.
+        async for cost in store_costs(opened, run_ids, prices, turns=chosen not in SUMMED):
             tally.add(cost)
         return tally
 
@@ -129,21 +138,27 @@ class Tally:
     turns: int = 0
     not_read_whole: int = 0
     merged: dict[str, Spend] = field(default_factory=dict)
+    counted: dict[str, int] = field(default_factory=dict)
+    """The runs of each day (``--by day``)."""
 
     def add(self, cost: RunCost) -> None:
         from agenttui.runs.cost import Spend, spend_json
 
         self.total += cost.total
         self.runs += 1
-        self.turns += len(cost.turns)
+        self.turns += cost.turn_count
         self.not_read_whole += bool(cost.unreadable)
         if self.grouping == "turn":
             self.lines += _turn_lines(cost)
         elif self.grouping == "run":
-            self.lines.append(Line(cost.run_id, len(cost.turns), cost.total, _run_more(cost), {
-                "turns": len(cost.turns), "sub_runs": spend_json(cost.sub_runs), "token_budget": cost.token_budget,
+            self.lines.append(Line(cost.run_id, cost.turn_count, cost.total, _run_more(cost), {
+                "turns": cost.turn_count, "sub_runs": spend_json(cost.sub_runs), "token_budget": cost.token_budget,
                 "budget_used": cost.budget_used, "unreadable": cost.unreadable or None,
             }))  # fmt: skip
+        elif self.grouping == "day":
+            day = _day(cost.earliest_ms)
+            self.merged[day] = self.merged.get(day, Spend()) + cost.total
+            self.counted[day] = self.counted.get(day, 0) + 1
         else:
             for name, spend in (cost.by_tool if self.grouping == "tool" else cost.by_model).items():
                 self.merged[name] = self.merged.get(name, Spend()) + spend
@@ -152,8 +167,29 @@ class Tally:
         """The lines in order: turns and runs as read, tools and models by cost, the largest first."""
         if self.grouping in ("turn", "run"):
             return self.lines
+        if self.grouping == "day":  # in time order, the runs with no time last
+            days = sorted(self.merged, key=lambda day: (day == UNDATED, day))
+            return [
+                Line(day, 0, self.merged[day], _runs(self.counted[day]), {"runs": self.counted[day]}) for day in days
+            ]
         ordered = sorted(self.merged.items(), key=lambda item: (-item[1].total_cost, -item[1].tokens, item[0]))
         return [Line(name, 0, spend) for name, spend in ordered]
+
+
+#: The day of the runs whose journal carries no time (only attempts record one).
+UNDATED = "undated"
+
+
+def _day(earliest_ms: int | None) -> str:
+    """The UTC day of a run's earliest recorded time, or ``UNDATED``."""
+    if earliest_ms is None:
+        return UNDATED
+    from datetime import UTC, datetime
+
+    try:
+        return datetime.fromtimestamp(earliest_ms / 1000, UTC).date().isoformat()
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds
+        return UNDATED
 
 
 def _turn_lines(cost: RunCost) -> list[Line]:
@@ -182,6 +218,10 @@ def _run_more(cost: RunCost) -> str:
     return "  ".join(more)
 
 
+def _runs(count: int) -> str:
+    return f"{count:,} run{'s' if count != 1 else ''}"
+
+
 def _money(spend: Spend, *, wasted: bool = False) -> str:
     from agenttui.runs.cost import format_cost
 
@@ -208,7 +248,7 @@ def _print(tally: Tally, prices: PriceBook) -> None:
 
     for line in lines:
         out.write(row(line.name, line.turns, line.spend, line.more) + "\n")
-    runs = f"{tally.runs:,} run{'s' if tally.runs != 1 else ''}"
+    runs = _runs(tally.runs)
     if tally.not_read_whole:
         runs += f", {tally.not_read_whole:,} not read whole (their spend is what could be read)"
     out.write(row("total", tally.turns, tally.total, runs) + "\n")

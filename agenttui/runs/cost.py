@@ -16,6 +16,7 @@ the models it could not price.
 from __future__ import annotations
 
 import dataclasses
+import json
 import tomllib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from agenttui.journal.record import ModelInfo, Record, StepKind, Usage
 
 if TYPE_CHECKING:
     from agenttui.journal.journal import Journal
+    from agenttui.runs.status_index import KeptTokens
     from agenttui.stores.base import Entry, Store
 
 ZERO = Decimal(0)
@@ -47,7 +49,8 @@ class Rates:
     cache_read: Decimal = ZERO
     cache_write: Decimal = ZERO
 
-    def cost(self, usage: Usage) -> Decimal:
+    def cost(self, usage: Usage, sent: int = 0) -> Decimal:
+        """What ``usage`` costs (``sent``, the input tokens its request sent, is a tiered price's)."""
         return (
             usage.input_tokens * self.input
             + usage.output_tokens * self.output
@@ -133,17 +136,28 @@ class PriceBook:
     def describe(self) -> str:
         return self.library + (f", overridden by {self.override_source}" if self.override_source else "")
 
-    def cost(self, model: ModelInfo | None, usage: Usage) -> Decimal | None:
-        """What ``usage`` cost on ``model``, or None when the model has no known price."""
+    def cost(self, model: ModelInfo | None, usage: Usage, largest: int | None = None) -> Decimal | None:
+        """What ``usage`` cost on ``model``, or None when the model has no known price.
+        ``largest``: where ``usage`` sums parts priced apart, the most input tokens one of them
+        sent (``summable`` says whether such a sum can be priced)."""
         if not usage:
             return ZERO
+        price = self._price(model)
+        if price is None:
+            return None
+        return price.cost(usage, sent_tokens(usage) if largest is None else largest)
+
+    def summable(self, model: ModelInfo | None, largest: int) -> bool:
+        """Whether parts of which none sent more than ``largest`` input tokens cost, summed,
+        what they cost apart: a flat price's do, and a tiered one's below its first tier."""
+        price = self._price(model)
+        return not isinstance(price, _Tiered) or largest < price.threshold
+
+    def _price(self, model: ModelInfo | None) -> Rates | _Tiered | None:
         name = model_name(model)
         if name not in self._found:
             self._found[name] = self._look_up(model, name)
-        price = self._found[name]
-        if price is None:
-            return None
-        return price.cost(usage)
+        return self._found[name]
 
     def _look_up(self, model: ModelInfo | None, name: str) -> Rates | _Tiered | None:
         if model is None or not model.model:
@@ -184,8 +198,8 @@ class _Tiered:
     threshold: int
     prices: Any
 
-    def cost(self, usage: Usage) -> Decimal:
-        if sent_tokens(usage) < self.threshold:
+    def cost(self, usage: Usage, sent: int = 0) -> Decimal:
+        if sent < self.threshold:
             return self.base.cost(usage)
         return _tiered_cost(self.prices, usage)
 
@@ -234,10 +248,13 @@ class Spend:
         return self.cost + self.wasted_cost
 
 
-def spend_of(prices: PriceBook, model: ModelInfo | None, usage: Usage | None, wasted: Usage | None = None) -> Spend:
-    """One model's usage and wasted usage, priced."""
+def spend_of(
+    prices: PriceBook, model: ModelInfo | None, usage: Usage | None, wasted: Usage | None = None,
+    largest: int | None = None,
+) -> Spend:  # fmt: skip
+    """One model's usage and wasted usage, priced (``largest``: ``PriceBook.cost``'s)."""
     usage, wasted = usage or NO_USAGE, wasted or NO_USAGE
-    cost, wasted_cost = prices.cost(model, usage), prices.cost(model, wasted)
+    cost, wasted_cost = prices.cost(model, usage, largest), prices.cost(model, wasted, largest)
     unpriced = frozenset({model_name(model)}) if cost is None or wasted_cost is None else frozenset()
     return Spend(usage, cost or ZERO, wasted, wasted_cost or ZERO, unpriced)
 
@@ -265,13 +282,15 @@ class RunCost:
 
     run_id: str
     turns: tuple[TurnCost, ...]
+    """Each model turn's spend (empty where the cost was made from a run's kept tokens,
+    ``RunTokens``: ``turn_count`` says how many)."""
     own: Spend
     """The run's own model turns, and the wasted spend of its failed and late requests."""
     sub_runs: Spend = Spend()
     """Every sub-run below it, rolled up (priced by the sub-runs' own turns)."""
     by_tool: Mapping[str, Spend] = field(default_factory=dict)
     """Per tool: the turns that called it (a turn calling two counts for both), and the sub-runs its
-    calls started."""
+    calls started (empty where made from kept tokens, as ``turns``)."""
     by_model: Mapping[str, Spend] = field(default_factory=dict)
     """Per model, the sub-runs' turns included."""
     token_budget: int | None = None
@@ -279,6 +298,11 @@ class RunCost:
     unreadable: str = ""
     """Why the run, or a sub-run below it, could not be read ("" when all of it was): its
     spend is then only what could be."""
+    turn_count: int = 0
+    """How many model turns the run itself took."""
+    earliest_ms: int | None = None
+    """The earliest time its records carry (an attempt's ``attempted_at``, Unix milliseconds):
+    the journal keeps no other time of a run."""
 
     @property
     def total(self) -> Spend:
@@ -292,44 +316,84 @@ class RunCost:
         return self.total.tokens / self.token_budget
 
 
+@dataclass(slots=True)
+class _Turn:
+    """A model turn as read, before prices: its usage and the parts of its wasted usage that are
+    priced apart (what came before it, then each late request added after)."""
+
+    name: str
+    model: ModelInfo | None
+    usage: Usage
+    wasted: list[Usage]
+    tools: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Walk:
+    """What a run's records say of its spend, before prices (``_walk``)."""
+
+    turns: list[_Turn] = field(default_factory=list)
+    unattributed: Usage = NO_USAGE
+    """Dropped requests' usage with no turn in the run to put it on."""
+    calls: dict[str, str] = field(default_factory=dict)
+    """Each call's tool, by call id."""
+    budget: int | None = None
+    earliest_ms: int | None = None
+    damaged: str = ""
+
+
+def _walk(records: Sequence[Record]) -> _Walk:
+    """A run's model turns and dropped requests, in order: a failed request's usage goes on the
+    turn after it (the retry), a late one's on the turn before it."""
+    walk = _Walk()
+    turns = walk.turns
+    late: list[Usage] = []  # a late request's usage before any turn: carried to the next one
+    failed: list[Usage] = []  # failed requests' usage: the turn after them retried them
+    for record in records:
+        name = record.name
+        if record.unreadable:
+            walk.damaged = walk.damaged or f"record {name} could not be read: its spend is not counted"
+        elif record.kind == StepKind.MODEL and name.startswith("@llm/"):
+            wasted = sum([*failed, *late], record.discarded_usage or NO_USAGE)
+            failed, late = [], []
+            uses = record.message.tool_uses if record.message else ()
+            walk.calls.update((call.id, call.name) for call in uses)
+            turns.append(_Turn(name, record.model, record.usage or NO_USAGE, [wasted], tuple(c.name for c in uses)))
+        elif name.startswith("@spend/"):
+            failed.append(record.discarded_usage or NO_USAGE)
+        elif name.startswith("@spend-late/"):
+            if turns:  # added to the turn before it, priced apart with that turn's model
+                turns[-1].wasted.append(record.discarded_usage or NO_USAGE)
+            else:
+                late.append(record.discarded_usage or NO_USAGE)
+        elif name == keys.RUN_START and record.result:
+            walk.budget = _token_budget(record.result)
+        elif record.kind == StepKind.ATTEMPT and record.attempted_at:
+            walk.earliest_ms = min(walk.earliest_ms or record.attempted_at, record.attempted_at)
+    if leftover := sum([*failed, *late], NO_USAGE):  # requests that failed after the last turn
+        if turns:
+            turns[-1].wasted.append(leftover)
+        else:
+            walk.unattributed = leftover
+    return walk
+
+
+def _turn_spend(prices: PriceBook, turn: _Turn) -> Spend:
+    first, *later = turn.wasted
+    spend = spend_of(prices, turn.model, turn.usage, first)
+    return sum((spend_of(prices, turn.model, None, wasted) for wasted in later), spend)
+
+
 def run_cost(
     run_id: str, records: Sequence[Record], prices: PriceBook, sub_runs: Mapping[str, RunCost] | None = None
 ) -> RunCost:
     """``run_id``'s cost from its records; ``sub_runs``: the costs of the sub-runs its calls
     started, by sub-run id (each with its own sub-runs rolled up), read by the caller."""
-    turns: list[TurnCost] = []
-    models: list[ModelInfo | None] = []  # each turn's, to price what is added to it later
-    late: list[Usage] = []  # a late request's usage before any turn: carried to the next one
-    failed: list[Usage] = []  # failed requests' usage: the turn after them retried them
-    calls: dict[str, str] = {}
-    budget: int | None = None
-    damaged = ""
-    for record in records:
-        name = record.name
-        if record.unreadable:
-            damaged = damaged or f"record {name} could not be read: its spend is not counted"
-        elif record.kind == StepKind.MODEL and name.startswith("@llm/"):
-            wasted = sum([*failed, *late], record.discarded_usage or NO_USAGE)
-            failed, late = [], []
-            uses = record.message.tool_uses if record.message else ()
-            calls.update((call.id, call.name) for call in uses)
-            spend = spend_of(prices, record.model, record.usage, wasted)
-            turns.append(TurnCost(name, model_name(record.model), spend, tuple(call.name for call in uses)))
-            models.append(record.model)
-        elif name.startswith("@spend/"):
-            failed.append(record.discarded_usage or NO_USAGE)
-        elif name.startswith("@spend-late/"):
-            if turns:  # added to the turn before it, re-priced with that turn's model
-                turns[-1] = _with_wasted(turns[-1], models[-1], record.discarded_usage or NO_USAGE, prices)
-            else:
-                late.append(record.discarded_usage or NO_USAGE)
-        elif name == keys.RUN_START and record.result:
-            budget = _token_budget(record.result)
-    if (leftover := sum([*failed, *late], NO_USAGE)) and turns:  # requests that failed after the last turn
-        turns[-1] = _with_wasted(turns[-1], models[-1], leftover, prices)
+    walk = _walk(records)
+    turns = [TurnCost(turn.name, model_name(turn.model), _turn_spend(prices, turn), turn.tools) for turn in walk.turns]
     own = sum((turn.spend for turn in turns), Spend())
-    if leftover and not turns:
-        own = own + spend_of(prices, None, None, leftover)
+    if walk.unattributed:
+        own = own + spend_of(prices, None, None, walk.unattributed)
     by_tool: dict[str, Spend] = {}
     by_model: dict[str, Spend] = {}
     for turn in turns:
@@ -339,17 +403,95 @@ def run_cost(
     below = Spend()
     for sub_id, sub in (sub_runs or {}).items():
         below += sub.total
-        tool = calls.get(_call_of(sub_id, calls), "")
+        tool = walk.calls.get(_call_of(sub_id, walk.calls), "")
         if tool:
             by_tool[tool] = by_tool.get(tool, Spend()) + sub.total
-        for model, spend in sub.by_model.items():
-            by_model[model] = by_model.get(model, Spend()) + spend
-    return RunCost(run_id, tuple(turns), own, below, by_tool, by_model, budget, unreadable=damaged)
+        _merge(by_model, sub.by_model)
+    return RunCost(run_id, tuple(turns), own, below, by_tool, by_model, walk.budget, walk.damaged,
+                   len(turns), walk.earliest_ms)  # fmt: skip
 
 
-def _with_wasted(turn: TurnCost, model: ModelInfo | None, wasted: Usage, prices: PriceBook) -> TurnCost:
-    """``turn`` with more wasted usage, priced at its model's price."""
-    return dataclasses.replace(turn, spend=turn.spend + spend_of(prices, model, None, wasted))
+def _merge(into: dict[str, Spend], spends: Mapping[str, Spend]) -> None:
+    for name, spend in spends.items():
+        into[name] = into.get(name, Spend()) + spend
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTokens:
+    """One model's tokens in a run's own turns, summed over the parts priced apart."""
+
+    usage: Usage = NO_USAGE
+    wasted: Usage = NO_USAGE
+    largest: int = 0
+    """The most input tokens any one part sent: a price whose tiers begin above it prices the sums
+    as it prices each part."""
+    turns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunTokens:
+    """What a run's cost is made of before prices, summed by model: what the status index keeps
+    (``runs.status_index``), so that a second look at a store's cost reads no record of a run
+    that did not change. Prices are applied when it is read (``priced``): they change, tokens do not."""
+
+    models: Mapping[tuple[str, str], ModelTokens]
+    """By (provider, model); ("", "") for turns that name none."""
+    unattributed: Usage = NO_USAGE
+    budget: int | None = None
+    earliest_ms: int | None = None
+
+    @classmethod
+    def of(cls, records: Sequence[Record]) -> RunTokens | None:
+        """The run's tokens, or None where a record could not be read (its cost says why)."""
+        walk = _walk(records)
+        if walk.damaged:
+            return None
+        models: dict[tuple[str, str], ModelTokens] = {}
+        for turn in walk.turns:
+            key = (turn.model.provider, turn.model.model) if turn.model and turn.model.model else ("", "")
+            was = models.get(key, ModelTokens())
+            largest = max(sent_tokens(part) for part in (turn.usage, *turn.wasted))
+            models[key] = ModelTokens(was.usage + turn.usage, sum(turn.wasted, was.wasted),
+                                      max(was.largest, largest), was.turns + 1)  # fmt: skip
+        return cls(models, walk.unattributed, walk.budget, walk.earliest_ms)
+
+    def priced(self, run_id: str, prices: PriceBook, sub_runs: Mapping[str, RunCost] | None = None) -> RunCost | None:
+        """The run's cost (without ``turns`` or ``by_tool``), or None where a model's price has a
+        tier its largest part reaches: only the turns themselves can be priced then."""
+        by_model: dict[str, Spend] = {}
+        own = Spend()
+        for (provider, model), tokens in self.models.items():
+            info = ModelInfo(provider, model) if model else None
+            if not prices.summable(info, tokens.largest):
+                return None
+            spend = spend_of(prices, info, tokens.usage, tokens.wasted, tokens.largest)
+            own += spend
+            _merge(by_model, {model_name(info): spend})
+        if self.unattributed:
+            own += spend_of(prices, None, None, self.unattributed)
+        subs = (sub_runs or {}).values()
+        below = sum((sub.total for sub in subs), Spend())
+        for sub in subs:
+            _merge(by_model, sub.by_model)
+        turns = sum(tokens.turns for tokens in self.models.values())
+        return RunCost(run_id, (), own, below, {}, by_model, self.budget, "", turns, self.earliest_ms)
+
+    def to_json(self) -> str:
+        models = [[provider, model, *_counts(t.usage), *_counts(t.wasted), t.largest, t.turns]
+                  for (provider, model), t in self.models.items()]  # fmt: skip
+        return json.dumps([models, _counts(self.unattributed), self.budget, self.earliest_ms], separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> RunTokens:
+        models, unattributed, budget, earliest_ms = json.loads(text)
+        return cls(
+            {(m[0], m[1]): ModelTokens(Usage(*m[2:6]), Usage(*m[6:10]), m[10], m[11]) for m in models},
+            Usage(*unattributed), budget, earliest_ms,
+        )  # fmt: skip
+
+
+def _counts(usage: Usage) -> list[int]:
+    return [usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens]
 
 
 def _call_of(sub_run_id: str, calls: Mapping[str, str]) -> str:
@@ -376,12 +518,18 @@ def format_cost(spend: Spend, *, wasted: bool = False) -> str:
     return text + ("+?" if spend.unpriced and tokens else "")
 
 
-async def store_costs(store: Store, run_ids: Sequence[str] | None, prices: PriceBook) -> AsyncIterator[RunCost]:
+async def store_costs(
+    store: Store, run_ids: Sequence[str] | None, prices: PriceBook, *, turns: bool = True
+) -> AsyncIterator[RunCost]:
     """The cost of each of ``run_ids`` (every root run of the store when None), each with the
-    sub-runs below it rolled up, as each is read."""
+    sub-runs below it rolled up, as each is read.
+
+    ``turns=False``: without each turn's spend nor the tools' (``RunCost.turns`` and ``by_tool``
+    left empty), made from the tokens the status index keeps of the runs that did not change
+    since a look kept them (``RunTokens``), and kept there of the others: a second look at a
+    store's cost reads no record of a run that did not change."""
     from agenttui.journal.journal import Journal
 
-    journal = Journal(store)
     listing = store.IMPLEMENTS_LISTING
     if run_ids is None:
         every = [run_id async for run_id in store.runs()]
@@ -396,59 +544,113 @@ async def store_costs(store: Store, run_ids: Sequence[str] | None, prices: Price
             below[run_id] = [r async for r in store.runs(prefix=run_id + ">")] if listing else []
     for start in range(0, len(roots), COST_PAGE):
         page = roots[start : start + COST_PAGE]
-        # One round trip for a page of runs and their sub-runs; a page that cannot be read whole
-        # (a damaged one) is read again a run at a time, so that only its broken run says so.
-        loaded = await _load_page(store, [run_id for root in page for run_id in (root, *below.get(root, []))])
+        reader = await _PageReader.read(Journal(store), prices, [r for root in page for r in (root, *below.get(root, []))],
+                                        kept=not turns)  # fmt: skip
         for root in page:
             tree = below.get(root, [])
             costs: dict[str, RunCost] = {}
             for run_id in sorted(tree, key=lambda r: -r.count(">")):  # the deepest first: a parent sums its children
                 children = {c: costs[c] for c in tree if c in costs and keys.parent_run_id(c) == run_id}
-                costs[run_id] = await _read_cost(journal, run_id, prices, children, loaded)
-            children = {c: costs[c] for c in tree if keys.parent_run_id(c) == root}
-            yield await _read_cost(journal, root, prices, children, loaded)
+                costs[run_id] = await reader.cost(run_id, children)
+            yield await reader.cost(root, {c: costs[c] for c in tree if keys.parent_run_id(c) == root})
+        await reader.keep()
 
 
 #: Root runs read in one round trip, with their sub-runs.
 COST_PAGE = 500
-#: The records a cost is made of: model turns, dropped requests' spend, the budget.
-_COSTED = ("@llm/", "@spend/", "@spend-late/", keys.RUN_START)
+#: The records a cost is made of: model turns, dropped requests' spend, the budget, and the
+#: attempts that carry the run's times.
+_COSTED = ("@llm/", "@spend/", "@spend-late/", keys.RUN_START, "attempt:")
+
+
+class _PageReader:
+    """A page of runs' costs: their entries read in one round trip, or, with ``kept``, the tokens
+    the status index keeps of the runs that did not change, and the others' entries."""
+
+    def __init__(self, journal: Journal, prices: PriceBook, kept: KeptTokens | None,
+                 loaded: Mapping[str, list[Entry]] | None) -> None:  # fmt: skip
+        self.journal, self.prices, self.kept, self.loaded = journal, prices, kept, loaded
+        self.to_keep: list[tuple[str, tuple[int, int], str]] = []
+        self.spots_differ = False
+
+    @classmethod
+    async def read(cls, journal: Journal, prices: PriceBook, run_ids: list[str], *, kept: bool) -> _PageReader:
+        from agenttui.runs.status_index import KeptTokens, kept_tokens
+
+        tokens = await kept_tokens(journal.store, run_ids) if kept else KeptTokens({}, {}, {})
+        # One round trip for the runs whose entries are needed; a page that cannot be read whole
+        # (a damaged one) is read again a run at a time, so that only its broken run says so.
+        loaded = await _load_page(journal.store, [r for r in run_ids if r not in tokens.tokens])
+        return cls(journal, prices, tokens if kept else None, loaded)
+
+    async def cost(self, run_id: str, children: Mapping[str, RunCost]) -> RunCost:
+        """``run_cost`` of a run (from its kept tokens where it may be): one whose rows cannot be
+        read (a damaged page) costs nothing and says why, and the runs around it are costed still."""
+        kept = self.kept
+        if kept is not None and (text := kept.tokens.get(run_id)) is not None:
+            cost = RunTokens.from_json(text).priced(run_id, self.prices, children)
+            if cost is not None:
+                return cost
+        from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
+        from agenttui.journal.journal import decode_entry
+
+        loaded = self.loaded
+        try:
+            if loaded is not None and run_id in loaded:
+                entries = loaded[run_id]
+            elif loaded is not None and (kept is None or run_id not in kept.tokens):
+                entries = []  # not in its page's entries: no longer in the store
+            else:
+                entries = [e async for e in self.journal.store.load(run_id)]
+        except (StoreConnectionError, StoreLockedError):  # the store's state, not this run's
+            raise
+        except StoreError as exc:
+            return RunCost(run_id, (), Spend(), unreadable=f"could not be read: {exc.message}")
+        # Only what a cost reads is decoded: a run's tool results are most of its bytes.
+        records = [decode_entry(entry) for entry in entries if entry.name.startswith(_COSTED)]
+        cost = None
+        if kept is not None and (tokens := RunTokens.of(records)) is not None:
+            self._note(run_id, entries, tokens)
+            cost = tokens.priced(run_id, self.prices, children)
+        if cost is None:
+            cost = run_cost(run_id, records, self.prices, children)
+            if kept is not None:
+                cost = dataclasses.replace(cost, turns=(), by_tool={})
+        if broken := next((child for child in children.values() if child.unreadable), None):
+            cost = dataclasses.replace(cost, unreadable=f"sub-run {broken.run_id} {broken.unreadable}")
+        return cost
+
+    def _note(self, run_id: str, entries: Sequence[Entry], tokens: RunTokens) -> None:
+        """Keep the tokens read of a run, with its entries' validator; compare a spot-checked run's."""
+        assert self.kept is not None
+        if (spotted := self.kept.spots.get(run_id)) is not None and RunTokens.from_json(spotted) != tokens:
+            self.spots_differ = True
+        last = entries[-1].seq if entries else None
+        if isinstance(last, int) and not isinstance(last, bool) and self.kept.marks.get(run_id) == (len(entries), last):
+            self.to_keep.append((run_id, (len(entries), last), tokens.to_json()))
+
+    async def keep(self) -> None:
+        """Keep what this page read in the index (or, where a spot check differed, empty it of costs)."""
+        from agenttui.runs.status_index import forget_tokens, keep_tokens
+
+        if self.spots_differ:
+            await forget_tokens(self.journal.store)
+        elif self.to_keep:
+            await keep_tokens(self.journal.store, self.to_keep)
 
 
 async def _load_page(store: Store, run_ids: list[str]) -> dict[str, list[Entry]] | None:
     """Each run's entries in one round trip, or None when the page cannot be read whole."""
     from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 
+    if not run_ids:
+        return {}
     try:
         return await store.load_runs(run_ids)
     except (StoreConnectionError, StoreLockedError):  # the store's state, not a run's
         raise
     except StoreError:
         return None
-
-
-async def _read_cost(
-    journal: Journal, run_id: str, prices: PriceBook, children: Mapping[str, RunCost],
-    loaded: Mapping[str, list[Entry]] | None,
-) -> RunCost:  # fmt: skip
-    """``run_cost`` of a run read from the store (its entries in ``loaded`` where its page was
-    read whole): one whose rows cannot be read (a damaged page) costs nothing and says why, and
-    the runs around it are costed still."""
-    from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
-    from agenttui.journal.journal import decode_entry
-
-    try:
-        entries = loaded.get(run_id, []) if loaded is not None else [e async for e in journal.store.load(run_id)]
-    except (StoreConnectionError, StoreLockedError):  # the store's state, not this run's
-        raise
-    except StoreError as exc:
-        return RunCost(run_id, (), Spend(), unreadable=f"could not be read: {exc.message}")
-    # Only what a cost reads is decoded: a run's tool results are most of its bytes.
-    records = [decode_entry(entry) for entry in entries if entry.name.startswith(_COSTED)]
-    cost = run_cost(run_id, records, prices, children)
-    if broken := next((child for child in children.values() if child.unreadable), None):
-        cost = dataclasses.replace(cost, unreadable=f"sub-run {broken.run_id} {broken.unreadable}")
-    return cost
 
 
 def cost_change(before: Spend, after: Spend, names: tuple[str, str] = ("", "")) -> str:

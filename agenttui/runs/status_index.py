@@ -41,12 +41,13 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agenttui.journal.keys import END_MARKERS
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.files import remove_own_file
 from agenttui.stores.summary import RunSummary
 
 #: The index files' layout; a file of another is rebuilt.
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 #: The environment variable that turns the index off (``off``).
 CACHE_ENV = "AGENTTUI_CACHE"
 #: The share of the runs found in the index that are summed again and compared (a spot check):
@@ -143,13 +144,17 @@ async def keep_page(store: Store, page: IndexedPage, verdicts: Sequence[tuple[st
     caller made of its runs (``runs.status`` keeps a status that holds whatever the lease and the
     clock say), each verdict with the validator of the entries it was made of: kept only where
     the index holds the run's summary at that same validator. One write to the index a page."""
-    index = _indexes.get(store)
-    if not (verdicts or page.to_keep) or index is None or not index.done() or index.cancelled():
-        return
-    if index.exception() is not None:  # an open the store failed (a damaged page): nothing to keep in
-        return
-    if (kept := index.result()) is not None:
+    if (verdicts or page.to_keep) and (kept := _opened(store)) is not None:
         await _write(store, kept, lambda: kept.write(page.to_keep, verdicts))
+
+
+def _opened(store: Store) -> StatusIndex | None:
+    """The store's index where a look opened one (None: none yet, none kept, or an open the
+    store failed, a damaged page: nothing to keep in)."""
+    index = _indexes.get(store)
+    if index is None or not index.done() or index.cancelled() or index.exception() is not None:
+        return None
+    return index.result()
 
 
 async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, int], Verdict]]) -> None:
@@ -203,6 +208,57 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
         *(summary for summary in fresh.values() if summary.run_id not in kept_verdicts),
     ]  # fmt: skip
     return IndexedPage(summaries, kept_verdicts, marks, to_keep)
+
+
+class KeptTokens(NamedTuple):
+    """What ``kept_tokens`` found of a page of runs."""
+
+    tokens: dict[str, str]
+    """``runs.cost.RunTokens``' JSON of each run that did not change since it was kept."""
+    marks: dict[str, tuple[int, int]]
+    """Each run's validator, as read now."""
+    spots: dict[str, str]
+    """Kept tokens to check against the run's records (a spot check, ``SPOT_SHARE`` of them,
+    left out of ``tokens``): one that differs empties what the index keeps of costs (``forget_tokens``)."""
+
+
+async def kept_tokens(store: Store, run_ids: Sequence[str]) -> KeptTokens:
+    """What the index keeps of the cost of each of ``run_ids`` that did not change since, read
+    beside every run's validator now (one query on the store's ``(run_id, seq)`` index); nothing
+    where the index is off or cannot be read."""
+    index = await _index_of(store, END_MARKERS) if enabled() else None
+    if index is None or not run_ids:
+        return KeptTokens({}, {}, {})
+    if store.INDEX_GLOBAL_SEQ and time.monotonic() - index.checked_at >= CHECK_SECONDS:
+        await _check_cut_back(store, index)
+    marks = await store.run_marks(run_ids)
+    try:
+        kept = await asyncio.to_thread(index.tokens, run_ids)
+    except (sqlite3.Error, OSError):
+        _forget(store)
+        return KeptTokens({}, marks, {})
+    found = {run_id: text for run_id, (mark, text) in kept.items() if marks.get(run_id) == mark}
+    spots = {run_id: found.pop(run_id) for run_id in random.sample(sorted(found), _spot_count(len(found)))}
+    return KeptTokens(found, marks, spots)
+
+
+async def keep_tokens(store: Store, rows: Sequence[tuple[str, tuple[int, int], str]]) -> None:
+    """Keep runs' tokens, each with the validator of the entries it was read from: only those no
+    newer than the index's settled seq where seq runs across runs (the settled entry's digest
+    vouches for them if the journal is cut back; the others are kept on a later look)."""
+    if not rows or (kept := _opened(store)) is None:
+        return
+    if store.INDEX_GLOBAL_SEQ:
+        settled = kept.settled
+        rows = [row for row in rows if settled is not None and row[1][1] <= settled[0]]
+    if rows:
+        await _write(store, kept, lambda: kept.keep_tokens(rows))
+
+
+async def forget_tokens(store: Store) -> None:
+    """Empty what the index keeps of costs: a spot check found one other than its run's records."""
+    if (kept := _opened(store)) is not None:
+        await _write(store, kept, kept.clear_tokens)
 
 
 class Changes(NamedTuple):
@@ -597,13 +653,29 @@ class StatusIndex:
         """The summary the index holds of each of ``run_ids`` it holds."""
         return {row[0]: _summary_of(row) for row in self._rows(_SUMMARY_SELECTED, run_ids)}
 
-    def _rows(self, columns: str, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
+    def tokens(self, run_ids: Sequence[str]) -> dict[str, tuple[tuple[int, int], str]]:
+        """The validator and tokens (``runs.cost.RunTokens``' JSON) kept of each of ``run_ids`` held."""
+        return {run_id: ((count, last), text) for run_id, count, last, text in self._rows(_TOKENS, run_ids, "costs")}
+
+    def keep_tokens(self, rows: Sequence[tuple[str, tuple[int, int], str]]) -> None:
+        """Keep each run's tokens with the validator of the entries they were read from."""
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO costs VALUES (?, ?, ?, ?)",
+                [(r, count, last, t) for r, (count, last), t in rows],
+            )
+
+    def clear_tokens(self) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM costs")
+
+    def _rows(self, columns: str, run_ids: Sequence[str], table: str = "runs") -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
         with self._lock:
             for start in range(0, len(run_ids), _CHUNK):
                 chunk = run_ids[start : start + _CHUNK]
                 rows += self._conn.execute(
-                    f"SELECT {columns} FROM runs WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk
+                    f"SELECT {columns} FROM {table} WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk
                 ).fetchall()
         return rows
 
@@ -631,7 +703,8 @@ class StatusIndex:
                 f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * (_VERDICT_AT + len(Verdict._fields)))})", rows
             )
             self._keep_verdicts([(run_id, mark, verdict) for run_id, (mark, verdict) in verdict_of.items()])
-            self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in vanished])
+            for table in ("runs", "costs"):
+                self._conn.executemany(f"DELETE FROM {table} WHERE run_id = ?", [(run_id,) for run_id in vanished])
             if high_water is not None and (self.high_water is None or self.high_water[0] < high_water[0]):
                 self._conn.execute("INSERT OR REPLACE INTO high_water VALUES (1, ?, ?)", high_water)
                 self.high_water = high_water
@@ -652,10 +725,11 @@ class StatusIndex:
         with self._lock, self._conn:
             now = _mark(self._conn, "settled")
             if now == previous:
-                if changed is None:
-                    self._conn.execute("DELETE FROM runs")
-                else:
-                    self._conn.executemany("DELETE FROM runs WHERE run_id = ?", [(run_id,) for run_id in changed])
+                for table in ("runs", "costs"):
+                    if changed is None:
+                        self._conn.execute(f"DELETE FROM {table}")
+                    else:
+                        self._conn.executemany(f"DELETE FROM {table} WHERE run_id = ?", [(r,) for r in changed])
                 self._conn.execute("INSERT OR REPLACE INTO settled VALUES (1, ?, ?)", settled)
                 now = settled
             self.settled = now
@@ -663,6 +737,7 @@ class StatusIndex:
     def clear(self) -> None:
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM runs")
+            self._conn.execute("DELETE FROM costs")
             self._conn.execute("DELETE FROM high_water")
             self._conn.execute("DELETE FROM settled")
             self.high_water = self.settled = None
@@ -705,6 +780,8 @@ CREATE TABLE runs (
     end_seq, end_name TEXT, end_data BLOB, end_damage TEXT, end_retyped TEXT,
     {verdict}
 ) WITHOUT ROWID;
+CREATE TABLE costs (run_id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL, tokens TEXT NOT NULL)
+    WITHOUT ROWID;
 """.format(verdict=", ".join(f"verdict_{name}" for name in Verdict._fields))
 #: The column of a ``runs`` row its verdict begins at (the summary's come before it).
 _VERDICT_AT = 17
@@ -719,6 +796,7 @@ _LINES_SELECTED = (
     + ", ".join(f"json_group_array({column})" for column in [*_VERDICT_SELECTED.split(", "), f"coalesce({_PLAIN}, 0)"])
     + " FROM runs WHERE verdict_state IS NOT NULL"
 )
+_TOKENS = "run_id, count, last, tokens"
 #: The members of a verdict its status line holds, and where each is among its members.
 _LINE_MEMBERS = ("state", "detail", "steps", "turns", "tokens")
 _VERDICT_AT_NAME = {name: at for at, name in enumerate(Verdict._fields)}
