@@ -32,7 +32,8 @@ async def compare_command(store: str, run_a: str, run_b: str, other_store: str |
     """
     from agenttui.replay.compare import Side, compare_sides
     from agenttui.replay.reports import comparison_json
-    from agenttui.runs.cost import PriceBook, cost_change, spend_json, store_costs
+    from agenttui.runs.cost import PriceBook, cost_change, spend_json
+    from agenttui.runs.cost_reading import store_costs
 
     prices = PriceBook()
 

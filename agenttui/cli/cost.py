@@ -14,12 +14,13 @@ from agenttui.journal.inert import printable, printable_id, safe_json
 
 if TYPE_CHECKING:
     from agenttui.runs.cost import PriceBook, RunCost, Spend
+    from agenttui.runs.cost_reading import SpendTally
     from agenttui.runs.where import Where
     from agenttui.stores.base import Store
 
 GROUPINGS = ("turn", "run", "tool", "model", "day")
-#: The groupings a run's kept tokens answer (``store_costs(turns=False)``): no turn's nor tool's.
-SUMMED = ("run", "model", "day")
+#: The groupings whose runs' tokens are summed before they are priced (``SpendTally``).
+SUMMED = ("model", "day")
 
 
 def _no_spend() -> Spend:
@@ -77,7 +78,7 @@ async def cost_command(
     chosen = grouping or ("turn" if run_id is not None else "run")
 
     async def body(opened: Store) -> Tally:
-        from agenttui.runs.cost import store_costs
+        from agenttui.runs.cost_reading import SpendTally, store_costs, store_spend
 
         if run_id is not None:
             if not [r async for r in opened.runs(prefix=run_id)] and opened.IMPLEMENTS_LISTING:
@@ -87,9 +88,16 @@ async def cost_command(
             run_ids: Sequence[str] | None = [run_id]
         else:
             run_ids = await _selected(opened, where) if where is not None else None
+        if chosen in SUMMED:
+            summed, day = SpendTally(prices, chosen), UNDATED
+            async for spent in store_spend(opened, run_ids, prices):
+                if spent.run_id == spent.root:  # a sub-run's spend goes on its top-level run's day
+                    day = _day(spent.earliest_ms)
+                summed.add(spent, day)
+            return Tally.of_sums(summed)
         tally = Tally(chosen)
         # Tallied as read: a run's turns are not kept.
-        async for cost in store_costs(opened, run_ids, prices, turns=chosen not in SUMMED):
+        async for cost in store_costs(opened, run_ids, prices, turns=chosen in ("turn", "tool")):
             tally.add(cost)
         return tally
 
@@ -139,7 +147,7 @@ class Tally:
     not_read_whole: int = 0
     merged: dict[str, Spend] = field(default_factory=dict)
     counted: dict[str, int] = field(default_factory=dict)
-    """The runs of each day (``--by day``)."""
+    """The top-level runs of each day (``--by day``)."""
 
     def add(self, cost: RunCost) -> None:
         from agenttui.runs.cost import Spend, spend_json
@@ -155,13 +163,15 @@ class Tally:
                 "turns": cost.turn_count, "sub_runs": spend_json(cost.sub_runs), "token_budget": cost.token_budget,
                 "budget_used": cost.budget_used, "unreadable": cost.unreadable or None,
             }))  # fmt: skip
-        elif self.grouping == "day":
-            day = _day(cost.earliest_ms)
-            self.merged[day] = self.merged.get(day, Spend()) + cost.total
-            self.counted[day] = self.counted.get(day, 0) + 1
         else:
-            for name, spend in (cost.by_tool if self.grouping == "tool" else cost.by_model).items():
+            for name, spend in cost.by_tool.items():
                 self.merged[name] = self.merged.get(name, Spend()) + spend
+
+    @classmethod
+    def of_sums(cls, summed: SpendTally) -> Tally:
+        """The lines of a grouping whose spend was summed (``SUMMED``)."""
+        merged, total = summed.spends()
+        return cls(summed.by, [], total, summed.runs, summed.turns, summed.not_read_whole, merged, summed.day_runs)
 
     def shown(self) -> list[Line]:
         """The lines in order: turns and runs as read, tools and models by cost, the largest first."""

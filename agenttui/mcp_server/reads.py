@@ -249,7 +249,8 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
         model, context and cost; what failed, retried or late requests wasted; its sub-runs
         rolled up and apart; by tool and by model; the token budget's share. Prices from
         genai-prices; a model with no known price is named in unpriced_models, never costed at 0."""
-        from agenttui.runs.cost import spend_json, store_costs
+        from agenttui.runs.cost import spend_json
+        from agenttui.runs.cost_reading import store_costs
 
         await records.run(run_id)  # a run the store does not hold is said so
         prices = await served.read_prices()

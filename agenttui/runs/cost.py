@@ -15,25 +15,19 @@ the models it could not price.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import tomllib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agenttui.errors import ConfigError
 from agenttui.journal import keys
 from agenttui.journal.record import ModelInfo, Record, StepKind, Usage
-
-if TYPE_CHECKING:
-    from agenttui.journal.journal import Journal
-    from agenttui.runs.status_index import KeptTokens
-    from agenttui.stores.base import Entry, Store
 
 ZERO = Decimal(0)
 MILLION = Decimal(1_000_000)
@@ -516,141 +510,6 @@ def format_cost(spend: Spend, *, wasted: bool = False) -> str:
         return "unknown"
     text = f"${cost:,.2f}" if cost >= 1 or not cost else f"${cost:.4f}"
     return text + ("+?" if spend.unpriced and tokens else "")
-
-
-async def store_costs(
-    store: Store, run_ids: Sequence[str] | None, prices: PriceBook, *, turns: bool = True
-) -> AsyncIterator[RunCost]:
-    """The cost of each of ``run_ids`` (every root run of the store when None), each with the
-    sub-runs below it rolled up, as each is read.
-
-    ``turns=False``: without each turn's spend nor the tools' (``RunCost.turns`` and ``by_tool``
-    left empty), made from the tokens the status index keeps of the runs that did not change
-    since a look kept them (``RunTokens``), and kept there of the others: a second look at a
-    store's cost reads no record of a run that did not change."""
-    from agenttui.journal.journal import Journal
-
-    listing = store.IMPLEMENTS_LISTING
-    if run_ids is None:
-        every = [run_id async for run_id in store.runs()]
-        below: dict[str, list[str]] = {}
-        for run_id in every:
-            if (root := keys.root_run_id(run_id)) != run_id:
-                below.setdefault(root, []).append(run_id)
-        roots = [run_id for run_id in every if keys.root_run_id(run_id) == run_id]
-    else:
-        roots, below = list(run_ids), {}
-        for run_id in roots:
-            below[run_id] = [r async for r in store.runs(prefix=run_id + ">")] if listing else []
-    for start in range(0, len(roots), COST_PAGE):
-        page = roots[start : start + COST_PAGE]
-        reader = await _PageReader.read(Journal(store), prices, [r for root in page for r in (root, *below.get(root, []))],
-                                        kept=not turns)  # fmt: skip
-        for root in page:
-            tree = below.get(root, [])
-            costs: dict[str, RunCost] = {}
-            for run_id in sorted(tree, key=lambda r: -r.count(">")):  # the deepest first: a parent sums its children
-                children = {c: costs[c] for c in tree if c in costs and keys.parent_run_id(c) == run_id}
-                costs[run_id] = await reader.cost(run_id, children)
-            yield await reader.cost(root, {c: costs[c] for c in tree if keys.parent_run_id(c) == root})
-        await reader.keep()
-
-
-#: Root runs read in one round trip, with their sub-runs.
-COST_PAGE = 500
-#: The records a cost is made of: model turns, dropped requests' spend, the budget, and the
-#: attempts that carry the run's times.
-_COSTED = ("@llm/", "@spend/", "@spend-late/", keys.RUN_START, "attempt:")
-
-
-class _PageReader:
-    """A page of runs' costs: their entries read in one round trip, or, with ``kept``, the tokens
-    the status index keeps of the runs that did not change, and the others' entries."""
-
-    def __init__(self, journal: Journal, prices: PriceBook, kept: KeptTokens | None,
-                 loaded: Mapping[str, list[Entry]] | None) -> None:  # fmt: skip
-        self.journal, self.prices, self.kept, self.loaded = journal, prices, kept, loaded
-        self.to_keep: list[tuple[str, tuple[int, int], str]] = []
-        self.spots_differ = False
-
-    @classmethod
-    async def read(cls, journal: Journal, prices: PriceBook, run_ids: list[str], *, kept: bool) -> _PageReader:
-        from agenttui.runs.status_index import KeptTokens, kept_tokens
-
-        tokens = await kept_tokens(journal.store, run_ids) if kept else KeptTokens({}, {}, {})
-        # One round trip for the runs whose entries are needed; a page that cannot be read whole
-        # (a damaged one) is read again a run at a time, so that only its broken run says so.
-        loaded = await _load_page(journal.store, [r for r in run_ids if r not in tokens.tokens])
-        return cls(journal, prices, tokens if kept else None, loaded)
-
-    async def cost(self, run_id: str, children: Mapping[str, RunCost]) -> RunCost:
-        """``run_cost`` of a run (from its kept tokens where it may be): one whose rows cannot be
-        read (a damaged page) costs nothing and says why, and the runs around it are costed still."""
-        kept = self.kept
-        if kept is not None and (text := kept.tokens.get(run_id)) is not None:
-            cost = RunTokens.from_json(text).priced(run_id, self.prices, children)
-            if cost is not None:
-                return cost
-        from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
-        from agenttui.journal.journal import decode_entry
-
-        loaded = self.loaded
-        try:
-            if loaded is not None and run_id in loaded:
-                entries = loaded[run_id]
-            elif loaded is not None and (kept is None or run_id not in kept.tokens):
-                entries = []  # not in its page's entries: no longer in the store
-            else:
-                entries = [e async for e in self.journal.store.load(run_id)]
-        except (StoreConnectionError, StoreLockedError):  # the store's state, not this run's
-            raise
-        except StoreError as exc:
-            return RunCost(run_id, (), Spend(), unreadable=f"could not be read: {exc.message}")
-        # Only what a cost reads is decoded: a run's tool results are most of its bytes.
-        records = [decode_entry(entry) for entry in entries if entry.name.startswith(_COSTED)]
-        cost = None
-        if kept is not None and (tokens := RunTokens.of(records)) is not None:
-            self._note(run_id, entries, tokens)
-            cost = tokens.priced(run_id, self.prices, children)
-        if cost is None:
-            cost = run_cost(run_id, records, self.prices, children)
-            if kept is not None:
-                cost = dataclasses.replace(cost, turns=(), by_tool={})
-        if broken := next((child for child in children.values() if child.unreadable), None):
-            cost = dataclasses.replace(cost, unreadable=f"sub-run {broken.run_id} {broken.unreadable}")
-        return cost
-
-    def _note(self, run_id: str, entries: Sequence[Entry], tokens: RunTokens) -> None:
-        """Keep the tokens read of a run, with its entries' validator; compare a spot-checked run's."""
-        assert self.kept is not None
-        if (spotted := self.kept.spots.get(run_id)) is not None and RunTokens.from_json(spotted) != tokens:
-            self.spots_differ = True
-        last = entries[-1].seq if entries else None
-        if isinstance(last, int) and not isinstance(last, bool) and self.kept.marks.get(run_id) == (len(entries), last):
-            self.to_keep.append((run_id, (len(entries), last), tokens.to_json()))
-
-    async def keep(self) -> None:
-        """Keep what this page read in the index (or, where a spot check differed, empty it of costs)."""
-        from agenttui.runs.status_index import forget_tokens, keep_tokens
-
-        if self.spots_differ:
-            await forget_tokens(self.journal.store)
-        elif self.to_keep:
-            await keep_tokens(self.journal.store, self.to_keep)
-
-
-async def _load_page(store: Store, run_ids: list[str]) -> dict[str, list[Entry]] | None:
-    """Each run's entries in one round trip, or None when the page cannot be read whole."""
-    from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
-
-    if not run_ids:
-        return {}
-    try:
-        return await store.load_runs(run_ids)
-    except (StoreConnectionError, StoreLockedError):  # the store's state, not a run's
-        raise
-    except StoreError:
-        return None
 
 
 def cost_change(before: Spend, after: Spend, names: tuple[str, str] = ("", "")) -> str:

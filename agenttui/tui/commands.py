@@ -51,6 +51,7 @@ TITLES: dict[str, str] = {
     "runs.diff": "runs: Diff the two newest marked runs",
     "runs.recover-all": "action: Recover every unfinished run",
     "runs.export": "action: Export runs to a bundle file…",
+    "runs.sort-cost": "runs: Sort by cost, the largest first (again: the listing's order)",
     "run.export": "action: Export this run to a bundle file…",
     "runs.fold": "runs: Fold sub-runs",
     "runs.unfold": "runs: Unfold sub-runs",

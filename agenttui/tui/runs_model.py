@@ -18,6 +18,7 @@ from agenttui.runs.state import RunState
 from agenttui.runs.status_columns import PENDING, STATE_INDEX, STATES, StatusColumns, says_more_than_its_line
 
 if TYPE_CHECKING:
+    from agenttui.runs.cost import RunCost
     from agenttui.runs.status import RunStatus
     from agenttui.runs.where import Where
 
@@ -96,6 +97,25 @@ class StatusLine(NamedTuple):
         return RunStatus(run_id, self.state, self.detail, steps=self.steps, turns=self.turns, tokens=self.tokens)
 
 
+class ShownCost(NamedTuple):
+    """A run's cost as the runs list shows and sorts it: its sub-runs rolled up, the spend its
+    dropped requests wasted included."""
+
+    dollars: float
+    """What the priced part cost; -1 where none of it is priced (sorted last)."""
+    text: str
+    """As ``runs.cost.format_cost`` writes it (``unknown``, ``$0.0123+?`` where part is unpriced)."""
+
+    @classmethod
+    def of(cls, cost: RunCost) -> ShownCost:
+        from agenttui.runs.cost import Spend, format_cost
+
+        total = cost.total
+        spent = Spend(total.usage + total.wasted, total.total_cost, unpriced=total.unpriced)
+        text = format_cost(spent)
+        return cls(-1.0 if text == "unknown" else float(spent.cost), text)
+
+
 class RunRow(NamedTuple):
     """One visible line of the runs list, made when it is asked for (``RunRows``)."""
 
@@ -105,6 +125,8 @@ class RunRow(NamedTuple):
     """None while the run's status is being computed."""
     children: int
     folded: bool
+    cost: ShownCost | None = None
+    """A top-level run's cost, once read (``RunsModel.costs``)."""
 
     @property
     def status(self) -> RunStatus | None:
@@ -152,7 +174,8 @@ class RunRows:
         at = self._at[index]  # raises IndexError past the end, as a list does
         model = self._model
         depth, children, folded = self._shapes.get(index, _ROOT)
-        return RunRow(model.run_ids[at], depth, model.line(at), children, folded)
+        run_id = model.run_ids[at]
+        return RunRow(run_id, depth, model.line(at), children, folded, model.costs.get(run_id) if not depth else None)
 
     def __iter__(self) -> Iterator[RunRow]:
         return (self[index] for index in range(len(self)))
@@ -199,6 +222,10 @@ class RunsModel:
     unfolded: set[str] = field(default_factory=set)
     text_filter: str = ""
     status_filter: int = 0
+    costs: dict[str, ShownCost] = field(default_factory=dict)
+    """Each top-level run's cost, its sub-runs rolled up, once read."""
+    by_cost: bool = False
+    """Top-level runs in order of cost, the largest first (else the listing's order)."""
     _columns: StatusColumns = field(default_factory=StatusColumns)
     """Each run's status, at its place in ``run_ids``."""
     _parsed: tuple[str, Where | None, str] = ("", None, "")
@@ -348,11 +375,20 @@ class RunsModel:
 
         return admits
 
+    def ordered_roots(self) -> list[str]:
+        """The top-level runs in the order shown: the listing's, or by cost, the largest first
+        (those not costed yet last, in the listing's order)."""
+        if not self.by_cost:
+            return self.roots
+        costs, unknown = self.costs, ShownCost(-2.0, "")
+        return sorted(self.roots, key=lambda run_id: -costs.get(run_id, unknown).dollars)
+
     def rows(self) -> RunRows:
         """The visible rows: roots that pass the filters, each followed by its unfolded sub-runs."""
         at: list[int] = []
         shapes: dict[int, tuple[int, int, bool]] = {}
         runs, children, unfolded = self.runs, self.children, self.unfolded
+        roots = self.ordered_roots()
         filtered = STATUS_FILTERS[self.status_filter][1] is not None or bool(self.text_filter)
         admits = self._admitter()
 
@@ -367,12 +403,12 @@ class RunsModel:
                     visit(kid, depth + 1)
 
         if not filtered and not unfolded:  # every root, folded: their places at once
-            shapes = {row: (0, len(children[root]), True) for row, root in enumerate(self.roots) if root in children}
-            return RunRows(self, map(runs.__getitem__, self.roots), shapes)
+            shapes = {row: (0, len(children[root]), True) for row, root in enumerate(roots) if root in children}
+            return RunRows(self, map(runs.__getitem__, roots), shapes)
         # Rebuilt every half second while 100,000 statuses fill in: a folded root with no
         # sub-runs, most of them, adds its place alone.
         add = at.append
-        for root in self.roots:
+        for root in roots:
             if filtered and not (admits(root) or any(admits(k) for k in children.get(root, ()))):
                 continue
             if root in children or root in unfolded:

@@ -15,7 +15,8 @@ from genai_prices import calc_price
 from agenttui.journal import keys
 from agenttui.journal.record import ModelInfo, Usage
 from agenttui.replay.verdict import VerdictKind
-from agenttui.runs.cost import PriceBook, RunCost, format_cost, store_costs
+from agenttui.runs.cost import PriceBook, RunCost, format_cost
+from agenttui.runs.cost_reading import store_costs
 from agenttui.runs.status import RunState
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore

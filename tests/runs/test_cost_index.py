@@ -18,7 +18,8 @@ import pytest
 from agenttui.journal import keys
 from agenttui.journal.record import ModelInfo, Usage
 from agenttui.runs import status_index
-from agenttui.runs.cost import ModelTokens, PriceBook, RunCost, RunTokens, Spend, store_costs
+from agenttui.runs.cost import ModelTokens, PriceBook, RunCost, RunTokens, Spend
+from agenttui.runs.cost_reading import SpendTally, store_costs, store_spend
 from agenttui.stores.base import Store
 from agenttui.stores.sqlite import SQLiteStore
 from tests.conftest import StoreFactory
@@ -200,3 +201,45 @@ def test_run_tokens_round_trip_through_their_json() -> None:
     tokens = RunTokens({("anthropic", "m"): ModelTokens(Usage(1, 2, 3, 4), Usage(5, 6, 7, 8), 9, 2),
                         ("", ""): ModelTokens(Usage(1), turns=1)}, Usage(0, 1), 100, 5)  # fmt: skip
     assert RunTokens.from_json(tokens.to_json()) == tokens
+
+
+async def tallied(store: Store, prices: PriceBook, by: str) -> tuple[dict[str, Spend], Spend, int]:
+    """A store's spend by model or day as ``agenttui cost`` sums it (``SpendTally``)."""
+    summed, day = SpendTally(prices, by), ""
+    async for spent in store_spend(store, None, prices):
+        if spent.run_id == spent.root:
+            day = str(spent.earliest_ms)
+        summed.add(spent, day)
+    lines, total = summed.spends()
+    return lines, total, summed.runs
+
+
+async def reckoned(store: Store, prices: PriceBook, by: str) -> tuple[dict[str, Spend], Spend, int]:
+    """The same, from each run's cost made turn by turn."""
+    lines: dict[str, Spend] = {}
+    total, runs = Spend(), 0
+    async for cost in store_costs(store, None, prices):
+        named = cost.by_model if by == "model" else {str(cost.earliest_ms): cost.total}
+        for name, spend in named.items():
+            lines[name] = lines.get(name, Spend()) + spend
+        total, runs = total + cost.total, runs + 1
+    return lines, total, runs
+
+
+@pytest.mark.parametrize("by", ["model", "day"])
+async def test_spend_summed_by_model_or_day_is_what_the_turns_cost(store: Store, prices: PriceBook, by: str) -> None:
+    """Tokens summed, then priced: the same figures as each turn priced, on the Go-written run
+    (its sub-run's turns counted by model, and by its top-level run's day), the Go corpus, and
+    turns past a price's tier (priced turn by turn)."""
+    await write_go_runs(store)
+    await write_corpus(store)
+    sonnet45 = '"model":{"provider":"anthropic","model":"claude-sonnet-4-5"}'
+    await store.insert("tiered", keys.RUN_START, start('"go"').encode())
+    for n, size in enumerate([150_000, 250_000]):
+        turn = model(n, text("ok"), f'"usage":{{"input_tokens":{size},"output_tokens":100}},{sonnet45}')
+        await store.insert("tiered", f"@llm/{n}", turn.encode())
+    await store.insert("tiered", "attempt:tool:c1", attempt("c1", "0" * 32).encode())
+    want = await reckoned(store, prices, by)
+    assert await tallied(store, prices, by) == want
+    assert await tallied(store, prices, by) == want  # a second look, from what the index keeps
+    assert want[1].cost > 0 and len(want[0]) >= 2

@@ -4,13 +4,21 @@ usage is counted. Prices are read in a thread once the run opens."""
 
 from __future__ import annotations
 
+import json
+from decimal import Decimal
 from pathlib import Path
 
+from agenttui.journal.record import Usage
+from agenttui.runs.cost import Spend, format_cost
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
+from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.inspector import RecordInspector
+from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
+from tests.gocorpus import model, text
+from tests.runs.test_bundle_cli import cli
 from tests.runs.test_cost import RUN, go_runs
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, until
 from tests.tui.test_app import shown
 from tests.tui.test_open_run import SIZE, open_run
 
@@ -51,3 +59,78 @@ async def test_wasted_spend_is_marked_on_the_turn_and_on_a_failed_request(tmp_pa
     assert "wasted 800 tokens, $0.0024 (dropped requests)" in turn
     assert "wasted 1,500 tokens: a dropped request's usage, counted on the turn that retried it" in spend
     assert "cost unknown · context 100 tokens · no price known for acme/mystery-1" in unpriced
+
+
+WIDE = (160, 40)
+
+
+def row_text(app: AgentTuiApp, run_id: str) -> str:
+    table = app.screen.query_one(RunsTable)
+    index = next(i for i, row in enumerate(table.items) if row.run_id == run_id)
+    return table.render_item(table.items[index], index, WIDE[0]).plain
+
+
+def cli_costs(db: Path) -> dict[str, str]:
+    """Each top-level run's cost as ``agenttui cost --by run`` reckons it, used and wasted together."""
+    lines = json.loads(cli("cost", str(db), "--by", "run", "--json").stdout)["lines"]
+    return {
+        line["run"]: format_cost(Spend(Usage(1), Decimal(str(line["cost_usd"] + line["wasted_cost_usd"])),
+                                       unpriced=frozenset(line["unpriced_models"])))
+        for line in lines
+    }  # fmt: skip
+
+
+async def test_the_runs_list_shows_each_runs_cost_and_sorts_by_it(demo_db: Path) -> None:
+    """Wide enough, a cost column: a top-level run's, its sub-runs rolled up (a sub-run's row
+    shows none), as the command reckons it; ``$`` orders the runs by it, the largest first, and
+    puts them back."""
+    want = cli_costs(demo_db)
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        assert "COST" in str(screen.query_one(RunsHeader).render())
+        for run_id, cost in want.items():
+            assert f" {cost}  " in row_text(app, run_id), run_id
+        listing = [row.run_id for row in screen.table.items]
+        await pilot.press("dollar_sign")
+        await settle(pilot)
+        by_cost = [row.run_id for row in screen.table.items]
+        dollars = [screen.model.costs[run_id].dollars for run_id in by_cost]
+        assert dollars == sorted(dollars, reverse=True) and by_cost[0] == "audit-bulk"
+        assert "by cost" in shown(screen.query_one("#runs-counts"))
+        screen.model.toggle_fold("eligibility-a1004", True)
+        screen._refresh_rows()
+        sub_run = next(row for row in screen.table.items if row.depth)
+        assert "$" not in row_text(app, sub_run.run_id).split(sub_run.run_id.rpartition(">")[2])[1]
+        await pilot.press("dollar_sign")
+        await settle(pilot)
+        assert [row.run_id for row in screen.table.items if row.depth == 0] == listing
+
+
+async def test_a_run_that_grows_is_costed_again(demo_db: Path) -> None:
+    from agenttui.tui.messages import StoreChanged
+
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        before = app.screen.model.costs["eligibility-a1004"]  # type: ignore[attr-defined]
+        async with await SQLiteStore.open(demo_db) as writer:
+            turn = model(9, text("more"), '"usage":{"input_tokens":1000000},"model":{"provider":"anthropic",'
+                         '"model":"claude-sonnet-4-5"}')  # fmt: skip
+            await writer.insert("eligibility-a1004", "@llm/9", turn.encode())
+        app.screen.post_message(StoreChanged({"eligibility-a1004"}))  # what the change feed would send
+        await until(pilot, lambda: app.screen.model.costs["eligibility-a1004"] != before, "the cost read again")  # type: ignore[attr-defined]
+        await settle(pilot)
+        assert app.screen.model.costs["eligibility-a1004"].dollars > before.dollars + 2  # type: ignore[attr-defined]
+
+
+async def test_at_80_columns_no_cost_is_read(demo_db: Path) -> None:
+    """The cost column gives way first, with the counts; no cost is read for a list that shows none."""
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        assert "COST" not in str(screen.query_one(RunsHeader).render()) and not screen.model.costs

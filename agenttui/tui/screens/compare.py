@@ -172,7 +172,7 @@ class CompareScreen(StoreScreen):
     async def _read_costs(self) -> None:
         """What each run cost (the prices read in a thread the first time), then the title says it.
         Without prices (the library fails to load) the title says tokens alone, as before."""
-        from agenttui.runs.cost import store_costs
+        from agenttui.runs.cost_reading import store_costs
 
         prices = await self.tui.read_prices()
         (left,) = [cost.total async for cost in store_costs(self.left.store, [self.left.run_id], prices)]

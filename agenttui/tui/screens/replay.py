@@ -599,7 +599,7 @@ class ReplayScreen(StoreScreen):
     async def _read_fork_costs(self, fork: ForkSession) -> None:
         """What the recording cost against what the fork did (prices read in a thread the first
         time), then the title says it. Without prices the title stays as it was."""
-        from agenttui.runs.cost import store_costs
+        from agenttui.runs.cost_reading import store_costs
 
         prices = await self.tui.read_prices()
         (recorded,) = [cost.total async for cost in store_costs(self.store, [self.run_id], prices)]

@@ -28,7 +28,7 @@ from agenttui.tui.messages import (
     StoreOpened,
     StoreReopened,
 )
-from agenttui.tui.runs_model import RunsModel
+from agenttui.tui.runs_model import RunsModel, ShownCost
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.key_footer import KeyFooter
@@ -80,6 +80,13 @@ class RunsScreen(StoreScreen):
         statuses: list[RunStatus]
 
     @dataclass
+    class CostsRead(Message):
+        """Top-level runs' costs, their sub-runs rolled up; ``done`` on the last batch of every run's."""
+
+        costs: dict[str, ShownCost]
+        done: bool = False
+
+    @dataclass
     class LeasesMoved(Message):
         """Runs whose lease changed hands since their status was read."""
 
@@ -105,6 +112,7 @@ class RunsScreen(StoreScreen):
         Binding("R", "app.recover_all", "Recover all", show=False, id="runs.recover-all"),
         Binding("y", "copy_run_id", "Copy run id", show=False, id="runs.copy"),
         Binding("E", "export", "Export", id="runs.export"),
+        Binding("dollar_sign", "sort_by_cost", "Sort by cost", show=False, id="runs.sort-cost"),
     ]
 
     def __init__(self) -> None:
@@ -121,6 +129,10 @@ class RunsScreen(StoreScreen):
         self._refresh_pending = False
         self._rows_pending = False
         self._rebuild_seconds = 0.0
+        self._costs: str = ""
+        """Every run's cost: "" not asked for yet, "reading" or "read" (``_want_costs``)."""
+        self._costs_dirty: set[str] = set()
+        """Top-level runs changed while every run's cost is read: read again after."""
         self._clock_changes: dict[str, tuple[float, str]] = {}
         """Runs whose status moves with the clock: when time alone changes it (``clock_change_at``)
         and the live lease holder it names. Each is read again then, or sooner when its lease row
@@ -148,6 +160,7 @@ class RunsScreen(StoreScreen):
         self._show_counts()
         self.table.empty_text = self._why_empty()
         self.set_interval(CLOCK_REFRESH_SECONDS, self._refresh_clocked)
+        self.watch(self.table, "columns", lambda _: self._want_costs(), init=False)
         if self.tui.store is not None:
             self.load_runs()
 
@@ -262,6 +275,8 @@ class RunsScreen(StoreScreen):
             new = self.model.unread()  # those the index did not vouch for (asked again: harmless)
         elif new or message.done:
             self._rows_changed()
+        if message.done:
+            self._want_costs()
         if not self.tui.first_rows_shown.is_set():
             self.app.call_after_refresh(self._after_first_rows, new)
         elif new:
@@ -285,6 +300,7 @@ class RunsScreen(StoreScreen):
             from agenttui.render.bulk import give_back_free_memory
 
             give_back_free_memory()  # the pass is done: what it read and dropped goes back
+            self._want_costs()
         self._note_clock_changes(message.statuses)
         self._rows_changed()
 
@@ -332,9 +348,11 @@ class RunsScreen(StoreScreen):
         self._refresh_pending = False
         dirty, self._dirty = self._dirty, set()
         if dirty is None:
+            self._costs = ""  # read again once listed
             self.load_runs()  # re-list: new runs join, known runs refresh below
             self.compute_statuses([r for r in self.model.statuses if self._may_move(r)])
         elif dirty:
+            self._costs_changed({keys.root_run_id(run_id) for run_id in dirty})
             new = self.model.add_runs(sorted(dirty))
             self.table.measure(new)
             self.compute_statuses(sorted(dirty), urgent=True)
@@ -374,6 +392,64 @@ class RunsScreen(StoreScreen):
             self._clock_changes.pop(run_id, None)
         self.compute_statuses(message.run_ids)
 
+    # -- costs -------------------------------------------------------------------------------
+
+    def _want_costs(self) -> None:
+        """Read every run's cost once the cost column shows or the list is sorted by cost, after
+        the listing and, unless sorted by cost, the statuses: a first look at a store's cost
+        decodes every model turn, and a person needs the statuses first. A second look reads
+        the tokens the status index keeps (``store_costs(turns=False)``)."""
+        wanted = self.table.columns.counts or self.model.by_cost
+        if self._costs or not wanted or not self._listed or self.tui.store is None:
+            return
+        if self.model.pending and not self.model.by_cost:
+            return  # asked again when the last status is in
+        self._costs = "reading"
+        self._read_costs(None)
+
+    def _costs_changed(self, roots: set[str]) -> None:
+        if self._costs == "read":
+            self._read_costs(sorted(roots))
+        elif self._costs == "reading":
+            self._costs_dirty |= roots
+
+    @work(group="runs-costs", exit_on_error=False)
+    async def _read_costs(self, run_ids: list[str] | None) -> None:
+        """The costs of ``run_ids`` (every top-level run: None), posted in batches."""
+        from agenttui.runs.cost_reading import store_costs
+
+        prices = await self.tui.read_prices()
+        batch: dict[str, ShownCost] = {}
+        posted = time.monotonic()
+        async for cost in store_costs(self.store, run_ids, prices, turns=False):
+            batch[cost.run_id] = ShownCost.of(cost)
+            if time.monotonic() - posted > BATCH_SECONDS:
+                self.post_message(RunsScreen.CostsRead(batch))
+                batch, posted = {}, time.monotonic()
+        self.post_message(RunsScreen.CostsRead(batch, done=run_ids is None))
+
+    def on_runs_screen_costs_read(self, message: RunsScreen.CostsRead) -> None:
+        self.model.costs.update(message.costs)
+        if message.done and self._costs == "reading":
+            self._costs = "read"
+            if self._costs_dirty:
+                self._read_costs(sorted(self._costs_dirty))
+                self._costs_dirty = set()
+        if self.model.by_cost:
+            self._rows_changed()
+        else:
+            self.table.refresh_items()
+
+    def action_sort_by_cost(self) -> None:
+        """Top-level runs by cost, the largest first; again, in the listing's order."""
+        model = self.model
+        model.by_cost = not model.by_cost
+        self._want_costs()
+        self._refresh_rows()
+        reading = " (costs being read…)" if model.by_cost and self._costs != "read" else ""
+        self.notify(("sorted by cost, the largest first" if model.by_cost else "in the listing's order") + reading,
+                    timeout=2)  # fmt: skip
+
     # -- view --------------------------------------------------------------------------------
 
     def _refresh_rows(self) -> None:
@@ -409,7 +485,7 @@ class RunsScreen(StoreScreen):
         elif self.model.pending:
             total.append(f" ({self.model.pending:,} statuses to compute)", style="not bold")
         present = [state for state in RunState if counts[state]]
-        shown_filter = Text(f"filter: {self.model.filter_name}")
+        shown_filter = Text(f"filter: {self.model.filter_name}" + (" · by cost" if self.model.by_cost else ""))
         if self.model.text_filter:
             shown_filter.append(f" · /{printable(self.model.text_filter)}")
         if error := self.model.filter_error:  # the text filters nothing out until it parses
@@ -484,8 +560,10 @@ class RunsScreen(StoreScreen):
         self.notify(f"showing {name} runs", timeout=2)
 
     def action_reload(self) -> None:
+        by_cost = self.model.by_cost
         self.model = RunsModel(text_filter=self.model.text_filter, status_filter=self.model.status_filter)
-        self._clock_changes = {}
+        self.model.by_cost = by_cost
+        self._clock_changes, self._costs = {}, ""
         self._listed = False
         self._refresh_rows()
         self.load_runs()

@@ -40,14 +40,15 @@ MARK = "●"
 """What a marked run's line starts with (its id styled ``runs-table--marked`` too)."""
 STATUS_WIDTH = 2 + max(len(state.value) for state in RunState) + 1
 """The status column: the icon, a space, the longest state's word and a space."""
-COUNTS_WIDTH = len(f"{0:>7} {0:>6} {0:>7}  ")
-"""The steps, turns and tokens columns, shown together or not at all."""
+COST_WIDTH = len("$1,234.56")
+COUNTS_WIDTH = len(f"{0:>7} {0:>6} {0:>7} {0:>{COST_WIDTH}}  ")
+"""The steps, turns, tokens and cost columns, shown together or not at all."""
 #: The run id column is as wide as the longest run's line (indent and fold marker included),
 #: but gives way to what a run waits on: below ``ID_COMFORT`` cells only when the detail would
 #: have less than ``DETAIL_MIN``; never below ``ID_MIN`` (ids are then cut in the middle).
 ID_MIN, ID_COMFORT, ID_MAX = 16, 24, 64
 #: What a run waits on (the last column) is kept ``DETAIL_MIN`` cells before the id column grows
-#: past ``ID_MIN``, and ``DETAIL_WANT`` before the counts columns show (about 100 columns).
+#: past ``ID_MIN``, and ``DETAIL_WANT`` before the counts columns show (about 120 columns).
 DETAIL_MIN, DETAIL_WANT = 30, 40
 
 
@@ -58,10 +59,10 @@ class RunsColumns:
     id_width: int
     """Cells for the run's line (indent, fold marker, id); one space follows."""
     counts: bool
-    """Whether the steps, turns and tokens columns show."""
+    """Whether the steps, turns, tokens and cost columns show."""
 
     def header(self) -> str:
-        counts = f"{'STEPS':>7} {'TURNS':>6} {'TOKENS':>7}  " if self.counts else ""
+        counts = f"{'STEPS':>7} {'TURNS':>6} {'TOKENS':>7} {'COST':>{COST_WIDTH}}  " if self.counts else ""
         return f"{'RUN':<{self.id_width + 1}}{'STATUS':<{STATUS_WIDTH}}{counts}PENDING / DETAIL"
 
 
@@ -106,7 +107,7 @@ def _longest_label(run_ids: Sequence[str]) -> int:
 
 
 class RunsTable(VirtualList[RunRow]):
-    """The run list. Columns: run id, status, steps, turns, tokens, what it waits on; which
+    """The run list. Columns: run id, status, steps, turns, tokens, cost, what it waits on; which
     show, and how wide, follow the table's width by priority (``runs_columns``)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = VirtualList.COMPONENT_CLASSES | {
@@ -186,7 +187,9 @@ class RunsTable(VirtualList[RunRow]):
             style=self.get_component_rich_style(_STATE_CLASSES[status.state], partial=True),
         )
         if columns.counts:
-            line.append(f"{status.steps:>7} {status.turns:>6} {_tokens(status.tokens):>7}  ")
+            # A sub-run's cost is rolled up into its top-level run's; "…" while being read.
+            cost = "" if item.depth else (item.cost.text if item.cost else "…")
+            line.append(f"{status.steps:>7} {status.turns:>6} {_tokens(status.tokens):>7} {cost:>{COST_WIDTH}}  ")
         if item.folded and item.children:
             line.append(f"+{item.children} sub-run{'s' * (item.children != 1)}  ", style=self.muted())
         if status.legacy:
