@@ -27,7 +27,11 @@ DEMO_FACTORY = "agenttui.demo.build:factory"
 )
 @click.option("--run", "run_id", metavar="RUN_ID", help="Open this run's journal at once (esc goes back to every run).")
 @click.option("--no-writes", is_flag=True, help="Refuse every write, confirmed or not (what `serve` does without --allow-writes).")  # fmt: skip
-def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: str | None, no_writes: bool) -> None:
+@click.option("--prices", "prices_path", metavar="FILE",
+              help="A TOML file of prices that override the library's, for the costs shown (README: The cost lens).")  # fmt: skip
+def open_command(
+    store: str, theme: str | None, agent_spec: str | None, run_id: str | None, no_writes: bool, prices_path: str | None
+) -> None:
     """Open the TUI on STORE (read-only: nothing is written unless you confirm an action).
 
     STORE may come from the environment (AGENTTUI_STORE), which keeps a password out of the
@@ -41,6 +45,10 @@ def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: 
 
     if agent_spec:
         _check_factory(agent_spec)
+    if prices_path is not None:
+        from agenttui.runs.cost import PriceBook
+
+        PriceBook.load(prices_path)  # a file that is not prices: said here, before the app's screen
     try:
         if (path := sqlite_path(store)) is not None:
             require_file(path)  # said here, before the terminal switches to the app's screen
@@ -49,7 +57,11 @@ def open_command(store: str, theme: str | None, agent_spec: str | None, run_id: 
     if run_id is not None:
         run_async(require_run)(store, run_id)  # no such run: said as every command says it (exit 1)
     refused = NO_WRITES_REASON if no_writes else ""
-    sys.exit(launch(store, theme=theme, agent_spec=agent_spec, run_id=run_id, writes_refused=refused))
+    sys.exit(
+        launch(
+            store, theme=theme, agent_spec=agent_spec, run_id=run_id, writes_refused=refused, prices_path=prices_path
+        )
+    )
 
 
 async def require_run(url: str, run_id: str) -> None:

@@ -104,8 +104,11 @@ class AgentTuiApp(App[int]):
         agent_spec: str | None = None,
         run_id: str | None = None,
         writes_refused: str = "",
+        prices_path: str | None = None,
     ) -> None:
         super().__init__()
+        self.prices_path = prices_path
+        """``--prices``: a TOML file of prices that override the library's (``PriceBook.load``)."""
         self.writes_refused = writes_refused
         """Why this app refuses every write, confirmed or not ("" when it writes what is
         confirmed): a confirmation then shows what would be written, and writes nothing."""
@@ -189,7 +192,8 @@ class AgentTuiApp(App[int]):
         if self.prices is None:
             from agenttui.runs.cost import PriceBook
 
-            self.prices = await asyncio.to_thread(PriceBook().warm)
+            path = self.prices_path
+            self.prices = await asyncio.to_thread(lambda: PriceBook.load(path).warm())
         return self.prices
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -576,6 +580,7 @@ def launch(
     agent_spec: str | None = None,
     run_id: str | None = None,
     writes_refused: str = "",
+    prices_path: str | None = None,
 ) -> int:
     """Run the TUI on ``url``; returns the process exit code. ``live_writer`` (the demo) starts
     a separate process that keeps one run in flight, so there is something to tail."""
@@ -591,7 +596,9 @@ def launch(
     # asyncpg's pool logs each failed reconnect to stderr, which would scribble over the screen;
     # the status bar already says the app is reconnecting.
     logging.getLogger("asyncpg").propagate = False
-    app = AgentTuiApp(url, theme=theme, agent_spec=agent_spec, run_id=run_id, writes_refused=writes_refused)
+    app = AgentTuiApp(
+        url, theme=theme, agent_spec=agent_spec, run_id=run_id, writes_refused=writes_refused, prices_path=prices_path
+    )
     # SIGTERM and SIGHUP (a closed SSH session) quit as q does: workers are cancelled, so an
     # action under way releases its run's lease instead of leaving it to lapse.
     for stop in (signal.SIGTERM, signal.SIGHUP):

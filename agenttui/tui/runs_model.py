@@ -104,7 +104,8 @@ class ShownCost(NamedTuple):
     dollars: float
     """What the priced part cost; -1 where none of it is priced (sorted last)."""
     text: str
-    """As ``runs.cost.format_cost`` writes it (``unknown``, ``$0.0123+?`` where part is unpriced)."""
+    """As ``runs.cost.format_cost`` writes it (``unknown``; ``$0.0123+?`` where part of it is not
+    known: a model with no price, or records that could not be read)."""
 
     @classmethod
     def of(cls, cost: RunCost) -> ShownCost:
@@ -113,6 +114,8 @@ class ShownCost(NamedTuple):
         total = cost.total
         spent = Spend(total.usage + total.wasted, total.total_cost, unpriced=total.unpriced)
         text = format_cost(spent)
+        if cost.unreadable and not text.endswith("+?") and text != "unknown":
+            text += "+?"
         return cls(-1.0 if text == "unknown" else float(spent.cost), text)
 
 

@@ -17,7 +17,7 @@ from agenttui.tui.widgets.inspector import RecordInspector
 from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
 from tests.gocorpus import model, text
 from tests.runs.test_bundle_cli import cli
-from tests.runs.test_cost import RUN, go_runs
+from tests.runs.test_cost import PRICES, RUN, go_runs
 from tests.tui.conftest import settle, until
 from tests.tui.test_app import shown
 from tests.tui.test_open_run import SIZE, open_run
@@ -71,13 +71,14 @@ def row_text(app: AgentTuiApp, run_id: str) -> str:
 
 
 def cli_costs(db: Path) -> dict[str, str]:
-    """Each top-level run's cost as ``agenttui cost --by run`` reckons it, used and wasted together."""
-    lines = json.loads(cli("cost", str(db), "--by", "run", "--json").stdout)["lines"]
-    return {
-        line["run"]: format_cost(Spend(Usage(1), Decimal(str(line["cost_usd"] + line["wasted_cost_usd"])),
-                                       unpriced=frozenset(line["unpriced_models"])))
-        for line in lines
-    }  # fmt: skip
+    """Each top-level run's cost as ``agenttui cost --by run`` reckons it, used and wasted together
+    (``+?`` where part of it is not known: a model with no price, a record that could not be read)."""
+    costs = {}
+    for line in json.loads(cli("cost", str(db), "--by", "run", "--json").stdout)["lines"]:
+        spent = Spend(Usage(1), Decimal(str(line["cost_usd"] + line["wasted_cost_usd"])),
+                      unpriced=frozenset(line["unpriced_models"]))  # fmt: skip
+        costs[line["run"]] = format_cost(spent) + ("+?" if line["unreadable"] and spent.priced else "")
+    return costs
 
 
 async def test_the_runs_list_shows_each_runs_cost_and_sorts_by_it(demo_db: Path) -> None:
@@ -134,3 +135,25 @@ async def test_at_80_columns_no_cost_is_read(demo_db: Path) -> None:
         screen = app.screen
         assert isinstance(screen, RunsScreen)
         assert "COST" not in str(screen.query_one(RunsHeader).render()) and not screen.model.costs
+
+
+async def test_open_prices_a_model_from_a_prices_file(tmp_path: Path) -> None:
+    """``open --prices``: the Go-written run's unknown model priced by the file, as ``cost`` does."""
+    db = tmp_path / "go.db"
+    async with await SQLiteStore.open(db) as store:
+        for run in go_runs():
+            for name, data in run.entries():
+                await store.insert(run.run_id, name, data)
+    prices = tmp_path / "prices.toml"
+    prices.write_text(PRICES + '\n["acme/mystery-1"]\ninput = 1\noutput = 1\n')
+    app = AgentTuiApp(str(db), tail=False, prices_path=str(prices))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        # The hand-computed $0.019175 and $0.00855 wasted, and mystery-1's 110 tokens at $1 a million.
+        assert " $0.0278  " in row_text(app, RUN)
+
+
+def test_open_refuses_a_prices_file_that_is_not_prices(tmp_path: Path, demo_db: Path) -> None:
+    (tmp_path / "prices.toml").write_text("not toml at all")
+    done = cli("open", str(demo_db), "--prices", str(tmp_path / "prices.toml"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a TOML file" in done.stderr
