@@ -36,6 +36,7 @@ TITLES: dict[str, str] = {
     "list.choose": "run: Open",
     "run.events": "view: Events",
     "run.flowchart": "view: Flowchart",
+    "run.cost": "view: Cost, turn by turn (context, waste)",
     "run.replay": "run: Replay (recorded tools)",
     "run.replay-agent": "run: Replay with your agent (side effects served from the recording)",
     "run.replay-live": "run: Replay with your agent, side effects live…",

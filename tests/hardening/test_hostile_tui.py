@@ -259,7 +259,7 @@ async def test_the_runs_screen_shows_hostile_run_ids_inert(hostile_db: Path) -> 
         assert_inert(app, "runs")
         # The run column cuts long ids in the middle: what shows of each is its escaped form.
         assert_shows(shown_in(app, screen.table), "runs", [
-            r"esc\x1b[2J\x1b]0;t", "[@click=app.quit]click", r"wait\u2066[link=htt…ample]x[/link]\x85", f"{CALL_SHOWN} awaits",
+            r"esc\x1b[2J\x1b]0;t", "[@click=app.quit]click", r"wait\u2066[link=…ple]x[/link]\x85", f"{CALL_SHOWN}…",
         ])  # fmt: skip
         await click_text(pilot, "[@click=app.quit]click", screen.table)
         # Marked runs are drawn with their mark, their ids as inert as ever; the header counts them.

@@ -157,3 +157,28 @@ def test_open_refuses_a_prices_file_that_is_not_prices(tmp_path: Path, demo_db: 
     (tmp_path / "prices.toml").write_text("not toml at all")
     done = cli("open", str(demo_db), "--prices", str(tmp_path / "prices.toml"))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a TOML file" in done.stderr
+
+
+async def test_the_cost_pane_shows_each_turn_its_context_and_what_was_wasted(tmp_path: Path) -> None:
+    """``$`` in a run: the run's cost, its sub-runs apart and its budget, then a block a model
+    turn with its cost, a bar of its context against the largest, and its dropped requests'
+    waste marked on it (the Go-written run's hand-computed figures, with the prices file's)."""
+    db = tmp_path / "go.db"
+    async with await SQLiteStore.open(db) as store:
+        for run in go_runs():
+            for name, data in run.entries():
+                await store.insert(run.run_id, name, data)
+    (tmp_path / "prices.toml").write_text(PRICES)
+    app = AgentTuiApp(str(db), tail=False, run_id=RUN, prices_path=str(tmp_path / "prices.toml"))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        await pilot.press("dollar_sign")
+        await settle(pilot)
+        text = shown(app.screen.query_one("#cost-content"))
+    assert "cost $0.0192+? · wasted $0.0086+? (2,650 tokens)" in text
+    assert "own $0.0181+? · sub-runs $0.0011 (rolled up)" in text
+    assert "budget 172% of 10,000 tokens" in text
+    assert "@llm/0  $0.0091  ▲ wasted $0.0024 (800 tokens)" in text
+    assert "@llm/1  $0.0090  ▲ wasted $0.0062 (1,850 tokens)" in text
+    bars = [line.split("context")[0].strip() for line in text.splitlines() if "context" in line]
+    assert bars[1] == "█" * 16 and len(bars[0]) < len(bars[1])  # 5,500 against the largest, 7,000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -33,6 +34,7 @@ from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
 from agenttui.tui.screens.replay import ReplayScreen
+from agenttui.tui.widgets.cost_view import CostView
 from agenttui.tui.widgets.events_view import EventsView, RunEventLines
 from agenttui.tui.widgets.find_bar import FindBar
 from agenttui.tui.widgets.flowchart_view import FlowchartView
@@ -41,6 +43,9 @@ from agenttui.tui.widgets.inspector import ConversationView, RecordInspector, re
 from agenttui.tui.widgets.journal_list import JournalList
 from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from agenttui.runs.cost import RunCost
 
 #: Records are handed to the list in batches: the first as soon as it fills a screen
 #: (``SCREENFUL``) or ``BATCH_SECONDS`` have passed; then, while a long run loads, each batch
@@ -87,6 +92,13 @@ class RunScreen(StoreScreen):
         status: RunStatus
 
     @dataclass
+    class CostRead(Message):
+        """What the run cost, turn by turn, for the cost pane; ``prices``: where the prices come from."""
+
+        cost: RunCost
+        prices: str
+
+    @dataclass
     class ReadProgress(Message):
         """A pane's read back is under way: ``done`` of ``total`` records read for record ``index``."""
 
@@ -114,6 +126,7 @@ class RunScreen(StoreScreen):
         Binding("c", "show_pane('conversation')", "State at step", id="run.conversation"),
         Binding("v", "show_pane('events')", "Events", show=False, id="run.events"),
         Binding("w", "show_pane('flow')", "Flowchart", id="run.flowchart"),
+        Binding("dollar_sign", "show_pane('cost')", "Cost", show=False, id="run.cost"),
         Binding("p", "toggle_panes", "Panes", show=False, id="run.toggle-panes"),
         Binding("R", "replay", "Replay", id="run.replay"),
         Binding("Y", "replay_with_agent", "Replay with your agent", show=False, id="run.replay-agent"),
@@ -153,6 +166,8 @@ class RunScreen(StoreScreen):
         """The search the find bar started (``/``), while its bar is open."""
         self._jump_to_hit = False
         """Enter was pressed before any hit was found: go to the first one found."""
+        self._cost_shown = False
+        """The cost pane has shown the run's cost once (read again as the run grows)."""
         self._to_end = False
         """``G`` was pressed while the journal loads: the cursor goes on to the last record as
         batches arrive, until the load is done or the cursor moves elsewhere."""
@@ -170,6 +185,8 @@ class RunScreen(StoreScreen):
                     yield EventsView(id="events-view")
                 with TabPane("Flowchart", id="flow"):
                     yield FlowchartView(id="run-flowchart")
+                with TabPane("Cost", id="cost"):
+                    yield CostView(id="cost-view")
         yield FindBar(id="find-bar")
         yield StatusBar(id="status-bar")
         yield KeyFooter()
@@ -276,6 +293,8 @@ class RunScreen(StoreScreen):
             self._to_end = False
             if not message.tail:
                 give_back_free_memory()  # the load is done: its batches, decoded and dropped, go back
+        if fresh and self.query_one(TabbedContent).active == "cost":
+            self._read_cost()  # the run grew: what it cost too
         if not len(view):
             self._status_text = "no records: this run does not exist (yet)"
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
@@ -365,7 +384,24 @@ class RunScreen(StoreScreen):
 
     @on(TabbedContent.TabActivated)
     def pane_changed(self) -> None:
+        if self.query_one(TabbedContent).active == "cost":
+            self._read_cost()
         self._show(self.journal_list.cursor)
+
+    @work(exclusive=True, group="run-cost", exit_on_error=False)
+    async def _read_cost(self) -> None:
+        """What the run cost, its sub-runs rolled up, turn by turn (the cost pane)."""
+        from agenttui.runs.cost_reading import store_costs
+
+        if not self._cost_shown:
+            self.query_one(CostView).reading()
+        prices = await self.tui.read_prices()
+        (cost,) = [cost async for cost in store_costs(self.store, [self.run_id], prices)]
+        self.post_message(RunScreen.CostRead(cost, prices.describe()))
+
+    def on_run_screen_cost_read(self, message: RunScreen.CostRead) -> None:
+        self._cost_shown = True
+        self.query_one(CostView).show(message.cost, message.prices)
 
     def _title(self) -> None:
         """The run, its size and where it stands: the status and what it waits on wrap onto a
