@@ -19,7 +19,9 @@ from agenttui.errors import AgentTuiError
 @click.option("--allow-writes", is_flag=True,
               help="Let the tabs write (approve, deny, answer, cancel, recover...), each write confirmed; without it every write is refused.")  # fmt: skip
 @theme_option
-def serve(store: str, host: str, port: int, allow_writes: bool, theme: str | None) -> None:
+@click.option("--prices", "prices_path", metavar="FILE",
+              help="A TOML file of prices that override the library's, for the costs the tabs show (README: The cost lens).")  # fmt: skip
+def serve(store: str, host: str, port: int, allow_writes: bool, theme: str | None, prices_path: str | None) -> None:
     """Serve the TUI to browsers: each tab its own app on STORE, the same screens and keys.
 
     \b
@@ -29,10 +31,14 @@ def serve(store: str, host: str, port: int, allow_writes: bool, theme: str | Non
     from agenttui.web.server import TOKEN_VARIABLE, is_loopback
     from agenttui.web.server import serve as serve_tabs
 
+    if prices_path is not None:
+        from agenttui.runs.cost import PriceBook
+
+        PriceBook.load(prices_path)  # a file that is not prices: said here, not in every tab
     run_async(with_store)(store, _readable)  # a mistyped store is said here, not in every tab
     token = None if is_loopback(host) else (os.environ.get(TOKEN_VARIABLE) or secrets.token_urlsafe(24))
     try:
-        serve_tabs(store, host=host, port=port, token=token, allow_writes=allow_writes, theme=theme)
+        serve_tabs(store, host=host, port=port, token=token, allow_writes=allow_writes, theme=theme, prices=prices_path)
     except AgentTuiError as exc:
         fail(f"{exc.title}: {exc.message}")
 

@@ -83,7 +83,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def tab_command(*, allow_writes: bool, theme: str | None) -> str:
+def tab_command(*, allow_writes: bool, theme: str | None, prices: str | None = None) -> str:
     """The shell command that runs one tab's app: this Python's agenttui, the store from the
     environment. ``exec``: the shell becomes the app, so stopping it stops the app."""
     argv = [sys.executable, "-m", "agenttui", "open"]
@@ -91,6 +91,8 @@ def tab_command(*, allow_writes: bool, theme: str | None) -> str:
         argv.append("--no-writes")
     if theme:
         argv += ["--theme", theme]
+    if prices:
+        argv += ["--prices", os.path.abspath(prices)]
     return "exec " + shlex.join(argv)
 
 
@@ -204,10 +206,11 @@ class AgentTuiServer(Server):
     """textual-serve's server, with agenttui's guards (see the module's docstring)."""
 
     def __init__(
-        self, store_url: str, *, host: str, port: int, token: str | None, allow_writes: bool, theme: str | None
-    ) -> None:
+        self, store_url: str, *, host: str, port: int, token: str | None, allow_writes: bool, theme: str | None,
+        prices: str | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(
-            tab_command(allow_writes=allow_writes, theme=theme),
+            tab_command(allow_writes=allow_writes, theme=theme, prices=prices),
             host=host,
             port=port,
             title=f"agenttui · {describe_url(store_url)}",
@@ -367,6 +370,10 @@ class AgentTuiServer(Server):
         )
 
 
-def serve(store_url: str, *, host: str, port: int, token: str | None, allow_writes: bool, theme: str | None) -> None:
+def serve(
+    store_url: str, *, host: str, port: int, token: str | None, allow_writes: bool, theme: str | None,
+    prices: str | None = None,
+) -> None:  # fmt: skip
     """Run ``agenttui serve`` until stopped."""
-    AgentTuiServer(store_url, host=host, port=port, token=token, allow_writes=allow_writes, theme=theme).serve()
+    AgentTuiServer(store_url, host=host, port=port, token=token, allow_writes=allow_writes, theme=theme,
+                   prices=prices).serve()  # fmt: skip

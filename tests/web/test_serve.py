@@ -82,6 +82,22 @@ def test_a_store_that_is_not_there_is_said_before_serving(tmp_path: Path) -> Non
     assert done.returncode == 2 and "missing.db" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_prices_file_reaches_every_tab_and_one_that_is_not_prices_is_said_before_serving(
+    tmp_path: Path, demo_db: Path
+) -> None:
+    import shlex
+
+    from agenttui.web.server import tab_command
+    from tests.processes import agenttui
+
+    (tmp_path / "prices.toml").write_text('["acme/house-llm-2"]\ninput = 0.4\n')
+    argv = shlex.split(tab_command(allow_writes=False, theme=None, prices="prices.toml"))
+    assert argv[-2:] == ["--prices", str(Path("prices.toml").resolve())]  # a tab's app starts elsewhere
+    (tmp_path / "bad.toml").write_text("not toml")
+    done = agenttui("serve", str(demo_db), "--port", "1", "--prices", str(tmp_path / "bad.toml"))
+    assert done.returncode == 2 and "not a TOML file" in done.stderr and done.stderr.count("\n") == 1
+
+
 async def test_the_tui_in_a_browser_opens_a_run_and_steps_a_replay(demo_db: Path, browser: Any) -> None:
     with served(str(demo_db)) as server:
         tab = await Tab.open(browser, server.url)

@@ -439,6 +439,7 @@ class RunsScreen(StoreScreen):
             self._rows_changed()
         else:
             self.table.refresh_items()
+        self._show_counts()
 
     def action_sort_by_cost(self) -> None:
         """Top-level runs by cost, the largest first; again, in the listing's order."""
@@ -494,6 +495,8 @@ class RunsScreen(StoreScreen):
             wrong = error.partition("; ")[0]
             shown_filter.append(f" · bad filter: {printable(wrong)}", style=f"bold {colour}".strip())
         self.query_one("#runs-filter").tooltip = printable(error) if error else None
+        if self._costs == "read":  # the whole store's spend, once every run's cost is in
+            total.append(f" · {self.model.spent()}", style="not bold")
         named = " ".join(f" {s.icon} {counts[s]:,} {s.value}" for s in present)
         marks = self.table.marks
         marked = [Text(f"{len(marks):,} marked", style="bold")] if marks else []
