@@ -90,11 +90,12 @@ def test_runs_columns_give_way_by_priority() -> None:
     assert 79 - at_80.id_width - 1 - STATUS_WIDTH >= 34  # what a run waits on keeps the rest
     at_100 = runs_columns(99, demo)
     assert not at_100.counts and 99 - 25 - STATUS_WIDTH >= DETAIL_WANT  # the counts go first
+    assert not runs_columns(118, demo).counts and runs_columns(119, demo).counts  # cost too: from 120 columns
     at_160 = runs_columns(159, demo)
     assert at_160.counts and at_160.id_width == demo
     long_ids = 70
     assert runs_columns(79, long_ids).id_width == ID_COMFORT  # long ids are cut, the detail keeps room
-    assert runs_columns(159, long_ids).id_width == 24 + 25  # what is left, shared with the detail
+    assert runs_columns(159, long_ids).id_width == 24 + 20  # what is left, shared with the detail
     assert runs_columns(400, long_ids).id_width == 64  # the id column's cap
     assert runs_columns(50, long_ids).id_width == ID_MIN  # never below: the detail narrows instead
     assert "STEPS" in at_160.header() and at_160.header().index("STATUS") == demo + 1

@@ -85,6 +85,8 @@ class RunsScreen(StoreScreen):
 
         costs: dict[str, ShownCost]
         done: bool = False
+        failed: str = ""
+        """Why the costs could not be read ("" when they were)."""
 
     @dataclass
     class LeasesMoved(Message):
@@ -421,14 +423,26 @@ class RunsScreen(StoreScreen):
         prices = await self.tui.read_prices()
         batch: dict[str, ShownCost] = {}
         posted = time.monotonic()
-        async for cost in store_costs(self.store, run_ids, prices, turns=False):
-            batch[cost.run_id] = ShownCost.of(cost)
-            if time.monotonic() - posted > BATCH_SECONDS:
-                self.post_message(RunsScreen.CostsRead(batch))
-                batch, posted = {}, time.monotonic()
+        while True:
+            try:
+                async for cost in store_costs(self.store, run_ids, prices, turns=False):
+                    batch[cost.run_id] = ShownCost.of(cost)
+                    if time.monotonic() - posted > BATCH_SECONDS:
+                        self.post_message(RunsScreen.CostsRead(batch))
+                        batch, posted = {}, time.monotonic()
+                break
+            except StoreLockedError:  # another process writes: read again once it is done
+                await asyncio.sleep(LOCK_RETRY_SECONDS)
+            except StoreError as exc:  # the status bar and the statuses say what the store does
+                self.post_message(RunsScreen.CostsRead({}, failed=exc.message))
+                return
         self.post_message(RunsScreen.CostsRead(batch, done=run_ids is None))
 
     def on_runs_screen_costs_read(self, message: RunsScreen.CostsRead) -> None:
+        if message.failed:
+            self._costs = ""  # read again when next asked for (the column shown, the sort)
+            self.notify(f"costs could not be read: {printable(message.failed)}", severity="warning", timeout=5)
+            return
         self.model.costs.update(message.costs)
         if message.done and self._costs == "reading":
             self._costs = "read"
