@@ -193,8 +193,10 @@ class ReplayScreen(StoreScreen):
         self.diff: JournalDiff | None = None
         self.verdict: Verdict | None = None
         """What the replay found, once it is done."""
-        self._fork_costs: tuple[ForkSession, Spend, Spend] | None = None
-        """A finished fork, what the recording cost and what the fork did (its sub-runs rolled up)."""
+        self._replay_costs: tuple[ReplaySession, Spend, Spend] | None = None
+        """A finished replay or fork, what the recording cost and what the replay did (its
+        sub-runs rolled up): a replay serves the recorded outputs, so it costs what the turns it
+        reached did; a fork's edit and what follows it may cost more or less."""
         self._detail_shown: tuple[str, RowState, str] | None = None
         self._queued: str | None = None
         """A move asked for while the replay was busy (opening, or a turn under way): made next."""
@@ -368,8 +370,13 @@ class ReplayScreen(StoreScreen):
         if (fork := self._fork()) is not None:  # a fork is not judged against the recording: it says where it ended
             matches, diverged = fork.exit_code == 0, fork.exit_code != 0
             text = f"{'✓' if matches else '≠'} the fork {fork.outcome()}"
-            if fork.done and (self._fork_costs is None or self._fork_costs[0] is not fork):
-                self._read_fork_costs(fork)  # then the title says what it cost
+        session = self.session
+        if (
+            session is not None
+            and session.done
+            and (self._replay_costs is None or self._replay_costs[0] is not session)
+        ):
+            self._read_replay_costs(session)  # then the title says what it cost
         shown.show([Text(printable(text))])  # wrapped at words, its last line cut (W shows it whole)
         shown.set_class(matches, "-matches")
         shown.set_class(diverged, "-diverged")
@@ -390,10 +397,16 @@ class ReplayScreen(StoreScreen):
             progress = session.progress
             parts.append(Text(f"turn {progress.turn} of {progress.recorded_turns} · {session.mode}"))
             parts += fork_parts(session)
-            if self._fork_costs is not None and self._fork_costs[0] is session:
+            if self._replay_costs is not None and self._replay_costs[0] is session:
                 from agenttui.runs.cost import cost_change
 
-                parts.append(Text(cost_change(*self._fork_costs[1:], names=("recorded", "forked"))))
+                forked = self._fork() is session
+                _, recorded, replayed = self._replay_costs
+                # A replay serves the recorded outputs: it costs what the recording did unless it
+                # stopped short of its turns, and only then takes a line of an 80x24 screen to say so.
+                if forked or replayed != recorded:
+                    names = ("recorded", "forked" if forked else "replayed")
+                    parts.append(Text(cost_change(recorded, replayed, names=names)))
             if self.breakpoints:
                 parts.append(Text("until " + " | ".join(printable(b.text) for b in self.breakpoints)))
             if self.verdict is None and progress.breakpoint is not None and not session.done:
@@ -596,16 +609,16 @@ class ReplayScreen(StoreScreen):
         self._title()
 
     @work(exclusive=True, group="replay-costs", exit_on_error=False)
-    async def _read_fork_costs(self, fork: ForkSession) -> None:
-        """What the recording cost against what the fork did (prices read in a thread the first
-        time), then the title says it. Without prices the title stays as it was."""
+    async def _read_replay_costs(self, session: ReplaySession) -> None:
+        """What the recording cost against what the replay or fork did (prices read in a thread
+        the first time), then the title says it. Without prices the title stays as it was."""
         from agenttui.runs.cost_reading import store_costs
 
         prices = await self.tui.read_prices()
         (recorded,) = [cost.total async for cost in store_costs(self.store, [self.run_id], prices)]
-        (forked,) = [cost.total async for cost in store_costs(fork.store, [self.run_id], prices)]
-        if self._fork() is fork:
-            self._fork_costs = (fork, recorded, forked)
+        (replayed,) = [cost.total async for cost in store_costs(session.store, [self.run_id], prices)]
+        if self.session is session:
+            self._replay_costs = (session, recorded, replayed)
             self._title()
 
     def _fork(self) -> ForkSession | None:
