@@ -59,6 +59,11 @@ def sent_tokens(usage: Usage) -> int:
     return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
 
 
+def model_info(provider: str, model: str) -> ModelInfo | None:
+    """The model a run's kept tokens name by (provider, model); None for turns that name none."""
+    return ModelInfo(provider, model) if model else None
+
+
 def model_name(model: ModelInfo | None) -> str:
     """A model as the cost lens names it: ``provider/model`` (``unknown`` when a turn names none)."""
     if model is None or not model.model:
@@ -455,7 +460,7 @@ class RunTokens:
         by_model: dict[str, Spend] = {}
         own = Spend()
         for (provider, model), tokens in self.models.items():
-            info = ModelInfo(provider, model) if model else None
+            info = model_info(provider, model)
             if not prices.summable(info, tokens.largest):
                 return None
             spend = spend_of(prices, info, tokens.usage, tokens.wasted, tokens.largest)
@@ -508,8 +513,12 @@ def format_cost(spend: Spend, *, wasted: bool = False) -> str:
     tokens = spend.wasted.total if wasted else spend.usage.total
     if spend.unpriced and not cost and tokens:
         return "unknown"
-    text = f"${cost:,.2f}" if cost >= 1 or not cost else f"${cost:.4f}"
-    return text + ("+?" if spend.unpriced and tokens else "")
+    return money(cost) + ("+?" if spend.unpriced and tokens else "")
+
+
+def money(amount: Decimal | float) -> str:
+    """An amount of dollars as a person reads it: ``$0.0123``, ``$1,234.56``."""
+    return f"${amount:,.2f}" if amount >= 1 or not amount else f"${amount:.4f}"
 
 
 def cost_change(before: Spend, after: Spend, names: tuple[str, str] = ("", "")) -> str:

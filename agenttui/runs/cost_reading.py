@@ -13,11 +13,11 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agenttui.journal import keys
-from agenttui.journal.record import ModelInfo, Record, Usage
-from agenttui.runs.cost import PriceBook, RunCost, RunTokens, Spend, model_name, run_cost, spend_of
+from agenttui.journal.record import Record, Usage
+from agenttui.runs.cost import PriceBook, RunCost, RunTokens, Spend, model_info, model_name, run_cost, spend_of
 
 if TYPE_CHECKING:
     from agenttui.journal.journal import Journal
@@ -66,7 +66,9 @@ class SpendTally:
         self._tokens: dict[tuple[str | None, str, str], list[int]] = {}
         """By (key, provider, model): the four used counts, the four wasted, the largest part.
         A key of None counts in the total only (a model's tally: wasted usage no turn names)."""
-        self._priced: dict[str | None, Spend] = {}
+        self._priced: dict[str, Spend] = {}
+        """Each key's spend of the runs priced by their turns."""
+        self._priced_total = Spend()
         self._names: dict[tuple[str, str], str] = {}
         self.day_runs: dict[str, int] = {}
         """The top-level runs of each day (a tally by day)."""
@@ -82,11 +84,10 @@ class SpendTally:
             self.turns += cost.turn_count
             if cost.unreadable:
                 self._broken.add(spent.root)
-            named = cost.by_model if self.by == "model" else {day: cost.own}
-            for key, spend in named.items():
+            # By model, what no turn names (wasted usage) counts in the total only.
+            for key, spend in (cost.by_model if self.by == "model" else {day: cost.own}).items():
                 self._priced[key] = self._priced.get(key, Spend()) + spend
-            if self.by == "model":  # what no turn names counts in the total only
-                self._priced[None] = self._priced.get(None, Spend()) + cost.own
+            self._priced_total += cost.own
             return
         models, unattributed, _, _ = spent.tokens
         tokens, by_model = self._tokens, self.by == "model"
@@ -99,7 +100,7 @@ class SpendTally:
     def _name(self, provider: str, model: str) -> str:
         """``model_name`` of a model its tokens name, made once a model."""
         if (name := self._names.get((provider, model))) is None:
-            name = self._names[provider, model] = model_name(ModelInfo(provider, model) if model else None)
+            name = self._names[provider, model] = model_name(model_info(provider, model))
         return name
 
     @property
@@ -108,21 +109,15 @@ class SpendTally:
 
     def spends(self) -> tuple[dict[str, Spend], Spend]:
         """Each key's spend, and the total."""
-        lines: dict[str, Spend] = {}
-        total = Spend()
+        lines = dict(self._priced)
+        total = self._priced_total
         for (key, provider, model), counts in self._tokens.items():
-            info = ModelInfo(provider, model) if model else None
-            spend = spend_of(self.prices, info, Usage(*counts[:4]), Usage(*counts[4:8]), counts[8])
+            spend = spend_of(
+                self.prices, model_info(provider, model), Usage(*counts[:4]), Usage(*counts[4:8]), counts[8]
+            )
             if key is not None:
                 lines[key] = lines.get(key, Spend()) + spend
             total += spend
-        for key, spend in self._priced.items():
-            if key is not None:
-                lines[key] = lines.get(key, Spend()) + spend
-                if self.by == "day":
-                    total += spend
-            else:
-                total += spend
         return lines, total
 
 
@@ -138,15 +133,15 @@ def _add_counts(tokens: dict[tuple[str | None, str, str], list[int]], key: tuple
     had[8] = max(had[8], counts[8])
 
 
-class RunSpend:
+class RunSpend(NamedTuple):
     """A run's own spend as a tally reads it: its tokens as the index keeps them (JSON, parsed),
     or its cost where those cannot be priced summed (a tier its turns reach, a record that could
     not be read)."""
 
-    __slots__ = ("cost", "root", "run_id", "tokens")
-
-    def __init__(self, root: str, run_id: str, tokens: list[Any], cost: RunCost | None = None) -> None:
-        self.root, self.run_id, self.tokens, self.cost = root, run_id, tokens, cost
+    root: str
+    run_id: str
+    tokens: list[Any]
+    cost: RunCost | None = None
 
     @property
     def earliest_ms(self) -> int | None:
@@ -247,7 +242,7 @@ class _PageReader:
             text = tokens.to_json()
         parsed = json.loads(text)
         summable = self.prices.summable
-        if all(summable(ModelInfo(m[0], m[1]) if m[1] else None, m[10]) for m in parsed[0]):
+        if all(summable(model_info(m[0], m[1]), m[10]) for m in parsed[0]):
             return RunSpend(root, run_id, parsed)
         return RunSpend(root, run_id, parsed, await self.cost(run_id, {}))
 

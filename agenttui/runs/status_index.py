@@ -172,8 +172,7 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None or not run_ids:
         return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
-    if store.INDEX_GLOBAL_SEQ and time.monotonic() - index.checked_at >= CHECK_SECONDS:
-        await _check_cut_back(store, index)
+    await _check_cut_back_when_due(store, index)
     settled = index.settled
     try:
         kept = await asyncio.to_thread(index.read, run_ids)
@@ -229,8 +228,7 @@ async def kept_tokens(store: Store, run_ids: Sequence[str]) -> KeptTokens:
     index = await _index_of(store, END_MARKERS) if enabled() else None
     if index is None or not run_ids:
         return KeptTokens({}, {}, {})
-    if store.INDEX_GLOBAL_SEQ and time.monotonic() - index.checked_at >= CHECK_SECONDS:
-        await _check_cut_back(store, index)
+    await _check_cut_back_when_due(store, index)
     marks = await store.run_marks(run_ids)
     try:
         kept = await asyncio.to_thread(index.tokens, run_ids)
@@ -316,8 +314,7 @@ async def indexed_lines(store: Store, end_markers: Collection[str]) -> KeptLines
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None:
         return KeptLines()
-    if store.INDEX_GLOBAL_SEQ and time.monotonic() - index.checked_at >= CHECK_SECONDS:
-        await _check_cut_back(store, index)
+    await _check_cut_back_when_due(store, index)
     settled = index.settled
     every_mark = asyncio.ensure_future(store.every_run_mark()) if settled is None else None
     try:
@@ -411,6 +408,12 @@ async def holds_runs(store: Store, end_markers: Collection[str]) -> bool:
         return await asyncio.to_thread(index.holds_runs)
     except (sqlite3.Error, OSError):
         return False
+
+
+async def _check_cut_back_when_due(store: Store, index: StatusIndex) -> None:
+    """``_check_cut_back``, at most every ``CHECK_SECONDS``, where seq runs across runs."""
+    if store.INDEX_GLOBAL_SEQ and time.monotonic() - index.checked_at >= CHECK_SECONDS:
+        await _check_cut_back(store, index)
 
 
 async def _check_cut_back(store: Store, index: StatusIndex) -> None:

@@ -126,11 +126,6 @@ class ShownCost(NamedTuple):
         return self.text.endswith("+?") or self.dollars < 0
 
 
-def dollars(amount: float) -> str:
-    """An amount as the cost lens writes one (``$0.0123``, ``$1,234.56``)."""
-    return f"${amount:,.2f}" if amount >= 1 or not amount else f"${amount:.4f}"
-
-
 class RunRow(NamedTuple):
     """One visible line of the runs list, made when it is asked for (``RunRows``)."""
 
@@ -393,11 +388,13 @@ class RunsModel:
     def spent(self) -> str:
         """What the top-level runs whose cost is read cost together, and what their dropped
         requests wasted (``+?`` where part of it is not known)."""
+        from agenttui.runs.cost import money
+
         costs = self.costs.values()
         total = sum(cost.dollars for cost in costs if cost.dollars > 0)
         wasted = sum(cost.wasted for cost in costs)
         partial = "+?" if any(cost.partial for cost in costs) else ""
-        return f"{dollars(total)}{partial} spent, {dollars(wasted)} wasted"
+        return f"{money(total)}{partial} spent, {money(wasted)} wasted"
 
     def ordered_roots(self) -> list[str]:
         """The top-level runs in the order shown: the listing's, or by cost, the largest first

@@ -9,10 +9,9 @@ from decimal import Decimal
 from pathlib import Path
 
 from agenttui.journal.record import Usage
-from agenttui.runs.cost import Spend, format_cost
+from agenttui.runs.cost import Spend, format_cost, money
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
-from agenttui.tui.runs_model import dollars
 from agenttui.tui.screens.runs import RunsScreen
 from agenttui.tui.widgets.inspector import RecordInspector
 from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
@@ -97,8 +96,8 @@ async def test_the_runs_list_shows_each_runs_cost_and_sorts_by_it(demo_db: Path)
             assert f" {cost}  " in row_text(app, run_id), run_id
         total = json.loads(cli("cost", str(demo_db), "--json").stdout)["total"]
         partial = "+?" if total["unpriced_models"] or total["not_read_whole"] else ""
-        spent = f"{dollars(total['cost_usd'] + total['wasted_cost_usd'])}{partial} spent"
-        assert f"{spent}, {dollars(total['wasted_cost_usd'])} wasted" in shown(screen.query_one("#runs-counts"))
+        spent = f"{money(total['cost_usd'] + total['wasted_cost_usd'])}{partial} spent"
+        assert f"{spent}, {money(total['wasted_cost_usd'])} wasted" in shown(screen.query_one("#runs-counts"))
         listing = [row.run_id for row in screen.table.items]
         await pilot.press("dollar_sign")
         await settle(pilot)
