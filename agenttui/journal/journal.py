@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from agenttui.errors import CorruptRecordError, JournalVersionError
 from agenttui.journal.codec import decode_record, encode_header, encode_record, unreadable_record
-from agenttui.journal.record import SUPPORTED_FORMATS, Record
+from agenttui.journal.record import SUPPORTED_FORMATS, Record, with_members
 from agenttui.stores.base import Entry, Store
 
 SALT_BYTES = 32
@@ -60,8 +60,8 @@ class Journal:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._checked_runs: set[str] = set()
-        self._header_tasks: dict[str, asyncio.Task[None]] = {}
-        self._steps_in_flight: dict[tuple[str, str], asyncio.Task[Record]] = {}
+        self._header_tasks: dict[str, asyncio.Future[None]] = {}
+        self._steps_in_flight: dict[tuple[str, str], asyncio.Future[Record]] = {}
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -117,7 +117,7 @@ class Journal:
         data = encode_record(record, salt)
         inserted = await self.store.insert(run_id, record.name, data)
         if inserted.won:
-            return dataclasses.replace(record, salt=salt, raw=data), True
+            return with_members(record, salt=salt, raw=data), True
         return decode_record(inserted.entry.data, inserted.entry.name), False
 
     async def do(self, run_id: str, name: str, step: Callable[[], Awaitable[Record]]) -> Record:
@@ -171,7 +171,7 @@ K = TypeVar("K")
 R = TypeVar("R")
 
 
-def _forget(tasks: dict[K, asyncio.Task[R]], key: K) -> Callable[[asyncio.Task[R]], None]:
+def _forget(tasks: dict[K, asyncio.Future[R]], key: K) -> Callable[[asyncio.Task[R]], None]:
     """A done-callback that drops a finished shared task and marks its exception as retrieved.
 
     Every waiting caller re-raises the exception itself; when all of them were cancelled, nobody

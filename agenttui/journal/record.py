@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import TypeAlias
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeAlias
 
 #: The format tag agenttui writes and the set it reads (section 1.5).
 JOURNAL_FORMAT = "bide.journal.v1-dev"
@@ -217,3 +217,24 @@ class Record:
     @property
     def is_header(self) -> bool:
         return self.name == HEADER_NAME and self.kind == StepKind.HEADER
+
+
+#: Every member of a record, in order (``with_members``).
+_MEMBERS = tuple(member.name for member in fields(Record))
+
+
+def with_members(record: Record, **changes: Any) -> Record:
+    """``dataclasses.replace(record, **changes)`` in half its time, for the journal's hot paths
+    (each record a run writes, each model turn a replay compares): ``replace`` looks every member
+    up in ``fields()`` and passes it to ``__init__`` by keyword. A record has no
+    ``__post_init__`` to run, so its members are copied as they are."""
+    if not changes.keys() <= _MEMBER_SET:
+        raise TypeError(f"a record has no member {sorted(changes.keys() - _MEMBER_SET)[0]!r}")
+    copy = object.__new__(Record)
+    set_member = object.__setattr__  # the way a frozen dataclass's own __init__ sets its members
+    for member in _MEMBERS:
+        set_member(copy, member, changes[member] if member in changes else getattr(record, member))
+    return copy
+
+
+_MEMBER_SET = frozenset(_MEMBERS)

@@ -10,9 +10,10 @@ been replayed, so a matching replay's journal lists its records in the recording
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_record, encode_header, encode_record
@@ -124,6 +125,27 @@ class _KeepingJournal(Journal):
     def __init__(self, store: ReplayStore) -> None:
         super().__init__(store)
         self._replay_store = store
+
+    async def do(self, run_id: str, name: str, step: Callable[[], Awaitable[Record]]) -> Record:
+        """``Journal.do`` in the caller's task, not a task of its own (a replay's steps were a
+        third of its event loop's turns). Its shield is for a live run, whose step has happened
+        once it began: a replay's step is served from the recording, so one cancelled before it
+        was kept is served again, with no side effect, when the replay goes on."""
+        key = (run_id, name)
+        if run_id != self._replay_store.run_id or key in self._steps_in_flight:
+            return await super().do(run_id, name, step)
+        shared: asyncio.Future[Record] = asyncio.get_running_loop().create_future()
+        self._steps_in_flight[key] = shared  # a caller arriving meanwhile waits for this one
+        try:
+            record = await self._run_step(run_id, name, step)
+        except BaseException as exc:
+            shared.set_exception(exc)
+            shared.exception()  # retrieved: the caller raises it, and any waiter does too
+            raise
+        finally:
+            del self._steps_in_flight[key]
+        shared.set_result(record)
+        return record
 
     async def insert(self, run_id: str, record: Record) -> tuple[Record, bool]:
         held, won = await super().insert(run_id, record)

@@ -25,9 +25,9 @@ from agenttui.agent.model import Model
 from agenttui.agent.pauses import ResumeHalt, RunEnded, RunPaused
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
-from agenttui.errors import AgentTuiError, ConfigError, RunNotFoundError
+from agenttui.errors import AgentTuiError, ConfigError, RunNotFoundError, StoreConnectionError, StoreError
 from agenttui.journal import keys
-from agenttui.journal.journal import Journal
+from agenttui.journal.journal import decode_entry
 from agenttui.journal.record import Message, Record, StepKind
 from agenttui.journal.redact import Redactor
 from agenttui.render.diff import JournalDiff, diff_journals
@@ -45,9 +45,9 @@ from agenttui.replay.verdict import (
     request_changes,
     without_request_digests,
 )
-from agenttui.runs.bundle import read_manifest
+from agenttui.runs.bundle import BundleManifest, read_manifest
 from agenttui.runs.status import RunState, RunStatus, lease_row, status_of
-from agenttui.stores.base import Store
+from agenttui.stores.base import Entry, LeaseInfo, Store
 
 
 class ReplayDiverged(RunPaused):
@@ -276,11 +276,51 @@ class Redaction:
     """The paths that replaced a value in this run: what the verdict names."""
 
     @classmethod
-    async def of(cls, source: Store, run_id: str) -> Redaction | None:
-        manifest = await read_manifest(source)
+    def of(cls, manifest: BundleManifest | None, run_id: str) -> Redaction | None:
+        """The run's redaction by its source's manifest (``read_manifest``), if any."""
         if manifest is None or not (paths := manifest.redacted_in(run_id)):
             return None
         return cls(manifest.redactor(), paths)
+
+
+@dataclass(frozen=True)
+class RunRead:
+    """What ``ReplaySession.open`` reads of a run in its source: its entries, its lease row (as
+    ``lease_row`` reads it) and the source's bundle manifest. A suite reads them for a page of
+    runs at once (``read_runs``); a session reads its own run's otherwise."""
+
+    entries: Sequence[Entry]
+    lease: LeaseInfo | None
+    manifest: BundleManifest | None
+
+    @classmethod
+    async def of(cls, source: Store, run_id: str) -> RunRead:
+        entries = [entry async for entry in source.load(run_id)]
+        return cls(entries, await lease_row(source, run_id), await read_manifest(source))
+
+
+async def read_runs(source: Store, run_ids: Sequence[str]) -> dict[str, RunRead]:
+    """``RunRead.of`` each run, in three round trips for them all (one run at a time, a run's
+    three reads were a twentieth of its replay). A run the store could not read at once, or whose
+    entries need more than ``load_runs`` says (an id not stored as text), is left out: its
+    session reads it itself, and says why it fails."""
+    try:
+        loaded = await source.load_runs(run_ids)
+        leases = (
+            await source.get_leases({keys.root_run_id(run_id) for run_id in run_ids})
+            if source.IMPLEMENTS_LEASES
+            else {}
+        )
+        manifest = await read_manifest(source)
+    except StoreConnectionError:
+        raise
+    except StoreError:
+        return {}
+    return {
+        run_id: RunRead(entries, leases.get(keys.root_run_id(run_id)) if source.IMPLEMENTS_LEASES else None, manifest)
+        for run_id, entries in loaded.items()
+        if not any(entry.damage for entry in entries)
+    }
 
 
 @dataclass
@@ -360,9 +400,10 @@ class ReplaySession:
     @classmethod
     async def open(
         cls, source: Store, run_id: str, setup: AgentSetup | None = None, *, live_tools: Collection[str] = (),
-        input: str | None = None,
+        input: str | None = None, given: RunRead | None = None,
     ) -> ReplaySession:  # fmt: skip
-        """Read the recording; ``setup`` None replays with the recorded tool results.
+        """Read the recording (``given``: already read, by ``read_runs``); ``setup`` None replays
+        with the recorded tool results.
 
         With ``setup``, your tools run, except those not declared read-only: they are served from
         the recording, unless named in ``live_tools`` (then they run for real: the caller has asked
@@ -373,7 +414,8 @@ class ReplaySession:
         given to a run that records its own. A run the loop cannot re-drive opens as a refused
         session (``refusal`` says why).
         """
-        recording = (await Journal(source).read(run_id)).records
+        read = given if given is not None else await RunRead.of(source, run_id)
+        recording = [decode_entry(entry) for entry in read.entries]
         if not recording:
             raise RunNotFoundError(run_id)
         start_record = next((r for r in recording if r.name == keys.RUN_START), None)
@@ -383,7 +425,7 @@ class ReplaySession:
                 " which record none"
             )
 
-        status = status_of(run_id, recording, await lease_row(source, run_id), forks=False)
+        status = status_of(run_id, recording, read.lease, forks=False)
         refusal = refusal_reason(run_id, recording, input_given=input is not None)
         if not refusal and status.state == RunState.UNREADABLE:
             refusal = f"the run is unreadable: {status.detail}"
@@ -393,7 +435,7 @@ class ReplaySession:
             start = RunStart.decode(start_record.result if start_record else None)
         return cls(
             source, run_id, recording, start, setup, recorded_status=status, refusal=refusal, live_tools=live_tools,
-            redaction=await Redaction.of(source, run_id), input_given=start_record is None and input is not None,
+            redaction=Redaction.of(read.manifest, run_id), input_given=start_record is None and input is not None,
         )  # fmt: skip
 
     @property
@@ -629,11 +671,12 @@ class ReplaySession:
 
 async def replay_verdict(
     source: Store, run_id: str, setup: AgentSetup | None = None, *, live_tools: Collection[str] = (),
-    until: Sequence[Breakpoint] = (), input: str | None = None,
+    until: Sequence[Breakpoint] = (), input: str | None = None, given: RunRead | None = None,
 ) -> tuple[ReplaySession, Verdict]:  # fmt: skip
     """Replay ``run_id`` to its end (or the first of ``until`` met) and judge it: the CLI's
-    ``replay`` and a CI check. ``input``: the run's input, for a journal before v0.8 (none recorded)."""
-    session = await ReplaySession.open(source, run_id, setup, live_tools=live_tools, input=input)
+    ``replay`` and a CI check. ``input``: the run's input, for a journal before v0.8 (none
+    recorded); ``given``: the run as ``read_runs`` read it."""
+    session = await ReplaySession.open(source, run_id, setup, live_tools=live_tools, input=input, given=given)
     try:
         await session.run_to_end(breakpoints=until)
         return session, await session.verdict()

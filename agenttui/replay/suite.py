@@ -14,18 +14,21 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agenttui.errors import AgentTuiError
 from agenttui.replay.verdict import Verdict, VerdictKind
 
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentSetup
+    from agenttui.replay.session import RunRead
     from agenttui.runs.where import Where
     from agenttui.stores.base import Store
 
 #: Runs replayed at a time: their reads of the store overlap the others' replays.
 AT_ONCE = 4
+#: Runs read from the store at once (``read_runs``): three round trips a page, not three a run.
+READ_PAGE = 50
 #: What a folder of bundles holds: the files taken from it.
 BUNDLE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".bundle")
 
@@ -156,36 +159,49 @@ async def _replay_runs(
     store: Store, source: str, run_ids: list[str], factory: Callable[[str], AgentSetup] | None, at_once: int,
     strict: bool,
 ) -> AsyncIterator[Replayed]:  # fmt: skip
-    gate = asyncio.Semaphore(max(1, at_once))
+    from agenttui.replay.session import read_runs
 
-    async def replay(run_id: str) -> Replayed:
+    gate = asyncio.Semaphore(max(1, at_once))
+    pages: dict[int, asyncio.Future[dict[str, RunRead]]] = {}
+
+    async def read_ahead(index: int) -> RunRead | None:
+        """The run's reads, from its page's (each run's taken once: a page read goes as its runs do)."""
+        page = index // READ_PAGE
+        if page not in pages:
+            pages[page] = asyncio.ensure_future(read_runs(store, run_ids[page * READ_PAGE : (page + 1) * READ_PAGE]))
+        return (await pages[page]).pop(run_ids[index], None)
+
+    async def replay(index: int, run_id: str) -> Replayed:
         async with gate:
-            return await replay_one(store, source, run_id, factory, strict=strict)
+            given = await read_ahead(index)
+            return await replay_one(store, source, run_id, factory, strict=strict, given=given)
 
     # Started all at once, held back by the gate, handed on in order: a long run early holds up
     # what is shown, never what is replayed.
-    pending = [asyncio.ensure_future(replay(run_id)) for run_id in run_ids]
+    pending = [asyncio.ensure_future(replay(index, run_id)) for index, run_id in enumerate(run_ids)]
     try:
         for task in pending:
             yield await task
     finally:
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        unfinished: list[asyncio.Future[Any]] = [*pending, *pages.values()]
+        for future in unfinished:
+            future.cancel()
+        await asyncio.gather(*unfinished, return_exceptions=True)
 
 
 async def replay_one(
-    store: Store, source: str, run_id: str, factory: Callable[[str], AgentSetup] | None, *, strict: bool = False
-) -> Replayed:
+    store: Store, source: str, run_id: str, factory: Callable[[str], AgentSetup] | None, *, strict: bool = False,
+    given: RunRead | None = None,
+) -> Replayed:  # fmt: skip
     """One run replayed and judged: a run that cannot be replayed is refused, saying why; one
     whose replay raises (the agent's code) diverged, naming the error; under ``strict`` one
-    whose prompt or tool list changed diverged too."""
+    whose prompt or tool list changed diverged too. ``given``: the run as ``read_runs`` read it."""
     from agenttui.replay.session import replay_verdict
 
     started = asyncio.get_running_loop().time()
     try:
         setup = factory(run_id) if factory is not None else None
-        session, verdict = await replay_verdict(store, run_id, setup)
+        session, verdict = await replay_verdict(store, run_id, setup, given=given)
     except AgentTuiError as exc:
         return Replayed(source, run_id, Verdict(VerdictKind.REFUSED, exc.message), "", 0, 0, _since(started))
     except Exception as exc:  # the agent's own code failed on a recorded run: that is the regression

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from agenttui.agent.runstart import RunStart
 from agenttui.journal import keys
-from agenttui.journal.record import Record, StepKind
+from agenttui.journal.record import Record, StepKind, with_members
 from agenttui.render.diff import DiffRow, RowState
 from agenttui.replay.legacy import holds_no_input
 
@@ -122,7 +122,7 @@ def without_request_digests(record: Record) -> Record:
     reports them apart); any other record as it is."""
     if record.kind != StepKind.MODEL or not (record.prompt_digest or record.tools_digest):
         return record
-    return dataclasses.replace(record, prompt_digest="", tools_digest="")
+    return with_members(record, prompt_digest="", tools_digest="")
 
 
 def request_changes(recording: Sequence[Record], replayed: Sequence[Record]) -> tuple[RequestChange, ...]:
