@@ -138,6 +138,9 @@ class _KeepingJournal(Journal):
         self._steps_in_flight[key] = shared  # a caller arriving meanwhile waits for this one
         try:
             record = await self._run_step(run_id, name, step)
+        except asyncio.CancelledError:
+            shared.cancel()  # a waiter stops too: the replay it belongs to is being left
+            raise
         except BaseException as exc:
             shared.set_exception(exc)
             shared.exception()  # retrieved: the caller raises it, and any waiter does too

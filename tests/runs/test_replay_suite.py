@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agenttui.replay.session import RunRead
 from tests.pg import PostgresCluster
 from tests.runs.test_bundle_cli import CHANGED_AGENT, DEMO_AGENT, cli, one_line_error
 from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
@@ -141,3 +142,45 @@ def test_a_run_approved_and_not_yet_redriven_replays_up_to_its_call(demo_db: Pat
         "another decision about call call_1_0 (refund_payment): gated on a person's approval in the recording,"
         " ungated in your code"
     ) in ungated.stdout
+
+
+async def test_a_suite_reads_each_page_of_runs_as_each_run_reads_itself(demo_db: Path, tmp_path: Path) -> None:  # noqa: F811
+    """``read_runs`` (three round trips a page) gives each run what ``RunRead.of`` reads of it
+    alone: its entries, its root run's lease row, the source's manifest; and the verdicts match."""
+    from agenttui.agent.factory import load_factory
+    from agenttui.replay.session import read_runs
+    from agenttui.replay.suite import replay_one, replay_suite
+    from agenttui.stores import open_store
+
+    bundle = tmp_path / "refunds.db"
+    exported = cli("export", demo_db, "refund-a1002", "refund-a1005-approved", "-o", bundle, "--redact", "customer")
+    assert exported.returncode == 0, exported.stderr
+    writer = await open_store(str(demo_db))
+    try:
+        assert await writer.acquire_lease("refund-a1002", "a-worker", 600)
+    finally:
+        await writer.close()
+    factory = load_factory(DEMO_AGENT)
+    for source in (demo_db, bundle):
+        store = await open_store(str(source), read_only=True, create=False)
+        try:
+            run_ids = [run_id async for run_id in store.runs()]
+            paged = await read_runs(store, run_ids)
+            assert sorted(paged) == sorted(run_ids)
+            for run_id in run_ids:
+                alone_read, page_read = await RunRead.of(store, run_id), paged[run_id]
+                assert (page_read.entries, page_read.manifest) == (alone_read.entries, alone_read.manifest), run_id
+                assert _lease_row(page_read) == _lease_row(alone_read), run_id
+            alone = [(await replay_one(store, str(source), run_id, factory)).verdict for run_id in run_ids]
+        finally:
+            await store.close()
+        in_suite = [replayed.verdict async for replayed in replay_suite([str(source)], factory)]
+        assert in_suite == alone
+    assert paged["refund-a1002"].manifest is not None  # the bundle's: its redaction applies to each run
+    assert any(verdict.redacted for verdict in in_suite)
+
+
+def _lease_row(read: RunRead) -> tuple[str, str, int] | None:
+    """A lease row as read, its expiry in whole seconds (read a moment apart, it moved)."""
+    lease = read.lease
+    return None if lease is None else (lease.run_id, lease.holder, round(lease.expires_in))

@@ -1,0 +1,67 @@
+"""The journal a replay's loop writes through (``replay.feed``): its steps run in the caller's
+task, shared by callers that overlap, and kept as the loop wrote them."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agenttui.journal import Record, StepKind
+from agenttui.replay.feed import ReplayStore
+
+
+def value(name: str, result: bytes = b"1") -> Record:
+    return Record(name, StepKind.VALUE, result=result)
+
+
+async def test_a_step_runs_in_the_callers_task_and_overlapping_callers_share_it() -> None:
+    journal = ReplayStore("run-1", []).journal()
+    calls, release = 0, asyncio.Event()
+
+    async def step() -> Record:
+        nonlocal calls
+        calls += 1
+        await release.wait()
+        return value("slow")
+
+    before = len(asyncio.all_tasks())
+    waiting = [asyncio.create_task(journal.do("run-1", "slow", step)) for _ in range(5)]
+    await asyncio.sleep(0)
+    assert len(asyncio.all_tasks()) == before + 5  # the callers' own: no task of the step's
+    release.set()
+    results = await asyncio.gather(*waiting)
+    assert calls == 1 and len({r.salt for r in results}) == 1
+    assert await journal.do("run-1", "slow", step) == results[0] and calls == 1
+
+
+async def test_a_step_cancelled_before_it_is_kept_runs_again_and_a_failure_reaches_every_caller() -> None:
+    journal = ReplayStore("run-1", []).journal()
+    started = asyncio.Event()
+
+    async def stalled() -> Record:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    caller = asyncio.create_task(journal.do("run-1", "tool:call_1", stalled))
+    await started.wait()
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    assert await journal.get("run-1", "tool:call_1") is None  # nothing kept: served again below
+    served = await journal.do("run-1", "tool:call_1", lambda: _at_once(value("tool:call_1", b'"served"')))
+    assert served.result == b'"served"'
+
+    async def failing() -> Record:
+        await asyncio.sleep(0)
+        raise RuntimeError("the agent's code failed")
+
+    both = [asyncio.create_task(journal.do("run-1", "bad", failing)) for _ in range(2)]
+    for outcome in await asyncio.gather(*both, return_exceptions=True):
+        assert isinstance(outcome, RuntimeError)
+    assert await journal.get("run-1", "bad") is None
+
+
+async def _at_once(record: Record) -> Record:
+    return record
