@@ -11,6 +11,7 @@ been replayed, so a matching replay's journal lists its records in the recording
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_record, encode_header, encode_record
 from agenttui.journal.journal import SALT_BYTES, Journal, decode_entry
-from agenttui.journal.record import HEADER_NAME, Record, StepKind
+from agenttui.journal.record import HEADER_NAME, Record, StepKind, with_members
 from agenttui.stores.base import Entry, Inserted
 from agenttui.stores.memory import MemStore
 
@@ -54,6 +55,7 @@ class ReplayStore(MemStore):
         self._recording = list(recording)
         self._by_name = {r.name: r for r in recording}
         self._outputs = [is_replayed_output(r) for r in recording]
+        self._output_at = {r.name: index for index, r in enumerate(recording)}
         self._cursor = 0
         """Every record before this index is in the store (fed, or written by the loop)."""
         self._held: dict[str, Record] = {}
@@ -100,6 +102,12 @@ class ReplayStore(MemStore):
                 adopted = True
         return adopted and bool(await self.feed_due())
 
+    def recorded_output(self, name: str) -> Record | None:
+        """The recording's record under ``name`` where the replayed loop writes it itself (an
+        output, compared), else None."""
+        index = self._output_at.get(name)
+        return None if index is None or not self._outputs[index] else self._recording[index]
+
     def record_of(self, entry: Entry) -> Record:
         """The record of one of the run's entries: as it was fed or written, else decoded."""
         held = self._held.get(entry.name)
@@ -125,6 +133,20 @@ class _KeepingJournal(Journal):
     def __init__(self, store: ReplayStore) -> None:
         super().__init__(store)
         self._replay_store = store
+
+    def _encoded(self, run_id: str, record: Record, salt: bytes) -> bytes:
+        """A record equal to the recording's under its name is written as the recording's bytes,
+        its salt the fresh one (a matching replay's records are: an eighth of a replay's time
+        went to encoding them again); any other is encoded. The bytes decode to ``record`` with
+        that salt either way; they are the codec's own where the recording's are (the SDK's and
+        agenttui's are), and a replay's journal is never written anywhere as bytes (a saved fork
+        is written record by record)."""
+        recorded = self._replay_store.recorded_output(record.name) if run_id == self._replay_store.run_id else None
+        if recorded is not None:
+            tail = _salt_tail(recorded.salt)
+            if recorded.raw.endswith(tail) and with_members(record, salt=recorded.salt) == recorded:
+                return recorded.raw[: -len(tail)] + _salt_tail(salt)
+        return super()._encoded(run_id, record, salt)
 
     async def do(self, run_id: str, name: str, step: Callable[[], Awaitable[Record]]) -> Record:
         """``Journal.do`` in the caller's task, not a task of its own (a replay's steps were a
@@ -155,6 +177,11 @@ class _KeepingJournal(Journal):
         if won and run_id == self._replay_store.run_id:
             self._replay_store._held[record.name] = held
         return held, won
+
+
+def _salt_tail(salt: bytes) -> bytes:
+    """How the codec ends a record salted with ``salt``: its last member (format section 1.2)."""
+    return b',"salt":"' + base64.b64encode(salt) + b'"}'
 
 
 def _pinned_attempt(data: bytes, recorded: Record) -> bytes:

@@ -65,3 +65,34 @@ async def test_a_step_cancelled_before_it_is_kept_runs_again_and_a_failure_reach
 
 async def _at_once(record: Record) -> Record:
     return record
+
+
+async def test_a_record_equal_to_the_recordings_is_written_as_its_bytes_with_a_fresh_salt() -> None:
+    from agenttui.journal.codec import decode_record, encode_record
+    from agenttui.journal.record import Message, TextPart, Usage
+
+    said = Record("@llm/0", StepKind.MODEL, message=Message("assistant", (TextPart("hello"),)), usage=Usage(3, 4))
+    recorded = decode_record(encode_record(said, b"r" * 32), "@llm/0")
+    store = ReplayStore("run-1", [recorded])
+    journal = store.journal()
+
+    kept = await journal.append("run-1", said)
+    entry = await store.get("run-1", "@llm/0")
+    assert entry is not None and entry.data == kept.raw and kept.salt != recorded.salt
+    assert entry.data == encode_record(said, kept.salt)  # the codec's own bytes: the recording's were
+    assert decode_record(entry.data, "@llm/0") == kept
+
+    # Bytes the codec would not write (an unknown member, spaces) that decode to the same record:
+    # the replay keeps them, so what it wrote reads back as the recording did.
+    spaced = encode_record(said, b"r" * 32).replace(b',"usage":', b', "extra": 1, "usage":')
+    store = ReplayStore("run-1", [decode_record(spaced, "@llm/0")])
+    kept = await store.journal().append("run-1", said)
+    assert kept.raw.startswith(spaced[: spaced.index(b',"salt":')]) and decode_record(kept.raw, "@llm/0") == kept
+
+    other = Record("@llm/1", StepKind.MODEL, message=Message("assistant", (TextPart("bye"),)))
+    differs = (
+        await ReplayStore("run-1", [decode_record(encode_record(other, b"r" * 32), "@llm/1")])
+        .journal()
+        .append("run-1", Record("@llm/1", StepKind.MODEL, message=Message("assistant", (TextPart("changed"),))))
+    )
+    assert differs.raw == encode_record(differs, differs.salt) and b"changed" in differs.raw
