@@ -102,8 +102,10 @@ from benchmarks.shapes import (  # noqa: E402
     fresh_run_id,
 )
 
-#: Bumped when what the store holds changes, so a stale cache is rebuilt.
-STORE_VERSION = 1
+#: Bumped when what the store holds changes, so a stale cache is rebuilt. 2: the model turns
+#: carry the request's digests, as the runtime has recorded them since 2026-12-03 (a store of
+#: version 1, built before, held none: every turn then differed from its replay by them).
+STORE_VERSION = 2
 SEED = 2026
 AGENT = "agenttui.demo.build:factory"
 #: The issue's targets.
