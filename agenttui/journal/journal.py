@@ -68,12 +68,21 @@ class Journal:
     async def get(self, run_id: str, name: str) -> Record | None:
         """The record named ``name`` in the run, or None. Raises ``CorruptRecordError`` if unreadable."""
         entry = await self.store.get(run_id, name)
-        return None if entry is None else decode_record(entry.data, entry.name)
+        if entry is None:
+            return None
+        kept = self._kept(entry)
+        return kept if kept is not None else decode_record(entry.data, entry.name)
+
+    def _kept(self, entry: Entry) -> Record | None:
+        """The record of ``entry`` as this journal already holds it, not decoded again (a
+        replay's journal keeps what it wrote and was fed); None: decode it."""
+        return None
 
     async def entries(self, run_id: str, after: int = -1) -> AsyncIterator[tuple[Entry, Record]]:
         """Each entry past ``after`` with its record (unreadable ones as stand-ins), in commit order."""
         async for entry in self.store.load(run_id, after):
-            yield entry, decode_entry(entry)
+            kept = self._kept(entry)
+            yield entry, kept if kept is not None else decode_entry(entry)
 
     async def read(self, run_id: str) -> RunJournal:
         """The whole run for a viewer: never refuses a format, never stops at an unreadable record."""
@@ -98,7 +107,8 @@ class Journal:
     async def format(self, run_id: str) -> str | None:
         """The run's journal format ("" if headerless), or None for a run with no records."""
         async for entry in self.store.load(run_id):
-            return journal_format(decode_entry(entry))
+            kept = self._kept(entry)
+            return journal_format(kept if kept is not None else decode_entry(entry))
         return None
 
     # -- writing -----------------------------------------------------------------------------

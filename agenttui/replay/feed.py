@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import operator
 import os
 from collections.abc import Awaitable, Callable, Sequence
 
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_record, encode_header, encode_record
 from agenttui.journal.journal import SALT_BYTES, Journal, decode_entry
-from agenttui.journal.record import HEADER_NAME, Record, StepKind, with_members
+from agenttui.journal.record import HEADER_NAME, Record, StepKind
 from agenttui.stores.base import Entry, Inserted
 from agenttui.stores.memory import MemStore
 
@@ -110,8 +111,13 @@ class ReplayStore(MemStore):
 
     def record_of(self, entry: Entry) -> Record:
         """The record of one of the run's entries: as it was fed or written, else decoded."""
+        held = self.held(entry)
+        return held if held is not None else decode_entry(entry)
+
+    def held(self, entry: Entry) -> Record | None:
+        """The record of one of the run's entries as it was fed or written, if it was."""
         held = self._held.get(entry.name)
-        return held if held is not None and held.raw == entry.data else decode_entry(entry)
+        return held if held is not None and held.raw == entry.data else None
 
     def journal(self) -> Journal:
         """A journal for the replayed loop, which keeps what the loop writes (``record_of``)."""
@@ -134,6 +140,9 @@ class _KeepingJournal(Journal):
         super().__init__(store)
         self._replay_store = store
 
+    def _kept(self, entry: Entry) -> Record | None:
+        return self._replay_store.held(entry)
+
     def _encoded(self, run_id: str, record: Record, salt: bytes) -> bytes:
         """A record equal to the recording's under its name is written as the recording's bytes,
         its salt the fresh one (a matching replay's records are: an eighth of a replay's time
@@ -144,7 +153,7 @@ class _KeepingJournal(Journal):
         recorded = self._replay_store.recorded_output(record.name) if run_id == self._replay_store.run_id else None
         if recorded is not None:
             tail = _salt_tail(recorded.salt)
-            if recorded.raw.endswith(tail) and with_members(record, salt=recorded.salt) == recorded:
+            if recorded.raw.endswith(tail) and _matched(record) == _matched(recorded):
                 return recorded.raw[: -len(tail)] + _salt_tail(salt)
         return super()._encoded(run_id, record, salt)
 
@@ -177,6 +186,11 @@ class _KeepingJournal(Journal):
         if won and run_id == self._replay_store.run_id:
             self._replay_store._held[record.name] = held
         return held, won
+
+
+#: What two records are compared by, but their salts (a tuple, compared in C): a replayed record
+#: matches the recording's when these are equal.
+_matched = operator.attrgetter(*(f.name for f in dataclasses.fields(Record) if f.compare and f.name != "salt"))
 
 
 def _salt_tail(salt: bytes) -> bytes:
