@@ -78,11 +78,15 @@ class Journal:
         replay's journal keeps what it wrote and was fed); None: decode it."""
         return None
 
+    def _record_of(self, entry: Entry) -> Record:
+        """The record of ``entry``: as kept, else decoded (an unreadable one as a stand-in)."""
+        kept = self._kept(entry)
+        return kept if kept is not None else decode_entry(entry)
+
     async def entries(self, run_id: str, after: int = -1) -> AsyncIterator[tuple[Entry, Record]]:
         """Each entry past ``after`` with its record (unreadable ones as stand-ins), in commit order."""
         async for entry in self.store.load(run_id, after):
-            kept = self._kept(entry)
-            yield entry, kept if kept is not None else decode_entry(entry)
+            yield entry, self._record_of(entry)
 
     async def read(self, run_id: str) -> RunJournal:
         """The whole run for a viewer: never refuses a format, never stops at an unreadable record."""
@@ -106,9 +110,8 @@ class Journal:
 
     async def format(self, run_id: str) -> str | None:
         """The run's journal format ("" if headerless), or None for a run with no records."""
-        async for entry in self.store.load(run_id):
-            kept = self._kept(entry)
-            return journal_format(kept if kept is not None else decode_entry(entry))
+        async for _, record in self.entries(run_id):
+            return journal_format(record)
         return None
 
     # -- writing -----------------------------------------------------------------------------

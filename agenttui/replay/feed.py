@@ -54,9 +54,9 @@ class ReplayStore(MemStore):
         super().__init__()
         self.run_id = run_id
         self._recording = list(recording)
-        self._by_name = {r.name: r for r in recording}
         self._outputs = [is_replayed_output(r) for r in recording]
-        self._output_at = {r.name: index for index, r in enumerate(recording)}
+        self._at = {r.name: index for index, r in enumerate(recording)}
+        """Where each record stands in the recording, by name."""
         self._cursor = 0
         """Every record before this index is in the store (fed, or written by the loop)."""
         self._held: dict[str, Record] = {}
@@ -106,7 +106,7 @@ class ReplayStore(MemStore):
     def recorded_output(self, name: str) -> Record | None:
         """The recording's record under ``name`` where the replayed loop writes it itself (an
         output, compared), else None."""
-        index = self._output_at.get(name)
+        index = self._at.get(name)
         return None if index is None or not self._outputs[index] else self._recording[index]
 
     def record_of(self, entry: Entry) -> Record:
@@ -126,7 +126,8 @@ class ReplayStore(MemStore):
     async def insert(self, run_id: str, name: str, data: bytes) -> Inserted:
         if run_id != self.run_id:
             return await super().insert(run_id, name, data)
-        recorded = self._by_name.get(name)
+        index = self._at.get(name)
+        recorded = None if index is None else self._recording[index]
         if recorded is not None and recorded.kind == StepKind.ATTEMPT and keys.is_tool_attempt_key(name):
             data = _pinned_attempt(data, recorded)
         inserted = await super().insert(run_id, name, data)

@@ -306,18 +306,15 @@ async def read_runs(source: Store, run_ids: Sequence[str]) -> dict[str, RunRead]
     session reads it itself, and says why it fails."""
     try:
         loaded = await source.load_runs(run_ids)
-        leases = (
-            await source.get_leases({keys.root_run_id(run_id) for run_id in run_ids})
-            if source.IMPLEMENTS_LEASES
-            else {}
-        )
+        roots = {keys.root_run_id(run_id) for run_id in run_ids}
+        leases = await source.get_leases(roots) if source.IMPLEMENTS_LEASES else {}  # none: no lease row
         manifest = await read_manifest(source)
     except StoreConnectionError:
         raise
     except StoreError:
         return {}
     return {
-        run_id: RunRead(entries, leases.get(keys.root_run_id(run_id)) if source.IMPLEMENTS_LEASES else None, manifest)
+        run_id: RunRead(entries, leases.get(keys.root_run_id(run_id)), manifest)
         for run_id, entries in loaded.items()
         if not any(entry.damage for entry in entries)
     }
