@@ -39,8 +39,13 @@ def request_digests(system_prompt: str, tools: Sequence[ToolSpec]) -> tuple[str,
     changed: SHA-256 (64 hex) of the system prompt's UTF-8, and of the tool list as compact JSON
     (each tool's name, description and parameters, keys sorted, in the order the model gets them)."""
     listed = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
-    tools_json = json.dumps(listed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    tools_json = _sorted_compact_encode(listed)
     return _sha256(system_prompt), _sha256(tools_json)
+
+
+#: Made once: ``json.dumps`` with options builds an encoder on every call, and each agent made
+#: (a regression suite makes one a run) digests its tool list.
+_sorted_compact_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 
 def _sha256(text: str) -> str:

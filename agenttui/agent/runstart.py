@@ -10,6 +10,7 @@ read. Runs of Go services carry no policy: ``policy`` says None for their tools.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,7 +111,15 @@ class RunStart:
     def decode(cls, raw: bytes | None) -> RunStart:
         """Read any RunStart shape: the SDK's (v0.8's ``{"input","saga"}`` included), this
         build's, and earlier agenttui builds' policies in ``tools``. Unknown members are
-        ignored, and members of the wrong type read as absent: a status never fails on them."""
+        ignored, and members of the wrong type read as absent: a status never fails on them.
+
+        The same bytes read lately are not read again: the RunStart is shared (a replay reads
+        its run's four times: its status, its refusal, its session and its loop), and nobody
+        changes a RunStart's members."""
+        return _decoded(raw or b"")
+
+    @classmethod
+    def _read(cls, raw: bytes) -> RunStart:
         try:
             value = decode_json(raw) if raw else {}
         except ValueError:
@@ -148,12 +157,17 @@ class RunStart:
             typed=_object(value.get("typed")),
             principal=_object(value.get("principal")),
             ext=ext,
-            raw=raw or b"",
+            raw=raw,
         )
 
     def policy(self, tool_name: str) -> ToolSafety | None:
         """The recorded policy of ``tool_name``, or None when ``run:start`` does not say."""
         return self.policies.get(tool_name)
+
+
+@functools.lru_cache(maxsize=256)
+def _decoded(raw: bytes) -> RunStart:
+    return RunStart._read(raw)
 
 
 def _input_message(given: Any) -> Message:

@@ -55,10 +55,17 @@ def encode_string(value: str) -> bytes:
     return quoted.translate(_LINE_SEPARATORS).encode()
 
 
+#: Made once: ``json.dumps`` with options builds an encoder on every call (most of a tool
+#: result's encoding time, and a replay encodes each one its agent returns).
+_compact_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
 def go_json(value: Any) -> bytes:
     """Compact JSON of Python data as Go's encoder writes it with HTML escaping off: lone
     surrogates become U+FFFD (Go's strings are UTF-8), U+2028/U+2029 are escaped."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = _compact_encode(value)
+    if text.isascii():  # no surrogate, no line separator: nothing to replace
+        return text.encode()
     return _SURROGATES.sub("\ufffd", text).translate(_LINE_SEPARATORS).encode()
 
 

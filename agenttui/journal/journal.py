@@ -127,15 +127,11 @@ class Journal:
         """
         await self._ensure_header(run_id)
         salt = os.urandom(SALT_BYTES)
-        data = self._encoded(run_id, record, salt)
+        data = encode_record(record, salt)
         inserted = await self.store.insert(run_id, record.name, data)
         if inserted.won:
             return with_members(record, salt=salt, raw=data), True
         return decode_record(inserted.entry.data, inserted.entry.name), False
-
-    def _encoded(self, run_id: str, record: Record, salt: bytes) -> bytes:
-        """The bytes ``insert`` writes for ``record`` with a fresh ``salt``."""
-        return encode_record(record, salt)
 
     async def do(self, run_id: str, name: str, step: Callable[[], Awaitable[Record]]) -> Record:
         """Run ``step`` at most once for ``(run_id, name)`` and return the recorded outcome.

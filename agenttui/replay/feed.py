@@ -11,7 +11,6 @@ been replayed, so a matching replay's journal lists its records in the recording
 from __future__ import annotations
 
 import asyncio
-import base64
 import dataclasses
 import operator
 import os
@@ -144,20 +143,6 @@ class _KeepingJournal(Journal):
     def _kept(self, entry: Entry) -> Record | None:
         return self._replay_store.held(entry)
 
-    def _encoded(self, run_id: str, record: Record, salt: bytes) -> bytes:
-        """A record equal to the recording's under its name is written as the recording's bytes,
-        its salt the fresh one (a matching replay's records are: an eighth of a replay's time
-        went to encoding them again); any other is encoded. The bytes decode to ``record`` with
-        that salt either way; they are the codec's own where the recording's are (the SDK's and
-        agenttui's are), and a replay's journal is never written anywhere as bytes (a saved fork
-        is written record by record)."""
-        recorded = self._replay_store.recorded_output(record.name) if run_id == self._replay_store.run_id else None
-        if recorded is not None:
-            tail = _salt_tail(recorded.salt)
-            if recorded.raw.endswith(tail) and _matched(record) == _matched(recorded):
-                return recorded.raw[: -len(tail)] + _salt_tail(salt)
-        return super()._encoded(run_id, record, salt)
-
     async def do(self, run_id: str, name: str, step: Callable[[], Awaitable[Record]]) -> Record:
         """``Journal.do`` in the caller's task, not a task of its own (a replay's steps were a
         third of its event loop's turns). Its shield is for a live run, whose step has happened
@@ -183,20 +168,29 @@ class _KeepingJournal(Journal):
         return record
 
     async def insert(self, run_id: str, record: Record) -> tuple[Record, bool]:
-        held, won = await super().insert(run_id, record)
-        if won and run_id == self._replay_store.run_id:
-            self._replay_store._held[record.name] = held
+        """A record equal to the recording's under its name (every compared member) is written
+        as the recording's record, its bytes and salt included, not encoded again (a matching
+        replay's records are: encoding them and copying each with a salt of its own was 7% of a
+        replay's time); any other is encoded with a fresh salt, as a journal writes it. Nothing
+        writes a replay's journal anywhere as bytes: a saved fork is written record by record."""
+        store = self._replay_store
+        if run_id != store.run_id:
+            return await super().insert(run_id, record)
+        recorded = store.recorded_output(record.name)
+        if recorded is not None and _matched(record) == _matched(recorded):
+            await self._ensure_header(run_id)
+            inserted = await store.insert(run_id, record.name, recorded.raw)
+            held, won = (recorded, True) if inserted.won else (self._record_of(inserted.entry), False)
+        else:
+            held, won = await super().insert(run_id, record)
+        if won:
+            store._held[record.name] = held
         return held, won
 
 
 #: What two records are compared by, but their salts (a tuple, compared in C): a replayed record
 #: matches the recording's when these are equal.
 _matched = operator.attrgetter(*(f.name for f in dataclasses.fields(Record) if f.compare and f.name != "salt"))
-
-
-def _salt_tail(salt: bytes) -> bytes:
-    """How the codec ends a record salted with ``salt``: its last member (format section 1.2)."""
-    return b',"salt":"' + base64.b64encode(salt) + b'"}'
 
 
 def _pinned_attempt(data: bytes, recorded: Record) -> bytes:
