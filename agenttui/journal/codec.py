@@ -17,6 +17,7 @@ import json
 import re
 from collections.abc import Callable
 from json.decoder import JSONDecodeError, scanstring  # type: ignore[attr-defined]  # public at run time (C or Python), absent from typeshed
+from json.encoder import c_make_encoder  # type: ignore[attr-defined]  # None where the C accelerator is absent
 from typing import Any, cast
 
 from agenttui.errors import CorruptRecordError
@@ -60,13 +61,30 @@ def encode_string(value: str) -> bytes:
 _compact_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
 
 
+#: The C encoder itself, made once, for values parsed from JSON text: they hold nothing but JSON
+#: and no cycle, which ``JSONEncoder.encode`` sets up a check for on every call (a third of the
+#: time it takes to encode a record's members again, ``decode_record``'s test).
+_parsed_encode = (
+    c_make_encoder(None, None, _go_json_string, None, ":", ",", False, False, False) if c_make_encoder else None
+)
+
+
 def go_json(value: Any) -> bytes:
     """Compact JSON of Python data as Go's encoder writes it with HTML escaping off: lone
     surrogates become U+FFFD (Go's strings are UTF-8), U+2028/U+2029 are escaped."""
-    text = _compact_encode(value)
+    return _as_go_writes(_compact_encode(value)).encode()
+
+
+def _parsed_json(value: Any) -> str:
+    """``go_json`` of a value parsed from JSON text, as text."""
+    return _as_go_writes("".join(_parsed_encode(value, 0)) if _parsed_encode else _compact_encode(value))
+
+
+def _as_go_writes(text: str) -> str:
+    """Compact JSON text with lone surrogates made U+FFFD and U+2028/U+2029 escaped."""
     if text.isascii():  # no surrogate, no line separator: nothing to replace
-        return text.encode()
-    return _SURROGATES.sub("\ufffd", text).translate(_LINE_SEPARATORS).encode()
+        return text
+    return _SURROGATES.sub("\ufffd", text).translate(_LINE_SEPARATORS)
 
 
 def _b64(data: bytes) -> bytes:
@@ -589,6 +607,92 @@ def decode_record(data: bytes, row_name: str | None = None) -> Record:
     text = data.decode("utf-8", "surrogateescape")
     if data.lstrip().startswith(_TOMBSTONE_PREFIX) and (tombstone := _decode_tombstone(text)) is not None:
         return Record(row_name or "", "", tombstone=tombstone, raw=data)
+    fields = _canonical_members(text)
+    if fields is None:
+        fields = _walked_members(text, row_name)
+    if "name" not in fields:
+        raise CorruptRecordError(
+            f"not a journal record: no name member{'' if row_name is None else f' (step {row_name!r})'}"
+        )
+    fields.setdefault("kind", "")
+    if row_name is not None and fields["name"] != row_name:
+        raise CorruptRecordError(f"record names {fields['name']!r} but is stored as {row_name!r}")
+    return Record(**fields, raw=data)
+
+
+def _canonical_members(text: str) -> dict[str, Any] | None:
+    """The members of a record written as the codec writes it (as Go's ``EncodeRecord`` and
+    agenttui write every record), read by the C parser; None for any other text, walked instead.
+
+    The text is the codec's when what it parses to encodes back to it, character for character:
+    then each raw member (``result``, ``evidence``, a part's ``args`` or ``result``) is its value
+    encoded again, the very bytes stored, for the encoding of an object is its members' in turn.
+    Spaces, another number spelling, an escape the codec would not write or a duplicate name
+    fail the test, and so does any member ``decode_record`` would refuse: the walk reads those
+    bytes, and says what is wrong. A model turn is read in two thirds of the walk's time, a tool
+    result in nine tenths (a ``run:start`` in a tenth more: its result is encoded twice)."""
+    try:
+        value = _decoder.decode(text)
+        if type(value) is not dict or _parsed_json(value) != text:
+            return None
+        fields: dict[str, Any] = {}
+        for key, member in value.items():
+            if key == "message":
+                fields[key] = _message_of(member)
+            elif key == "result" or key == "evidence":
+                fields[key] = _parsed_json(member).encode()
+            elif (decode := _RECORD_MEMBERS.get(key)) is not None:
+                fields[key] = decode(member, key)
+        return fields
+    except (ValueError, RecursionError):
+        return None
+
+
+def _message_of(value: Any) -> Message | None:
+    """``_decode_message`` of a parsed message (``_canonical_members``)."""
+    if value is None:
+        return None
+    if type(value) is not dict:
+        raise ValueError("expected an object")
+    parts = value.get("parts")
+    if parts is not None and type(parts) is not list:
+        raise ValueError("expected an array")
+    role = _str(value["role"], "role") if "role" in value else ""
+    return Message(role, tuple(_part_of(part) for part in parts) if parts else ())
+
+
+def _part_of(part: Any) -> Part:
+    """``_decode_part`` of a parsed part (``_canonical_members``)."""
+    if type(part) is not dict:
+        raise ValueError("expected an object")
+    get = part.get
+    match part_type := get("type", ""):
+        case "text":
+            return TextPart(_string_member(get("text"), "text"))
+        case "reasoning":
+            return ReasoningPart(
+                _string_member(get("text"), "text"),
+                _string_member(get("signature"), "signature"),
+                _string_member(get("redacted"), "redacted"),
+            )
+        case "tool_use":
+            args = _parsed_json(part["args"]).encode() if "args" in part else None
+            return ToolUsePart(
+                _string_member(get("id"), "id"), _string_member(get("name"), "name"), args,
+                _string_member(get("signature"), "signature"),
+            )  # fmt: skip
+        case "tool_result":
+            result = _parsed_json(part["result"]).encode() if "result" in part else None
+            return ToolResultPart(_string_member(get("tool_use_id"), "tool_use_id"), result, bool(get("is_error")))
+        case "image":
+            mime, url = _string_member(get("mime"), "mime"), _string_member(get("url"), "url")
+            return ImagePart(mime, _bytes(get("data"), "data"), url)
+        case _:
+            return UnknownPart(str(part_type), _parsed_json(part).encode())
+
+
+def _walked_members(text: str, row_name: str | None) -> dict[str, Any]:
+    """The members of a record's text, walked: each raw member's bytes as stored."""
     fields: dict[str, Any] = {}
 
     def read_value(key: str, start: int) -> int:
@@ -611,14 +715,7 @@ def decode_record(data: bytes, row_name: str | None = None) -> Record:
     except (ValueError, IndexError, StopIteration, RecursionError) as exc:
         where = f" (step {row_name!r})" if row_name is not None else ""
         raise CorruptRecordError(f"not a journal record{where}: {exc}") from None
-    if "name" not in fields:
-        raise CorruptRecordError(
-            f"not a journal record: no name member{'' if row_name is None else f' (step {row_name!r})'}"
-        )
-    fields.setdefault("kind", "")
-    if row_name is not None and fields["name"] != row_name:
-        raise CorruptRecordError(f"record names {fields['name']!r} but is stored as {row_name!r}")
-    return Record(**fields, raw=data)
+    return fields
 
 
 def decode_outline(data: bytes, row_name: str) -> Record | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -289,6 +291,67 @@ records = st.builds(
 def test_encode_decode_encode_is_identical(record: Record) -> None:
     once = encode_record(record)
     assert encode_record(decode_record(once)) == once
+
+
+# -- property: the parsed reading of canonical bytes is the walked reading ----------------------
+
+#: Ways to spell a record's bytes otherwise: each decodes as the walk reads it, or not at all.
+RESPELLINGS = {
+    "as written": lambda data: data,
+    "a space after a colon": lambda data: data.replace(b'":', b'": ', 1),
+    "a name twice": lambda data: data[:-1] + b',"name":"again"}',
+    "an escaped slash": lambda data: data.replace(b"/", b"\\/", 1),
+    "ASCII escapes": lambda data: data.decode("utf-8", "surrogateescape").encode("ascii", "backslashreplace"),
+    "another number spelling": lambda data: data.replace(b'_tokens":', b'_tokens":1e', 1),
+    "a wrong type": lambda data: data.replace(b'"role":"', b'"role":["', 1),
+}
+
+
+def walked(data: bytes) -> Record | None:
+    """What the walk alone makes of ``data`` (None: not a record)."""
+    from agenttui.journal.codec import _walked_members
+
+    try:
+        return Record(**{"kind": "", **_walked_members(data.decode("utf-8", "surrogateescape"), None)}, raw=data)
+    except (CorruptRecordError, TypeError):
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(records, st.sampled_from(sorted(RESPELLINGS)))
+def test_canonical_bytes_read_by_the_parser_are_read_as_the_walk_reads_them(record: Record, respelling: str) -> None:
+    data = RESPELLINGS[respelling](encode_record(record))
+    expected = walked(data)
+    try:
+        got = decode_record(data)
+    except CorruptRecordError:
+        assert expected is None
+        return
+    assert got == expected and got.raw == data
+    assert (got.result, got.evidence, got.message) == (expected.result, expected.evidence, expected.message)
+
+
+def test_the_codecs_own_bytes_are_read_by_the_parser() -> None:
+    from agenttui.journal.codec import _canonical_members
+
+    text = GOLDEN_MODEL.decode("utf-8", "surrogateescape")
+    assert _canonical_members(text) is None  # its raw args keep "1.50": the codec does not write that
+    said = Record(
+        "@llm/0",
+        "model",
+        message=Message("assistant", (TextPart("a <b>\u2028 é"), ToolUsePart("c1", "t", b'{"q":"\\n \xc3\xa9"}'))),
+        usage=Usage(3, 4),
+        salt=b"s" * 32,
+    )
+    data = encode_record(said)
+    members = _canonical_members(data.decode())
+    assert members is not None and Record(**members, raw=data) == said == decode_record(data)
+    assert members["message"].parts[1].args == b'{"q":"\\n \xc3\xa9"}'
+    escaped = encode_record(
+        dataclasses.replace(said, message=Message("assistant", (ToolUsePart("c1", "t", b'"\\u00e9"'),)))
+    )
+    assert _canonical_members(escaped.decode()) is None  # an escape the codec would not write: walked
+    assert decode_record(escaped).message == Message("assistant", (ToolUsePart("c1", "t", b'"\\u00e9"'),))
 
 
 # -- property: Go's bytes with struct members absent, empty or set are a fixed point -------------
