@@ -638,8 +638,8 @@ def _canonical_members(text: str) -> dict[str, Any] | None:
     walk's time, a tool result of 250 in five sixths (a ``run:start`` of 350 in a fifth more:
     its nested result is encoded twice); past a kilobyte the walk is faster (``_PARSED_UP_TO``)."""
     try:
-        value = _decoder.decode(text)
-        if type(value) is not dict or _parsed_json(value) != text:
+        value, end = _scan(text, 0)  # the scanner itself: the codec writes no space to skip
+        if end != len(text) or type(value) is not dict or _parsed_json(value) != text:
             return None
         fields: dict[str, Any] = {}
         for key, member in value.items():
@@ -650,7 +650,7 @@ def _canonical_members(text: str) -> dict[str, Any] | None:
             elif (decode := _RECORD_MEMBERS.get(key)) is not None:
                 fields[key] = decode(member, key)
         return fields
-    except (ValueError, RecursionError):
+    except (ValueError, StopIteration, RecursionError):
         return None
 
 

@@ -82,7 +82,7 @@ def same_outcome(left: Record, right: Record) -> bool:
     the bytes are compared only when they differ. Re-encoding both sides of every step made a
     diff of two 10,000-record journals take a second.
     """
-    return _outcome(left) == _outcome(right) or comparable(left) == comparable(right)
+    return left is right or _outcome(left) == _outcome(right) or comparable(left) == comparable(right)
 
 
 def _reason(left: Record, right: Record) -> str:

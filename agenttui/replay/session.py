@@ -617,7 +617,11 @@ class ReplaySession:
         await self._newly_replayed()
         return list(self._replayed)
 
-    def _comparable(self, records: Sequence[Record]) -> list[Record]:
+    def _comparable(self, records: Sequence[Record], made: Mapping[int, Record] | None = None) -> list[Record]:
+        """``records`` as they are compared; ``made``: records already made comparable, by the
+        id of the record each was made from (one the replay kept as the recording's is not made again)."""
+        if made:
+            return [made.get(id(r)) or self._comparable([r])[0] for r in records]
         if self._tombstoned:
             # What a redacted result said is gone: whatever the replay holds there is not compared.
             records = [self._tombstoned.get(r.name, r) for r in records]
@@ -629,7 +633,11 @@ class ReplaySession:
     async def diff(self) -> JournalDiff:
         """The recording against the replay so far."""
         replayed = await self.replayed()
-        return diff_journals(self._comparable(self.recording), self._comparable(replayed), right_partial=not self.done)
+        recording = self._comparable(self.recording)
+        # A matching replayed record is the recording's own (``ReplayStore``): it compares as its
+        # twin, the same object, found equal at once.
+        made = {id(original): comparable for original, comparable in zip(self.recording, recording, strict=True)}
+        return diff_journals(recording, self._comparable(replayed, made), right_partial=not self.done)
 
     async def verdict(self, diff: JournalDiff | None = None) -> Verdict:
         """What the replay found, once it is done (``run_to_end``); ``diff`` is ``self.diff()``
