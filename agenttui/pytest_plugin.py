@@ -15,7 +15,7 @@ heavy until a run is collected or replayed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,9 @@ import pytest
 
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentSetup
+    from agenttui.replay.session import RunRead
     from agenttui.replay.suite import Replayed
+    from agenttui.stores.base import Store
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -68,25 +70,29 @@ class RecordedRuns(pytest.File):
         self.source = source
 
     def collect(self) -> Iterator[RecordedRun]:
-        run_ids = asyncio.run(_selected_runs(self.source, self.config.getoption("agenttui_where")))
-        for run_id in run_ids:
-            yield RecordedRun.from_parent(self, name=run_id, run_id=run_id)
+        self.run_ids: list[str] = asyncio.run(_selected_runs(self.source, self.config.getoption("agenttui_where")))
+        for index, run_id in enumerate(self.run_ids):
+            yield RecordedRun.from_parent(self, name=run_id, run_id=run_id, index=index)
 
 
 class RecordedRun(pytest.Item):
     """One recorded run, replayed against the agent's code: passes while it matches."""
 
-    def __init__(self, *, run_id: str, **kwargs: Any) -> None:
+    def __init__(self, *, run_id: str, index: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run_id = run_id
+        self.index = index
+        """Where the run stands among its source's (``RecordedRuns.run_ids``)."""
 
     def runtest(self) -> None:
         parent = self.parent
         assert isinstance(parent, RecordedRuns)
         config = self.config
-        replayed = replay_run(parent.source, self.run_id, config.getoption("agenttui_agent"),
-                              strict=config.getoption("agenttui_strict"))  # fmt: skip
-        replayed.assert_matches()
+        if (replayer := config.stash.get(_REPLAYER, None)) is None:
+            replayer = _Replayer(config.getoption("agenttui_agent"), strict=config.getoption("agenttui_strict"))
+            config.stash[_REPLAYER] = replayer
+            config.add_cleanup(replayer.close)
+        replayer.replay(parent.source, parent.run_ids, self.index).assert_matches()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         from agenttui.replay.suite import RunDidNotMatch
@@ -109,6 +115,59 @@ async def _selected_runs(source: str, where_text: str | None) -> list[str]:
         return await selected_runs(store, parse_where(where_text) if where_text else None)
     finally:
         await store.close()
+
+
+class _Replayer:
+    """A session's replays of recorded runs, as ``agenttui replay --all`` replays them: on one
+    event loop, each source opened once, its runs read a page at a time while the items run in
+    order (a run a test, each opening its store on an event loop of its own, took twice the
+    suite's time a run). The loop is never the thread's current one: a test's own async code
+    keeps its own."""
+
+    def __init__(self, agent: str | None, *, strict: bool) -> None:
+        from agenttui.agent.factory import load_factory
+
+        self._factory = load_factory(agent) if agent else None
+        self._strict = strict
+        self._loop = asyncio.new_event_loop()
+        self._stores: dict[str, Store] = {}
+        self._read: dict[str, dict[str, RunRead]] = {}
+        """Each source's runs read ahead, not replayed yet (one page at most)."""
+        self._last: dict[str, int] = {}
+        """The index of the run of each source replayed last."""
+
+    def replay(self, source: str, run_ids: Sequence[str], index: int) -> Replayed:
+        """Replay the run at ``index`` of ``source``'s ``run_ids``, and judge it."""
+        return self._loop.run_until_complete(self._replay(source, run_ids, index))
+
+    async def _replay(self, source: str, run_ids: Sequence[str], index: int) -> Replayed:
+        from agenttui.replay.session import read_runs
+        from agenttui.replay.suite import READ_PAGE, replay_one
+        from agenttui.stores import open_store
+
+        if (store := self._stores.get(source)) is None:
+            store = self._stores[source] = await open_store(source, read_only=True, create=False)
+        run_id = run_ids[index]
+        read = self._read.get(source, {})
+        if run_id not in read and self._last.get(source) == index - 1:
+            # The items run in order here (no -k, no worker taking the others): read on ahead.
+            read = self._read[source] = await read_runs(store, run_ids[index : index + READ_PAGE])
+        self._last[source] = index
+        return await replay_one(store, source, run_id, self._factory, strict=self._strict, given=read.pop(run_id, None))
+
+    def close(self) -> None:
+        async def close_stores() -> None:
+            for store in self._stores.values():
+                await store.close()
+
+        try:
+            self._loop.run_until_complete(close_stores())
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+        finally:
+            self._loop.close()
+
+
+_REPLAYER = pytest.StashKey[_Replayer]()
 
 
 def replay_run(

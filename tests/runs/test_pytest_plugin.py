@@ -65,6 +65,33 @@ def test_a_filter_and_many_workers(pytester: pytest.Pytester, suite: Path) -> No
     result.assert_outcomes(passed=2)
 
 
+def test_runs_in_any_order_beside_a_tests_own_event_loop(pytester: pytest.Pytester, suite: Path) -> None:
+    """The session's replays share an event loop and read runs ahead while items run in order;
+    run backwards, each run reads itself, and a test's own ``asyncio.run`` between them works."""
+    pytester.makeconftest(
+        """
+        import pytest
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_modifyitems(items):
+            items.reverse()
+        """
+    )
+    pytester.makepyfile(
+        test_own_loop="""
+        import asyncio
+
+        def test_a_loop_of_its_own():
+            assert asyncio.run(asyncio.sleep(0, result=7)) == 7
+        """
+    )
+    result = pytester.runpytest_subprocess("--agenttui-runs", str(suite), "--agenttui-agent", DEMO_AGENT, "-v")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(
+        ["*refund-a1003-denied PASSED*", "*refund-a1002 PASSED*", "*test_a_loop_of_its_own PASSED*"]
+    )
+
+
 def test_the_fixture_replays_one_run_in_a_hand_written_test(pytester: pytest.Pytester, suite: Path) -> None:
     pytester.makepyfile(
         test_refunds=f"""
