@@ -45,8 +45,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     given: list[str] = config.getoption("agenttui_runs")
     if not given:
         return
+    from agenttui.errors import AgentTuiError
+
+    try:
+        _collect_runs(session, config, given, items)
+    except AgentTuiError as exc:  # a path, a filter or an agent the command line got wrong
+        raise pytest.UsageError(f"agenttui: {exc.message}") from None
+
+
+def _collect_runs(session: pytest.Session, config: pytest.Config, given: list[str], items: list[pytest.Item]) -> None:
+    from agenttui.agent.factory import load_factory
     from agenttui.replay.suite import sources_of
 
+    if agent := config.getoption("agenttui_agent"):
+        load_factory(agent)  # refused here, once, rather than by every run's test
     for source in sources_of(given):
         collector = RecordedRuns.from_parent(session, path=_path_of(source), source=source)
         runs = list(collector.collect())

@@ -108,6 +108,27 @@ def test_the_fixture_replays_one_run_in_a_hand_written_test(pytester: pytest.Pyt
     pytester.runpytest_subprocess().assert_outcomes(passed=2)
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["--agenttui-runs", "{suite}/nothing.db"], "*agenttui: */nothing.db: no such file or folder*"),
+        (
+            ["--agenttui-runs", "{suite}", "--agenttui-agent", "no_such_module:factory"],
+            "*cannot import 'no_such_module'*",
+        ),
+        (["--agenttui-runs", "{suite}", "--agenttui-where", "status=(("], "*agenttui: at column 8*"),
+    ],
+)
+def test_a_wrong_path_agent_or_filter_is_a_usage_error_not_a_traceback(
+    pytester: pytest.Pytester, suite: Path, given: list[str], said: str
+) -> None:
+    result = pytester.runpytest_subprocess(*(arg.format(suite=suite) for arg in given))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([said])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
 def test_off_unless_asked(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_plain(): pass")
     result = pytester.runpytest_subprocess("-v")
