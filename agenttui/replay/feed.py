@@ -171,13 +171,14 @@ class _KeepingJournal(Journal):
         """A record equal to the recording's under its name (every compared member) is written
         as the recording's record, its bytes and salt included, not encoded again (a matching
         replay's records are: encoding them and copying each with a salt of its own was 7% of a
-        replay's time); any other is encoded with a fresh salt, as a journal writes it. Nothing
-        writes a replay's journal anywhere as bytes: a saved fork is written record by record."""
+        replay's time); any other is encoded with a fresh salt, as a journal writes it, and so is
+        one whose recorded record has no bytes (a fork's edit). Nothing writes a replay's journal
+        anywhere as bytes: a saved fork is written record by record."""
         store = self._replay_store
         if run_id != store.run_id:
             return await super().insert(run_id, record)
         recorded = store.recorded_output(record.name)
-        if recorded is not None and _matched(record) == _matched(recorded):
+        if recorded is not None and recorded.raw and _matched(record) == _matched(recorded):
             await self._ensure_header(run_id)
             inserted = await store.insert(run_id, record.name, recorded.raw)
             held, won = (recorded, True) if inserted.won else (self._record_of(inserted.entry), False)

@@ -88,6 +88,11 @@ async def test_a_record_equal_to_the_recordings_is_kept_as_the_recordings_record
     kept = await store.journal().append("run-1", said)
     assert kept.raw == spaced and decode_record(kept.raw, "@llm/0") == kept
 
+    # A recorded record with no bytes (a fork's edit, made in memory) is encoded, never written empty.
+    edited = Record("@llm/0", StepKind.MODEL, message=Message("assistant", (TextPart("edited"),)))
+    kept = await ReplayStore("run-1", [edited]).journal().append("run-1", edited)
+    assert kept.raw == encode_record(edited, kept.salt) and decode_record(kept.raw, "@llm/0") == kept
+
     # A record that differs is encoded as a journal writes it, with a fresh salt.
     other = Record("@llm/1", StepKind.MODEL, message=Message("assistant", (TextPart("bye"),)))
     differs = (
