@@ -37,6 +37,7 @@ from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.cost_view import CostView
 from agenttui.tui.widgets.events_view import EventsView, RunEventLines
 from agenttui.tui.widgets.find_bar import FindBar
+from agenttui.tui.widgets.fitting_tabs import FittingTabs
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.inspector import ConversationView, RecordInspector, record_value
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
 SCREENFUL = 100
 BATCH_SECONDS = 0.05
 BATCH_SECONDS_MAX = 0.25
+#: The panes' labels where their full ones do not all fit beside the journal (at 100 columns).
+SHORT_PANE_LABELS = {"inspector": "Record", "conversation": "State", "flow": "Flow"}
 
 
 class RunScreen(StoreScreen):
@@ -176,7 +179,7 @@ class RunScreen(StoreScreen):
         yield HeaderBar(id="run-title")
         with Horizontal(id="run-body"):
             yield JournalList(id="journal")
-            with TabbedContent(id="run-panes", initial="inspector"):
+            with FittingTabs(id="run-panes", initial="inspector", short_labels=SHORT_PANE_LABELS):
                 with TabPane("Inspector", id="inspector"):
                     yield RecordInspector(id="record-inspector")
                 with TabPane("State at step", id="conversation"):
