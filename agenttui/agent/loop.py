@@ -28,7 +28,7 @@ from agenttui.agent.events import (
 from agenttui.agent.model import Model, ModelRequest, TurnAssembler, request_digests
 from agenttui.agent.pauses import PendingApproval, ResumeHalt, RollbackRequested, RunEnded, tally_approved
 from agenttui.agent.runstart import RunStart
-from agenttui.agent.tools import Tool, ToolContext, ToolOutput, ToolSafety
+from agenttui.agent.tools import DENIED_TEXT, Tool, ToolContext, ToolOutput, ToolSafety
 from agenttui.errors import AgentTuiError
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_json, encode_record
@@ -66,6 +66,8 @@ class _Drive:
 
     run_id: str
     recorded: dict[str, Record]
+    start: RunStart | None = None
+    """The run's ``run:start``, read or written before the first turn: its policies are the floor."""
 
 
 def utc_now() -> datetime:
@@ -82,6 +84,11 @@ class Agent:
     """Whether a call's result that a redaction replaced (a tombstone under ``tool:<c>``) is taken
     as the call's outcome, as the store holds it. Off, a run holding a tombstone is refused, as
     the SDK refuses it (the run is over); a replay turns it on to re-drive the recorded turns."""
+
+    recorded_policy_is_floor = True
+    """Whether each call runs under the stricter of its tool's policy and the one ``run:start``
+    recorded for it (``ToolSafety.at_least``): whoever drives a run, with whatever factory, a tool
+    the run gated never runs without its decision. A replay, which runs nothing, compares yours."""
 
     def __init__(
         self,
@@ -137,7 +144,7 @@ class Agent:
             raise RunEnded(run_id, end, reason.get("reason", "") if isinstance(reason, dict) else str(reason))
         if keys.RUN_CANCEL_REQUESTED in drive.recorded:
             raise RollbackRequested(run_id)
-        start = await self._start(drive, input)
+        start = drive.start = await self._start(drive, input)
         messages: list[Message] = [start.input]
         for turn in range(self.max_turns + 1):
             if turn == self.max_turns:
@@ -218,13 +225,14 @@ class Agent:
         if await self.journal.get(run_id, keys.RUN_CANCELLED) is not None:
             raise RunEnded(run_id, keys.RUN_CANCELLED)
         tool = self.tools.get(call.name)
-        safety = tool.safety_for(call.id) if tool is not None else None
-        if tool is not None and safety is not None and safety.needs_approval:
+        safety = self._policy(drive, call, tool)
+        if safety is not None and safety.needs_approval:
             approved = await self._decision(run_id, call.id, safety)
             if approved is None:
                 raise PendingApproval(run_id, call.id, call.name, call.args or b"{}")
             if not approved:
-                denial = _result_record(key, call.id, tool.denied(call.id), safety)
+                output = tool.denied(call.id) if tool is not None else ToolOutput(DENIED_TEXT, is_error=True)
+                denial = _result_record(key, call.id, output, safety)
                 recorded = drive.recorded[key] = await self.journal.append(run_id, denial)
                 yield self._completed(run_id, call, recorded, replayed=False)
                 return
@@ -240,6 +248,15 @@ class Agent:
 
         recorded = drive.recorded[key] = await self.journal.do(run_id, key, execute)
         yield self._completed(run_id, call, recorded, replayed=False)
+
+    def _policy(self, drive: _Drive, call: ToolUsePart, tool: Tool | None) -> ToolSafety | None:
+        """The policy ``call`` runs under: its tool's, no looser than the run recorded (a tool
+        this agent lacks keeps the recorded gate: its call is not settled before its decision)."""
+        declared = tool.safety_for(call.id) if tool is not None else None
+        recorded = drive.start.policy(call.name) if self.recorded_policy_is_floor and drive.start else None
+        if declared is None:
+            return recorded
+        return declared.at_least(recorded)
 
     async def _decision(self, run_id: str, tool_use_id: str, safety: ToolSafety) -> bool | None:
         """The human decision on a gated call: approved, denied, or None while there is none."""

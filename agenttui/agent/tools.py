@@ -58,6 +58,30 @@ class ToolSafety:
     def approval_policy(self) -> ApprovalPolicy | None:
         return ApprovalPolicy(single=True) if self.needs_approval else None
 
+    def at_least(self, floor: ToolSafety | None) -> ToolSafety:
+        """This policy, made as strict as ``floor`` (the one a run recorded) where it is looser.
+
+        Whoever drives a run may bring code that loosens a tool (drops its gate, calls it retry-safe
+        or read-only): the run's recorded policy still holds. A gate ``floor`` has is kept (this
+        policy's m-of-n tally where it has one); a call is retry-safe, or read-only, only where both
+        say so. Nothing else changes, so a policy as strict as ``floor`` is returned as it is."""
+        if floor is None:
+            return self
+        gated = self.needs_approval or floor.needs_approval
+        retry_safe = self.retry_safe and floor.retry_safe
+        read_only = self.read_only and floor.read_only
+        if (gated, retry_safe, read_only) == (self.needs_approval, self.retry_safe, self.read_only):
+            return self
+        return dataclasses.replace(
+            self,
+            read_only=read_only,
+            # Retry-safe by the floor's word only (it recorded read-only or idempotent): idempotent.
+            idempotent=retry_safe and (self.idempotent or not self.idempotency_key),
+            idempotency_key=retry_safe and self.idempotency_key,
+            needs_approval=gated,
+            approval_tally=self.approval_tally and self.needs_approval,
+        )
+
 
 @dataclass(slots=True)
 class ToolContext:

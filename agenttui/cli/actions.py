@@ -54,7 +54,7 @@ def _one_run(where: str | None, yes: bool, as_json: bool, **targets: str | None)
 
 async def act_on_selection(store: str, where_text: str, action: BulkAction, *, yes: bool, as_json: bool) -> None:
     """Preview ``action`` on every run ``where_text`` selects; with ``yes``, apply it."""
-    from agenttui.runs.batch import select
+    from agenttui.runs.batch import planned_selection, select
     from agenttui.runs.where import parse_where
     from agenttui.stores import describe_url
 
@@ -66,7 +66,7 @@ async def act_on_selection(store: str, where_text: str, action: BulkAction, *, y
         if not selection.matched:
             fail(f"no run matches {where.text!r} ({selection.read:,} runs read)", EXIT_NOT_FOUND)
         if not yes:
-            _show_preview(selection, shown_store, as_json=as_json)
+            _show_preview(await planned_selection(opened, selection), shown_store, as_json=as_json)
             return
         await _apply(opened, selection, shown_store, as_json=as_json)
 
@@ -123,9 +123,19 @@ async def _apply(store: Store, selection: Selection, store_url: str, *, as_json:
         sys.exit(EXIT_RUNS_FAILED)
 
 
-async def apply_operation(store: str, operation: Any) -> None:
-    """Open the store for writing only for this operation, apply it, print what it did."""
-    message = await with_store(store, operation.apply, read_only=False)
+async def apply_operation(store: str, operation: Any, *, planned: bool = False) -> None:
+    """Open the store for writing only for this operation, apply it, print what it did;
+    ``planned``, say first what it does first (a re-drive: the calls it runs)."""
+    from agenttui.runs import operations
+
+    async def body(opened: Store) -> str:
+        if planned:
+            shown = await operations.planned(opened, operation)
+            click.echo(printable(shown.will_write(), multiline=True))
+        message: str = await operation.apply(opened)
+        return message
+
+    message = await with_store(store, body, read_only=False)
     click.echo(printable(message, multiline=True))  # it may quote the store: lease holders, run ids
 
 
@@ -286,7 +296,7 @@ async def redrive(store: str, run_id: str | None, agent_spec: str, where: str | 
         await act_on_selection(store, where, RedriveRuns(agent_spec, factory), yes=yes, as_json=as_json)
         return
     assert run_id is not None
-    await apply_operation(store, Redrive(run_id, agent_spec, factory))
+    await apply_operation(store, Redrive(run_id, agent_spec, factory), planned=True)
 
 
 @main.command("recover")

@@ -49,9 +49,17 @@ class Served:
 
     store: Store
     store_url: str
+    """The URL as given, its password included: only ever opened, never put in an answer."""
     records: RunRecords
     budget: int
     prices: PriceBook | None = None
+
+    @property
+    def shown_url(self) -> str:
+        """The store's URL as an answer may name it (a command to run): its password masked."""
+        from agenttui.stores import describe_url
+
+        return describe_url(self.store_url)
 
     async def read_prices(self) -> PriceBook:
         """The model prices, read in a thread the first time (0.2 s), then kept."""

@@ -54,12 +54,14 @@ def _one_or_many(run_id: str | None, where: str | None, **named: str | None) -> 
 async def preview_or_apply(served: Served, operation: Operation, status: RunStatus, dry_run: bool) -> dict[str, Any]:
     """A dry run's preview, or the operation applied (the CLI's way: its own writable store,
     the run's lease, the at-most-once insert)."""
+    from agenttui.runs.operations import planned
     from agenttui.stores import open_store
 
     if dry_run:
+        operation = await planned(served.store, operation)
         answer = {
             "dry_run": True, "written": None, "would": operation.title, "would_write": operation.will_write(),
-            "command": operation.command(served.store_url), "status": status_line(status),
+            "command": operation.command(served.shown_url), "status": status_line(status),
             "note": "nothing was written; call again with dry_run false to write it (the run is checked again then)",
         }  # fmt: skip
         return fit(answer, served.budget, read_more="")
@@ -85,7 +87,15 @@ async def on_one_run(served: Served, run_id: str, operation: Operation, dry_run:
 async def on_selected_runs(served: Served, where: str, action: BulkAction, dry_run: bool) -> dict[str, Any]:
     """The CLI's ``--where``: every run the filter selects, previewed, or applied run by run,
     each under its lease and checked again under it."""
-    from agenttui.runs.batch import Tally, apply_selection, outcome_json, select, selection_json, summary_json
+    from agenttui.runs.batch import (
+        Tally,
+        apply_selection,
+        outcome_json,
+        planned_selection,
+        select,
+        selection_json,
+        summary_json,
+    )
     from agenttui.runs.where import parse_where
     from agenttui.stores import open_store
 
@@ -93,7 +103,7 @@ async def on_selected_runs(served: Served, where: str, action: BulkAction, dry_r
     if not selection.matched:
         raise ToolError(f"no run matches {where!r} ({selection.read:,} runs read)")
     if dry_run:
-        preview = selection_json(selection, served.store_url)
+        preview = selection_json(await planned_selection(served.store, selection), served.shown_url)
         preview["runs"] = take_fitting(preview["runs"], served.budget // 2)
         return fit({"dry_run": True, **preview}, served.budget, read_more="list_runs with the filter lists them all")
     store = await open_store(served.store_url, read_only=False, create=False)

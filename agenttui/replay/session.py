@@ -234,15 +234,22 @@ _GATES = {"": "ungated", "single": "gated on a person's approval", "tally": "gat
 
 
 def serve_side_effects(
-    setup: AgentSetup, records: Sequence[Record], live: Collection[str] = (), *, calls: RecordedCalls | None = None
+    setup: AgentSetup,
+    records: Sequence[Record],
+    live: Collection[str] = (),
+    *,
+    calls: RecordedCalls | None = None,
+    start: RunStart | None = None,
 ) -> tuple[AgentSetup, tuple[str, ...]]:
     """``setup`` with every tool that is not read-only (and not named in ``live``) served from the
     recording (``calls``, read from ``records`` unless given); and the names of the tools served.
-    A replay never fires a side effect unasked."""
+    A replay never fires a side effect unasked: a tool runs for being read-only only where the
+    run's ``start`` recorded it read-only too (or recorded no policy for it)."""
     calls = calls or RecordedCalls.of(records)
     tools: list[Tool] = []
     for tool in setup.tools:
-        if tool.safety.read_only or tool.name in live:
+        floor = start.policy(tool.name) if start is not None else None
+        if tool.safety.at_least(floor).read_only or tool.name in live:
             tools.append(tool)
         else:
             tools.append(ServedTool(tool.name, tool.fn, tool.description, tool.args_type, tool.safety, calls=calls))
@@ -361,7 +368,9 @@ class ReplaySession:
         self.calls = self._recorded_calls(self.loop_recording)
         """What the recorded tools serve: each call's outcome, markers and gate."""
         if setup is not None:
-            setup, self.served = serve_side_effects(setup, self.loop_recording, live_tools, calls=self.calls)
+            setup, self.served = serve_side_effects(
+                setup, self.loop_recording, live_tools, calls=self.calls, start=start
+            )
             self.live = tuple(t.name for t in setup.tools if not t.safety.read_only and t.name in live_tools)
         self.setup = setup
         self.recorded_status = recorded_status
@@ -477,6 +486,9 @@ class ReplaySession:
             agent = Agent(model, self.store, *recorded_tools(self.loop_recording, self.start, self.calls), name="agent",
                           system_prompt=str(settings.get("system_prompt", "")), max_turns=int(settings.get("max_turns", 100_000)))  # fmt: skip
         agent.takes_redacted_results = True  # fed as the store holds them (tombstones)
+        # A replay checks your code's policy against the recording's, so it drives under yours;
+        # a tool that runs for real, as asked, runs under the recorded policy too.
+        agent.recorded_policy_is_floor = bool(self.live)
         agent.journal = self.store.journal()  # what the loop writes is read back without decoding
         return agent
 

@@ -18,8 +18,8 @@ import asyncio
 import json
 import shlex
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
@@ -29,6 +29,7 @@ from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.runs.choices import LEGACY_REFUSAL, why_not_drivable
+from agenttui.runs.drive_plan import DrivePlan
 from agenttui.runs.lease import DEFAULT_TTL, LeaseHeld, lease
 from agenttui.runs.operations import (
     Answer,
@@ -39,6 +40,7 @@ from agenttui.runs.operations import (
     Redrive,
     ReleaseLease,
     Resolve,
+    read_drive_plan,
 )
 from agenttui.runs.state import RunState
 from agenttui.runs.status import RunStatus, list_statuses, status_of, statuses
@@ -159,11 +161,13 @@ class ResolveRuns:
 @dataclass(frozen=True)
 class RedriveRuns:
     """Drive each run forward with the user's agent; as ``recover``, root runs only (a sub-run
-    is its parent's to drive)."""
+    is its parent's to drive). A preview names what each drive runs first (``planned_selection``)."""
 
     factory_spec: str
     factory: Callable[[str], AgentSetup]
     verb: str = "redrive"
+    plans: Mapping[str, DrivePlan] = field(default_factory=dict)
+    """What the drive of each run previewed does first, by run id."""
 
     def misfit(self, status: RunStatus) -> str | None:
         if self.verb == "recover" and keys.root_run_id(status.run_id) != status.run_id:
@@ -171,7 +175,7 @@ class RedriveRuns:
         return why_not_drivable(status)
 
     def operation(self, status: RunStatus) -> Operation:
-        return Redrive(status.run_id, self.factory_spec, self.factory)
+        return Redrive(status.run_id, self.factory_spec, self.factory, self.plans.get(status.run_id))
 
     def options(self) -> list[str]:
         return ["--agent", self.factory_spec]
@@ -300,6 +304,20 @@ async def select(
             selection.fitting.append(fitting)
         else:
             selection.unfit.append((judged[0][0], judged[0][1] or ""))
+    return selection
+
+
+#: How many of a selection's runs a preview reads what their re-drive runs first for (a preview
+#: names five; a JSON preview lists more).
+PLANNED_RUNS = 50
+
+
+async def planned_selection(store: Store, selection: Selection, *, runs: int = PLANNED_RUNS) -> Selection:
+    """``selection``, a re-drive's naming for its first ``runs`` runs the calls each drive runs
+    first (``runs.drive_plan``); any other action's as it is."""
+    if isinstance(action := selection.action, RedriveRuns):
+        plans = {s.run_id: await read_drive_plan(store, s.run_id, action.factory) for s in selection.fitting[:runs]}
+        selection.action = replace(action, plans=plans)
     return selection
 
 

@@ -134,9 +134,10 @@ def _why(records: Sequence[Record], status: RunStatus) -> str:
             return (f"outcome unknown: an attempt of {what} was recorded{when} and no result: "
                     "it may or may not have fired")  # fmt: skip
         case RunState.STALLED:
-            return "stalled: no driver holds its lease and nothing waits on a person" + (
-                f" ({status.detail})" if status.detail else ""
-            )
+            detail = f" ({status.detail})" if status.detail else ""
+            return (f"stalled: its driver stopped between steps{detail}; no driver holds its lease and nothing waits "
+                    "on a person. A re-drive with your agent (--agent module:factory, with a model) goes on from "
+                    "its last step")  # fmt: skip
     return status.state.value + (f": {status.detail}" if status.detail else "")
 
 

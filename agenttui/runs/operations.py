@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from agenttui.agent.factory import AgentSetup
@@ -21,6 +21,7 @@ from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
 from agenttui.runs import actions
+from agenttui.runs.drive_plan import DrivePlan, plan_drive
 from agenttui.runs.forks import refuse_a_fork
 from agenttui.runs.lease import LeaseHeld, lease, new_holder
 from agenttui.runs.recover import RecoverPlan, RecoverReport, recover_runs
@@ -228,6 +229,18 @@ class Cancel(LeasedOperation):
         return _outcome(await actions.cancel(store, self.run_id, self.reason), "cancelled")
 
 
+async def read_drive_plan(store: Store, run_id: str, factory: Callable[[str], AgentSetup] | None) -> DrivePlan:
+    """What a drive of ``run_id`` with ``factory``'s agent does first (``runs.drive_plan``)."""
+    records = await Journal(store).history(run_id)
+    tools = None if factory is None else {tool.name: tool.safety for tool in factory(run_id).tools}
+    return plan_drive(run_id, records, tools)
+
+
+async def planned(store: Store, operation: Operation) -> Operation:
+    """``operation`` as its confirmation shows it: a re-drive names the calls it runs first."""
+    return await operation.planned(store) if isinstance(operation, Redrive) else operation
+
+
 async def _redrive(store: Store, run_id: str, setup: AgentSetup) -> str:
     await refuse_a_fork(store, run_id)
     records = await Journal(store).history(run_id)
@@ -243,18 +256,27 @@ async def _redrive(store: Store, run_id: str, setup: AgentSetup) -> str:
 
 @dataclass(frozen=True)
 class Redrive(LeasedOperation):
-    """Drive a run forward with the user's agent (``--agent``), under its lease."""
+    """Drive a run forward with the user's agent (``--agent``), under its lease. Confirm it
+    ``planned``: what it will write names the calls it runs first."""
 
     run_id: str
     factory_spec: str
     factory: Callable[[str], AgentSetup]
+    plan: DrivePlan | None = None
+    """What the drive does first, as the run stood when it was read (``planned``)."""
 
     @property
     def title(self) -> str:
         return f"Re-drive run {self.run_id}"
 
     def will_write(self) -> str:
-        return "the run's next steps, as the agent takes them (model turns, tool results, run:complete)"
+        if self.plan is None:
+            return "the run's next steps, as the agent takes them (model turns, tool results, run:complete)"
+        return "\n".join(self.plan.lines())
+
+    async def planned(self, store: Store) -> Redrive:
+        """This re-drive, with what it does first read from the run as it stands."""
+        return replace(self, plan=await read_drive_plan(store, self.run_id, self.factory))
 
     def command(self, store_url: str) -> str:
         return _cli("redrive", store_url, self.run_id, "--agent", self.factory_spec)
@@ -321,6 +343,9 @@ def plan_lines(plan: RecoverPlan, *, width: int = 70) -> list[str]:
         if forks := alone.get(RunState.FORK):
             head = "  what-if forks, never driven: "
             lines.append(head + _ids(forks, width - len(head)))
+        if unreadable := alone.get(RunState.UNREADABLE):
+            head = "  unreadable, which a drive refuses: "
+            lines.append(head + _ids(unreadable, width - len(head)))
     return lines
 
 

@@ -34,9 +34,11 @@ class RecoverReport:
 
 
 #: Unfinished runs a recover pass leaves alone: another driver holds it, it never started, its
-#: saga driver is rolling it back, or it is a saved what-if fork, never driven
-#: (``_recover_one`` re-checks each under the run's lease).
-LEFT_ALONE = frozenset({RunState.IN_FLIGHT, RunState.NOT_STARTED, RunState.CANCELLING, RunState.FORK})
+#: saga driver is rolling it back, it is a saved what-if fork, never driven, or it cannot be read
+#: whole, which a drive refuses (``_recover_one`` re-checks each under the run's lease).
+LEFT_ALONE = frozenset(
+    {RunState.IN_FLIGHT, RunState.NOT_STARTED, RunState.CANCELLING, RunState.FORK, RunState.UNREADABLE}
+)
 PLAN_PAGE = 500
 
 
@@ -79,7 +81,7 @@ def _sort_into(plan: RecoverPlan, read: Sequence[RunStatus]) -> None:
     for status in read:
         if status.state.finished:
             continue  # ended since it was listed
-        (plan.left_alone if status.state in LEFT_ALONE else plan.to_drive).append(status)
+        (plan.left_alone if status.state in LEFT_ALONE or status.legacy else plan.to_drive).append(status)
 
 
 async def _unfinished_roots(store: Store) -> AsyncIterator[str]:

@@ -455,8 +455,11 @@ class AgentTuiApp(App[int]):
     ) -> str | None:
         """Show what ``operation`` decides (``step``) and writes; write it once confirmed, as
         confirmed (a cancel's reason typed in the dialog). What it wrote, or None."""
+        from agenttui.runs.operations import planned
         from agenttui.tui.screens.dialogs import ConfirmDialog
 
+        if self.store is not None:  # a re-drive names the calls it runs first
+            operation = await planned(self.store, operation)
         dialog = ConfirmDialog.of(operation, describe_url(self.url), step, lead=lead)
         if not await self.push_screen_wait(dialog):
             self.notify("nothing written")

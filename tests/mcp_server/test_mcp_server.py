@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from mcp import Client
@@ -341,3 +342,48 @@ def test_the_command_refuses_what_it_cannot_serve(tmp_path: Path) -> None:
     agent = agenttui("mcp", str(demo), "--agent", "agenttui.demo.build:factory")
     assert agent.returncode == 2 and "--allow-writes" in agent.stderr
     assert agenttui("mcp", str(demo), "--budget", "10").returncode == 2
+
+
+async def test_a_redrive_names_its_first_calls_and_the_recorded_gate_holds(
+    demo_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's redrive, with a factory that dropped the refund's gate: its dry run names the
+    approved refund it would run, and the real drive of the run awaiting approval refunds nothing."""
+    effects = tmp_path / "effects.log"
+    monkeypatch.setenv("AGENTTUI_EFFECTS", str(effects))
+    loosened = "tests.agent.loosening_agents:ungated_read_only"
+    async with serving(demo_url, "--allow-writes", "--agent", loosened) as client:
+        preview = answer(await client.call_tool("redrive", {"run_id": "refund-a1005-approved"}))
+        assert preview["dry_run"] is True and not effects.exists()
+        assert preview["would_write"].startswith("First: refund_payment (call_1_0) RUNS")
+        assert (
+            "side effects, not retry-safe, gated on approval: RUNS, approved by ops@example.com"
+            in (preview["would_write"])
+        )
+        selected = answer(await client.call_tool("redrive", {"where": "id=refund-a1005*"}))
+        writes = {run["run_id"]: run["writes"] for run in selected["runs"]}
+        assert writes[AWAITING_APPROVAL] == "First: refund_payment (call_1_0) stops: awaits approval"
+        driven = answer(await client.call_tool("redrive", {"run_id": AWAITING_APPROVAL, "dry_run": False}))
+        assert "paused again" in driven["written"]
+    assert not effects.exists()  # no refund was sent
+    assert keys.tool_key("call_1_0") not in dict(await store_rows(demo_url, AWAITING_APPROVAL))
+
+
+async def test_no_answer_hands_the_agent_the_store_password(demo_url: str) -> None:
+    """A dry run's command names the store as the CLI shows it: the password masked."""
+    password = urlsplit(demo_url).password
+    async with serving(demo_url, "--allow-writes", "--agent", "agenttui.demo.build:factory") as client:
+        answers = [
+            answer(await client.call_tool(tool, args))
+            for tool, args in [
+                ("approve", {"run_id": AWAITING_APPROVAL, "call": "call_1_0"}),
+                ("approve", {"where": "status=awaiting-approval"}),
+                ("redrive", {"run_id": "refund-a1005-approved"}),
+                ("redrive", {"where": "status=ready"}),
+                ("cancel", {"run_id": AWAITING_APPROVAL}),
+            ]
+        ]
+    for given in answers:
+        assert given["command"].startswith("agenttui ")
+        if password is not None:  # PostgreSQL's URL has one; a SQLite file's has none
+            assert "***" in given["command"] and password not in json.dumps(given)

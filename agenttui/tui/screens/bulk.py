@@ -35,6 +35,7 @@ from agenttui.runs.batch import (
     Tally,
     apply_selection,
     outcome_line,
+    planned_selection,
     preview_lines,
     select,
     summary_line,
@@ -350,7 +351,7 @@ async def act_on_marked(
     action = await fit.choice.chosen(ask, len(marked))
     if action is None or app.store is None:
         return
-    selection = await select(app.store, action, run_ids=list(marked))
+    selection = await planned_selection(app.store, await select(app.store, action, run_ids=list(marked)))
     if not selection.fitting:
         why = selection.unfit[0][1] if selection.unfit else "none was found"
         app.notify(printable(f"none of the marked runs fits {action.verb} any more ({why}): nothing written"),
