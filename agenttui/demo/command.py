@@ -12,7 +12,7 @@ from agenttui.errors import AgentTuiError, ConfigError, StoreURLError
 from agenttui.journal.keys import root_run_id
 from agenttui.stores import describe_url, open_store, sqlite_path
 from agenttui.stores.base import Store
-from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_own_file
+from agenttui.stores.files import check_replaceable, is_regular_file, partial_path, place_file, remove_own_file
 from agenttui.stores.sqlite import SQLiteStore
 
 
@@ -105,7 +105,10 @@ async def _roots(store: Store) -> set[str]:
 
 
 async def is_demo_store(path: Path) -> bool:
-    """Whether ``path`` is a journal holding the demo's runs and nothing else."""
+    """Whether ``path`` is a journal holding the demo's runs and nothing else (a regular file:
+    opening a FIFO would wait for a writer, and a link is not the demo's to follow)."""
+    if not is_regular_file(path):
+        return False
     try:
         store = await SQLiteStore.open(path, read_only=True)
     except AgentTuiError:

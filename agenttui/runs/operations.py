@@ -230,7 +230,9 @@ class Cancel(LeasedOperation):
 
 
 async def read_drive_plan(store: Store, run_id: str, factory: Callable[[str], AgentSetup] | None) -> DrivePlan:
-    """What a drive of ``run_id`` with ``factory``'s agent does first (``runs.drive_plan``)."""
+    """What a drive of ``run_id`` with ``factory``'s agent does first (``runs.drive_plan``).
+    A what-if fork has no plan: it is refused, as its drive is."""
+    await refuse_a_fork(store, run_id)
     records = await Journal(store).history(run_id)
     tools = None if factory is None else {tool.name: tool.safety for tool in factory(run_id).tools}
     return plan_drive(run_id, records, tools)

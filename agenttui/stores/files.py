@@ -11,6 +11,10 @@ A file is refused, ``--force`` or not, when it is
   ``steps``) table that has rows, unless it carries agenttui's manifest table (a bundle or a saved
   fork's file) or the caller recognizes it as its own (the demo's store).
 
+- anything but a regular file: a directory, a device, a FIFO, a socket; and a symbolic link,
+  which is neither replaced (the link would be lost) nor written through (the file written would
+  be one the path does not name), the refusal naming where it points.
+
 An existing file that passes is replaced only when the caller says ``force``. A new file is
 written beside its target under a temporary name and moved into place once whole, so a failure
 leaves what was there.
@@ -22,6 +26,7 @@ import asyncio
 import contextlib
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
@@ -72,7 +77,7 @@ async def check_replaceable(
     """The absolute path to write at ``target``, once it is known to be safe to write there.
 
     Raises ``FileRefusedError`` when ``target`` is one of ``protect`` (or a file beside one of
-    them that SQLite keeps), a directory, or a journal of runs agenttui did not make (unless
+    them that SQLite keeps), anything but a regular file (a link, a device, a FIFO...), or a journal of runs agenttui did not make (unless
     ``ours``: the caller knows the file as one it made, the demo's store); ``FileTakenError``
     when it exists and ``force`` is false.
     """
@@ -83,10 +88,12 @@ async def check_replaceable(
         kept_files = [Path(kept), *(Path(f"{kept}{side}") for side in SIDE_FILES)]
         if any(same_file(path, each) for each in kept_files):
             raise FileRefusedError(f"{path} is the store being read: write to another file")
-    if path.is_dir():  # noqa: ASYNC240  (one stat)
-        raise FileRefusedError(f"{path} is a directory")
-    if not path.exists():  # noqa: ASYNC240  (one stat)
+    try:
+        mode = os.lstat(path).st_mode  # the path itself: a link is judged, never followed
+    except FileNotFoundError:
         return path
+    if (kind := _not_regular(path, mode)) is not None:
+        raise FileRefusedError(f"{path} is {kind}: only a new file or a regular one is written")
     foreign = await asyncio.to_thread(_foreign_journal, path)
     if foreign is not None and not ours:
         raise FileRefusedError(
@@ -95,6 +102,30 @@ async def check_replaceable(
     if not force:
         raise FileTakenError(f"{path} exists: nothing written (--force replaces it)")
     return path
+
+
+def is_regular_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` itself (not what a link points to) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _not_regular(path: Path, mode: int) -> str | None:
+    """What ``path`` is when it is no regular file (its ``lstat`` mode), or None when it is one."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        # Replacing a link loses it; writing through it writes where the path does not say.
+        return f"a symbolic link to {target!r}, which is neither replaced nor written through"
+    kinds = {stat.S_ISDIR: "a directory", stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device",
+             stat.S_ISFIFO: "a FIFO (a named pipe)", stat.S_ISSOCK: "a socket"}  # fmt: skip
+    return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
 
 
 def place_file(partial: Path, target: Path, *, force: bool) -> None:

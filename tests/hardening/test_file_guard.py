@@ -7,7 +7,9 @@ import asyncio
 import hashlib
 import json
 import os
+import socket
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -122,3 +124,51 @@ async def test_the_guard_knows_a_file_under_another_name(tmp_path: Path) -> None
     with pytest.raises(FileTakenError):
         await check_replaceable(store, force=False)
     assert await check_replaceable(store, force=True) == store
+
+
+def odd_paths(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Paths that are no regular file, each with what the refusal must call it: a link to a file,
+    a dangling link, a FIFO, a socket, and (as root, as CI runs) a character device like /dev/null."""
+    kept = tmp_path / "kept.txt"
+    kept.write_text("mine")
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    paths = {"link": (odd / "link", "a symbolic link to"), "dangling": (odd / "dangling", "a symbolic link to"),
+             "fifo": (odd / "fifo", "a FIFO"), "socket": (odd / "socket", "a socket")}  # fmt: skip
+    paths["link"][0].symlink_to(kept)
+    paths["dangling"][0].symlink_to(odd / "nowhere.db")
+    os.mkfifo(paths["fifo"][0])
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(paths["socket"][0]))
+    if os.geteuid() == 0:  # mknod needs root; CI runs as root, where -o /dev/null once replaced it
+        device = odd / "null"
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        paths["device"] = (device, "a character device")
+    return paths
+
+
+def test_only_a_new_or_regular_file_is_ever_written(demo_db: Path, tmp_path: Path) -> None:
+    """Every output path of every command: a link is neither replaced nor written through (the
+    refusal names its target), a device, a FIFO or a socket is never replaced, --force or not."""
+    paths = odd_paths(tmp_path)
+    before = {name: os.lstat(path) for name, (path, _) in paths.items()}
+    for name, (path, kind) in paths.items():
+        commands = [
+            ["export", str(demo_db), RUN, "-o", str(path), "--force"],
+            ["export", str(demo_db), RUN, "-o", str(path), "--force", "--jsonl"],
+            ["fork", str(demo_db), RUN, "--at", "@llm/3", "--set", "-", "--into", str(path), "--force"],
+            ["replay", str(demo_db), "--where", f"id={RUN}", "--junit", str(path)],
+            ["demo", "--no-tui", "--bulk-turns", "2", "--path", str(path), "--force"],
+        ]
+        for args in commands:
+            result = CliRunner().invoke(main, args, input=DONE)
+            refused(result, kind)
+            assert "only a new file or a regular one is written" in result.output, (name, args)
+    for name, (path, _) in paths.items():
+        after = os.lstat(path)
+        assert (after.st_mode, after.st_ino) == (before[name].st_mode, before[name].st_ino), name
+    assert (tmp_path / "kept.txt").read_text() == "mine"  # never written through the link
+    assert (
+        "'" + str(tmp_path / "kept.txt") + "'"
+        in CliRunner().invoke(main, ["export", str(demo_db), RUN, "-o", str(paths["link"][0]), "--force"]).output
+    )

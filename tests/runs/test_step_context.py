@@ -103,7 +103,8 @@ def test_a_question_shows_what_it_asks_and_where_the_answer_goes() -> None:
 def test_a_stalled_run_with_no_open_call_says_so_and_shows_no_call() -> None:
     stalled = next(c for c in CASES if c.status == RunState.STALLED)
     _, step = context_of(stalled)
-    assert step.why.startswith("stalled: no driver holds its lease")
+    assert step.why.startswith("stalled: its driver stopped between steps")
+    assert "A re-drive with your agent (--agent module:factory, with a model)" in step.why
     assert not step.tool_use_id and step.lines() == [f"Why it waits: {step.why}"]
 
 

@@ -96,7 +96,7 @@ async def test_the_approval_says_what_is_approved_the_tool_its_arguments_the_tur
     [
         ("refund-a1005", "Deny", "refund_payment", "Why it waits: run:start's policy gates refund_payment"),
         ("refund-a1004-halted", "It did not fire", "refund_payment", "Why it waits: outcome unknown: an attempt"),
-        ("refund-a1001-stalled", "Cancel", "", "Why it waits: stalled: no driver holds its lease"),
+        ("refund-a1001-stalled", "Cancel", "", "Why it waits: stalled: its driver stopped between steps"),
         ("refund-a1005-approved", "Re-drive", "refund_payment", "Why it waits: ready: refund_payment (call_1_0)"),
         ("refund-a1005-approved", "Release", "", ""),
     ],
