@@ -44,9 +44,6 @@ class PlannedCall:
     stops: bool
     """Whether the drive stops at this call (nothing after it happens)."""
 
-    def line(self) -> str:
-        return f"{self.tool_name} ({self.tool_use_id}) {clip(self.arguments, ARGUMENTS_SHOWN)}"
-
 
 @dataclass(frozen=True, slots=True)
 class DrivePlan:
@@ -72,15 +69,16 @@ class DrivePlan:
         return f"first: {calls}; then {self.then.partition(':')[0]}"
 
     def lines(self) -> list[str]:
-        """The plan as a confirmation shows it: the summary, each call with its arguments, policy
-        and fate, then what is the model's to decide."""
+        """The plan as a confirmation shows it, the most telling first (a dialog may show only the
+        first lines): the summary; each call with its fate, then its policy and arguments; then
+        what is the model's to decide."""
         summary = self.summary()
         out = [summary[:1].upper() + summary[1:]]
         if not self.calls:
             return out
-        out.append("The calls the run's last model turn made that have no result yet, in order:")
         for call in self.calls:
-            out += [f"  {call.line()}", f"    {call.policy}: {call.outcome}"]
+            out += [f"  {call.tool_name} ({call.tool_use_id}) {call.outcome}",
+                    f"    {call.policy}; arguments {clip(call.arguments, ARGUMENTS_SHOWN)}"]  # fmt: skip
         out.append(f"Then: {self.then}" if self.then else "Then: nothing more (the drive stops there)")
         return out
 

@@ -356,10 +356,8 @@ async def test_a_redrive_names_its_first_calls_and_the_recorded_gate_holds(
         preview = answer(await client.call_tool("redrive", {"run_id": "refund-a1005-approved"}))
         assert preview["dry_run"] is True and not effects.exists()
         assert preview["would_write"].startswith("First: refund_payment (call_1_0) RUNS")
-        assert (
-            "side effects, not retry-safe, gated on approval: RUNS, approved by ops@example.com"
-            in (preview["would_write"])
-        )
+        ran = "refund_payment (call_1_0) RUNS, approved by ops@example.com: an attempt marker"
+        assert ran in preview["would_write"]
         selected = answer(await client.call_tool("redrive", {"where": "id=refund-a1005*"}))
         writes = {run["run_id"]: run["writes"] for run in selected["runs"]}
         assert writes[AWAITING_APPROVAL] == "First: refund_payment (call_1_0) stops: awaits approval"

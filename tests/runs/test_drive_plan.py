@@ -59,7 +59,8 @@ async def test_a_redrive_confirmation_names_its_first_calls(demo: Store) -> None
     bare = Redrive("refund-a1005-approved", "agenttui.demo.build:factory", factory)
     shown = (await bare.planned(demo)).will_write()
     assert shown.splitlines()[0] == "First: refund_payment (call_1_0) RUNS; then the model's turn @llm/2"
-    assert '  refund_payment (call_1_0) {"order_id":"A-1005","amount":64.1' in shown
+    assert "  refund_payment (call_1_0) RUNS, approved by ops@example.com" in shown
+    assert '    side effects, not retry-safe, gated on approval; arguments {"order_id":"A-1005"' in shown
 
 
 async def test_a_bulk_redrive_preview_names_each_runs_first_calls(demo: Store) -> None:
