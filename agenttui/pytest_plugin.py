@@ -50,7 +50,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     try:
         _collect_runs(session, config, given, items)
     except AgentTuiError as exc:  # a path, a filter or an agent the command line got wrong
-        raise pytest.UsageError(f"agenttui: {exc.message}") from None
+        from agenttui.journal.inert import printable
+
+        raise pytest.UsageError(f"agenttui: {printable(exc.message)}") from None
 
 
 def _collect_runs(session: pytest.Session, config: pytest.Config, given: list[str], items: list[pytest.Item]) -> None:
@@ -83,8 +85,12 @@ class RecordedRuns(pytest.File):
 
     def collect(self) -> Iterator[RecordedRun]:
         self.run_ids: list[str] = asyncio.run(_selected_runs(self.source, self.config.getoption("agenttui_where")))
+        from agenttui.journal.inert import printable_id
+
         for index, run_id in enumerate(self.run_ids):
-            yield RecordedRun.from_parent(self, name=run_id, run_id=run_id, index=index)
+            # pytest prints a node's name raw (-v, failures, the summary): a run id is the store's
+            # text, so its name is the id made inert, never two ids alike (-k matches what shows).
+            yield RecordedRun.from_parent(self, name=printable_id(run_id), run_id=run_id, index=index)
 
 
 class RecordedRun(pytest.Item):
@@ -109,9 +115,12 @@ class RecordedRun(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         from agenttui.replay.suite import RunDidNotMatch
 
+        from agenttui.journal.inert import printable
+
         if isinstance(excinfo.value, RunDidNotMatch):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo, style=style))
+            return str(excinfo.value)  # made inert where it was raised
+        # A traceback may quote the store too (an agent's exception about a recorded value).
+        return printable(str(super().repr_failure(excinfo, style=style)), multiline=True)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"agenttui replay {self.name}"

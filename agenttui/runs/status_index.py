@@ -34,13 +34,16 @@ import math
 import os
 import random
 import sqlite3
+import stat
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agenttui.errors import AgentTuiWarning
 from agenttui.journal.keys import END_MARKERS
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.files import remove_own_file
@@ -84,6 +87,36 @@ def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME", "")
     root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
     return root / "agenttui"
+
+
+def _not_private(path: Path) -> str | None:
+    """Why the index at ``path`` is not the user's alone, or None when it is: its folder a real
+    directory of theirs that nobody else can write, the file (if any) a regular file of theirs.
+    A verdict read from a file someone else can write is a verdict they chose (a halted run shown
+    complete, and then not found by ``cancel --where status=halted``)."""
+    folder = os.lstat(path.parent)
+    if stat.S_ISLNK(folder.st_mode):
+        return f"{path.parent} is a symbolic link"
+    if folder.st_uid != os.geteuid():
+        return f"{path.parent} belongs to another user (uid {folder.st_uid})"
+    if folder.st_mode & 0o022:
+        return f"others can write to {path.parent} (mode {stat.S_IMODE(folder.st_mode):o})"
+    try:
+        held = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(held.st_mode) or held.st_uid != os.geteuid():
+        return f"{path} is not a regular file of yours"
+    return None
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(AgentTuiWarning(message), stacklevel=2)
 
 
 def index_path(identity: str) -> Path:
@@ -600,6 +633,9 @@ class StatusIndex:
         else a new, empty one in its place; None where the cache cannot hold one."""
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if (shared := _not_private(path)) is not None:
+                _warn_once(f"the status index is not used: {shared}; every status is read from the store")
+                return None
             if (kept := cls._kept(path, meta)) is not None:
                 return kept
             remove_own_file(path)

@@ -3,10 +3,13 @@ collected as tests in a pytest of their own (``pytester``), failing with the div
 
 from __future__ import annotations
 
+import asyncio
+import re
 from pathlib import Path
 
 import pytest
 
+from agenttui.stores.sqlite import SQLiteStore
 from tests.runs.test_bundle_cli import CHANGED_AGENT, DEMO_AGENT, cli
 from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 
@@ -134,3 +137,49 @@ def test_off_unless_asked(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*collected 1 item*"])  # the plugin is loaded (its name in the header), idle
+
+
+#: What no line pytest prints may hold: a terminal acts on it (tab and newline are text).
+TERMINAL_ACTIVE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+HOSTILE_IDS = [
+    "osc52-\x1b]52;c;cm0gLXJmIH4gIw==\x07",  # the clipboard set to `rm -rf ~ #`
+    "csi-\x9b2J",
+    "bidi-\u202eevil",
+    "bel-\x07",
+]
+
+
+@pytest.fixture
+def hostile_store(demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
+    """A store holding the demo's refund under run ids a terminal would act on."""
+    path = tmp_path / "hostile.db"
+
+    async def build() -> None:
+        source, target = await SQLiteStore.open(demo_db, read_only=True), await SQLiteStore.open(path)
+        try:
+            entries = [(entry.name, entry.data) async for entry in source.load("refund-a1002")]
+            for run_id in HOSTILE_IDS:
+                for name, data in entries:
+                    await target.insert(run_id, name, data)
+        finally:
+            await source.close()
+            await target.close()
+
+    asyncio.run(build())
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    return path
+
+
+@pytest.mark.parametrize("agent", [DEMO_AGENT, CHANGED_AGENT])
+def test_the_plugin_prints_hostile_run_ids_inert(pytester: pytest.Pytester, hostile_store: Path, agent: str) -> None:
+    """Run ids are the store's text: in -v lines, failures and the summary they show escaped."""
+    result = pytester.runpytest_subprocess(
+        "--agenttui-runs", str(hostile_store), "--agenttui-agent", agent, "-v", "-rA"
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == len(HOSTILE_IDS), result.stdout.str()
+    printed = result.stdout.str() + result.stderr.str()
+    assert not TERMINAL_ACTIVE.search(printed), TERMINAL_ACTIVE.findall(printed)
+    assert "osc52-\\x1b]52;c;cm0gLXJmIH4gIw==\\x07" in printed and "bidi-\\u202eevil" in printed
+    listed = pytester.runpytest_subprocess("--agenttui-runs", str(hostile_store), "--collect-only", "-q")
+    assert not TERMINAL_ACTIVE.search(listed.stdout.str() + listed.stderr.str())

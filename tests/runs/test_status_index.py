@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agenttui.cli import main
+from agenttui.errors import AgentTuiWarning
 from agenttui.journal import Journal, Record, StepKind, keys
 from agenttui.journal.record import Usage
 from agenttui.runs import status as status_module
@@ -605,3 +606,33 @@ def test_no_cache_may_stand_before_a_store_given_without_a_command(tmp_path: Pat
     flagged = CliRunner().invoke(main, ["--no-cache", missing])
     assert "no such command" not in flagged.output
     assert (flagged.exit_code, flagged.output) == (plain.exit_code, plain.output)
+
+
+@pytest.mark.parametrize("shared", ["others-write", "symlinked", "another-owner"])
+async def test_an_index_in_a_folder_not_the_users_alone_is_never_read(
+    tmp_path: Path, private_cache: Path, shared: str
+) -> None:
+    """A verdict read from a file someone else can write is theirs: with the cache folder writable
+    by others, a symbolic link, or another user's, every status is read from the store, and the
+    user is told why once."""
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as store:
+        await write_corpus(store)
+        want = await exact(store)
+        await indexed(store)
+    (index,) = index_files(private_cache)
+    with sqlite3.connect(index) as conn:  # forged, as by another user: every verdict's tokens
+        conn.execute("UPDATE runs SET tokens = tokens + 1, verdict_tokens = verdict_tokens + 1")
+    folder = index.parent
+    if shared == "others-write":
+        folder.chmod(0o777)
+    elif shared == "symlinked":
+        folder.rename(private_cache / "elsewhere")
+        folder.symlink_to(private_cache / "elsewhere")
+    elif os.geteuid() == 0:  # CI runs as root, where chown works
+        os.chown(folder, 65534, -1)
+    else:
+        pytest.skip("giving a folder to another user needs root")
+    with pytest.warns(AgentTuiWarning, match="the status index is not used"):
+        async with await SQLiteStore.open(path, read_only=True) as store:
+            assert await indexed(store) == want
