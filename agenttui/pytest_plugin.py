@@ -113,9 +113,8 @@ class RecordedRun(pytest.Item):
         replayer.replay(parent.source, parent.run_ids, self.index).assert_matches()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        from agenttui.replay.suite import RunDidNotMatch
-
         from agenttui.journal.inert import printable
+        from agenttui.replay.suite import RunDidNotMatch
 
         if isinstance(excinfo.value, RunDidNotMatch):
             return str(excinfo.value)  # made inert where it was raised

@@ -23,6 +23,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from agenttui import backstop
 from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, AgentTuiWarning, RunNotFoundError
 from agenttui.journal.inert import printable, printable_id
@@ -57,6 +58,7 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One line on stderr and an exit code. Messages quote the store (lease holders, reasons,
     record names, run ids): they go through the same inert-text path as every view."""
     click.echo(f"agenttui: {printable(message)}", err=True)
+    backstop.said()
     sys.exit(code)
 
 
@@ -72,14 +74,31 @@ def run_async(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
 
 
 async def _stoppable(command: Coroutine[Any, Any, T]) -> T:
-    """``command``, stopped on SIGTERM or SIGHUP as on SIGINT: cancelled, so every lease it holds
-    is released on the way out (a killed process's lease would block its runs for a whole TTL)."""
+    """``command``, stopped on SIGINT, SIGTERM or SIGHUP: cancelled, so every lease it holds is
+    released on the way out (a killed process's lease would block its runs for a whole TTL). If
+    the process still stands moments later (a thread blocked in a read: the MCP transport's on an
+    open stdin), the backstop ends it; a second signal ends it at once."""
     task = asyncio.current_task()
     assert task is not None
     loop = asyncio.get_running_loop()
-    for stop in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(stop, task.cancel)
-    return await command
+    stopped_by: list[int] = []
+
+    def stop(signum: int) -> None:
+        code = 130 if signum == signal.SIGINT else EXIT_TERMINATED
+        if stopped_by:
+            os._exit(code)
+        stopped_by.append(signum)
+        task.cancel()
+        backstop.arm(code, f"agenttui: {EXIT_CODES[code]}")
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        return await command
+    except asyncio.CancelledError:
+        if stopped_by == [signal.SIGINT]:
+            raise KeyboardInterrupt from None  # said as ctrl+c is, exit 130
+        raise
 
 
 async def open_for_command(url: str, *, read_only: bool = True) -> Store:

@@ -7,7 +7,6 @@ import contextlib
 import gc
 import logging
 import os
-import signal
 import subprocess
 import sys
 import warnings
@@ -105,8 +104,12 @@ class AgentTuiApp(App[int]):
         run_id: str | None = None,
         writes_refused: str = "",
         prices_path: str | None = None,
+        handles_signals: bool = False,
     ) -> None:
         super().__init__()
+        self.handles_signals = handles_signals
+        """Whether SIGTERM and SIGHUP quit the app (``launch``: the process is the app's; a
+        test's app leaves the test process's signals alone)."""
         self.prices_path = prices_path
         """``--prices``: a TOML file of prices that override the library's (``PriceBook.load``)."""
         self.writes_refused = writes_refused
@@ -199,6 +202,12 @@ class AgentTuiApp(App[int]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        if self.handles_signals:
+            # SIGTERM and SIGHUP (a closed SSH session) quit as q does: workers are cancelled, so
+            # an action under way releases its run's lease instead of leaving it to lapse.
+            from agenttui.tui.signals import stop_on_signals
+
+            stop_on_signals(self, EXIT_TERMINATED)
         # What the core warns of (a store read around damage) is a notification, never stderr
         # scribbled over the screen: from now until the app unmounts.
         self._warnings = warnings.catch_warnings()
@@ -600,12 +609,9 @@ def launch(
     # the status bar already says the app is reconnecting.
     logging.getLogger("asyncpg").propagate = False
     app = AgentTuiApp(
-        url, theme=theme, agent_spec=agent_spec, run_id=run_id, writes_refused=writes_refused, prices_path=prices_path
-    )
-    # SIGTERM and SIGHUP (a closed SSH session) quit as q does: workers are cancelled, so an
-    # action under way releases its run's lease instead of leaving it to lapse.
-    for stop in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(stop, lambda *_: app.exit(return_code=EXIT_TERMINATED))
+        url, theme=theme, agent_spec=agent_spec, run_id=run_id, writes_refused=writes_refused,
+        prices_path=prices_path, handles_signals=True,
+    )  # fmt: skip
     # What exists now (every module imported, the app) lives as long as the process: set aside
     # from the collector's full passes, one of which walked it all during the first paint (33 ms).
     # A long read's ``older_objects_set_aside`` gives it back to the collector with its own.

@@ -9,7 +9,10 @@ import asyncio
 import json
 import os
 import re
+import signal
+import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -28,6 +31,7 @@ from agenttui.stores import open_store
 from tests.hardening.hostile_corpus import CorpusStore, build_postgres_schema
 from tests.pg import PostgresCluster
 from tests.processes import agenttui
+from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 
 READ_TOOLS = {
     "list_runs", "run_overview", "run_records", "read_record", "conversation", "replay", "fork_run", "compare_runs",
@@ -385,3 +389,29 @@ async def test_no_answer_hands_the_agent_the_store_password(demo_url: str) -> No
         assert given["command"].startswith("agenttui ")
         if password is not None:  # PostgreSQL's URL has one; a SQLite file's has none
             assert "***" in given["command"] and password not in json.dumps(given)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_stops_the_server_while_its_client_keeps_stdin_open(demo_db: Path, stop: int) -> None:  # noqa: F811  (the fixture imported above)
+    """The transport reads stdin in a thread nothing cancels: the server ends all the same, within
+    3 s, with the signal's exit code and one line saying why."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agenttui", "mcp", str(demo_db)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write((json.dumps(initialize) + "\n").encode())
+        server.stdin.flush()
+        assert b'"id":1' in server.stdout.readline()  # serving, stdin still open
+        started = time.monotonic()
+        server.send_signal(stop)
+        code = server.wait(timeout=10)
+        assert time.monotonic() - started < 3.0
+        assert code == (130 if stop == signal.SIGINT else 143)
+        assert server.stderr is not None and server.stderr.read().decode().count("\n") == 1
+    finally:
+        server.kill()
+        server.wait()
