@@ -343,7 +343,8 @@ class RunsModel:
     @property
     def filter_error(self) -> str:
         """Why the text filter, meant as an expression, does not parse ("" when it does, or is
-        plain words). While it does not, the text filters nothing out."""
+        plain words). While it does not, no run passes: what is listed (and marked, and acted on
+        in bulk) is never more than the filter typed asked for, as the CLI refuses the same text."""
         return self._reading()[1]
 
     def _reading(self) -> tuple[Where | None, str]:
@@ -368,7 +369,9 @@ class RunsModel:
         tested on each key typed in the filter)."""
         states = STATUS_FILTERS[self.status_filter][1]
         where, error = self._reading()
-        needle = "" if error or where is not None else self.text_filter.lower()
+        if error:
+            return lambda run_id: False
+        needle = "" if where is not None else self.text_filter.lower()
         matches = where.matcher(datetime.now(UTC)) if where is not None else None
         line_of, runs = self.line, self.runs
 

@@ -485,6 +485,8 @@ class RunsScreen(StoreScreen):
             return "Listing runs…"
         if not self.model.roots:
             return "No runs in this store yet."
+        if self.model.filter_error:
+            return "No run is listed while the filter does not parse (the header says why): fix it, or esc clears it."
         return "No run matches the filter: esc clears the text, s cycles the status filter."
 
     def on_resize(self) -> None:
@@ -503,7 +505,7 @@ class RunsScreen(StoreScreen):
         shown_filter = Text(f"filter: {self.model.filter_name}" + (" · by cost" if self.model.by_cost else ""))
         if self.model.text_filter:
             shown_filter.append(f" · /{printable(self.model.text_filter)}")
-        if error := self.model.filter_error:  # the text filters nothing out until it parses
+        if error := self.model.filter_error:  # no run is listed until it parses
             # What is wrong fits the header; what is accepted there is the field's tooltip.
             colour = self.app.get_css_variables().get("text-error", "")
             wrong = error.partition("; ")[0]
