@@ -30,6 +30,8 @@ from agenttui.journal import keys
 from agenttui.journal.record import ModelInfo, Record, StepKind, Usage
 
 ZERO = Decimal(0)
+#: The most of a price table read (a TOML file of a few models' prices is a few kilobytes).
+PRICES_LIMIT = 1_000_000
 MILLION = Decimal(1_000_000)
 NO_USAGE = Usage()
 
@@ -98,8 +100,10 @@ class PriceBook:
         """
         if path is None:
             return cls()
+        from agenttui.stores.files import read_small_file
+
         try:
-            tables = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+            tables = tomllib.loads(read_small_file(path, limit=PRICES_LIMIT).decode("utf-8"))
         except OSError as exc:
             raise ConfigError(f"--prices {path}: {exc.strerror or exc}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -112,9 +116,12 @@ class PriceBook:
                     " (dollars per million tokens)"
                 )
             try:
-                overrides[name] = Rates(**{key: Decimal(str(value)) for key, value in table.items()})
+                prices = {key: Decimal(str(value)) for key, value in table.items()}
             except ArithmeticError:
-                raise ConfigError(f"--prices {path}: [{name}] holds a price that is not a number") from None
+                prices = {}
+            if not prices or not all(price.is_finite() and price >= 0 for price in prices.values()):
+                raise ConfigError(f"--prices {path}: [{name}] holds a price that is not a number of dollars, 0 or more")
+            overrides[name] = Rates(**prices)
         return cls(overrides, source=str(path))
 
     def warm(self) -> PriceBook:
@@ -539,6 +546,12 @@ def spend_json(spend: Spend) -> dict[str, Any]:
     return {
         "input_tokens": usage.input_tokens, "cache_read_tokens": usage.cache_read_tokens,
         "cache_write_tokens": usage.cache_write_tokens, "output_tokens": usage.output_tokens,
-        "cost_usd": float(round(spend.cost, 6)), "wasted_tokens": wasted.total,
-        "wasted_cost_usd": float(round(spend.wasted_cost, 6)), "unpriced_models": sorted(spend.unpriced),
+        "cost_usd": dollars_json(spend.cost), "wasted_tokens": wasted.total,
+        "wasted_cost_usd": dollars_json(spend.wasted_cost), "unpriced_models": sorted(spend.unpriced),
     }  # fmt: skip
+
+
+def dollars_json(amount: Decimal) -> float | None:
+    """Dollars to the millionth, as JSON holds them; None (null) for an amount no number is (a
+    figure past a decimal's precision is rounded as a float, never an error)."""
+    return round(float(amount), 6) if amount.is_finite() else None

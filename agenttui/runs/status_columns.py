@@ -33,6 +33,8 @@ STATE_INDEX_OF_VALUE: dict[str, int] = {state.value: index for index, state in e
 PENDING = -1
 
 #: A status's members that its line holds; the others are kept only ``whole``.
+#: What a column of 64 bits holds.
+_LEAST, _MOST = -(2**63), 2**63 - 1
 LINE_FIELDS = frozenset({"run_id", "state", "detail", "steps", "turns", "tokens"})
 
 
@@ -122,9 +124,14 @@ class StatusColumns:
         self.whole.update((start + at, status) for at, status in other.whole.items())
 
     def put(self, at: int, status: RunStatus) -> None:
-        """Keep ``status`` at place ``at``."""
-        self.put_line(at, STATE_INDEX[status.state], status.detail, status.steps, status.turns, status.tokens)
-        if says_more_than_its_line(status):
+        """Keep ``status`` at place ``at``. A token count no column of 64 bits holds (a store's
+        absurd figure) is capped in its column, and the status kept whole with the figure."""
+        tokens = status.tokens
+        absurd = not _LEAST <= tokens <= _MOST
+        if absurd:
+            tokens = _MOST if tokens > _MOST else _LEAST
+        self.put_line(at, STATE_INDEX[status.state], status.detail, status.steps, status.turns, tokens)
+        if absurd or says_more_than_its_line(status):
             self.whole[at] = status
 
     def put_line(self, at: int, state: int, detail: str, steps: int, turns: int, tokens: int) -> None:

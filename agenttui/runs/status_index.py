@@ -89,6 +89,13 @@ def cache_dir() -> Path:
     return root / "agenttui"
 
 
+def _fits(row: Sequence[Any]) -> bool:
+    """Whether SQLite can hold every number of ``row`` (64 bits). A run whose figures are absurd
+    (a token count of 2^64) is not kept, and is summed up at each look instead: never an error
+    that blinds the look at every other run."""
+    return all(-(2**63) <= value < 2**63 for value in row if isinstance(value, int))
+
+
 def _not_private(path: Path) -> str | None:
     """Why the index at ``path`` is not the user's alone, or None when it is: its folder a real
     directory of theirs that nobody else can write, the file (if any) a regular file of theirs.
@@ -701,7 +708,7 @@ class StatusIndex:
         with self._lock, self._conn:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO costs VALUES (?, ?, ?, ?)",
-                [(r, count, last, t) for r, (count, last), t in rows],
+                [row for r, (count, last), t in rows if _fits(row := (r, count, last, t))],
             )
 
     def clear_tokens(self) -> None:
@@ -739,7 +746,8 @@ class StatusIndex:
                     *(verdict if verdict is not None and mark == (count, last) else _NO_VERDICT),
                 ))  # fmt: skip
             self._conn.executemany(
-                f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * (_VERDICT_AT + len(Verdict._fields)))})", rows
+                f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * (_VERDICT_AT + len(Verdict._fields)))})",
+                [row for row in rows if _fits(row)],
             )
             self._keep_verdicts([(run_id, mark, verdict) for run_id, (mark, verdict) in verdict_of.items()])
             for table in ("runs", "costs"):
@@ -753,7 +761,7 @@ class StatusIndex:
         columns = ", ".join(f"verdict_{name} = ?" for name in Verdict._fields)
         self._conn.executemany(
             f"UPDATE runs SET {columns} WHERE run_id = ? AND count = ? AND last = ?",
-            [(*verdict, run_id, count, last) for run_id, (count, last), verdict in verdicts],
+            [row for run_id, (count, last), verdict in verdicts if _fits(row := (*verdict, run_id, count, last))],
         )
 
     def settle(

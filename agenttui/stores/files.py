@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import sqlite3
 import stat
@@ -102,6 +103,23 @@ async def check_replaceable(
     if not force:
         raise FileTakenError(f"{path} exists: nothing written (--force replaces it)")
     return path
+
+
+def read_small_file(path: str | os.PathLike[str], *, limit: int) -> bytes:
+    """The bytes of a small file a person names as input (a price table): a regular file, read
+    whole up to ``limit`` bytes. Raises ``OSError`` (its ``strerror`` says why) for anything else:
+    a device or a FIFO would be read without end (``/dev/zero``), or never."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO is opened without waiting for a writer
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", os.fspath(path))
+    return data
 
 
 def is_regular_file(path: str | os.PathLike[str]) -> bool:

@@ -80,7 +80,19 @@ _DATA = "CAST(data AS BLOB), CASE typeof(data) WHEN 'blob' THEN NULL ELSE typeof
 _ITER_CHUNK_SIZE = 64
 """Rows a cursor iterated with ``async for`` fetches at a time (aiosqlite.connect's default)."""
 #: How the listing ends the shown id of a run whose id is not stored as text.
-_ODD_ID_ENDINGS = (" (id stored as a blob)", " (id stored as NULL)", " (id stored as a number)")
+_ODD_ID_ENDINGS = (" (id stored as a blob)", " (id stored as NULL)", " (id stored as a number)", " (id not UTF-8)")
+
+
+class _TextNotUtf8(bytes):
+    """The bytes of a run id stored as text that is not UTF-8 (Python cannot bind it as text):
+    a read binds them cast back to text (``_cast_id``)."""
+
+
+def _cast_id(sql: str) -> str:
+    """``sql`` matching a run id bound as the bytes of its text (``_TextNotUtf8``)."""
+    return sql.replace("run_id IS ?", "run_id IS CAST(? AS TEXT)", 1)
+
+
 _LEGACY_TABLE = "steps"
 _LEGACY_COLUMNS = frozenset({"run_id", "seq", "name", "data"})
 
@@ -359,22 +371,25 @@ class SQLiteStore(Store):
         return outcomes
 
     async def get(self, run_id: str, name: str) -> Entry | None:
-        rows = await self._read(self._sql_get, (await self._stored_id(run_id), name), "reading a step")
+        stored_id = await self._stored_id(run_id)
+        sql = _cast_id(self._sql_get) if isinstance(stored_id, _TextNotUtf8) else self._sql_get
+        rows = await self._read(sql, (stored_id, name), "reading a step")
         return stored_entry(rows[0][0], name, rows[0][1], data_stored_as=rows[0][2]) if rows else None
 
     async def load(self, run_id: str, after: int = -1) -> AsyncIterator[Entry]:
         # Each page is fetched whole before anything is yielded, and each fetch is its own
         # autocommit read, so no cursor, transaction or lock outlives a yield (A8).
         stored_id = await self._stored_id(run_id)
+        sql = _cast_id(self._sql_load) if isinstance(stored_id, _TextNotUtf8) else self._sql_load
+        odd = (
+            "the run's id is not UTF-8" if isinstance(stored_id, _TextNotUtf8) else "the run's id is not stored as text"
+        )
         while True:
-            rows = await self._read(self._sql_load, (stored_id, after, LOAD_PAGE_SIZE), "loading a run")
+            rows = await self._read(sql, (stored_id, after, LOAD_PAGE_SIZE), "loading a run")
             for seq, name, data, data_stored_as in rows:
                 entry = stored_entry(seq, name, data, data_stored_as=data_stored_as)
                 if run_id in self._odd_ids:
-                    entry = replace(
-                        entry,
-                        damage="the run's id is not stored as text" + (f"; {entry.damage}" if entry.damage else ""),
-                    )
+                    entry = replace(entry, damage=odd + (f"; {entry.damage}" if entry.damage else ""))
                 yield entry
             if len(rows) < LOAD_PAGE_SIZE:
                 return
@@ -446,9 +461,13 @@ class SQLiteStore(Store):
             # A page as one JSON array: a row at a time, the reader takes the interpreter's lock
             # back for every row, and waits for it each time while another thread holds it (a
             # viewer reading its status index beside the listing: twice as long).
-            grouped, sql = (f"SELECT json_group_array(run_id) FROM ({query})" for query in (sql, walk))
+            # As bytes: an id that is not UTF-8 must not fail the page (Python decodes text strictly).
+            grouped, sql = (f"SELECT CAST(json_group_array(run_id) AS BLOB) FROM ({query})" for query in (sql, walk))
             later_pages = LIST_ALL_PAGE_SIZE
+        else:  # as bytes, as the JSON page is read: an id that is not UTF-8 must not fail the page
+            sql = sql.replace("SELECT run_id FROM", "SELECT CAST(run_id AS BLOB) FROM", 1)
         page_size = LIST_PAGE_SIZE  # the first page small: a runs list paints its first rows from it
+        not_utf8: list[str] = []
         while True:
             # One lower bound, not "run_id > after AND run_id >= prefix": given both, SQLite
             # starts every page's index walk at the prefix, which made paging quadratic (27 s for
@@ -457,12 +476,19 @@ class SQLiteStore(Store):
             rows = await self._read(sql, (lower, *values, page_size), "listing runs", conn, without_index=grouped)
             # A JSON page sorted again, in case SQLite aggregated out of order (UTF-8 byte order
             # is code point order).
-            ids = sorted(json.loads(rows[0][0])) if grouped is not None else [run_id for (run_id,) in rows]
-            for run_id in ids:
+            listed = json.loads(_text_of(rows[0][0])) if grouped is not None else None
+            ids = sorted(listed) if listed is not None else [_text_of(run_id) for (run_id,) in rows]
+            valid = [run_id for run_id in ids if not _has_surrogates(run_id)]
+            not_utf8 += [run_id for run_id in ids if _has_surrogates(run_id)]
+            for run_id in valid:
                 yield run_id
-            if len(ids) < page_size:
+            if len(ids) < page_size or not valid:
                 break
-            after, page_size = ids[-1], later_pages
+            after, page_size = valid[-1], later_pages
+        for run_id in not_utf8:  # each under a shown id that says so, read as an unreadable run
+            shown = run_id.encode("utf-8", "surrogateescape").decode("utf-8", "replace") + " (id not UTF-8)"
+            self._odd_ids[shown] = _TextNotUtf8(run_id.encode("utf-8", "surrogateescape"))
+            yield shown
         if not prefix and not lease_lapsed:
             async for shown in self._ids_not_text():
                 if shown > after:
@@ -790,6 +816,16 @@ async def _connect_and_prepare(
             await asyncio.to_thread(_remove_idle_wal_files, path, move_commits=False)
         raise
     return conn, layouts[0]
+
+
+def _text_of(stored: bytes) -> str:
+    """A run id read as the bytes of its text: bytes that are not UTF-8 kept as surrogates."""
+    return bytes(stored).decode("utf-8", "surrogateescape")
+
+
+def _has_surrogates(text: str) -> bool:
+    """Whether ``text`` holds a byte that was not UTF-8 (decoded with ``surrogateescape``)."""
+    return not text.isascii() and any("\udc80" <= char <= "\udcff" for char in text)
 
 
 async def _connect(uri: str, prepare: Callable[[sqlite3.Connection], None] | None = None) -> aiosqlite.Connection:

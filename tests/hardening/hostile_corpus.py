@@ -22,6 +22,7 @@ from pathlib import Path
 from agenttui.journal import Journal, Message, Record, StepKind, TextPart, ToolUsePart, encode_record
 from agenttui.journal.codec import go_json
 from agenttui.journal.keys import attempt_key, llm_key, tool_key
+from agenttui.journal.record import ModelInfo, Usage
 from agenttui.stores.base import Store
 from agenttui.stores.sqlite import SQLiteStore
 
@@ -68,6 +69,10 @@ R_APPROVAL = f"wait{OSC8}{BIDI}"
 R_HALTED = f"halt{C1}{MARKUP}"
 R_ASKED = f"ask{BIDI}{OSC52}"
 R_DEEP = "deep-nesting"
+#: A run whose figures no int64 holds (a token count of 2^64 and more): one absurd run must not
+#: blind a look at the others (the status index's SQLite, the cost's decimals).
+R_ABSURD = "absurd-figures"
+ABSURD = 2**64 + 1
 CALL_APPROVAL = f"call{OSC52}{C1}"
 CALL_HALTED = f"charge{CSI}"
 CALL_DONE = f"look{BIDI}"
@@ -120,6 +125,18 @@ def codec_runs() -> dict[str, list[Record]]:
             ),
         ],
         R_ASKED: [_start(EVERYTHING), _calling(0, EVERYTHING, f"ask-{QUESTION}", TOOL)],
+        R_ABSURD: [
+            _start("count it"),
+            Record(
+                llm_key(0),
+                StepKind.MODEL,
+                message=Message.assistant(TextPart("big")),
+                finish="stop",
+                usage=Usage(input_tokens=ABSURD, output_tokens=10**30, cache_read_tokens=-ABSURD),
+                model=ModelInfo(provider="openai", model="gpt-4o"),
+            ),
+            Record("run:complete", StepKind.VALUE),
+        ],
     }
 
 
@@ -143,7 +160,7 @@ def _codec_store(name: str, url: str) -> CorpusStore:
     return CorpusStore(
         name,
         url,
-        runs=[R_COMPLETE, R_APPROVAL, R_HALTED, R_ASKED, R_DEEP],
+        runs=[R_COMPLETE, R_APPROVAL, R_HALTED, R_ASKED, R_DEEP, R_ABSURD],
         steps={R_COMPLETE: tool_key(CALL_DONE), R_APPROVAL: llm_key(0), R_HALTED: llm_key(0), R_DEEP: "note:abyss"},
         calls={R_APPROVAL: CALL_APPROVAL, R_HALTED: CALL_HALTED, R_COMPLETE: CALL_DONE},
         questions={R_ASKED: QUESTION},
@@ -188,6 +205,7 @@ def _header() -> bytes:
 
 BLOB_ID = f"blob{OSC52}".encode() + b"\xff\xfe"
 NUMBER_ID = 7
+NOT_UTF8_ID = f"latin{OSC52}".encode() + b"\xe9t\xe9"
 R_NULLS = f"nulls{CSI}"
 R_TYPES = f"types{C1}"
 R_DUPES = f"dupes{BIDI}"
@@ -241,13 +259,18 @@ def build_foreign(path: Path) -> CorpusStore:
     with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("CREATE TABLE bide_steps (seq, run_id, name, data)")
         conn.executemany("INSERT INTO bide_steps VALUES (?, ?, ?, ?)", rows)
+        # Text that is not UTF-8 (Python's sqlite3 refuses to read it as text), as a C writer may leave.
+        for name, data in (("@journal", _header()), ("run:start", start)):
+            conn.execute(
+                "INSERT INTO bide_steps VALUES (?, CAST(? AS TEXT), ?, ?)", (next(numbered), NOT_UTF8_ID, name, data)
+            )
     return CorpusStore(
         "foreign",
         str(path),
         runs=[
             R_TEXT_SEQ, R_MIXED_SEQ, R_NULLS, R_TYPES, R_DUPES, R_PLAIN,
             BLOB_ID.decode("utf-8", "replace") + " (id stored as a blob)", "7 (id stored as a number)",
-            "None (id stored as NULL)",
+            "None (id stored as NULL)", NOT_UTF8_ID.decode("utf-8", "replace") + " (id not UTF-8)",
         ],
         steps={R_PLAIN: llm_key(0), R_DUPES: llm_key(0), R_TEXT_SEQ: llm_key(0), R_TYPES: llm_key(0)},
         calls={R_DUPES: CALL_APPROVAL},

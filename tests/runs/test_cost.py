@@ -4,7 +4,9 @@ by hand from a run written as the Go SDK writes it, and from runs agenttui's run
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from decimal import Decimal
 from pathlib import Path
 
@@ -215,3 +217,43 @@ async def test_a_model_turn_that_cannot_be_read_is_said_not_left_out_silently() 
     await store.insert("broken", "@llm/0", b'{"name":"@llm/0","kind":"model","usage":{"input_tok')
     (cost,) = [c async for c in store_costs(store, ["broken"], PriceBook())]
     assert cost.turns == () and cost.unreadable == "record @llm/0 could not be read: its spend is not counted"
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ('["x"]\ninput = nan\n', "not a number of dollars, 0 or more"),
+        ('["x"]\ninput = inf\n', "not a number of dollars, 0 or more"),
+        ('["x"]\ninput = -1.5\n', "not a number of dollars, 0 or more"),
+    ],
+)
+def test_a_price_that_is_no_amount_of_dollars_is_refused(tmp_path: Path, demo_db: Path, table: str, said: str) -> None:  # noqa: F811
+    (tmp_path / "prices.toml").write_text(table)
+    done = cli("cost", demo_db, "--prices", tmp_path / "prices.toml", "--json")
+    assert done.returncode == 2 and said in done.stderr and done.stdout == "", done.stderr
+
+
+def test_prices_are_read_only_from_a_regular_file(tmp_path: Path, demo_db: Path) -> None:  # noqa: F811
+    """A device reads without end (/dev/zero), a FIFO waits for a writer: both refused at once."""
+    fifo = tmp_path / "prices.fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", str(fifo)):
+        done = cli("cost", demo_db, "--prices", path)
+        assert done.returncode == 2 and "not a regular file" in done.stderr, done.stderr
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"# " + b"x" * 2_000_000 + b"\n")
+    assert "larger than 1,000,000 bytes" in cli("cost", demo_db, "--prices", big).stderr
+
+
+def test_absurd_token_counts_cost_a_figure_not_an_error(tmp_path: Path) -> None:
+    """A turn of 2^64 input tokens: its run costs what it says, in JSON a number, and no run is lost."""
+    from tests.hardening.hostile_corpus import R_ABSURD, build_escapes
+
+    store = tmp_path / "escapes.db"
+    asyncio.run(build_escapes(store))
+    done = cli("cost", store, "--by", "run", "--json")
+    assert done.returncode == 0, done.stderr
+    lines = json.loads(done.stdout, parse_constant=pytest.fail)["lines"]  # strict JSON: no NaN, no Infinity
+    absurd = next(line for line in lines if line["run"] == R_ABSURD)
+    assert absurd["input_tokens"] == 2**64 + 1 and absurd["cost_usd"] > 1e24
+    assert len(lines) > 1  # every other run costed beside it
