@@ -10,6 +10,10 @@ import click
 from agenttui.cli.app import fail, main, run_async, theme_option, with_store
 from agenttui.errors import AgentTuiError
 
+#: The tabs ``serve`` runs at once unless told (``--max-tabs``); ``agenttui.web.server`` is imported
+#: only when it serves.
+MOST_TABS = 10
+
 
 @main.command()
 @click.argument("store")
@@ -18,10 +22,14 @@ from agenttui.errors import AgentTuiError
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="The port to listen on.")
 @click.option("--allow-writes", is_flag=True,
               help="Let the tabs write (approve, deny, answer, cancel, recover...), each write confirmed; without it every write is refused.")  # fmt: skip
+@click.option("--max-tabs", default=MOST_TABS, show_default=True, type=click.IntRange(1, 1000),
+              help="At most this many tabs at once, each an app of its own (about 55 MB): the next is told to close one.")  # fmt: skip
 @theme_option
 @click.option("--prices", "prices_path", metavar="FILE",
               help="A TOML file of prices that override the library's, for the costs the tabs show (README: The cost lens).")  # fmt: skip
-def serve(store: str, host: str, port: int, allow_writes: bool, theme: str | None, prices_path: str | None) -> None:
+def serve(
+    store: str, host: str, port: int, allow_writes: bool, max_tabs: int, theme: str | None, prices_path: str | None
+) -> None:
     """Serve the TUI to browsers: each tab its own app on STORE, the same screens and keys.
 
     \b
@@ -38,7 +46,8 @@ def serve(store: str, host: str, port: int, allow_writes: bool, theme: str | Non
     run_async(with_store)(store, _readable)  # a mistyped store is said here, not in every tab
     token = None if is_loopback(host) else (os.environ.get(TOKEN_VARIABLE) or secrets.token_urlsafe(24))
     try:
-        serve_tabs(store, host=host, port=port, token=token, allow_writes=allow_writes, theme=theme, prices=prices_path)
+        serve_tabs(store, host=host, port=port, token=token, allow_writes=allow_writes, theme=theme,
+                   prices=prices_path, max_tabs=max_tabs)  # fmt: skip
     except AgentTuiError as exc:
         fail(f"{exc.title}: {exc.message}")
 

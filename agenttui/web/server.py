@@ -36,12 +36,15 @@ import os
 import secrets
 import shlex
 import signal
+import socket
 import sys
 from asyncio.subprocess import Process
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import aiohttp_jinja2
+import jinja2
 from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
@@ -68,8 +71,43 @@ READY_SECONDS = 5.0
 """How long a page waits for its app to be ready before it sends its size anyway."""
 DEFAULT_SIZE = (120, 40)
 """The terminal an app started with its page draws in until the page says its own size."""
+#: textual-serve's page fetches its font from an outside host: a page served here uses the one it
+#: ships (an intranet host reaches no outside one, and the page names no third party).
+OUTSIDE_FONT = (
+    '<link\n      rel="stylesheet"\n      href="https://fonts.googleapis.com/css?family=Roboto%20Mono"\n    />'
+)
+OWN_FONT = """<style>
+      @font-face {
+        font-family: "Roboto Mono";
+        src: url("{{ config.static.url }}fonts/RobotoMono-VariableFont_wght.ttf") format("truetype");
+      }
+    </style>"""
+#: Keys reach the app as soon as its terminal shows, not after a first click in it.
+FOCUS_AT_LOAD = """<script>
+      new MutationObserver((_, watching) => {
+        const input = document.querySelector("#terminal textarea");
+        if (input) { input.focus(); watching.disconnect(); }
+      }).observe(document.documentElement, { childList: true, subtree: true });
+    </script>
+  </body>"""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def page_template(textual_serve_templates: os.PathLike[str]) -> str:
+    """textual-serve's page, its font served from here and its terminal focused at load."""
+    page = (Path(textual_serve_templates) / "app_index.html").read_text(encoding="utf-8")
+    if OUTSIDE_FONT not in page or "</body>" not in page:  # a new textual-serve: look again at its page
+        raise RuntimeError("textual-serve's page changed: agenttui's serve cannot adapt it")
+    return page.replace(OUTSIDE_FONT, OWN_FONT).replace("</body>", FOCUS_AT_LOAD, 1)
+
+
+def reachable_url(host: str, port: int) -> str:
+    """The URL a browser opens for a server bound to ``host``: for every address (0.0.0.0, ::),
+    this machine's name, which a browser can reach (no browser opens 0.0.0.0 elsewhere)."""
+    if host in ("", "0.0.0.0", "::"):
+        host = socket.getfqdn()
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 def is_loopback(host: str) -> bool:
@@ -207,7 +245,7 @@ class AgentTuiServer(Server):
 
     def __init__(
         self, store_url: str, *, host: str, port: int, token: str | None, allow_writes: bool, theme: str | None,
-        prices: str | None = None,
+        prices: str | None = None, max_tabs: int = 10,
     ) -> None:  # fmt: skip
         super().__init__(
             tab_command(allow_writes=allow_writes, theme=theme, prices=prices),
@@ -218,6 +256,10 @@ class AgentTuiServer(Server):
         self.store_url = store_url
         self.token = token
         self.allow_writes = allow_writes
+        self.max_tabs = max_tabs
+        """At most this many tabs at once, each an app of its own (about 55 MB): the next page is
+        told to close one, rather than the machine running out of memory (``--max-tabs``)."""
+        self._tabs_full = f"agenttui serve: {max_tabs} tabs are open already: close one, then reload this page\n"
         self.tabs: set[TabApp] = set()
         """The tabs' apps now running with their pages."""
         self.waiting: dict[str, TabApp] = {}
@@ -247,6 +289,7 @@ class AgentTuiServer(Server):
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
+        aiohttp_jinja2.setup(app, loader=jinja2.DictLoader({"app_index.html": page_template(self.templates_path)}))
         app.middlewares.append(self._guard)
         app.router.add_get("/ws/{tab}", self.handle_websocket)
         app.on_shutdown.append(self._stop_every_tab)
@@ -260,6 +303,8 @@ class AgentTuiServer(Server):
         page's starts now: a page shows its runs as soon as its terminal connects, not an app's
         start-up later (benchmarks/serve.py). The page's WebSocket names its app (``/ws/KEY``);
         an app no page connects to within ``WAITING_SECONDS`` is stopped."""
+        if len(self.tabs) + len(self.waiting) >= self.max_tabs:
+            raise web.HTTPServiceUnavailable(text=self._tabs_full)
         key = self._start_waiting_tab()
         origin = f"{request.scheme}://{request.host}"
         socket = f"{'wss' if request.scheme == 'https' else 'ws'}://{request.host}/ws"
@@ -320,6 +365,9 @@ class AgentTuiServer(Server):
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         """One tab: its own app process for as long as its WebSocket is open (the one started
         with its page, or one started now)."""
+        waiting = request.match_info.get("tab", "") in self.waiting
+        if not waiting and len(self.tabs) + len(self.waiting) >= self.max_tabs:
+            raise web.HTTPServiceUnavailable(text=self._tabs_full)
         websocket = web.WebSocketResponse(heartbeat=15)
         width = to_int(request.query.get("width", "80"), 80)
         height = to_int(request.query.get("height", "24"), 24)
@@ -346,7 +394,7 @@ class AgentTuiServer(Server):
 
     async def on_startup(self, app: web.Application) -> None:
         self._keep_a_spare()
-        url = f"http://{self.host}:{self.port}/" if ":" not in self.host else f"http://[{self.host}]:{self.port}/"
+        url = reachable_url(self.host, self.port)
         print(f"agenttui serve: {describe_url(self.store_url)} at {url}", flush=True)
         print(f"  {'writes allowed (each confirmed)' if self.allow_writes else 'read-only: every write refused'}; ctrl+c stops", flush=True)  # fmt: skip
         if self.token is not None:
@@ -372,8 +420,8 @@ class AgentTuiServer(Server):
 
 def serve(
     store_url: str, *, host: str, port: int, token: str | None, allow_writes: bool, theme: str | None,
-    prices: str | None = None,
+    prices: str | None = None, max_tabs: int = 10,
 ) -> None:  # fmt: skip
     """Run ``agenttui serve`` until stopped."""
     AgentTuiServer(store_url, host=host, port=port, token=token, allow_writes=allow_writes, theme=theme,
-                   prices=prices).serve()  # fmt: skip
+                   prices=prices, max_tabs=max_tabs).serve()  # fmt: skip

@@ -275,3 +275,16 @@ async def test_an_error_is_shown_in_the_dialog_and_nothing_is_left(demo_db: Path
         assert f"cannot write in {out}/no/such/dir: No such file or directory" in note(dialog)
         assert "-error" in dialog.query_one("#export-note").classes
     assert list(out.iterdir()) == []
+
+
+async def test_an_app_that_refuses_writes_writes_no_file_either(demo_db: Path, out: Path) -> None:
+    """``serve`` without --allow-writes (``open --no-writes``): a bundle is a file on the server's
+    machine, so the dialog shows the command and writes nothing."""
+    app = AgentTuiApp(str(demo_db), tail=False, writes_refused="this agenttui serve refuses writes")
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        dialog = await export_dialog(pilot, "refund-a1002")
+        await pilot.press("w")
+        await pilot.pause()
+        assert note(dialog).startswith("Nothing is written here: this agenttui serve refuses writes.")
+        assert isinstance(app.screen, ExportDialog)
+    assert list(out.iterdir()) == []

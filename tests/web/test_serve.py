@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -221,3 +222,50 @@ async def _records(path: Path, run_id: str) -> list[Any]:
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_the_page_names_no_outside_host_and_serves_its_own_font(demo_db: Path) -> None:
+    with served(str(demo_db)) as server:
+        status, _, page = fetch(server.url)
+        assert status == 200
+        outside = [url for url in re.findall(r'(?:href|src)="([^"]+)"', page) if not url.startswith(server.url)]
+        assert outside == [] and "googleapis" not in page
+        font = re.search(r'url\("([^"]+\.ttf)"\)', page)
+        assert font is not None and font.group(1).startswith(server.url)
+        with urllib.request.urlopen(font.group(1), timeout=10) as served_font:
+            assert served_font.status == 200 and served_font.read(4) == b"\x00\x01\x00\x00"  # a TrueType font
+
+
+async def test_tabs_are_capped(demo_db: Path) -> None:
+    """Each tab is an app of its own: past ``--max-tabs`` a page is told to close one, and no app
+    is started for it."""
+    import aiohttp
+
+    with served(str(demo_db), "--max-tabs", "2") as server:
+        async with aiohttp.ClientSession() as session:
+            first, second = [await session.ws_connect(f"ws://127.0.0.1:{server.port}/ws") for _ in range(2)]
+            status, _, said = await asyncio.to_thread(fetch, server.url)
+            assert status == 503 and "2 tabs are open already: close one" in said
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await session.ws_connect(f"ws://127.0.0.1:{server.port}/ws")
+            assert refused.value.status == 503
+            assert len(server.tab_processes()) <= 3  # the two tabs' apps and the spare
+            await first.close()
+            await second.close()
+
+
+def test_a_server_on_every_address_prints_a_url_a_browser_can_open(demo_db: Path) -> None:
+    with served(str(demo_db), "--host", "0.0.0.0", env={"AGENTTUI_SERVE_TOKEN": "s3cret-token"}) as server:
+        time.sleep(0.5)
+    printed = server.output()
+    assert "0.0.0.0" not in printed, printed
+    assert f"http://{socket.getfqdn()}:{server.port}/" in printed
+
+
+async def test_keys_reach_the_app_without_a_click(demo_db: Path, browser: Any) -> None:
+    with served(str(demo_db)) as server:
+        tab = await Tab.open(browser, server.url)
+        await tab.until("17 runs")
+        for key in ("/", *"refund-a1005", "Enter"):  # typed at the page, never focused by hand
+            await tab.page.keyboard.press(key)
+        await tab.until("/refund-a1005")

@@ -210,6 +210,9 @@ class ExportDialog(AppModal[None]):
     def action_export(self) -> None:
         if self.running:
             return
+        if refused := str(getattr(self.app, "writes_refused", "")):  # a file on this machine is a write too
+            self._note(f"Nothing is written here: {refused}. The command below exports from a shell.", "-error")
+            return
         if problem := self._problem():
             self._note(problem, "-error")
             return

@@ -693,6 +693,9 @@ class ReplayScreen(StoreScreen):
             return
         if where != 0:
             return
+        if refused := self.tui.writes_refused:  # a file on this machine is a write too
+            self.notify(printable(f"nothing written: {refused}"), severity="warning", markup=False)
+            return
         path = await self.app.push_screen_wait(
             PromptDialog("Save the fork", "A new SQLite file:", "its name or path, e.g. what-if.db")
         )
