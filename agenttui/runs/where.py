@@ -308,6 +308,10 @@ def age_interval(status: RunStatus, now_ms: int) -> tuple[int | None, int | None
 # -- parsing ----------------------------------------------------------------------------------
 
 
+#: How deep a filter may nest: far past what a person writes, short of Python's recursion limit.
+MOST_NESTED = 50
+
+
 class _Parser:
     """Recursive descent over the text, character by character (the lexer needs to know whether
     it reads a name or a value: a value may hold ``>``, as a sub-run's id does)."""
@@ -315,6 +319,13 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.at = 0
+        self.depth = 0
+        """How many parentheses and ``not``s the cursor is inside (at most ``MOST_NESTED``)."""
+
+    def _deeper(self) -> None:
+        self.depth += 1
+        if self.depth > MOST_NESTED:
+            raise WhereError(f"nested deeper than {MOST_NESTED} parentheses or 'not's", self.at)
 
     def parse(self) -> _Node:
         self._skip()
@@ -393,7 +404,10 @@ class _Parser:
             self._skip()
             if self.at == len(self.text) or self._peek() == ")":
                 raise WhereError(f"expected a condition after 'not', found {self._shown()}; {_CONDITIONS}", self.at)
-            return _Not(self._not())
+            self._deeper()
+            node = _Not(self._not())
+            self.depth -= 1
+            return node
         return self._primary()
 
     def _primary(self) -> _Node:
@@ -407,7 +421,9 @@ class _Parser:
                 raise WhereError(f"empty parentheses; {_CONDITIONS}", self.at)
             if not self._peek():
                 raise WhereError(f"expected a condition after '(', found the end; {_CONDITIONS}", self.at)
+            self._deeper()
             node = self._or()
+            self.depth -= 1
             self._skip()
             if self._peek() != ")":
                 raise WhereError(f"expected ')' to close the '(' at column {start + 1}, found {self._shown()}; {_CONDITIONS}, and, or, )", self.at)  # fmt: skip

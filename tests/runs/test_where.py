@@ -480,3 +480,13 @@ def test_what_reads_as_a_filter_and_what_as_words() -> None:
 def test_a_where_is_its_text() -> None:
     assert parse_where("sub") == parse_where("sub") and parse_where("sub") != parse_where("SUB")
     assert len({parse_where("sub"), parse_where("sub")}) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["(" * 400 + "status=halted" + ")" * 400, "not " * 1000 + "status=halted", "(not " * 300 + "sub" + ")" * 300],
+)
+def test_a_filter_nested_past_reason_is_a_bad_filter_not_a_crash(text: str) -> None:
+    with pytest.raises(WhereError, match="nested deeper than 50 parentheses or 'not's"):
+        parse_where(text)
+    assert parse_where("(" * 50 + "status=halted" + ")" * 50).text  # as deep as a person goes
