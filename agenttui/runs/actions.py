@@ -15,7 +15,7 @@ from typing import Any
 from agenttui.agent.loop import UnreadableJournal, attempt_voided, latest_attempt
 from agenttui.agent.pauses import AlreadyDecided, NoApprovalGate, NothingPending, RunEnded, RunNotStarted
 from agenttui.agent.runstart import RunStart
-from agenttui.agent.tools import encode_result, interrupt_name
+from agenttui.agent.tools import ToolSafety, encode_result, interrupt_name
 from agenttui.errors import RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.journal import Journal
@@ -159,9 +159,34 @@ async def answer(store: Store, run_id: str, name: str, value: Any) -> ActionOutc
         raise NothingPending(f"run {run_id!r} waits on {waiting.interrupt_name!r}, not {name!r}: answer that one")
     if not waiting.interrupt_name and waiting.state != RunState.STALLED:
         raise NothingPending(f"run {run_id!r} is {waiting.state.value}: it waits on no question")
+    if not waiting.interrupt_name:
+        _may_ask(run_id, history)
     record = Record(keys.interrupt_key(name), StepKind.VALUE, result=encode_result(value))
     standing, won = await journal.insert(run_id, record)
     return ActionOutcome((standing,) if won else (), standing)
+
+
+def _may_ask(run_id: str, history: list[Record]) -> None:
+    """Refuse an answer to a stalled run that cannot be waiting on a question: one with no call
+    open (it stopped between turns), or whose open calls' tools ask none by the policy its
+    ``run:start`` records. A Go tool's question leaves no trace until answered, so a Go run with
+    a call open may take one."""
+    results = {r.name for r in history if r.name.startswith(keys.TOOL_PREFIX)}
+    turns = [r for r in history if r.kind == StepKind.MODEL and r.message is not None]
+    calls = turns[-1].message.tool_uses if turns and turns[-1].message is not None else ()
+    open_calls = [call for call in calls if keys.tool_key(call.id) not in results]
+    if not open_calls:
+        raise NothingPending(f"run {run_id!r} stopped between steps with no call open: it waits on no question"
+                             f" (re-drive it: {_cli('redrive', run_id)} --agent MODULE:FACTORY)")  # fmt: skip
+    start = next((r for r in history if r.name == keys.RUN_START), None)
+    policies = RunStart.decode(start.result if start is not None else None).policies
+    if policies and not any(policies.get(call.name, _ASKS).interrupts for call in open_calls):
+        names = ", ".join(f"{call.name} ({call.id})" for call in open_calls)
+        raise NothingPending(f"run {run_id!r} waits on no question: by run:start's policy, {names} asks none")
+
+
+#: A tool the recorded policy does not name: it may ask, as far as the journal knows.
+_ASKS = ToolSafety(interrupts=True)
 
 
 def _shown(raw: bytes | None) -> str:

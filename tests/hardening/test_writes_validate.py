@@ -36,6 +36,7 @@ def journal(path: Path) -> list[tuple[str, str, bytes]]:
     [
         (["answer", "question-a1001", "ask-call_9_9", "card"], 2, "waits on 'ask-call_1_0', not 'ask-call_9_9'"),
         (["answer", "refund-a1005", "ask-call_1_0", "card"], 2, "awaiting-approval: it waits on no question"),
+        (["answer", "refund-a1001-stalled", "anything", "card"], 2, "stopped between steps with no call open"),
         (["answer", "question-a1001", "ask-call_1_0", "{card"], 2, "not valid JSON"),
         (["resolve", "refund-a1004-halted", "call_1_0", "--fired", "--result", "{bad"], 2, "not valid JSON"),
         (["resolve", "refund-a1004-halted", "call_1_0", "--fired", "--result", "sent"], 2, "not valid JSON"),
