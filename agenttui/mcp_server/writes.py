@@ -178,17 +178,21 @@ def add_write_tools(server: MCPServer, served: Served, agent_spec: str | None) -
     async def resolve(
         fired: Annotated[bool, Field(description="Whether the call's effect happened.")],
         run_id: OneRun = None, call: Annotated[str | None, Field(description="The halted call.")] = None,
-        result_json: Annotated[str | None, Field(description="fired: the call's result, as JSON.")] = None,
+        # Exactly str (not str | None): the SDK parses JSON text given for any other type, which
+        # made "null" no result and an object's text a dict the type refused.
+        result_json: Annotated[
+            str, Field(description='fired: the call\'s result as JSON text: "null", "[1, 2]", "{\\"id\\": 1}" ("" for none).')
+        ] = "",
         where: Where = None, dry_run: DryRun = True,
     ) -> dict[str, Any]:  # fmt: skip
         """Resolve a halted call whose outcome was unknown: fired writes tool:CALL with the
         result, marked reconciled; not fired voids the attempt (the next drive retries it). With
         where: the halted call of each selected run."""
-        if fired and result_json is None:
-            raise ToolError("fired needs the call's result: give result_json (null for none)")
-        if not fired and result_json is not None:
+        if fired and not result_json:
+            raise ToolError('fired needs the call\'s result: give result_json (the text "null" for a null result)')
+        if not fired and result_json:
             raise ToolError("a call that did not fire has no result: give no result_json")
-        value = None if result_json is None else parse_value(result_json, json_only=True)
+        value = parse_value(result_json, json_only=True) if result_json else None
         _one_or_many(run_id, where, call=call)
         if where is not None:
             return await on_selected_runs(served, where, ResolveRuns(fired, value), dry_run)

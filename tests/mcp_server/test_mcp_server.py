@@ -415,3 +415,25 @@ def test_a_signal_stops_the_server_while_its_client_keeps_stdin_open(demo_db: Pa
     finally:
         server.kill()
         server.wait()
+
+
+async def test_resolve_records_any_json_result(demo_url: str) -> None:
+    """A fired call's result as JSON text: an object, an array, null (the SDK parsed such text
+    given for a parameter typed other than str, refusing the object and taking null for none)."""
+    from agenttui.journal import Journal, decode_json
+
+    async with serving(demo_url, "--allow-writes") as client:
+        for given, shown in [('{"refund_id": "rf_1"}', '"refund_id":"rf_1"'), ("[1, 2]", "[1,2]"), ("null", "null")]:
+            args = {"run_id": HALTED, "call": "call_1_0", "fired": True, "result_json": given}
+            preview = answer(await client.call_tool("resolve", args))
+            assert preview["dry_run"] is True and shown in preview["would_write"].replace(" ", ""), preview
+        done = answer(
+            await client.call_tool("resolve", {**args, "result_json": '{"refund_id": "rf_1"}', "dry_run": False})
+        )
+        assert "wrote tool:call_1_0" in done["written"]
+    store = await open_store(demo_url, read_only=True, create=False)
+    try:
+        record = await Journal(store).get(HALTED, keys.tool_key("call_1_0"))
+    finally:
+        await store.close()
+    assert record is not None and decode_json(record.result) == {"refund_id": "rf_1"}
