@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from agenttui.runs.view import Utterance
 
 
+#: The most model turns ``run_cost`` answers with at once (fewer where the budget runs out).
+_TURNS_A_PAGE = 200
+
+
 def add_read_tools(server: MCPServer, served: Served) -> None:
     """The read tools, each one core function, and each run as a resource."""
     records = served.records
@@ -244,27 +248,38 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     @answered
-    async def run_cost(run_id: RunId, budget: Budget = None) -> dict[str, Any]:
-        """What a run spent: each model turn's tokens (input, cached, cache-write, output), its
-        model, context and cost; what failed, retried or late requests wasted; its sub-runs
-        rolled up and apart; by tool and by model; the token budget's share. Prices from
-        genai-prices; a model with no known price is named in unpriced_models, never costed at 0."""
+    async def run_cost(
+        run_id: RunId,
+        cursor: Annotated[int, Field(ge=0, description="The first turn's index (next_cursor of the page before).")] = 0,
+        budget: Budget = None,
+    ) -> dict[str, Any]:
+        """What a run spent: its sub-runs rolled up and apart; by tool and by model; the token
+        budget's share; what failed, retried or late requests wasted; and its model turns a page
+        at a time (cursor, next_cursor), each turn's tokens (input, cached, cache-write, output),
+        model, context and cost. Prices from genai-prices; a model with no known price is named
+        in unpriced_models, never costed at 0."""
         from agenttui.runs.cost import spend_json
         from agenttui.runs.cost_reading import store_costs
 
         await records.run(run_id)  # a run the store does not hold is said so
         prices = await served.read_prices()
         (cost,) = [found async for found in store_costs(served.store, [run_id], prices)]
-        answer = {
+        answer: dict[str, Any] = {
             "run_id": run_id, "prices": prices.describe(), "total": spend_json(cost.total), "own": spend_json(cost.own),
             "sub_runs": spend_json(cost.sub_runs), "token_budget": cost.token_budget, "budget_used": cost.budget_used,
             "unreadable": cost.unreadable or None,
             "by_model": {name: spend_json(spend) for name, spend in cost.by_model.items()},
             "by_tool": {name: spend_json(spend) for name, spend in cost.by_tool.items()},
-            "turns": [{"step": turn.name, "model": turn.model, "context_tokens": turn.context, "tools": list(turn.tools)}
-                      | spend_json(turn.spend) for turn in cost.turns],
+            "turn_count": len(cost.turns),
         }  # fmt: skip
-        return fit(answer, budget_of(served, budget), read_more="read_record reads a model turn whole")
+        room = budget_of(served, budget)
+        turns = [{"step": turn.name, "model": turn.model, "context_tokens": turn.context, "tools": list(turn.tools)}
+                 | spend_json(turn.spend) for turn in cost.turns[cursor : cursor + _TURNS_A_PAGE]]  # fmt: skip
+        # The turns a page at a time, as many as the budget leaves room for: never JSON cut mid-turn.
+        shown = answer["turns"] = take_fitting(turns, max(room - size_of(answer) - 300, 0)) if turns else []
+        end = cursor + len(shown)
+        answer["next_cursor"] = end if end < len(cost.turns) else None
+        return fit(answer, room, read_more="run_cost with next_cursor reads the next turns")
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     @answered

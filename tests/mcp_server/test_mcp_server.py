@@ -437,3 +437,19 @@ async def test_resolve_records_any_json_result(demo_url: str) -> None:
     finally:
         await store.close()
     assert record is not None and decode_json(record.result) == {"refund_id": "rf_1"}
+
+
+async def test_a_long_runs_cost_comes_a_page_of_turns_at_a_time(demo_url: str) -> None:
+    """audit-bulk's 40 turns under a small budget: every answer is whole JSON (never cut mid-turn),
+    and next_cursor reads on until every turn was given once."""
+    async with serving(demo_url) as client:
+        steps: list[str] = []
+        cursor: int | None = 0
+        while cursor is not None:
+            page = answer(
+                await client.call_tool("run_cost", {"run_id": "audit-bulk", "cursor": cursor, "budget": 4000})
+            )
+            assert "json_text" not in page and page["turns"], page
+            steps += [turn["step"] for turn in page["turns"]]
+            cursor = page["next_cursor"]
+        assert page["turn_count"] == len(steps) > 20 and len(set(steps)) == len(steps)
