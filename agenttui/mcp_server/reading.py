@@ -60,12 +60,14 @@ def run_after(cursor: str | None) -> str:
 
 
 def status_line(status: RunStatus) -> dict[str, Any]:
-    """A run as the run list shows it: its status, what it waits on, its size, when it last moved."""
+    """A run as the run list shows it: its status, what it waits on, its size, when it last moved;
+    a member the run has nothing for (null, false, "") is left out, as a page holds hundreds."""
     from agenttui.runs.status import status_json
 
     times = status.times
     latest = None if times is None else datetime.fromtimestamp(times.latest_ms / 1000, UTC).isoformat()
-    return status_json(status) | {"waits_on": waits_on(status), "last_activity": latest}
+    line = status_json(status) | {"waits_on": waits_on(status), "last_activity": latest}
+    return {key: value for key, value in line.items() if value is not None and value is not False and value != ""}
 
 
 def waits_on(status: RunStatus) -> str | None:

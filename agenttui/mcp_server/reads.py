@@ -44,7 +44,8 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
         budget: Budget = None,
     ) -> dict[str, Any]:
         """Runs by status, in run id order, a page at a time: each with its status, why, what it
-        waits on, steps, turns, tokens and last activity. A filter that matches few runs of a
+        waits on, steps, turns, tokens and last activity (a member a run has nothing for is left
+        out). A filter that matches few runs of a
         large store may return fewer than limit with a next_cursor: read on from it."""
         from agenttui.runs.state import RunState
 
