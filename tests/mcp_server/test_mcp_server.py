@@ -458,6 +458,7 @@ async def test_a_long_runs_cost_comes_a_page_of_turns_at_a_time(demo_url: str) -
 async def test_the_run_list_spends_no_bytes_on_what_a_run_has_not(demo_url: str) -> None:
     async with serving(demo_url) as client:
         runs = answer(await client.call_tool("list_runs", {"limit": 50}))["runs"]
-    assert runs and all(value not in (None, False, "") for run in runs for value in run.values())
+    values = [value for run in runs for value in run.values()]
+    assert runs and not [value for value in values if value is None or value is False or value == ""]
     halted = next(run for run in runs if run["run_id"] == HALTED)
     assert halted["pending_tool"] == "refund_payment" and "lease_holder" not in halted
