@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from agenttui.errors import AgentTuiError, RunNotFoundError
+from agenttui.journal.inert import printable_id
 from agenttui.journal.journal import Journal
 from agenttui.runs.state import RunState
 
@@ -50,6 +51,29 @@ def cursor_of(run_id: str) -> str:
     return base64.urlsafe_b64encode(run_id.encode("utf-8", "surrogatepass")).decode()
 
 
+#: What starts a ``run_ref``: a run named by its id's bytes, for an id no answer shows as it is.
+RUN_REF = "ref:"
+
+
+def run_ref(run_id: str) -> str | None:
+    """How a tool is given ``run_id`` when answers cannot show it as it is (it holds a control or
+    bidi character, shown escaped, or starts like a ref itself): ``ref:`` and its bytes in
+    base64; None for an id shown as it is."""
+    if printable_id(run_id) == run_id and not run_id.startswith(RUN_REF):
+        return None
+    return RUN_REF + cursor_of(run_id)
+
+
+def given_run_id(given: str) -> str:
+    """The run id a tool was given: itself, or the one its ``run_ref`` names."""
+    if not given.startswith(RUN_REF):
+        return given
+    try:
+        return run_after(given[len(RUN_REF) :])
+    except BadCursor:
+        raise BadCursor(f"not a run_ref this server gave: {given[:40]!r}") from None
+
+
 def run_after(cursor: str | None) -> str:
     if not cursor:
         return ""
@@ -66,7 +90,11 @@ def status_line(status: RunStatus) -> dict[str, Any]:
 
     times = status.times
     latest = None if times is None else datetime.fromtimestamp(times.latest_ms / 1000, UTC).isoformat()
-    line = status_json(status) | {"waits_on": waits_on(status), "last_activity": latest}
+    line = status_json(status) | {
+        "run_ref": run_ref(status.run_id),
+        "waits_on": waits_on(status),
+        "last_activity": latest,
+    }
     return {key: value for key, value in line.items() if value is not None and value is not False and value != ""}
 
 

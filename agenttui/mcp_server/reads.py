@@ -12,8 +12,8 @@ from pydantic import Field
 
 from agenttui.errors import AgentTuiError
 from agenttui.journal.inert import printable
-from agenttui.mcp_server.answers import fit, size_of, take_fitting
-from agenttui.mcp_server.reading import list_runs, status_line
+from agenttui.mcp_server.answers import LEAST_BUDGET, fit, size_of, take_fitting
+from agenttui.mcp_server.reading import given_run_id, list_runs, status_line
 from agenttui.mcp_server.served import READ_ONLY, Budget, RecordRef, RunId, Served, answered, budget_of
 
 if TYPE_CHECKING:
@@ -410,17 +410,21 @@ def _run_resource(server: MCPServer, served: Served) -> None:
         from agenttui.journal.inert import clip, safe_json
         from agenttui.runs.status import statuses
 
+        # The answer carries the resource's URI too, the id percent-encoded (up to 3 bytes a byte):
+        # what the budget counts is the whole answer.
+        room = max(LEAST_BUDGET, served.budget - 3 * len(run_id.encode("utf-8", "surrogatepass")))
         try:
+            run_id = given_run_id(run_id)
             kept = await served.records.run(run_id)
             (status,) = await statuses(served.store, [run_id])
         except AgentTuiError as exc:
-            raise ResourceError(printable(exc.message)) from None
+            raise ResourceError(clip(printable(exc.message), 300)) from None
         names = kept.tool_names
         outline = take_fitting(
             [f"{index} {record.name}: {clip(summary(record, names).replace(chr(10), ' '), 120)}"
              for index, record in enumerate(kept.records[:2000])],
-            served.budget // 2,
+            room // 2,
         )  # fmt: skip
-        answer = fit({"status": status_line(status), "records": len(kept.records), "outline": outline}, served.budget,
+        answer = fit({"status": status_line(status), "records": len(kept.records), "outline": outline}, room,
                      read_more="the tools run_records and read_record read the rest")  # fmt: skip
         return safe_json(answer)

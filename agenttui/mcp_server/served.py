@@ -17,7 +17,7 @@ from pydantic import Field
 from agenttui.errors import AgentTuiError
 from agenttui.journal.inert import printable, safe_json
 from agenttui.mcp_server.answers import DEFAULT_BUDGET, LEAST_BUDGET
-from agenttui.mcp_server.reading import RunRecords
+from agenttui.mcp_server.reading import RunRecords, given_run_id
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ Budget = Annotated[
         description=f"The answer's size at most, in bytes of JSON (default {DEFAULT_BUDGET:,}, least {LEAST_BUDGET:,})."
     ),
 ]
-RunId = Annotated[str, Field(description="The run's id, as list_runs gives it.")]
+RunId = Annotated[str, Field(description="The run's id, as list_runs gives it (its run_ref where it gives one).")]
 RecordRef = Annotated[
     str,
     Field(
@@ -74,6 +74,10 @@ def budget_of(served: Served, asked: int | None) -> int:
     return served.budget if asked is None else max(LEAST_BUDGET, asked)
 
 
+#: The arguments that name a run: each takes a run id, or the ``run_ref`` ``list_runs`` gives.
+RUN_ARGUMENTS = frozenset({"run_id", "run_a", "run_b"})
+
+
 def answered(tool: Callable[P, Awaitable[dict[str, Any]]]) -> Callable[P, Awaitable[CallToolResult]]:
     """A tool whose answer (fitted already) is compact JSON text, the one thing an agent reads
     and the budget counts (registered with ``structured_output=False``: the same value again as
@@ -83,6 +87,9 @@ def answered(tool: Callable[P, Awaitable[dict[str, Any]]]) -> Callable[P, Awaita
     @wraps(tool)
     async def answer(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
         try:
+            for name in RUN_ARGUMENTS & kwargs.keys():  # a run given by the run_ref list_runs gave
+                if isinstance(given := kwargs[name], str):
+                    kwargs[name] = given_run_id(given)
             found = await tool(*args, **kwargs)
             return CallToolResult(content=[TextContent(type="text", text=safe_json(found, indent=None))])
         except ToolError:

@@ -462,3 +462,36 @@ async def test_the_run_list_spends_no_bytes_on_what_a_run_has_not(demo_url: str)
     assert runs and not [value for value in values if value is None or value is False or value == ""]
     halted = next(run for run in runs if run["run_id"] == HALTED)
     assert halted["pending_tool"] == "refund_payment" and "lease_holder" not in halted
+
+
+async def test_a_run_listed_with_an_escaped_id_is_read_through_its_run_ref(
+    hostile_corpus: dict[str, CorpusStore], tmp_path: Path
+) -> None:
+    """A run id with control characters shows escaped, which names no run: list_runs gives its
+    run_ref, which every tool takes in its place (inert: base64 of the id's bytes)."""
+    copy = tmp_path / "escapes.db"
+    copy.write_bytes(Path(hostile_corpus["escapes"].url).read_bytes())
+    long_id = "x" * 4_894
+    store = await open_store(str(copy), create=False)
+    try:
+        for entry in [entry async for entry in store.load("absurd-figures")]:
+            await store.insert(long_id, entry.name, entry.data)
+    finally:
+        await store.close()
+    async with serving(str(copy), "--allow-writes") as client:
+        runs = answer(await client.call_tool("list_runs", {"limit": 50}))["runs"]
+        escaped = [run for run in runs if "run_ref" in run]
+        assert escaped and all(run["run_ref"].startswith("ref:") for run in escaped)
+        assert all("run_ref" not in run for run in runs if run["run_id"] in ("deep-nesting", "absurd-figures"))
+        for run in escaped:
+            overview = answer(await client.call_tool("run_overview", {"run_id": run["run_ref"], "replay": False}))
+            assert overview["status"]["run_id"] == run["run_id"]  # the same run, shown escaped
+            preview = answer(await client.call_tool("cancel", {"run_id": run["run_ref"]}))
+            assert preview["dry_run"] is True or "already" in json.dumps(preview)
+        assert "not a run_ref this server gave" in error_of(
+            await client.call_tool("run_overview", {"run_id": "ref:%%"})
+        )
+        read = await client.read_resource(
+            f"agenttui://runs/{long_id}",
+        )
+        assert len(json.dumps(read.model_dump(mode="json"), ensure_ascii=False).encode()) <= 32_000  # its budget
