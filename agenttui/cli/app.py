@@ -127,6 +127,17 @@ DEBUG_VARIABLE = "AGENTTUI_DEBUG"
 """Set to 1, an unexpected error shows its traceback (inert, as every output) under its one line."""
 
 
+class OneLineUsageError(click.UsageError):
+    """A usage error said as every error is: one inert line (click's own takes four)."""
+
+    def show(self, file: Any = None) -> None:
+        command = self.ctx.command_path if self.ctx is not None else "agenttui"
+        message = printable(self.format_message()).rstrip(".")
+        hint = "" if "--help" in message else f" (see {command} --help)"
+        click.echo(f"agenttui: {message}{hint}", err=True)
+        backstop.said()
+
+
 class AgentTuiGroup(click.Group):
     """The ``agenttui`` group, the one entry point every command runs through.
 
@@ -137,6 +148,14 @@ class AgentTuiGroup(click.Group):
     """
 
     default_command = "open"
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         lead = 0  # the group's own flags may come first: ``agenttui --no-cache STORE``
@@ -171,8 +190,10 @@ class AgentTuiGroup(click.Group):
     def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # a command's own arguments
+            raise _one_line(exc) from None
         except (click.exceptions.Exit, click.ClickException, click.Abort):
-            raise  # click's own: usage errors and --help already speak its one-line way
+            raise  # click's own: --help, and errors click says in one line already
         except BrokenPipeError:
             raise  # the output failing: ``entry`` says so (or, for a closed pipe, nothing)
         except asyncio.CancelledError:
@@ -275,6 +296,14 @@ def mask_process_title() -> None:
         setproctitle.setproctitle(" ".join(["agenttui", *masked[1:]]))
 
 
+def _one_line(error: click.UsageError) -> OneLineUsageError:
+    if isinstance(error, OneLineUsageError):
+        return error
+    one = OneLineUsageError(error.format_message(), error.ctx)
+    one.exit_code = error.exit_code
+    return one
+
+
 def entry() -> None:
     """The console script: ``main``, safe on any terminal and into any output.
 
@@ -286,7 +315,7 @@ def entry() -> None:
             stream.reconfigure(errors="backslashreplace")
     mask_process_title()
     try:
-        main()
+        main(prog_name="agenttui")  # ``python -m agenttui`` too: what its messages tell a person to type
     except OSError as exc:  # the store's errors are StoreErrors: this is the output failing
         # Python would try the output again at exit and complain: point it at nothing first.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

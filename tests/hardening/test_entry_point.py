@@ -130,3 +130,26 @@ def test_a_store_is_a_file_there_a_url_or_a_path(tmp_path: Path, monkeypatch: py
     assert not any(map(names_a_store, ["mermiad", "runz", "journals"]))
     missing = CliRunner().invoke(main, ["missing.db"])  # a path: the store is opened, and is not there
     assert missing.exit_code == 2 and "no such file" in missing.output
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["runs"], "agenttui: Missing argument 'STORE' (see agenttui runs --help)"),
+        (["runs", "STORE", "--bogus"], "agenttui: No such option '--bogus' (see agenttui runs --help)"),
+        (["--bogus"], "agenttui: No such option '--bogus' (see agenttui --help)"),
+        (["replay", "STORE", "--jobs", "x"], "agenttui: Invalid value for '--jobs': 'x' is not a valid integer range"),
+        (
+            ["runs", "STORE", f"--{OSC52}"],
+            "agenttui: No such option '--\\x1b]52;c;cm0gLXJmIH4gIw'",
+        ),  # click cuts at '='
+    ],
+)
+def test_a_usage_error_is_one_inert_line(tmp_path: Path, args: list[str], says: str) -> None:
+    """As every error is (README: one line on stderr, exit 2), not click's four."""
+    store = tmp_path / "journal.db"
+    store.write_bytes(b"")
+    result = agenttui(*[str(store) if arg == "STORE" else arg for arg in args])
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(says), result.stderr
+    assert not TERMINAL_ACTIVE.search(result.stderr)
