@@ -55,6 +55,8 @@ class StoreConnectionError(StoreError):
 class StoreMissingError(StoreConnectionError):
     """The store is not there (no such SQLite file) and was not to be created."""
 
+    title = "No such store"
+
 
 class ReadOnlyStoreError(StoreError):
     """A write was attempted on a store opened read-only."""

@@ -796,7 +796,7 @@ def require_file(path: str | os.PathLike[str]) -> None:
     a journal, opens only a file that exists."""
     path = os.path.abspath(os.fspath(path))
     if not os.path.exists(path):
-        raise StoreMissingError(f"{_url(path)}: no such file")
+        raise StoreMissingError(f"{path}: no such file")  # the path, as a person typed it (made absolute)
 
 
 async def _connect_and_prepare(

@@ -461,7 +461,7 @@ def test_the_command_line_names_a_missing_store_before_the_screen_switches(tmp_p
         [sys.executable, "-m", "agenttui", str(missing)], check=False, capture_output=True, text=True, timeout=60
     )
     assert child.returncode == 2
-    assert child.stderr == f"agenttui: Connection error: sqlite://{missing}: no such file\n"
+    assert child.stderr == f"agenttui: No such store: {missing}: no such file\n"  # the path typed, not a URL
     assert "\x1b" not in child.stdout + child.stderr and not missing.exists()
 
 
