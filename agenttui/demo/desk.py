@@ -7,17 +7,17 @@ durable wait for settlement, a question to the customer (an interrupt), and a su
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from agenttui.agent.loop import Agent
-from agenttui.agent.model import Model
+from agenttui.agent.model import Finish, Model, ModelDelta, ModelRequest, TextDelta
 from agenttui.agent.scripted import Call, ScriptedModel, Turn
 from agenttui.agent.subagent import subagent_tool
-from agenttui.agent.tools import Tool, ToolContext, interrupt_name, tool
-from agenttui.journal.record import ModelInfo, Usage
+from agenttui.agent.tools import DENIED_TEXT, Tool, ToolContext, interrupt_name, tool
+from agenttui.journal.record import ModelInfo, ToolResultPart, Usage
 from agenttui.stores.base import Store
 
 ORDERS: dict[str, dict[str, Any]] = {
@@ -162,6 +162,32 @@ DESK_MODEL = ModelInfo("anthropic", "claude-sonnet-4-5")
 SPECIALIST_MODEL = ModelInfo("anthropic", "claude-haiku-4-5")
 
 
+class DeskModel(ScriptedModel):
+    """The desk's script, which a reviewer's denial ends: a story is written for a refund that
+    goes through, so after a denied call the desk says it was declined rather than reading on
+    ("Refunded $64.10" after a deny)."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        told = request.messages[-1] if request.messages else None
+        denied = told is not None and any(
+            isinstance(part, ToolResultPart) and part.is_error and DENIED_TEXT.encode() in (part.result or b"")
+            for part in told.parts
+        )
+        script = self.agents.get(request.agent, self.turns)
+        next_turn = script[request.turn] if request.turn < len(script) else None
+        written_for_it = next_turn is not None and not next_turn.calls  # a story that tells of the denial itself
+        if request.agent == SPECIALIST or not denied or written_for_it:
+            async for delta in super().stream(request):
+                yield delta
+            return
+        yield TextDelta(DECLINED)
+        yield Finish("stop", _usage(request.turn), model=self.model)
+
+
+#: What the desk says once a reviewer denied its call.
+DECLINED = "A reviewer declined the refund: nothing was refunded."
+
+
 def demo_model(script: Sequence[Turn], *, latency: float = 0.0) -> ScriptedModel:
-    return ScriptedModel(script, agents={SPECIALIST: SPECIALIST_TURNS}, latency=latency, model=DESK_MODEL,
-                         agent_models={SPECIALIST: SPECIALIST_MODEL})  # fmt: skip
+    return DeskModel(script, agents={SPECIALIST: SPECIALIST_TURNS}, latency=latency, model=DESK_MODEL,
+                     agent_models={SPECIALIST: SPECIALIST_MODEL})  # fmt: skip

@@ -310,3 +310,18 @@ def test_tools_made_afresh_each_read_their_own_arguments_type() -> None:
     assert (refund_tool.args_type, lookup_tool.args_type) == (RefundArgs, LookupArgs)
     assert (refund_tool.wants_context, lookup_tool.wants_context) == (False, True)
     assert json_schema(LookupArgs)["properties"] == {"customer": {"type": "integer"}}
+
+
+async def test_the_demo_desk_says_a_denied_refund_was_declined(store: Store) -> None:
+    """Its stories are written for refunds that go through: after a reviewer's deny, a re-drive
+    neither emails nor says "Refunded"."""
+    from agenttui.demo.build import build_demo, factory
+    from agenttui.demo.desk import DECLINED, Effects, desk_tools
+    from agenttui.runs.actions import deny
+
+    await build_demo(store, bulk_turns=2)
+    await deny(store, "refund-a1005", "call_1_0")
+    effects = Effects()
+    setup = dataclasses.replace(factory("refund-a1005"), tools=desk_tools(effects))
+    answer = await setup.agent(store).run("refund-a1005", "")
+    assert answer.text == DECLINED and effects.refunds == [] and effects.emails == []
