@@ -510,3 +510,22 @@ async def test_the_run_flowchart_ends_where_the_run_stands_and_shows_the_cursor_
         await settle(pilot)
         end = app.screen.query_one(FlowchartView).chart.end
         assert end is not None and end.kind == FlowKind.UNFINISHED and end.label.startswith("halted on refund_payment")
+
+
+async def test_acting_on_a_run_whose_status_is_being_read_reads_it_then_acts(demo_db: Path) -> None:
+    """The header may show a status the screen has not read yet (a long run's records come first):
+    a key that acts on the run reads the status now and goes on, never "still being read"."""
+    from agenttui.tui.screens.run import RunScreen
+
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_run("refund-a1005")
+        await wait_for_screen(pilot, RunScreen)
+        await settle(pilot)
+        run_screen = screen_of(app, RunScreen)
+        run_screen.status = None  # as while its records are still being read
+        await pilot.press("o")
+        await wait_for_screen(pilot, ChoiceDialog)  # approve, deny...: the status was read, then acted on
+        read = getattr(run_screen, "status")  # noqa: B009  (read anew: set to None just above)
+        assert read is not None and read.state == RunState.AWAITING_APPROVAL

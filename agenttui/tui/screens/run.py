@@ -482,10 +482,16 @@ class RunScreen(StoreScreen):
         self.show_pane(pane)
 
     def action_operate(self, pick: str | None = None) -> None:
-        if self.status is None:
-            self.notify("the run's status is still being read", severity="warning")
+        if self.status is None:  # its records are still being read: read its status first, now
+            self._operate_once_read(pick)
             return
         self.tui.operate(self.status, pick)
+
+    @work(exclusive=True, group="run-operate", exit_on_error=False)
+    async def _operate_once_read(self, pick: str | None) -> None:
+        (status,) = await statuses(self.store, [self.run_id])
+        self.post_message(RunScreen.StatusRead(status))
+        self.tui.operate(status, pick)
 
     def action_export(self) -> None:
         """Export this run (and its sub-runs) to a bundle file."""
