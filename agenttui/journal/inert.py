@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import shlex
 import unicodedata
 from typing import Any
 
@@ -111,3 +112,23 @@ def safe_json(value: Any, *, indent: int | None = 2) -> str:
 def clip(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters with an ellipsis."""
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def shell_word(word: str) -> str:
+    """``word`` for a POSIX shell command a person copies: quoted as ``shlex.quote`` does, or,
+    where it holds a character ``printable`` shows escaped (a filter's or a run id's ESC), in the
+    ANSI-C quoting of bash and zsh (``$'...'``), whose escapes are the characters themselves. The
+    command then shows inert, and pasted, runs as it was built (an escape ``printable`` shows
+    would be four other characters)."""
+    if printable_id(word) == word:
+        return shlex.quote(word)
+    return "$'" + "".join(_ansi_c(char) for char in word) + "'"
+
+
+def _ansi_c(char: str) -> str:
+    if char in "\\'":
+        return "\\" + char
+    if printable_id(char) == char:
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

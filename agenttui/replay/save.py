@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from agenttui.errors import AgentTuiError
 from agenttui.journal import keys
 from agenttui.journal.codec import go_json
+from agenttui.journal.inert import shell_word
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
 from agenttui.replay.fork import ForkSession
@@ -121,7 +121,7 @@ class SaveFork:
             words += ["--agent", self.live_agent, "--live"]
         words += ["--until", self.until] if self.until else []
         words += ["--into", self.into] if self.into else ["--save"]
-        return f"printf '%s' {shlex.quote(self.edit_value)} | " + " ".join(shlex.quote(w) for w in words)
+        return f"printf '%s' {shell_word(self.edit_value)} | " + " ".join(shell_word(w) for w in words)
 
     async def apply(self, store: Store) -> str:
         return await lease(store, self.run_id, lambda: self._write(store), ttl=30)

@@ -8,7 +8,6 @@ already decided, with the decision that stands).
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,7 @@ from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import ToolSafety, encode_result, interrupt_name
 from agenttui.errors import RunNotFoundError
 from agenttui.journal import keys
+from agenttui.journal.inert import shell_word
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
 from agenttui.runs.forks import ForkRefused, fork_mark
@@ -130,7 +130,7 @@ async def _require_gate(journal: Journal, run_id: str, tool_use_id: str, history
 
 def _cli(command: str, run_id: str, *words: str) -> str:
     """The command that fits instead, for a person to run (the store left for them to fill in)."""
-    return " ".join(["agenttui", command, "STORE", *(shlex.quote(w) for w in (run_id, *words))])
+    return " ".join(["agenttui", command, "STORE", *(shell_word(w) for w in (run_id, *words))])
 
 
 async def approve(store: Store, run_id: str, tool_use_id: str, approver: str = "") -> ActionOutcome:

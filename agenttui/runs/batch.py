@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shlex
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,6 +26,7 @@ from agenttui.agent.factory import AgentSetup
 from agenttui.agent.pauses import AlreadyDecided
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
+from agenttui.journal.inert import shell_word
 from agenttui.journal.journal import Journal
 from agenttui.runs.choices import LEGACY_REFUSAL, why_not_drivable
 from agenttui.runs.drive_plan import DrivePlan
@@ -230,7 +230,7 @@ class Selection:
         """The command that applies it (``--yes``), or previews it without."""
         if self.where is None:
             ids = [status.run_id for status in self.fitting]
-            return " ".join(["agenttui", self.action.verb, shlex.quote(store_url), *map(shlex.quote, ids[:1])]) + (
+            return " ".join(["agenttui", self.action.verb, shell_word(store_url), *map(shell_word, ids[:1])]) + (
                 f"  (and {len(ids) - 1:,} more runs, one command each)" if len(ids) > 1 else ""
             )
         return where_command(self.action, store_url, self.where.text)
@@ -239,7 +239,7 @@ class Selection:
 def where_command(action: BulkAction, store_url: str, where_text: str) -> str:
     """The command that applies ``action`` to the runs ``where_text`` selects (``--yes``)."""
     words = [action.verb, store_url, "--where", where_text, *action.options(), "--yes"]
-    return "agenttui " + " ".join(shlex.quote(word) for word in words)
+    return "agenttui " + " ".join(shell_word(word) for word in words)
 
 
 #: What ends a bare value in the filter language, or must be quoted in one (``runs.where``).

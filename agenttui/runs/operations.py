@@ -9,7 +9,6 @@ journal's at-most-once insert. The TUI and the CLI both call these; neither has 
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
@@ -19,6 +18,7 @@ from agenttui.agent.pauses import AlreadyDecided, RunPaused
 from agenttui.agent.runstart import RunStart
 from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
+from agenttui.journal.inert import shell_word
 from agenttui.journal.journal import Journal
 from agenttui.runs import actions
 from agenttui.runs.drive_plan import DrivePlan, plan_drive
@@ -44,7 +44,7 @@ class Operation(Protocol):
 
 
 def _cli(*words: str) -> str:
-    return "agenttui " + " ".join(shlex.quote(w) for w in words)
+    return "agenttui " + " ".join(shell_word(w) for w in words)
 
 
 class BadValue(AgentTuiError):

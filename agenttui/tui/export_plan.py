@@ -4,13 +4,12 @@ same, and what to say once it is done. Plain Python, so the rules are tested wit
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agenttui.journal.inert import printable, printable_id
+from agenttui.journal.inert import printable, printable_id, shell_word
 from agenttui.runs.state import RunState
 
 if TYPE_CHECKING:
@@ -130,7 +129,7 @@ def export_command(
     words = ["export", *options, "--", *arguments] if any(a.startswith("-") for a in arguments) else [
         "export", *arguments, *options
     ]  # fmt: skip
-    return "agenttui " + " ".join(shlex.quote(word) for word in words)
+    return "agenttui " + " ".join(shell_word(word) for word in words)
 
 
 def report_lines(report: ExportReport) -> list[str]:

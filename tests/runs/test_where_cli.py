@@ -63,3 +63,24 @@ def test_a_bad_filter_is_one_line_and_exit_2(go_db: Path, expr: str, says: str) 
 def test_a_bad_filter_is_refused_before_the_store_is_opened(tmp_path: Path) -> None:
     done = agenttui("runs", str(tmp_path / "missing.db"), "--where", "turns>abc")
     assert done.returncode == 2 and done.stderr.startswith("agenttui: Bad filter: at column 7: 'abc' is not a number")
+
+
+def test_a_previews_command_pasted_runs_the_filter_it_previewed(go_db: Path) -> None:
+    """A filter holding a control character: the "To apply" command shows it inert ($'\\x1b'),
+    and pasted into a shell it gives agenttui the very same filter (an escape printed as text
+    would be four other characters: another filter)."""
+    import shlex
+    import subprocess
+    import sys
+
+    where = "status=halted or id='run\x1b[2J'"
+    preview = agenttui("cancel", str(go_db), "--where", where)
+    assert preview.returncode == 0, preview.stderr
+    command = preview.stdout.split("To apply:\n", 1)[1].strip()
+    assert "\x1b" not in command and "$'" in command
+    argv_of = f"{shlex.quote(sys.executable)} -c 'import sys, json; print(json.dumps(sys.argv[1:]))'"
+    pasted = subprocess.run(
+        ["bash", "-c", command.replace("agenttui", argv_of, 1)], check=True, capture_output=True, text=True
+    )
+    argv = json.loads(pasted.stdout)
+    assert argv[:4] == ["cancel", str(go_db), "--where", where] and argv[-1] == "--yes"
