@@ -198,6 +198,8 @@ class SQLiteStore(Store):
     ) -> None:
         """Use ``SQLiteStore.open``; this wraps a connection that ``open`` has already checked."""
         self._conn: aiosqlite.Connection | None = conn
+        self._in_wal = read_only
+        """The file is in WAL mode, or this handle never writes (``_writing``)."""
         self._second_uri = f"file:{quote(path)}?mode=ro{'&immutable=1' if immutable else ''}"
         self._second_conn: aiosqlite.Connection | None = None
         """A read-only connection for a second page of summaries, opened when first needed."""
@@ -296,10 +298,29 @@ class SQLiteStore(Store):
         except sqlite3.Error as exc:
             raise _translate(exc, self.display_url, "closing") from exc
 
+    async def _writing(self) -> None:
+        """Refuse a write to a read-only handle; before a handle's first record, put the file in
+        WAL mode (as the SDK's writers open it), never before: a command that writes no record (a
+        write refused under the run's lease, a lease taken and let go) leaves the file's mode as
+        it was."""
+        self._check_writable()
+        if self._in_wal:
+            return
+        deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+        while True:  # as ``_switch_to_wal``: SQLite answers SQLITE_BUSY at once here, not after waiting
+            try:
+                await self._fetch("PRAGMA journal_mode = WAL", (), "switching to WAL")
+                break
+            except StoreLockedError:
+                if time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.01)
+        self._in_wal = True
+
     # -- the base contract ----------------------------------------------------------------------
 
     async def insert(self, run_id: str, name: str, data: bytes) -> Inserted:
-        self._check_writable()
+        await self._writing()
         rows = await self._fetch(self._sql_insert, (run_id, name, data), "inserting a step")
         if rows:
             return Inserted(Entry(rows[0][0], name, bytes(data)), won=True)
@@ -318,7 +339,7 @@ class SQLiteStore(Store):
         # kill must leave nothing. It runs on a connection of its own: on the handle's, any other
         # call made meanwhile (another task's insert, a read) would join it, and see, or be
         # rolled back with, entries that were never committed.
-        self._check_writable()
+        await self._writing()
         if not items:
             return []
         async with self._bulk_writing:
@@ -901,6 +922,7 @@ def _prepare(conn: sqlite3.Connection, url: str, *, read_only: bool, create: boo
             conn.execute("PRAGMA query_only = 1").fetchall()
         conn.execute("BEGIN" if read_only else "BEGIN IMMEDIATE").fetchall()
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
+        new_journal = steps not in tables
         if version in tables:
             # Compared in SQL, where a version stored as TEXT sorts above every number (refused).
             newer = list(
@@ -958,8 +980,10 @@ def _prepare(conn: sqlite3.Connection, url: str, *, read_only: bool, create: boo
             ).fetchall()
             conn.execute(f"INSERT OR IGNORE INTO {version} (id, version) VALUES (1, {_SCHEMA_VERSION})").fetchall()
         conn.execute("COMMIT").fetchall()
-        if not read_only:
+        if not read_only and new_journal:
             # Only now: a file refused above keeps its journal mode, as it keeps everything else.
+            # A journal that was there switches at its first write (``SQLiteStore._writing``): a
+            # command that writes nothing (refused, or deciding nothing) leaves it as it was.
             _switch_to_wal(conn)
     except sqlite3.Error as exc:
         raise _translate(exc, url, "opening") from exc

@@ -216,3 +216,22 @@ def test_text_that_json_refuses_for_any_reason_is_a_bad_value() -> None:
         parse_value("{bad", json_only=False)
     with pytest.raises(BadValue, match=r"^not valid JSON \(Exceeds the limit"):
         parse_value("1" * 5000, json_only=True)
+
+
+def journal_mode(path: Path) -> str:
+    """The file's own word (its header's write version): a command must not have changed it."""
+    return {1: "rollback journal", 2: "wal"}[path.read_bytes()[18]]
+
+
+def test_a_refused_write_leaves_a_rollback_journal_store_as_it_was(demo: Path) -> None:
+    """A store another writer keeps in rollback-journal mode: a command that writes nothing (refused)
+    changes nothing of the file, its mode included; the first write puts it in WAL, as the SDK does."""
+    with sqlite3.connect(demo) as conn:
+        conn.execute("PRAGMA journal_mode = DELETE").fetchall()
+    assert journal_mode(demo) == "rollback journal"
+    for args in (["approve", "refund-a1002", "call_1_0"], ["answer", "refund-a1001-stalled", "x", "1"],
+                 ["cancel", "no-such-run"], ["release", "refund-a1002"]):  # fmt: skip
+        cli(args[0], str(demo), *args[1:])  # each refused, or with nothing to do
+    assert journal_mode(demo) == "rollback journal"  # a lease was taken and let go: its mode kept
+    assert cli("approve", str(demo), "refund-a1005", "call_1_0").returncode == 0
+    assert journal_mode(demo) == "wal"
