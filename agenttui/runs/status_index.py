@@ -89,11 +89,11 @@ def cache_dir() -> Path:
     return root / "agenttui"
 
 
-def _fits(row: Sequence[Any]) -> bool:
-    """Whether SQLite can hold every number of ``row`` (64 bits). A run whose figures are absurd
-    (a token count of 2^64) is not kept, and is summed up at each look instead: never an error
-    that blinds the look at every other run."""
-    return all(-(2**63) <= value < 2**63 for value in row if isinstance(value, int))
+def _fits(*tokens: int | None) -> bool:
+    """Whether SQLite can hold these token counts (64 bits), the one figure a store's data sets
+    (counts and seqs are the database's own). A run whose count is absurd (2^64) is not kept, and
+    is summed up at each look instead: never an error that blinds the look at every other run."""
+    return all(value is None or -(2**63) <= value < 2**63 for value in tokens)
 
 
 def _not_private(path: Path) -> str | None:
@@ -708,7 +708,7 @@ class StatusIndex:
         with self._lock, self._conn:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO costs VALUES (?, ?, ?, ?)",
-                [row for r, (count, last), t in rows if _fits(row := (r, count, last, t))],
+                [(r, count, last, t) for r, (count, last), t in rows],  # tokens as JSON text: any size
             )
 
     def clear_tokens(self) -> None:
@@ -747,7 +747,7 @@ class StatusIndex:
                 ))  # fmt: skip
             self._conn.executemany(
                 f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * (_VERDICT_AT + len(Verdict._fields)))})",
-                [row for row in rows if _fits(row)],
+                [row for row in rows if _fits(row[_TOKENS_AT], row[_VERDICT_TOKENS_AT])],
             )
             self._keep_verdicts([(run_id, mark, verdict) for run_id, (mark, verdict) in verdict_of.items()])
             for table in ("runs", "costs"):
@@ -761,7 +761,7 @@ class StatusIndex:
         columns = ", ".join(f"verdict_{name} = ?" for name in Verdict._fields)
         self._conn.executemany(
             f"UPDATE runs SET {columns} WHERE run_id = ? AND count = ? AND last = ?",
-            [row for run_id, (count, last), verdict in verdicts if _fits(row := (*verdict, run_id, count, last))],
+            [(*verdict, run_id, count, last) for run_id, (count, last), verdict in verdicts if _fits(verdict.tokens)],
         )
 
     def settle(
@@ -832,6 +832,9 @@ CREATE TABLE costs (run_id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGE
 """.format(verdict=", ".join(f"verdict_{name}" for name in Verdict._fields))
 #: The column of a ``runs`` row its verdict begins at (the summary's come before it).
 _VERDICT_AT = 17
+#: Where a row of ``runs`` holds its tokens, and its verdict's (``_fits``).
+_TOKENS_AT = 4
+_VERDICT_TOKENS_AT = _VERDICT_AT + Verdict._fields.index("tokens")
 _NO_VERDICT = (None,) * len(Verdict._fields)
 _VERDICT_SELECTED = ", ".join(["run_id", "count", "last", *(f"verdict_{name}" for name in Verdict._fields)])
 _PLAIN = (
