@@ -156,3 +156,35 @@ def test_the_cli_drivers_name_what_they_run_and_hold_the_recorded_gate(demo_db: 
     everything = agenttui("recover", store, "--agent", loose, env=env)
     assert everything.returncode == 5, everything.stdout  # the damaged run is a genuine error
     assert effects.read_text().splitlines() == ["refund A-1005 64.1"]  # the approved run's, once
+
+
+async def test_the_tuis_redrive_names_where_it_stops_and_the_recorded_gate_holds(
+    demo_db: Path,  # noqa: F811  (the fixture imported above)
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agenttui.stores.sqlite import SQLiteStore
+    from agenttui.tui.app import AgentTuiApp
+    from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog
+    from agenttui.tui.screens.runs import RunsScreen
+    from tests.tui.conftest import screen_of, settle, until, wait_for_screen
+
+    effects = tmp_path / "effects.log"
+    monkeypatch.setenv("AGENTTUI_EFFECTS", str(effects))
+    app = AgentTuiApp(str(demo_db), tail=False, agent_spec="tests.agent.loosening_agents:ungated_read_only")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        runs = screen_of(app, RunsScreen)
+        runs.table.cursor = next(i for i, row in enumerate(runs.table.items) if row.run_id == AWAITING_APPROVAL)
+        await pilot.press("o")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("down", "down", "enter")  # approve, deny, then: re-drive with your agent
+        await wait_for_screen(pilot, ConfirmDialog)
+        shown = screen_of(app, ConfirmDialog)._will_write
+        assert shown.startswith("First: refund_payment (call_1_0) stops: awaits approval"), shown
+        await pilot.press("w")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog), "the re-drive")
+        await settle(pilot)
+    assert not effects.exists()
+    async with await SQLiteStore.open(demo_db, read_only=True) as store:
+        assert await Journal(store).get(AWAITING_APPROVAL, keys.tool_key("call_1_0")) is None
