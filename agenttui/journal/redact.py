@@ -11,7 +11,8 @@ The record is decoded, as JSON, whole: every member, at every depth (the walk ke
 stack, so no nesting is too deep for it), the ``@journal`` header and members no format
 version knows included; a string that holds a JSON object or array is decoded and walked too,
 as if it were that JSON (``$.result.body.token`` goes into a ``body`` string), and written
-back as a string in the style it was written in. Bytes that are not JSON (a damaged or
+back as a string in the style it was written in; so is each object or array that prose in a
+string quotes (``the API said {"token": "…"}``). Bytes that are not JSON (a damaged or
 truncated record) raise ``CorruptRecordError``: nothing in them can be looked for. A UTF-8 byte
 order mark before the record is passed over and kept (neither Go nor the codec read such a
 record; its run reads as it did).
@@ -377,8 +378,8 @@ _whitespace_run = re.compile(r"[ \t\n\r]*").match
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _WS = frozenset(_WHITESPACE)
 """For the walk's hot path: ``text[i:i+1] in _WS`` is false at the end of the text too."""
-#: How a string holding JSON can begin: the JSON, whitespace, a BOM, or any of them escaped.
-_MAY_START_JSON = frozenset("{[\\\ufeff" + _WHITESPACE)
+#: Where JSON prose quotes may begin.
+_OPENING = re.compile(r"[{\[]")
 
 
 def _skip_ws(text: str, i: int) -> int:
@@ -593,9 +594,9 @@ class Redactor:
                 if end < 0:
                     probing = probing and end == -1
                     frame = _Frame("}" if kind == "o" else "]", states, shape, None)
-            elif kind == "s" and states and slot != _BYTES and text[i + 1 : i + 2] in _MAY_START_JSON:
-                # A kept string is looked into too: one that holds JSON is no name or time the
-                # reading can use, and it may hold what the paths name.
+            elif kind == "s" and states and slot != _BYTES:
+                # A kept string is looked into too: one that holds JSON, or prose quoting JSON, is
+                # no name or time the reading can use, and it may hold what the paths name.
                 end = self._string(text, i, states, tally, edits, name)
             else:
                 end = self._skip(text, i)
@@ -674,26 +675,46 @@ class Redactor:
         return int(end)
 
     def _string(self, text: str, i: int, states: _States, tally: _Tally, edits: list[_Edit], name: str) -> int:
-        """The string at ``i``, walked as the JSON it holds when it holds an object or array."""
+        """The string at ``i``, walked as the JSON it holds when it holds an object or array, or
+        the JSON it quotes where it is prose."""
         try:
             value, end = scanstring(text, i + 1, True)
         except ValueError:
             raise _Broken(i, cut_short=True) from None
-        start = _skip_ws(value, 1 if value.startswith(_BOM) else 0)
-        if value[start : start + 1] not in ("{", "[") or self._cannot_hold(text, i, states) >= 0:
+        if ("{" not in value and "[" not in value) or self._cannot_hold(text, i, states) >= 0:
             return int(end)
+        start = _skip_ws(value, 1 if value.startswith(_BOM) else 0)
         inner = _Tally()
         try:
             # Recursion only from one string to a string inside it: each level escapes the one
             # inside again, doubling its backslashes, so a record holds a few dozen at most.
+            if value[start : start + 1] not in ("{", "["):
+                raise _Broken(start)
             inner_end, inner_edits = self._walk(value, start, states, None, inner, name)
             self._check_end(value, inner_end)
         except _Broken:
-            return int(end)  # text that only looks like JSON
+            inner_edits = self._quoted(value, states, inner, name)  # prose, or text that only looks like JSON
         if inner_edits:
             tally.merge(inner)
             edits.append((i, end, _restyled(text[i:end], value, _spliced(value, inner_edits))))
         return int(end)
+
+    def _quoted(self, value: str, states: _States, tally: _Tally, name: str) -> list[_Edit]:
+        """The edits of the JSON objects and arrays prose quotes (``the API said {"token": "…"}``),
+        each walked as the string's own JSON would be; the text between them is kept."""
+        edits: list[_Edit] = []
+        at = 0
+        while (found := _OPENING.search(value, at)) is not None:
+            attempt = _Tally()
+            try:
+                stop, quoted = self._walk(value, found.start(), states, None, attempt, name)
+            except _Broken:
+                at = found.start() + 1
+                continue
+            tally.merge(attempt)
+            edits += quoted
+            at = stop
+        return edits
 
 
 def _escapable(key: str) -> bool:

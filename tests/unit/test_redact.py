@@ -328,3 +328,18 @@ def test_a_secret_anywhere_in_a_payload_never_survives_its_member_name(
     assert (after.name, after.kind, after.salt, after.usage, after.approval) == (
         before.name, before.kind, before.salt, before.usage, before.approval,
     )  # fmt: skip
+
+
+def test_a_value_in_json_that_prose_quotes_is_redacted_too() -> None:
+    """A model that quotes a tool's JSON in its text (``the API said {"api_key": "sk-…"}``): the
+    key named is found there too, and every other byte of the text is kept."""
+    data = (
+        b'{"name":"@llm/0","kind":"model","message":{"role":"assistant","parts":[{"type":"text","text":'
+        b'"The API said {\\"api_key\\": \\"sk-live-123\\", \\"ok\\": true}, then [1, {\\"api_key\\": \\"sk-2\\"}]."}]}}'
+    )
+    redacted = Redactor(["api_key"]).redact(data)
+    assert b"sk-live-123" not in redacted.data and b"sk-2" not in redacted.data
+    assert redacted.counts["api_key"] == 2
+    assert redacted.data == data.replace(b"sk-live-123", b"[redacted]").replace(b"sk-2", b"[redacted]")
+    prose = b'{"name":"x","kind":"value","result":"braces { that are not JSON [ at all"}'
+    assert Redactor(["api_key"]).redact(prose).data == prose
