@@ -378,8 +378,9 @@ _whitespace_run = re.compile(r"[ \t\n\r]*").match
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _WS = frozenset(_WHITESPACE)
 """For the walk's hot path: ``text[i:i+1] in _WS`` is false at the end of the text too."""
-#: Where JSON prose quotes may begin.
-_OPENING = re.compile(r"[{\[]")
+#: Where JSON that prose quotes may begin: an object's first member (or its end), an array's
+#: first value (prose's own braces and brackets, "{name}" or "[sic]", are passed over at once).
+_OPENING = re.compile(r'\{\s*["}]|\[\s*[\[{"\d\-\]]')
 
 
 def _skip_ws(text: str, i: int) -> int:
