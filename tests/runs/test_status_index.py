@@ -87,6 +87,18 @@ def index_files(cache: Path) -> list[Path]:
     return sorted((cache / "agenttui").glob("status-*.sqlite")) if (cache / "agenttui").exists() else []
 
 
+async def an_indexed_store(tmp_path: Path, cache: Path) -> tuple[Path, list[RunStatus], Path]:
+    """The Go corpus in a SQLite file, looked at once through the index: the file, its exact
+    statuses, and the index file the look wrote."""
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as store:
+        await write_corpus(store)
+        want = await exact(store)
+        await indexed(store)
+    (index,) = index_files(cache)
+    return path, want, index
+
+
 async def test_statuses_through_the_index_equal_the_exact_rules(make_store: StoreFactory) -> None:
     """On every store, first look and second look alike (the Go corpus: every kind of run)."""
     store = await make_store()
@@ -295,12 +307,7 @@ async def test_a_cache_that_cannot_be_written_means_no_index(tmp_path: Path, mon
 
 
 async def test_a_damaged_index_is_made_again(tmp_path: Path, private_cache: Path) -> None:
-    path = tmp_path / "journal.db"
-    async with await SQLiteStore.open(path) as store:
-        await write_corpus(store)
-        want = await exact(store)
-        await indexed(store)
-    (index,) = index_files(private_cache)
+    path, want, index = await an_indexed_store(tmp_path, private_cache)
     index.write_bytes(b"not a database at all" * 100)
     async with await SQLiteStore.open(path, read_only=True) as store:
         assert await indexed(store) == want
@@ -331,12 +338,7 @@ async def test_an_index_that_lies_is_caught_by_its_spot_check(
     """A change no validator sees (here every row falsified in the file) empties the index: the
     look whose spot check finds it out is served from the index (the checks run beside it), and
     the next look is the store's."""
-    path = tmp_path / "journal.db"
-    async with await SQLiteStore.open(path) as store:
-        await write_corpus(store)
-        want = await exact(store)
-        await indexed(store)
-    (index,) = index_files(private_cache)
+    path, want, index = await an_indexed_store(tmp_path, private_cache)
     with sqlite3.connect(index) as conn:
         conn.execute("UPDATE runs SET tokens = tokens + 1, verdict_tokens = verdict_tokens + 1")
     monkeypatch.setattr(status_index, "SPOT_SHARE", 1.0)
@@ -615,12 +617,7 @@ async def test_an_index_in_a_folder_not_the_users_alone_is_never_read(
     """A verdict read from a file someone else can write is theirs: with the cache folder writable
     by others, a symbolic link, or another user's, every status is read from the store, and the
     user is told why once."""
-    path = tmp_path / "journal.db"
-    async with await SQLiteStore.open(path) as store:
-        await write_corpus(store)
-        want = await exact(store)
-        await indexed(store)
-    (index,) = index_files(private_cache)
+    path, want, index = await an_indexed_store(tmp_path, private_cache)
     with sqlite3.connect(index) as conn:  # forged, as by another user: every verdict's tokens
         conn.execute("UPDATE runs SET tokens = tokens + 1, verdict_tokens = verdict_tokens + 1")
     folder = index.parent
