@@ -348,6 +348,13 @@ class _Walk:
     damaged: str = ""
 
 
+def _negative(usage: Usage | None) -> bool:
+    return (
+        usage is not None
+        and min(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens) < 0
+    )
+
+
 def _walk(records: Sequence[Record]) -> _Walk:
     """A run's model turns and dropped requests, in order: a failed request's usage goes on the
     turn after it (the retry), a late one's on the turn before it."""
@@ -359,6 +366,9 @@ def _walk(records: Sequence[Record]) -> _Walk:
         name = record.name
         if record.unreadable:
             walk.damaged = walk.damaged or f"record {name} could not be read: its spend is not counted"
+        elif _negative(record.usage) or _negative(record.discarded_usage):
+            # A count below zero is no count (a writer's bug): summed, it would hide the others.
+            walk.damaged = walk.damaged or f"record {name} holds a negative token count: its spend is not counted"
         elif record.kind == StepKind.MODEL and name.startswith("@llm/"):
             wasted = sum([*failed, *late], record.discarded_usage or NO_USAGE)
             failed, late = [], []

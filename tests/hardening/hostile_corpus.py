@@ -132,7 +132,7 @@ def codec_runs() -> dict[str, list[Record]]:
                 StepKind.MODEL,
                 message=Message.assistant(TextPart("big")),
                 finish="stop",
-                usage=Usage(input_tokens=ABSURD, output_tokens=10**30, cache_read_tokens=-ABSURD),
+                usage=Usage(input_tokens=ABSURD, output_tokens=10**30, cache_read_tokens=ABSURD),
                 model=ModelInfo(provider="openai", model="gpt-4o"),
             ),
             Record("run:complete", StepKind.VALUE),

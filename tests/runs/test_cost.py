@@ -257,3 +257,12 @@ def test_absurd_token_counts_cost_a_figure_not_an_error(tmp_path: Path) -> None:
     absurd = next(line for line in lines if line["run"] == R_ABSURD)
     assert absurd["input_tokens"] == 2**64 + 1 and absurd["cost_usd"] > 1e24
     assert len(lines) > 1  # every other run costed beside it
+
+
+async def test_a_negative_token_count_is_said_not_summed() -> None:
+    """A count below zero is a writer's bug: summed, it would hide the turns beside it."""
+    store = MemStore()
+    turn = b'{"name":"@llm/0","kind":"model","usage":{"input_tokens":-5000,"output_tokens":10},"finish":"stop"}'
+    await store.insert("negative", "@llm/0", turn)
+    (cost,) = [c async for c in store_costs(store, ["negative"], PriceBook())]
+    assert cost.unreadable == "record @llm/0 holds a negative token count: its spend is not counted"
