@@ -188,3 +188,15 @@ async def test_the_tuis_redrive_names_where_it_stops_and_the_recorded_gate_holds
     assert not effects.exists()
     async with await SQLiteStore.open(demo_db, read_only=True) as store:
         assert await Journal(store).get(AWAITING_APPROVAL, keys.tool_key("call_1_0")) is None
+
+
+async def test_a_replay_serves_a_tool_your_code_calls_read_only_where_the_run_recorded_it_is_not(
+    demo: Store,
+) -> None:
+    """A replay runs your read-only tools for real: a factory that calls the refund read-only
+    would have refunded during a replay. The run's recorded policy decides what runs."""
+    from agenttui.replay.session import replay_verdict
+
+    effects = Effects()
+    _, verdict = await replay_verdict(demo, "refund-a1002", loosened("refund-a1002", "ungated_read_only", effects))
+    assert effects.refunds == [] and "refund_payment" in verdict.served
