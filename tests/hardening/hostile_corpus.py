@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import stat
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -422,3 +424,25 @@ async def build_postgres_schema(dsn: str, schema: str) -> CorpusStore:
         await store.close()
     separator = "&" if "?" in dsn else "?"
     return _codec_store("postgres", f"{dsn}{separator}schema={schema}")
+
+
+def build_odd_paths(directory: Path) -> dict[str, tuple[Path, str]]:
+    """Output paths that are no regular file, each with what the refusal must call it: a link to a
+    file (``kept.txt``, beside them), a dangling link, a FIFO, a socket, and (as root, as CI runs)
+    a character device like /dev/null. No command may replace one, write through it or wait on it."""
+    kept = directory / "kept.txt"
+    kept.write_text("mine")
+    odd = directory / "odd"
+    odd.mkdir()
+    paths = {"link": (odd / "link", "a symbolic link to"), "dangling": (odd / "dangling", "a symbolic link to"),
+             "fifo": (odd / "fifo", "a FIFO"), "socket": (odd / "socket", "a socket")}  # fmt: skip
+    paths["link"][0].symlink_to(kept)
+    paths["dangling"][0].symlink_to(odd / "nowhere.db")
+    os.mkfifo(paths["fifo"][0])
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(paths["socket"][0]))
+    if os.geteuid() == 0:  # mknod needs root; CI runs as root, where -o /dev/null once replaced it
+        device = odd / "null"
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        paths["device"] = (device, "a character device")
+    return paths

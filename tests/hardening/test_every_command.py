@@ -33,7 +33,7 @@ from click.testing import CliRunner
 
 from agenttui.cli import EXIT_CODES, main
 from agenttui.journal.keys import llm_key
-from tests.hardening.hostile_corpus import OSC52, CorpusStore, build_postgres_schema
+from tests.hardening.hostile_corpus import OSC52, CorpusStore, build_odd_paths, build_postgres_schema
 from tests.hardening.test_hostile_content import TERMINAL_ACTIVE
 from tests.hardening.test_read_only import AUDIT
 from tests.pg import PostgresCluster
@@ -88,6 +88,20 @@ class Aids:
     """A bundle of good runs, to import into a store."""
     out: Path
     """A directory of its own for new files (an export, a fork saved ``--into``)."""
+    odd: tuple[Path, ...] = ()
+    """Output paths that are no regular file (``build_odd_paths``): a link, a FIFO, a socket, a device."""
+
+
+def into_odd_paths(make: Callable[[CorpusStore, Path], list[str]]) -> Recipe:
+    """A command's output given each odd path, on one store (the paths are the subject here):
+    refused in one line, exit 2, the path as it was."""
+
+    def recipe(store: CorpusStore, aids: Aids) -> list[Call]:
+        if store.name != "escapes":
+            return []
+        return [Call(make(store, path), expect=(2,)) for path in aids.odd]
+
+    return recipe
 
 
 def featured(store: CorpusStore) -> list[str]:
@@ -130,7 +144,10 @@ def _fork(store: CorpusStore, aids: Aids) -> list[Call]:
             Call([store.url, run_id, *at, "--into", str(aids.out / "fork.db"), "--force"]),
             Call([store.url, run_id, *at, "--into", store.url]),  # the store itself: refused
         ]
-    return calls
+    at = ["--at", step_of(store, store.runs[0]), "--set", str(aids.value)]
+    return calls + into_odd_paths(lambda store, path: [store.url, store.runs[0], *at, "--into", str(path), "--force"])(
+        store, aids
+    )
 
 
 def _compare(store: CorpusStore, aids: Aids) -> list[Call]:
@@ -146,6 +163,7 @@ def _compare(store: CorpusStore, aids: Aids) -> list[Call]:
 def _export(store: CorpusStore, aids: Aids) -> list[Call]:
     new = str(aids.out / "bundle.db")
     calls = [
+        *into_odd_paths(lambda store, path: [store.url, store.runs[0], "-o", str(path), "--force"])(store, aids),
         Call([store.url, "--status", "unreadable", "--status", "complete", "-o", new, "--force"]),
         Call([store.url, "--filter", "\x1b", "-o", new, "--force"]),
         Call([store.url, "--sample", "2", "-o", new, "--force"]),
@@ -205,6 +223,7 @@ RECIPES: dict[str, Recipe] = {
         # A suite: every run, or a filter's, a line or a JSON verdict each, and JUnit XML.
         Call([store.url, "--all", "--junit", str(aids.out / "replays.xml")]),
         Call([store.url, "--where", "status=unreadable,halted or id='*\x1b*'", "--json", "--agent", AGENT]),
+        *into_odd_paths(lambda store, path: [store.url, "--all", "--junit", str(path)])(store, aids),
     ],
     "compare": _compare,
     "fork": _fork,
@@ -223,6 +242,9 @@ RECIPES: dict[str, Recipe] = {
         # --force replaces a file that is no journal (another application's), never a journal.
         Call(["--path", store.url, "--no-tui", "--bulk-turns", "1", "--force"], writes=True),
         Call(["--path", store.url, "--no-tui", "--bulk-turns", "1", "--fresh"], writes=True),
+        *into_odd_paths(lambda store, path: ["--path", str(path), "--no-tui", "--bulk-turns", "1", "--force"])(
+            store, aids
+        ),
     ],
     "export": _export,
     "import": _import,
@@ -367,7 +389,8 @@ def aids(tmp_path_factory: pytest.TempPathFactory, hostile_corpus: dict[str, Cor
     )
     bundle = base / "bundle.db"
     shutil.copy(hostile_corpus["escapes"].url, bundle)  # every run of it is one a store may lack
-    return Aids(value, mermaid, bundle, base)
+    odd = tuple(path for path, _ in build_odd_paths(base).values())
+    return Aids(value, mermaid, bundle, base, odd)
 
 
 #: Where a recipe puts new files; each invocation gets a directory of its own in its place.

@@ -7,9 +7,7 @@ import asyncio
 import hashlib
 import json
 import os
-import socket
 import sqlite3
-import stat
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from agenttui.cli import main
 from agenttui.journal import Journal, Record, StepKind
 from agenttui.stores.files import FileRefusedError, FileTakenError, check_replaceable, same_file
 from agenttui.stores.sqlite import SQLiteStore
+from tests.hardening.hostile_corpus import build_odd_paths
 
 RUN = "refund-a1002"
 DONE = json.dumps({"role": "assistant", "parts": [{"type": "text", "text": "Done."}]})
@@ -126,31 +125,10 @@ async def test_the_guard_knows_a_file_under_another_name(tmp_path: Path) -> None
     assert await check_replaceable(store, force=True) == store
 
 
-def odd_paths(tmp_path: Path) -> dict[str, tuple[Path, str]]:
-    """Paths that are no regular file, each with what the refusal must call it: a link to a file,
-    a dangling link, a FIFO, a socket, and (as root, as CI runs) a character device like /dev/null."""
-    kept = tmp_path / "kept.txt"
-    kept.write_text("mine")
-    odd = tmp_path / "odd"
-    odd.mkdir()
-    paths = {"link": (odd / "link", "a symbolic link to"), "dangling": (odd / "dangling", "a symbolic link to"),
-             "fifo": (odd / "fifo", "a FIFO"), "socket": (odd / "socket", "a socket")}  # fmt: skip
-    paths["link"][0].symlink_to(kept)
-    paths["dangling"][0].symlink_to(odd / "nowhere.db")
-    os.mkfifo(paths["fifo"][0])
-    with socket.socket(socket.AF_UNIX) as listener:
-        listener.bind(str(paths["socket"][0]))
-    if os.geteuid() == 0:  # mknod needs root; CI runs as root, where -o /dev/null once replaced it
-        device = odd / "null"
-        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-        paths["device"] = (device, "a character device")
-    return paths
-
-
 def test_only_a_new_or_regular_file_is_ever_written(demo_db: Path, tmp_path: Path) -> None:
     """Every output path of every command: a link is neither replaced nor written through (the
     refusal names its target), a device, a FIFO or a socket is never replaced, --force or not."""
-    paths = odd_paths(tmp_path)
+    paths = build_odd_paths(tmp_path)
     before = {name: os.lstat(path) for name, (path, _) in paths.items()}
     for name, (path, kind) in paths.items():
         commands = [
