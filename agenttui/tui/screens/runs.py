@@ -486,7 +486,7 @@ class RunsScreen(StoreScreen):
         if not self.model.roots:
             return "No runs in this store yet."
         if self.model.filter_error:
-            return "No run is listed while the filter does not parse (the header says why): fix it, or esc clears it."
+            return "No run is listed while the filter does not parse: fix it, or esc clears it."
         return "No run matches the filter: esc clears the text, s cycles the status filter."
 
     def on_resize(self) -> None:
