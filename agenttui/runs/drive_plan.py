@@ -187,20 +187,11 @@ def _latest_attempt(tool_use_id: str, by_name: Mapping[str, Record]) -> Record |
 def _policy_words(policy: ToolSafety | None) -> str:
     if policy is None:
         return "policy not recorded (your agent's)"
-    safety = (
-        "read-only"
-        if policy.read_only
-        else "idempotent"
-        if policy.idempotent
-        else "idempotency key"
-        if policy.idempotency_key
-        else "side effects, not retry-safe"
-    )
-    gate = (
-        ", gated on m-of-n approvals"
-        if policy.approval_tally
-        else ", gated on approval"
-        if policy.needs_approval
-        else ""
-    )
-    return safety + gate
+    safety = next(
+        (words for flag, words in ((policy.read_only, "read-only"), (policy.idempotent, "idempotent"),
+                                   (policy.idempotency_key, "idempotency key")) if flag),
+        "side effects, not retry-safe",
+    )  # fmt: skip
+    if policy.needs_approval:
+        safety += ", gated on m-of-n approvals" if policy.approval_tally else ", gated on approval"
+    return safety
