@@ -9,8 +9,8 @@ journal's at-most-once insert. The TUI and the CLI both call these; neither has 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from agenttui.agent.factory import AgentSetup
@@ -239,8 +239,9 @@ async def read_drive_plan(store: Store, run_id: str, factory: Callable[[str], Ag
 
 
 async def planned(store: Store, operation: Operation) -> Operation:
-    """``operation`` as its confirmation shows it: a re-drive names the calls it runs first."""
-    return await operation.planned(store) if isinstance(operation, Redrive) else operation
+    """``operation`` as its confirmation shows it: a re-drive (and a recover pass) names the calls
+    it runs first."""
+    return await operation.planned(store) if isinstance(operation, Redrive | RecoverAll) else operation
 
 
 async def _redrive(store: Store, run_id: str, setup: AgentSetup) -> str:
@@ -298,13 +299,22 @@ class RecoverAll:
     factory: Callable[[str], AgentSetup]
     on_progress: Callable[[int, str], None] | None = None
     plan: RecoverPlan | None = None
+    first: Mapping[str, DrivePlan] = field(default_factory=dict)
+    """What the drive of each run of the plan does first (``planned``), by run id."""
 
     title = "Recover every unfinished run"
 
     def will_write(self) -> str:
         if self.plan is None:
             return "for each unfinished root run not leased elsewhere: its next steps, under its lease"
-        return "\n".join(plan_lines(self.plan))
+        return "\n".join([*plan_lines(self.plan), *first_call_lines(self.first)])
+
+    async def planned(self, store: Store, *, runs: int = 50) -> RecoverAll:
+        """This pass, with what the drive of each of its first ``runs`` runs does first."""
+        if self.plan is None:
+            return self
+        to_drive = self.plan.to_drive[:runs]
+        return replace(self, first={s.run_id: await read_drive_plan(store, s.run_id, self.factory) for s in to_drive})
 
     def command(self, store_url: str) -> str:
         return _cli("recover", store_url, "--agent", self.factory_spec)
@@ -324,6 +334,19 @@ class RecoverAll:
 
 #: The most run ids a plan's line names for one status (the rest are counted).
 PLAN_IDS = 3
+
+
+def first_call_lines(first: Mapping[str, DrivePlan], *, most: int = 8) -> list[str]:
+    """The runs of a pass whose drive runs a tool before the model is asked again, each with its
+    calls: where a side effect may fire at once (the others stop at a call, or ask the model)."""
+    firing = [(run_id, plan) for run_id, plan in first.items() if plan.fires]
+    if not firing:
+        return ["no run's drive runs a tool before its model's next turn"] if first else []
+    lines = [f"runs a tool first in {len(firing)} run{'s' * (len(firing) != 1)}:"]
+    lines += [f"  {run_id}: {plan.summary().removeprefix('first: ')}" for run_id, plan in firing[:most]]
+    if len(firing) > most:
+        lines.append(f"  ... and {len(firing) - most} more")
+    return lines
 
 
 def plan_lines(plan: RecoverPlan, *, width: int = 70) -> list[str]:

@@ -550,7 +550,9 @@ class AgentTuiApp(App[int]):
             self.notify(f"no unfinished run to recover{alone}")
             return
         progress = RecoverProgress()
-        operation = RecoverAll(self.agent_spec, self.agent_factory, on_progress=progress.advance, plan=plan)
+        operation = await RecoverAll(
+            self.agent_spec, self.agent_factory, on_progress=progress.advance, plan=plan
+        ).planned(self.store)
         command = operation.command(describe_url(self.url))
         dialog = ConfirmDialog(
             operation.title,

@@ -72,3 +72,13 @@ async def test_a_bulk_redrive_preview_names_each_runs_first_calls(demo: Store) -
     assert any("refund-a1005           First: refund_payment (call_1_0) stops" in line for line in lines), lines
     runs = {run["run_id"]: run["writes"] for run in selection_json(selection, "demo.db")["runs"]}
     assert runs["refund-a1005-approved"].startswith("First: refund_payment (call_1_0) RUNS")
+
+
+async def test_a_recover_pass_names_the_runs_whose_drive_runs_a_tool_first(demo: Store) -> None:
+    from agenttui.runs.operations import RecoverAll
+    from agenttui.runs.recover import plan_recover
+
+    shown = await RecoverAll("agenttui.demo.build:factory", factory, plan=await plan_recover(demo)).planned(demo)
+    lines = shown.will_write().splitlines()
+    assert "runs a tool first in 3 runs:" in lines, lines  # the refund, a question asked again, a settlement
+    assert "  refund-a1005-approved: refund_payment (call_1_0) RUNS; then the model's turn @llm/2" in lines
