@@ -148,11 +148,11 @@ async def apply(kind: str, copies: Copies, runs: int, sample: int) -> None:
     started = load()
     url = await copies.fresh()
     bulk_wall, bulk_cpu, bulk_rss = await asyncio.to_thread(
-        timed, [*AGENTTUI, "cancel", url, "--where", APPLY_WHERE, "--reason", "bench", "--yes"], str(ROOT)
+        timed, Case([*AGENTTUI, "cancel", url, "--where", APPLY_WHERE, "--reason", "bench", "--yes"])
     )
     url = await copies.fresh()
     singles = [
-        await asyncio.to_thread(timed, [*AGENTTUI, "cancel", url, f"run-{n:04}", "--reason", "bench"], str(ROOT))
+        await asyncio.to_thread(timed, Case([*AGENTTUI, "cancel", url, f"run-{n:04}", "--reason", "bench"]))
         for n in range(0, runs, runs // sample)[:sample]
     ]
     per_run = statistics.mean(wall for wall, _, _ in singles)
