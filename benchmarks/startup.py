@@ -297,11 +297,12 @@ def peak_rss_mb(pid: int) -> float:
 
 def run_ids_pattern(store: Path) -> re.Pattern[bytes]:
     """The first run ids of the store as the runs list shows them: it lists them in byte order and
-    clips a long id (a UUID) to its column, cutting it in the middle (``0002b60c-cd99-…-4fb97ca296ec``
-    at 120 columns), so the first 12 characters of the first 200."""
+    clips a long id (a UUID) to its column, cutting it in the middle (``0002b60c-cd…fb97ca296ec``
+    at 120 columns, its cost column beside it), so the first 8 characters of the first 200: what
+    any clip leaves."""
     with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as conn:
         ids = [row[0] for row in conn.execute("SELECT DISTINCT run_id FROM bide_steps ORDER BY run_id LIMIT 200")]
-    return re.compile(b"|".join(re.escape(i[:12].encode()) for i in ids))
+    return re.compile(b"|".join(re.escape(i[:8].encode()) for i in ids))
 
 
 #: The peers: (name, the venv's executable, what its first useful screen shows).
