@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -19,6 +20,7 @@ from agenttui.stores.base import LeaseInfo, Store
 
 if TYPE_CHECKING:
     from agenttui.runs.batch import BulkAction, Selection
+    from agenttui.runs.recover import RecoverReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -313,14 +315,25 @@ async def recover_command(store: str, agent_spec: str, where: str | None, yes: b
     """
     from agenttui.agent.factory import load_factory
     from agenttui.runs.batch import RedriveRuns
-    from agenttui.runs.operations import RecoverAll, report_lines
+    from agenttui.runs.operations import RecoverAll, first_call_lines, report_lines
+    from agenttui.runs.recover import plan_recover
 
     _one_run(where, yes, as_json)
     if where is not None:
         action = RedriveRuns(agent_spec, load_factory(agent_spec), verb="recover")
         await act_on_selection(store, where, action, yes=yes, as_json=as_json)
         return
-    report = await with_store(store, RecoverAll(agent_spec, load_factory(agent_spec)).run, read_only=False)
+    recover_all = RecoverAll(agent_spec, load_factory(agent_spec))
+
+    async def body(opened: Store) -> RecoverReport:
+        # First, what runs a tool before its model is asked again (where a side effect may fire at
+        # once), as the store stands; then every unfinished run, as the spec's Recover drives them.
+        first = await replace(recover_all, plan=await plan_recover(opened)).planned(opened)
+        if said := first_call_lines(first.first):
+            click.echo(printable("\n".join(said), multiline=True))
+        return await recover_all.run(opened)
+
+    report = await with_store(store, body, read_only=False)
     click.echo(printable("\n".join(report_lines(report)), multiline=True))  # run ids and errors quote the store
     if report.errors:
         sys.exit(EXIT_RUNS_FAILED)

@@ -245,11 +245,10 @@ async def test_two_bulk_cancels_and_a_recover_at_once_cancel_each_run_exactly_on
     assert all(o["detail"].startswith(SKIP_REASONS) for o in skipped), Counter(o["detail"] for o in skipped)
     assert summary_a["fitting"] + summary_b["fitting"] == race_store.count + len(skipped)
     # The recover pass wrote nothing: it drove each run it got to a pause, or found it ended.
-    assert report.startswith("recovered "), report
+    recovered = next((line for line in report.splitlines() if line.startswith("recovered ")), None)
+    assert recovered is not None, report  # after what runs a tool first, if any does
     assert await lease_rows(race_store) == []
-    print(
-        f"\n{race_store.count} runs raced in {took:.1f} s: cancel a {summary_a}, cancel b {summary_b}; {report.splitlines()[0]}"
-    )
+    print(f"\n{race_store.count} runs raced in {took:.1f} s: cancel a {summary_a}, cancel b {summary_b}; {recovered}")
 
 
 def outcome_lines(process: subprocess.Popen[str], count: int) -> list[str]:

@@ -304,9 +304,14 @@ def test_cli_recover_names_each_run_that_paused_again(demo_db: Path) -> None:
     result = cli("recover", str(demo_db), "--agent", DEMO_AGENT)
     assert result.returncode == 5, result.stderr  # the damaged run failed
     lines = result.stdout.splitlines()
+    # First, the runs whose drive runs a tool before the model is asked again, each with its call.
+    assert lines[:2] == [
+        "runs a tool first in 3 runs:",
+        "  question-a1001: ask_customer (call_1_0) RUNS; then the model's turn @llm/2",
+    ]
+    lines = lines[lines.index("recovered 6 runs (5 paused again), skipped 3, 1 errors") :]
     # The approved run goes on to its end; the saga asked to roll back, the run never started and
     # the one another worker drives are left alone; the damaged run is an error.
-    assert lines[0] == "recovered 6 runs (5 paused again), skipped 3, 1 errors"
     assert "  paused: run 'refund-a1001-stalled': refund_payment call 'call_1_0' awaits approval" in lines[1:], lines
     assert any(
         line.startswith("  error lookup-a1001-damaged: run 'lookup-a1001-damaged' holds an unreadable")
