@@ -248,13 +248,18 @@ def serve_side_effects(
     calls = calls or RecordedCalls.of(records)
     tools: list[Tool] = []
     for tool in setup.tools:
-        floor = start.policy(tool.name) if start is not None else None
-        if tool.safety.at_least(floor).read_only or tool.name in live:
+        if read_only(tool, start) or tool.name in live:
             tools.append(tool)
         else:
             tools.append(ServedTool(tool.name, tool.fn, tool.description, tool.args_type, tool.safety, calls=calls))
     served = tuple(t.name for t in tools if isinstance(t, ServedTool))
     return dataclasses.replace(setup, tools=tools), served
+
+
+def read_only(tool: Tool, start: RunStart | None) -> bool:
+    """Whether ``tool`` is read-only by your code and by the run's recorded policy (``start``'s,
+    where it records one): only then does a replay run it for real unasked."""
+    return tool.safety.at_least(start.policy(tool.name) if start is not None else None).read_only
 
 
 def recorded_tools(records: Sequence[Record], start: RunStart, calls: RecordedCalls | None = None) -> list[Tool]:
@@ -371,7 +376,7 @@ class ReplaySession:
             setup, self.served = serve_side_effects(
                 setup, self.loop_recording, live_tools, calls=self.calls, start=start
             )
-            self.live = tuple(t.name for t in setup.tools if not t.safety.read_only and t.name in live_tools)
+            self.live = tuple(t.name for t in setup.tools if not read_only(t, start) and t.name in live_tools)
         self.setup = setup
         self.recorded_status = recorded_status
         """The recording's own status: where it stops, when it is unfinished."""

@@ -91,7 +91,7 @@ def plan_drive(run_id: str, records: Sequence[Record], tools: Mapping[str, ToolS
             run_id, (), f"nothing: the run holds an unreadable record ({bad.name}), and a drive refuses it"
         )
     by_name = {r.name: r for r in records}
-    start = RunStart.decode(by_name[keys.RUN_START].result) if keys.RUN_START in by_name else RunStart.decode(None)
+    start = RunStart.decode(by_name[keys.RUN_START].result if keys.RUN_START in by_name else None)
     turns = [r for r in records if r.kind == StepKind.MODEL and r.name.startswith("@llm/")]
     if not turns:
         return DrivePlan(run_id, (), f"the model's first turn ({keys.llm_key(0)}): {_MODEL_DECIDES}")

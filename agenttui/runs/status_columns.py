@@ -19,6 +19,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from agenttui.runs.state import RunState
+from agenttui.stores.base import INT64
 
 if TYPE_CHECKING:
     from agenttui.runs.status import RunStatus
@@ -33,8 +34,6 @@ STATE_INDEX_OF_VALUE: dict[str, int] = {state.value: index for index, state in e
 PENDING = -1
 
 #: A status's members that its line holds; the others are kept only ``whole``.
-#: What a column of 64 bits holds.
-_LEAST, _MOST = -(2**63), 2**63 - 1
 LINE_FIELDS = frozenset({"run_id", "state", "detail", "steps", "turns", "tokens"})
 
 
@@ -127,9 +126,9 @@ class StatusColumns:
         """Keep ``status`` at place ``at``. A token count no column of 64 bits holds (a store's
         absurd figure) is capped in its column, and the status kept whole with the figure."""
         tokens = status.tokens
-        absurd = not _LEAST <= tokens <= _MOST
+        absurd = tokens not in INT64
         if absurd:
-            tokens = _MOST if tokens > _MOST else _LEAST
+            tokens = INT64[-1] if tokens > 0 else INT64[0]
         self.put_line(at, STATE_INDEX[status.state], status.detail, status.steps, status.turns, tokens)
         if absurd or says_more_than_its_line(status):
             self.whole[at] = status

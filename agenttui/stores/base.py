@@ -26,6 +26,8 @@ from agenttui.errors import ConfigError, ReadOnlyStoreError, StoreError
 if TYPE_CHECKING:
     from agenttui.stores.summary import RunSummary
 
+#: What a column of 64-bit integers holds (SQLite's INTEGER, PostgreSQL's bigint, an ``array('q')``).
+INT64 = range(-(2**63), 2**63)
 #: How many entries ``load`` reads per round trip; no connection is held between pages (A8).
 LOAD_PAGE_SIZE = 256
 #: How many run ids ``runs`` reads per round trip.

@@ -78,9 +78,9 @@ async def check_replaceable(
     """The absolute path to write at ``target``, once it is known to be safe to write there.
 
     Raises ``FileRefusedError`` when ``target`` is one of ``protect`` (or a file beside one of
-    them that SQLite keeps), anything but a regular file (a link, a device, a FIFO...), or a journal of runs agenttui did not make (unless
-    ``ours``: the caller knows the file as one it made, the demo's store); ``FileTakenError``
-    when it exists and ``force`` is false.
+    them that SQLite keeps), anything but a regular file (a link, a device, a FIFO...), or a
+    journal of runs agenttui did not make (unless ``ours``: the caller knows the file as one it
+    made, the demo's store); ``FileTakenError`` when it exists and ``force`` is false.
     """
     path = Path(os.path.abspath(os.fspath(target)))  # noqa: ASYNC240  (no I/O but a getcwd)
     for kept in protect:

@@ -6,9 +6,9 @@ The handler itself does only what cannot wait, since it runs even where the even
 fail, and Textual's output thread, which dies on a failed write, would leave the app waiting
 forever on its full queue (a stack dump showed ``App._shutdown`` → ``WriterThread.stop`` →
 ``Queue.put``); so the terminal's descriptors are pointed at /dev/null, which takes the last
-frames. It arms the backstop (``agenttui.backstop``) that ends the process moments later, then hands the quit
-itself to the event loop (``call_soon_threadsafe``), where the app exits as ``q`` does. A second
-signal ends the process at once. A stopped drive's leases are released on the way out when the
+frames. It arms the backstop (``agenttui.backstop``) that ends the process moments later, then
+hands the quit itself to the event loop (``call_soon_threadsafe``), where the app exits as ``q``
+does. A second signal ends the process at once. A stopped drive's leases are released on the way out when the
 loop gets there, and lapse when it does not.
 """
 
