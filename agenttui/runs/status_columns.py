@@ -19,7 +19,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from agenttui.runs.state import RunState
-from agenttui.stores.base import INT64
+from agenttui.stores.base import INT64_MAX, INT64_MIN
 
 if TYPE_CHECKING:
     from agenttui.runs.status import RunStatus
@@ -126,9 +126,9 @@ class StatusColumns:
         """Keep ``status`` at place ``at``. A token count no column of 64 bits holds (a store's
         absurd figure) is capped in its column, and the status kept whole with the figure."""
         tokens = status.tokens
-        absurd = tokens not in INT64
+        absurd = not INT64_MIN <= tokens <= INT64_MAX
         if absurd:
-            tokens = INT64[-1] if tokens > 0 else INT64[0]
+            tokens = INT64_MAX if tokens > 0 else INT64_MIN
         self.put_line(at, STATE_INDEX[status.state], status.detail, status.steps, status.turns, tokens)
         if absurd or says_more_than_its_line(status):
             self.whole[at] = status

@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 from agenttui.errors import AgentTuiWarning
 from agenttui.journal.keys import END_MARKERS
-from agenttui.stores.base import INT64, Entry, Store
+from agenttui.stores.base import INT64_MAX, INT64_MIN, Entry, Store
 from agenttui.stores.files import remove_own_file
 from agenttui.stores.summary import RunSummary
 
@@ -93,7 +93,7 @@ def _fits(*tokens: int | None) -> bool:
     """Whether SQLite can hold these token counts (64 bits), the one figure a store's data sets
     (counts and seqs are the database's own). A run whose count is absurd (2^64) is not kept, and
     is summed up at each look instead: never an error that blinds the look at every other run."""
-    return all(value is None or value in INT64 for value in tokens)
+    return all(value is None or INT64_MIN <= value <= INT64_MAX for value in tokens)
 
 
 def _not_private(path: Path) -> str | None:

@@ -26,8 +26,10 @@ from agenttui.errors import ConfigError, ReadOnlyStoreError, StoreError
 if TYPE_CHECKING:
     from agenttui.stores.summary import RunSummary
 
-#: What a column of 64-bit integers holds (SQLite's INTEGER, PostgreSQL's bigint, an ``array('q')``).
-INT64 = range(-(2**63), 2**63)
+#: The least and the most a column of 64-bit integers holds (SQLite's INTEGER, PostgreSQL's
+#: bigint, an ``array('q')``). Compared, not ``in range(...)``: a count read as a float would be
+#: searched for element by element.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: How many entries ``load`` reads per round trip; no connection is held between pages (A8).
 LOAD_PAGE_SIZE = 256
 #: How many run ids ``runs`` reads per round trip.
