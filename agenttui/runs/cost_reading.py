@@ -32,22 +32,74 @@ _COSTED = ("@llm/", "@spend/", "@spend-late/", keys.RUN_START, "attempt:")
 
 
 async def store_costs(
-    store: Store, run_ids: Sequence[str] | None, prices: PriceBook, *, turns: bool = True
+    store: Store,
+    run_ids: Sequence[str] | None,
+    prices: PriceBook,
+    *,
+    turns: bool = True,
+    below: Mapping[str, Sequence[str]] | None = None,
 ) -> AsyncIterator[RunCost]:
     """The cost of each of ``run_ids`` (every root run of the store when None), each with the
-    sub-runs below it rolled up, as each is read.
+    sub-runs below it rolled up, as each is read. ``below``: the sub-runs of each of ``run_ids``
+    at every depth, where the caller knows them (else listed, a query a run).
 
     ``turns=False``: without each turn's spend nor the tools' (``RunCost.turns`` and ``by_tool``
     left empty), made from the tokens the status index keeps of the runs that did not change
     since a look kept them, and kept there of the others."""
-    async for reader, page, below in _pages(store, run_ids, prices, kept=not turns):
+    async for reader, page, sub_runs in _pages(store, run_ids, prices, kept=not turns, below=below):
         for root in page:
-            tree = below.get(root, [])
+            tree = sub_runs.get(root, [])
             costs: dict[str, RunCost] = {}
             for run_id in sorted(tree, key=lambda r: -r.count(">")):  # the deepest first: a parent sums its children
                 children = {c: costs[c] for c in tree if c in costs and keys.parent_run_id(c) == run_id}
                 costs[run_id] = await reader.cost(run_id, children)
             yield await reader.cost(root, {c: costs[c] for c in tree if keys.parent_run_id(c) == root})
+
+
+class StoreSpend(NamedTuple):
+    """What a store's runs cost together, as far as the status index keeps their tokens."""
+
+    spend: Spend
+    missing: int
+    """Runs whose cost is not in ``spend``: the index keeps no tokens of them (no look at their
+    cost since they changed), and they were too many to read."""
+    not_read_whole: int = 0
+    """Runs of which a record could not be read (what could be is in ``spend``)."""
+    unindexed: int = 0
+    """Runs the caller knows of that the status index holds no status of yet (in ``missing``)."""
+    runs: int = 0
+    """Every run counted or missing."""
+
+
+async def kept_spend(store: Store, prices: PriceBook, *, runs: int = 0) -> StoreSpend | None:
+    """What the runs whose statuses the status index holds cost together: their kept tokens
+    summed in one pass over the index, and the few runs it keeps none of read (as ``agenttui
+    cost`` reads them). None where it keeps none or cannot say (a tiered price reached: those
+    runs are priced turn by turn, as ``agenttui cost`` does). ``runs``: how many runs the caller
+    knows the store holds, where the index may not hold them all yet (its missing count them)."""
+    from agenttui.runs.status_index import summed_tokens
+
+    summed = await summed_tokens(store)
+    if summed is None or not (summed.runs or summed.missing_ids):
+        return None
+    total, missing, broken = Spend(), summed.missing, 0
+    if summed.missing_ids:
+        tally = SpendTally(prices, "model")
+        alone = dict.fromkeys(summed.missing_ids, ())  # each its own, its sub-runs summed apart
+        async for reader, page, _ in _pages(store, summed.missing_ids, prices, kept=True, below=alone):
+            for run_id in page:
+                tally.add(await reader.spend(run_id, run_id), "")
+        total, missing, broken = tally.spends()[1], 0, tally.not_read_whole
+    for provider, model, counts in summed.models:
+        info = model_info(provider, model)
+        if counts[8] is not None and not prices.summable(info, counts[8]):
+            return None
+        total += spend_of(prices, info, Usage(*counts[:4]), Usage(*counts[4:8]), counts[8])
+    if any(summed.unattributed):
+        total += spend_of(prices, model_info("", ""), None, Usage(*summed.unattributed), 0)
+    unindexed = max(0, runs - summed.runs - summed.missing)
+    every = max(runs, summed.runs + summed.missing)
+    return StoreSpend(total, missing + unindexed, broken, unindexed, every)
 
 
 class SpendTally:
@@ -158,23 +210,31 @@ async def store_spend(store: Store, run_ids: Sequence[str] | None, prices: Price
 
 
 async def _pages(
-    store: Store, run_ids: Sequence[str] | None, prices: PriceBook, *, kept: bool
-) -> AsyncIterator[tuple[_PageReader, list[str], dict[str, list[str]]]]:
+    store: Store,
+    run_ids: Sequence[str] | None,
+    prices: PriceBook,
+    *,
+    kept: bool,
+    below: Mapping[str, Sequence[str]] | None = None,
+) -> AsyncIterator[tuple[_PageReader, list[str], Mapping[str, Sequence[str]]]]:
     """The top-level runs asked for (every one when None) a page at a time, each page read
     (``_PageReader``), with the sub-runs below each."""
     from agenttui.journal.journal import Journal
 
     if run_ids is None:
         every = [run_id async for run_id in store.runs()]
-        below: dict[str, list[str]] = {}
+        listed: dict[str, list[str]] = {}
         for run_id in every:
             if (root := keys.root_run_id(run_id)) != run_id:
-                below.setdefault(root, []).append(run_id)
-        roots = [run_id for run_id in every if keys.root_run_id(run_id) == run_id]
-    else:
-        roots, below = list(run_ids), {}
+                listed.setdefault(root, []).append(run_id)
+        roots, below = [run_id for run_id in every if keys.root_run_id(run_id) == run_id], listed
+    elif below is None:
+        roots, listed = list(run_ids), {}
         for run_id in roots:
-            below[run_id] = [r async for r in store.runs(prefix=run_id + ">")] if store.IMPLEMENTS_LISTING else []
+            listed[run_id] = [r async for r in store.runs(prefix=run_id + ">")] if store.IMPLEMENTS_LISTING else []
+        below = listed
+    else:
+        roots = list(run_ids)
     journal = Journal(store)
     for start in range(0, len(roots), COST_PAGE):
         page = roots[start : start + COST_PAGE]

@@ -299,6 +299,37 @@ async def forget_tokens(store: Store) -> None:
         await _write(store, kept, kept.clear_tokens)
 
 
+class SummedTokens(NamedTuple):
+    """Every run's kept tokens summed (``summed_tokens``): what a store's spend is made of."""
+
+    models: list[tuple[str, str, list[int]]]
+    """By (provider, model): the four used counts, the four wasted, and the largest part sent."""
+    unattributed: list[int]
+    """Wasted usage no turn names, its four counts."""
+    runs: int
+    """The runs whose tokens are kept and as current as their status."""
+    missing: int
+    """The runs the index holds a status of and no current tokens: a total is partial by them."""
+    missing_ids: list[str]
+    """Those runs, when they are few (``SUMMED_NAMES_MISSING``): read, they complete the total."""
+
+
+#: ``summed_tokens`` names the runs it lacks tokens of up to this many.
+SUMMED_NAMES_MISSING = 500
+
+
+async def summed_tokens(store: Store) -> SummedTokens | None:
+    """Every run's kept tokens summed by model, in one pass over the index (each run's kept
+    tokens count where they were read at the entries its status was: as current as the
+    statuses); None where the index is off or cannot be read (an overflowing sum too)."""
+    if (kept := _opened(store)) is None:
+        return None
+    try:
+        return await asyncio.to_thread(kept.summed_tokens)
+    except (sqlite3.Error, OSError):
+        return None
+
+
 class Changes(NamedTuple):
     """What checking the index's validators found (``KeptLines.changes``)."""
 
@@ -711,6 +742,15 @@ class StatusIndex:
                 [(r, count, last, t) for r, (count, last), t in rows],  # tokens as JSON text: any size
             )
 
+    def summed_tokens(self) -> SummedTokens:
+        """``summed_tokens``: SQLite sums each model's counts as it reads the kept JSON."""
+        with self._lock:
+            models = self._conn.execute(_MODELS_SUMMED).fetchall()
+            runs, missing, *unattributed = self._conn.execute(_RUNS_SUMMED).fetchone()
+            named = self._conn.execute(_MISSING, (SUMMED_NAMES_MISSING,)).fetchall() if missing else []
+        missing_ids = [run_id for (run_id,) in named] if missing <= SUMMED_NAMES_MISSING else []
+        return SummedTokens([(p, m, list(c)) for p, m, *c in models], unattributed, runs, missing, missing_ids)
+
     def clear_tokens(self) -> None:
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM costs")
@@ -830,6 +870,22 @@ CREATE TABLE runs (
 CREATE TABLE costs (run_id TEXT PRIMARY KEY, count INTEGER NOT NULL, last INTEGER NOT NULL, tokens TEXT NOT NULL)
     WITHOUT ROWID;
 """.format(verdict=", ".join(f"verdict_{name}" for name in Verdict._fields))
+#: The kept tokens as current as their run's status (``runs.cost.RunTokens``' JSON).
+_CURRENT_COSTS = "costs c JOIN runs r ON r.run_id = c.run_id AND r.count = c.count AND r.last = c.last"
+_MODELS_SUMMED = f"""
+SELECT json_extract(m.value, '$[0]'), json_extract(m.value, '$[1]'),
+    {", ".join(f"sum(json_extract(m.value, '$[{at}]'))" for at in range(2, 10))}, max(json_extract(m.value, '$[10]'))
+FROM {_CURRENT_COSTS}, json_each(c.tokens, '$[0]') m GROUP BY 1, 2
+"""
+_RUNS_SUMMED = f"""
+SELECT count(*), (SELECT count(*) FROM runs) - count(*),
+    {", ".join(f"coalesce(sum(json_extract(c.tokens, '$[1][{at}]')), 0)" for at in range(4))}
+FROM {_CURRENT_COSTS}
+"""
+_MISSING = """
+SELECT r.run_id FROM runs r WHERE NOT EXISTS
+    (SELECT 1 FROM costs c WHERE c.run_id = r.run_id AND c.count = r.count AND c.last = r.last) LIMIT ?
+"""
 #: The column of a ``runs`` row its verdict begins at (the summary's come before it).
 _VERDICT_AT = 17
 #: Where a row of ``runs`` holds its tokens, and its verdict's (``_fits``).

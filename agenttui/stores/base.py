@@ -290,6 +290,14 @@ class Store(abc.ABC):
         """
         raise ConfigError(f"{type(self).__name__} cannot report changes")
 
+    async def write_mark(self) -> object | None:
+        """A value that changes whenever another connection or process commits to the store (an
+        entry or a lease), cheap to ask (no row of the journal read): a poll that finds the mark
+        it saw last skips its reads, so a viewer of a store nothing is written to rests. It may
+        change when nothing of the journal did (another database on the same server); it never
+        stays the same across such a commit. None: the store cannot tell (every poll reads)."""
+        return None
+
     async def notifications(self) -> NotificationFeed:
         """Start listening for commits: the iterator yields the id of each run that gains an entry
         (a very long id may come cut short), from the moment this returns.

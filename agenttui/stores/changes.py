@@ -3,7 +3,8 @@
 SQLite: OS file notifications (watchfiles) on the database file and its WAL, then one indexed
 query for the runs whose entries are newer than the last seen. PostgreSQL: LISTEN to the
 channel agenttui's own writers NOTIFY on commit, plus slow polling for writers that never
-notify (Go services). Anything else: polling.
+notify (Go services), each poll first asking whether anything at all was written
+(``Store.write_mark``). Anything else: the same polling.
 """
 
 from __future__ import annotations
@@ -96,10 +97,12 @@ async def _listen(store: Store, changed: Changed, set_state: Callable[[str], obj
     loop = asyncio.get_running_loop()
     last_heard = loop.time()
 
+    written = await WrittenSince.noted(store)  # where the store is now, as the SQLite feed notes it
+
     async def poll_when_quiet() -> None:
         while True:
             await asyncio.sleep(POLL_INTERVAL)
-            if loop.time() - last_heard > QUIET_BEFORE_POLLING:
+            if loop.time() - last_heard > QUIET_BEFORE_POLLING and await written.anything():
                 changed(None)
 
     poller = asyncio.create_task(poll_when_quiet())
@@ -125,6 +128,36 @@ async def _poll(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> None:
     set_state("polling")
+    written = await WrittenSince.noted(store)
     while True:
         await sleep(POLL_INTERVAL)
-        changed(None)
+        if await written.anything():
+            changed(None)
+
+
+class WrittenSince:
+    """Whether anything was written to a store since it was last asked (``Store.write_mark``):
+    one cheap question, so that a poll of a store nothing is written to reads nothing else."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._mark: object | None = None
+        self._asked = False
+
+    @classmethod
+    async def noted(cls, store: Store) -> WrittenSince:
+        """One that has noted the store's mark now: it answers for what is written after."""
+        written = cls(store)
+        await written.anything()
+        return written
+
+    async def anything(self) -> bool:
+        """True the first time, when the store cannot tell, or cannot be asked (the reads that
+        follow say why), and when its mark moved since."""
+        try:
+            mark = await self.store.write_mark()
+        except AgentTuiError:
+            return True
+        moved = not self._asked or mark is None or mark != self._mark
+        self._mark, self._asked = mark, True
+        return moved

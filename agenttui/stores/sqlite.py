@@ -584,6 +584,12 @@ class SQLiteStore(Store):
         )
         return {run_id for run_id, _ in rows}, (rows[-1][1] if rows else cursor)
 
+    async def write_mark(self) -> object | None:
+        # SQLite's own counter of commits by other connections to the file: no page of it read.
+        rows = await self._read("PRAGMA data_version", (), "asking whether anything was written")
+        mark: object = rows[0][0]
+        return mark
+
     async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
         if self.layout == "legacy" or not run_ids:
             return []

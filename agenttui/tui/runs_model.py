@@ -302,6 +302,18 @@ class RunsModel:
                 self.add_runs([status.run_id])
             columns.put(runs[status.run_id], status)
 
+    def sub_runs(self, run_ids: Iterable[str]) -> dict[str, list[str]]:
+        """The sub-runs known below each of ``run_ids``, at every depth."""
+        children = self.children
+        below: dict[str, list[str]] = {}
+        for run_id in run_ids:
+            found, waiting = below.setdefault(run_id, []), list(children.get(run_id, ()))
+            while waiting:
+                kid = waiting.pop()
+                found.append(kid)
+                waiting.extend(children.get(kid, ()))
+        return below
+
     def unread(self) -> list[str]:
         """The runs whose status is still being computed, in listing order."""
         return [self.run_ids[at] for at in self._columns.places([None])]

@@ -345,6 +345,30 @@ async def test_changes_since_names_the_runs_written_after_a_cursor(make_store: S
     assert (await store.changes_since(newer))[0] == set()
 
 
+async def test_the_write_mark_moves_with_every_commit_of_another_handle_and_only_then(
+    make_store: StoreFactory,
+) -> None:
+    store = await make_store()
+    await store.insert("a", "x", b"1")
+    mark = await store.write_mark()
+    assert mark is not None  # every store here can tell: a poll of a quiet store reads nothing else
+    assert [e async for e in store.load("a")] and [r async for r in store.runs()] == ["a"]
+    await store.get_leases(["a"])
+    if make_store.kind != "postgres":  # the server's mark moves with every database's writes (other tests')
+        assert await store.write_mark() == mark  # reads write nothing
+    other = await make_store()
+    await other.insert("b", "x", b"1")
+    assert await store.write_mark() != mark
+    for write in (
+        lambda: other.acquire_lease("a", "holder", 30),
+        lambda: other.renew_lease("a", "holder", 60),
+        lambda: other.release_lease("a", "holder"),
+    ):
+        before = await store.write_mark()
+        await write()
+        assert await store.write_mark() != before, "a lease written moves the mark: a run's holder changed"
+
+
 async def test_a_store_that_notifies_names_each_run_as_it_commits(make_store: StoreFactory) -> None:
     store = await make_store()
     if not store.IMPLEMENTS_NOTIFICATIONS:

@@ -186,3 +186,35 @@ async def test_the_cost_pane_shows_each_turn_its_context_and_what_was_wasted(tmp
     assert "@llm/1  $0.0090  ▲ wasted $0.0062 (1,850 tokens)" in text
     bars = [line.split("context")[0].strip() for line in text.splitlines() if "context" in line]
     assert bars[1] == "█" * 16 and len(bars[0]) < len(bars[1])  # 5,500 against the largest, 7,000
+
+
+async def test_the_cost_column_prices_the_rows_on_screen_and_the_header_sums_the_store(tmp_path: Path) -> None:
+    """On a store larger than the screen, the cost column reads the runs a person sees, a screen
+    at a time (an idle list prices nothing more), and the header's total is the whole store's,
+    as ``agenttui cost`` reckons it, summed from the status index."""
+    db = tmp_path / "many.db"
+    turn = model(1, text("done"), '"usage":{"input_tokens":1000,"output_tokens":10},'
+                 '"model":{"provider":"anthropic","model":"claude-sonnet-4-5"}')  # fmt: skip
+    async with await SQLiteStore.open(db) as store:
+        for n in range(1500):
+            await store.insert(f"run-{n:05}", "@llm/1", turn.encode())
+    app = AgentTuiApp(str(db), tail=False)
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunsScreen) and screen.model.pending == 0
+        on_screen = screen.table.size.height
+        assert 0 < len(screen.model.costs) <= on_screen  # the rows seen, not the 1,500
+        assert f" spent by {len(screen.model.costs)} of 1,500 runs, $0.00 wasted" in shown(
+            screen.query_one("#runs-counts")
+        )
+        await pilot.press("end")
+        await until(pilot, lambda: "run-01499" in screen.model.costs, "the last screen's costs read")
+        await settle(pilot)
+        assert len(screen.model.costs) <= 2 * on_screen
+        await pilot.press("dollar_sign")  # by cost: every run's read, once
+        await settle(pilot)
+        total = json.loads(cli("cost", str(db), "--json").stdout)["total"]
+        assert total["runs"] == 1500 and len(screen.model.costs) == 1500
+        spent = f"{money(total['cost_usd'] + total['wasted_cost_usd'])} spent"
+        assert f"{spent}, $0.00 wasted" in shown(screen.query_one("#runs-counts"))

@@ -433,6 +433,12 @@ class PostgresStore(Store):
 
     # -- live tail --------------------------------------------------------------------------------
 
+    async def write_mark(self) -> object | None:
+        # The server's snapshot names the next transaction id and those in progress: any commit
+        # that wrote (an entry, a lease) moves it, and reading it touches no table. It is the
+        # whole server's, so another database's writes move it too: then a poll reads as before.
+        return await self._retrying(lambda: self._pool.fetchval("SELECT pg_catalog.pg_current_snapshot()::text"))
+
     async def notifications(self) -> Notifications:
         """Start listening: the returned iterator yields the id of each run that gains an entry.
 

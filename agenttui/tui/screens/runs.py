@@ -20,6 +20,7 @@ from agenttui.journal import keys
 from agenttui.journal.inert import printable, printable_id
 from agenttui.runs.scheduler import CLOCKED_STATES, StatusScheduler, clock_change_at
 from agenttui.runs.state import RunState
+from agenttui.stores.changes import WrittenSince
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
     WAITING_FOR_LOCK,
@@ -36,10 +37,13 @@ from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
 from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
+    from agenttui.runs.cost_reading import StoreSpend
     from agenttui.runs.status import RunStatus
     from agenttui.runs.status_columns import StatusColumns
     from agenttui.stores.base import LeaseInfo
 
+#: The header's spend is summed again at most this many times while the status index lags the list.
+SUMS_WHILE_LAGGING = 3
 #: Run ids are posted to the screen in batches at most this often while they are listed.
 BATCH_SECONDS = 0.1
 #: Runs whose status moves with the clock are re-read at most this long after their lease lapses
@@ -87,6 +91,14 @@ class RunsScreen(StoreScreen):
         done: bool = False
         failed: str = ""
         """Why the costs could not be read ("" when they were)."""
+        last: bool = False
+        """The last batch of its read (of every run's, or of those seen)."""
+
+    @dataclass
+    class SpendSummed(Message):
+        """What the store's runs cost together, as far as the status index keeps their tokens."""
+
+        spend: StoreSpend | None
 
     @dataclass
     class LeasesMoved(Message):
@@ -132,9 +144,19 @@ class RunsScreen(StoreScreen):
         self._rows_pending = False
         self._rebuild_seconds = 0.0
         self._costs: str = ""
-        """Every run's cost: "" not asked for yet, "reading" or "read" (``_want_costs``)."""
+        """Every run's cost, for a sort by cost: "" not asked for yet, "reading" or "read"
+        (``_want_every_cost``)."""
         self._costs_dirty: set[str] = set()
         """Top-level runs changed while every run's cost is read: read again after."""
+        self._spend: StoreSpend | None = None
+        """What the store's runs cost together (``_sum_spend``), for the header; None: not summed."""
+        self._costs_asked: set[str] = set()
+        """Top-level runs whose cost was asked for, seen without one (``_want_shown_costs``)."""
+        self._sums_lagging = 0
+        """Sums made again while the status index held fewer runs than the list."""
+        self._scrolled_pending = False
+        self._leases_written: WrittenSince | None = None
+        """Whether anything was written since the lease holders were last checked."""
         self._clock_changes: dict[str, tuple[float, str]] = {}
         """Runs whose status moves with the clock: when time alone changes it (``clock_change_at``)
         and the live lease holder it names. Each is read again then, or sooner when its lease row
@@ -162,7 +184,8 @@ class RunsScreen(StoreScreen):
         self._show_counts()
         self.table.empty_text = self._why_empty()
         self.set_interval(CLOCK_REFRESH_SECONDS, self._refresh_clocked)
-        self.watch(self.table, "columns", lambda _: self._want_costs(), init=False)
+        self.watch(self.table, "scroll_y", lambda _: self._scrolled(), init=False)
+        self.watch(self.table, "columns", lambda _: self._want_shown_costs(), init=False)
         if self.tui.store is not None:
             self.load_runs()
 
@@ -278,7 +301,7 @@ class RunsScreen(StoreScreen):
         elif new or message.done:
             self._rows_changed()
         if message.done:
-            self._want_costs()
+            self._want_every_cost()
         if not self.tui.first_rows_shown.is_set():
             self.app.call_after_refresh(self._after_first_rows, new)
         elif new:
@@ -302,7 +325,8 @@ class RunsScreen(StoreScreen):
             from agenttui.render.bulk import give_back_free_memory
 
             give_back_free_memory()  # the pass is done: what it read and dropped goes back
-            self._want_costs()
+            if self._costs_asked:
+                self._sum_spend()
         self._note_clock_changes(message.statuses)
         self._rows_changed()
 
@@ -351,6 +375,7 @@ class RunsScreen(StoreScreen):
         dirty, self._dirty = self._dirty, set()
         if dirty is None:
             self._costs = ""  # read again once listed
+            self._forget_costs()
             self.load_runs()  # re-list: new runs join, known runs refresh below
             self.compute_statuses([r for r in self.model.statuses if self._may_move(r)])
         elif dirty:
@@ -378,6 +403,10 @@ class RunsScreen(StoreScreen):
     async def _check_leases(self, holders: dict[str, str]) -> None:
         """Find the runs whose live lease holder is no longer the one their status names (a
         driver let go of an in-flight run, or took up a sleeping one): one query for all."""
+        if self._leases_written is None or self._leases_written.store is not self.store:
+            self._leases_written = WrittenSince(self.store)
+        if not await self._leases_written.anything():
+            return  # no lease row changed: nothing written since the last look
         try:
             leases = await self.store.get_leases({keys.root_run_id(run_id) for run_id in holders})
         except StoreLockedError:
@@ -396,24 +425,76 @@ class RunsScreen(StoreScreen):
 
     # -- costs -------------------------------------------------------------------------------
 
-    def _want_costs(self) -> None:
-        """Read every run's cost once the cost column shows or the list is sorted by cost, after
-        the listing and, unless sorted by cost, the statuses: a first look at a store's cost
-        decodes every model turn, and a person needs the statuses first. A second look reads
-        the tokens the status index keeps (``store_costs(turns=False)``)."""
-        wanted = self.table.columns.counts or self.model.by_cost
-        if self._costs or not wanted or not self._listed or self.tui.store is None:
+    def _want_shown_costs(self) -> None:
+        """Read the costs of the top-level runs on screen that have none yet, once the cost
+        column shows and the listing is done (a cost rolls its sub-runs up): what a person sees,
+        a screenful at a time, so an idle list prices nothing."""
+        self._scrolled_pending = False
+        if not self.table.columns.counts or not self._listed or self.tui.store is None:
             return
-        if self.model.pending and not self.model.by_cost:
-            return  # asked again when the last status is in
+        wanted = self._shown_roots() - self._costs_asked - self.model.costs.keys()
+        if wanted:
+            self._costs_asked |= wanted
+            self._read_costs(sorted(wanted))
+
+    def _scrolled(self) -> None:
+        """The rows on screen moved: their costs are asked for once the scrolling pauses."""
+        if not self._scrolled_pending:
+            self._scrolled_pending = True
+            self.set_timer(REFRESH_SECONDS, self._want_shown_costs)
+
+    def _want_every_cost(self) -> None:
+        """Read every run's cost once the list is sorted by cost, after the listing: a first look
+        at a store's cost decodes every model turn; a second reads the tokens the status index
+        keeps (``store_costs(turns=False)``)."""
+        if self._costs or not self.model.by_cost or not self._listed or self.tui.store is None:
+            return
         self._costs = "reading"
         self._read_costs(None)
 
     def _costs_changed(self, roots: set[str]) -> None:
-        if self._costs == "read":
+        if self._costs == "read" or self._spend is not None:  # what the header sums is kept current
             self._read_costs(sorted(roots))
-        elif self._costs == "reading":
+            return
+        if self._costs == "reading":
             self._costs_dirty |= roots
+        if seen := roots & self._costs_asked:
+            self._read_costs(sorted(seen))
+
+    @work(exclusive=True, group="runs-spend", exit_on_error=False)
+    async def _sum_spend(self) -> None:
+        """Sum what the store's runs cost for the header, in one pass over the status index."""
+        from agenttui.runs.cost_reading import kept_spend
+
+        if self.model.pending:
+            return  # summed once every status is in: the index holds them all then
+        prices = await self.tui.read_prices()
+        self.post_message(RunsScreen.SpendSummed(await kept_spend(self.store, prices, runs=len(self.model.runs))))
+
+    def on_runs_screen_spend_summed(self, message: RunsScreen.SpendSummed) -> None:
+        self._spend = message.spend
+        self._show_counts()
+        if message.spend is not None and message.spend.unindexed and self._sums_lagging < SUMS_WHILE_LAGGING:
+            # The index writes some statuses after they are shown: summed again once it has them.
+            self._sums_lagging += 1
+            self.set_timer(CLOCK_REFRESH_SECONDS, self._sum_spend)
+
+    def _forget_costs(self) -> None:
+        """The store changed, and which runs is not known: every cost read may be stale. Those on
+        screen are read again; the others are dropped, and read when seen."""
+        shown = self._shown_roots()
+        self.model.costs = {run_id: cost for run_id, cost in self.model.costs.items() if run_id in shown}
+        self._costs_asked = set(shown) if self.table.columns.counts else set()
+        if self._costs_asked:
+            self._read_costs(sorted(self._costs_asked))
+
+    def _shown_roots(self) -> set[str]:
+        """The top-level runs of the rows on screen."""
+        table = self.table
+        top = round(table.scroll_offset.y)
+        rows = self.shown
+        return {row.run_id for row in (rows[at] for at in range(top, min(len(rows), top + table.size.height)))
+                if not row.depth}  # fmt: skip
 
     @work(group="runs-costs", exit_on_error=False)
     async def _read_costs(self, run_ids: list[str] | None) -> None:
@@ -425,7 +506,8 @@ class RunsScreen(StoreScreen):
         posted = time.monotonic()
         while True:
             try:
-                async for cost in store_costs(self.store, run_ids, prices, turns=False):
+                below = None if run_ids is None else self.model.sub_runs(run_ids)
+                async for cost in store_costs(self.store, run_ids, prices, turns=False, below=below):
                     batch[cost.run_id] = ShownCost.of(cost)
                     if time.monotonic() - posted > BATCH_SECONDS:
                         self.post_message(RunsScreen.CostsRead(batch))
@@ -436,7 +518,7 @@ class RunsScreen(StoreScreen):
             except StoreError as exc:  # the status bar and the statuses say what the store does
                 self.post_message(RunsScreen.CostsRead({}, failed=exc.message))
                 return
-        self.post_message(RunsScreen.CostsRead(batch, done=run_ids is None))
+        self.post_message(RunsScreen.CostsRead(batch, done=run_ids is None, last=True))
 
     def on_runs_screen_costs_read(self, message: RunsScreen.CostsRead) -> None:
         if message.failed:
@@ -444,6 +526,8 @@ class RunsScreen(StoreScreen):
             self.notify(f"costs could not be read: {printable(message.failed)}", severity="warning", timeout=5)
             return
         self.model.costs.update(message.costs)
+        if message.last:
+            self._sum_spend()
         if message.done and self._costs == "reading":
             self._costs = "read"
             if self._costs_dirty:
@@ -459,7 +543,7 @@ class RunsScreen(StoreScreen):
         """Top-level runs by cost, the largest first; again, in the listing's order."""
         model = self.model
         model.by_cost = not model.by_cost
-        self._want_costs()
+        self._want_every_cost()
         self._refresh_rows()
         reading = " (costs being read…)" if model.by_cost and self._costs != "read" else ""
         self.notify(("sorted by cost, the largest first" if model.by_cost else "in the listing's order") + reading,
@@ -478,6 +562,7 @@ class RunsScreen(StoreScreen):
                 table.cursor = index
         table.empty_text = self._why_empty()
         self._show_counts()
+        self._want_shown_costs()
 
     def _why_empty(self) -> str:
         """What an empty list means right now."""
@@ -491,6 +576,7 @@ class RunsScreen(StoreScreen):
 
     def on_resize(self) -> None:
         self._show_counts()
+        self._scrolled()  # more rows may show
 
     def _show_counts(self) -> None:
         """The counts line: how many runs, how many in each state, and the filter in force. The
@@ -511,8 +597,8 @@ class RunsScreen(StoreScreen):
             wrong = error.partition("; ")[0]
             shown_filter.append(f" · bad filter: {printable(wrong)}", style=f"bold {colour}".strip())
         self.query_one("#runs-filter").tooltip = printable(error) if error else None
-        if self._costs == "read":  # the whole store's spend, once every run's cost is in
-            total.append(f" · {self.model.spent()}", style="not bold")
+        if self._spend is not None and self.table.columns.counts:
+            total.append(f" · {spent_line(self._spend)}", style="not bold")
         named = " ".join(f" {s.icon} {counts[s]:,} {s.value}" for s in present)
         marks = self.table.marks
         marked = [Text(f"{len(marks):,} marked", style="bold")] if marks else []
@@ -582,7 +668,7 @@ class RunsScreen(StoreScreen):
         by_cost = self.model.by_cost
         self.model = RunsModel(text_filter=self.model.text_filter, status_filter=self.model.status_filter)
         self.model.by_cost = by_cost
-        self._clock_changes, self._costs = {}, ""
+        self._clock_changes, self._costs, self._costs_asked, self._spend = {}, "", set(), None
         self._listed = False
         self._refresh_rows()
         self.load_runs()
@@ -764,6 +850,19 @@ class RunsScreen(StoreScreen):
 
     def visible_run_ids(self) -> Iterable[str]:
         return self.shown.run_ids()
+
+
+def spent_line(store_spend: StoreSpend) -> str:
+    """What the store's runs cost together and what their dropped requests wasted, ``+?`` where
+    part of it is not known (a model with no price, a record that could not be read)."""
+    from agenttui.runs.cost import money
+
+    spend = store_spend.spend
+    partial = "+?" if spend.unpriced or store_spend.not_read_whole else ""
+    # Runs whose cost was never read are named: a first look prices what is seen ($ sorts by
+    # cost, which reads every run's).
+    of = f" by {store_spend.runs - store_spend.missing:,} of {store_spend.runs:,} runs" if store_spend.missing else ""
+    return f"{money(spend.total_cost)}{partial} spent{of}, {money(spend.wasted_cost)} wasted"
 
 
 def _live_holder(leases: dict[str, LeaseInfo], run_id: str) -> str:
