@@ -1,6 +1,6 @@
 """Bundles of a long run: ``agenttui export`` and ``agenttui import`` of the 50,000-record run.
 
-    python benchmarks/bundles.py [--cache DIR] [--repeats 3] [--no-postgres]
+    python benchmarks/bundles.py [--cache DIR] [--repeats 3] [--no-postgres] [--smoke]
 
 Reads ``v1-long-run-50000.db`` from ``--cache`` (built by ``benchmarks/tui.py``; only read here,
 never written) and times, each as a whole process from its start to its exit, with its peak
@@ -12,6 +12,10 @@ CPU time is the child's own. Record the load average beside them: the wall clock
 Then the import into PostgreSQL (``AGENTTUI_BENCH_PG_DSN``'s server, or a throwaway cluster with
 fsync on), a fresh schema each time, once through ``insert_many`` (a transaction a batch) and
 once one ``insert`` (one commit) a record, in this process: wall clock only.
+
+``--smoke``: a run of 500 records built in a temporary directory (``benchmarks/tui.py``'s
+``long_run_store``), each case once, PostgreSQL included unless ``--no-postgres`` (seconds), to
+check that the benchmark still runs; its figures are not judged.
 """
 
 from __future__ import annotations
@@ -46,6 +50,11 @@ def timed(args: list[str]) -> tuple[float, float, int]:
 FIRST_RUN = """Builds no large store: it reads the 50,000-record run's store, v1-long-run-50000.db under --cache,
 which benchmarks/tui.py builds on its first run (about a minute); without it, it stops and says so.
 A run takes a minute or two."""
+SMOKE = (
+    "tiny sizes (a run of 500 records built in a temporary directory, each case once), seconds:"
+    " checks the benchmark runs; figures not judged"
+)
+SMOKE_RECORDS = 500
 
 
 def main() -> None:
@@ -57,10 +66,24 @@ def main() -> None:
     parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where the long run's store is cached")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL import")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE)
     options = parser.parse_args()
-    source = Path(options.cache) / "v1-long-run-50000.db"
-    if not source.exists():
-        sys.exit(f"{source} is missing: build it with benchmarks/tui.py")
+    if not options.smoke:
+        source = Path(options.cache) / "v1-long-run-50000.db"
+        if not source.exists():
+            sys.exit(f"{source} is missing: build it with benchmarks/tui.py")
+        measure(source, options)
+        return
+    from benchmarks.tui import long_run_store
+
+    options.repeats = 1
+    with tempfile.TemporaryDirectory(prefix="agenttui-bench-smoke-") as scratch:
+        os.environ["XDG_CACHE_HOME"] = str(Path(scratch) / "xdg")  # the commands', never the user's
+        print(f"smoke: a run of {SMOKE_RECORDS} records, each case once; not judged")
+        measure(long_run_store(Path(scratch), SMOKE_RECORDS), options)
+
+
+def measure(source: Path, options: argparse.Namespace) -> None:
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
     print(f"{'':28}{'wall':>9}{'cpu':>9}{'peak RSS':>11}")
     with tempfile.TemporaryDirectory() as scratch:

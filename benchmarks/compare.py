@@ -1,6 +1,6 @@
 """The side-by-side of two 1,000-turn runs: from ``push_screen`` to its first paint (target 0.3 s).
 
-    python benchmarks/compare.py [--turns 1000] [--at 500] [--repeat 5] [--cache DIR] [--size 160x48]
+    python benchmarks/compare.py [--turns 1000] [--at 500] [--repeat 5] [--cache DIR] [--size 160x48] [--smoke]
 
 The original is a run the runtime writes (the demo's bulk audit script: each turn looks an order
 up, so a run of ``--turns`` turns holds about ``2 * turns`` records) into a SQLite file, cached
@@ -21,6 +21,9 @@ read and the records it wrote), the original read from SQLite and the fork from 
 store, and both read from the SQLite file (two recorded runs, compared from the runs list).
 It prints the median and best of each, CPU seconds beside wall seconds, the child's peak RSS and
 the load average.
+
+``--smoke``: two runs of 20 turns, once each, in a temporary directory (a few seconds), to check
+that the benchmark still runs; its figures are not judged.
 """
 
 from __future__ import annotations
@@ -155,6 +158,7 @@ async def measure(path: Path, args: argparse.Namespace) -> dict[str, Any]:
 #: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
 FIRST_RUN = """The first run writes the original run with the runtime into compare-<turns>.db under --cache
 (a few seconds at 1,000 turns) and reuses it after; no large store."""
+SMOKE = "tiny sizes (two runs of 20 turns, once), in a temporary directory, seconds: checks the benchmark runs"
 
 
 def main() -> None:
@@ -168,11 +172,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "agenttui-bench-cache")
     parser.add_argument("--size", default="160x48")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE)
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.smoke:
+        args.turns, args.at, args.repeat = 20, 9, 1
     if args.child is not None:
         print(json.dumps(asyncio.run(measure(args.child, args))))
         return
+    if not args.smoke:
+        run(args)
+        return
+    with tempfile.TemporaryDirectory(prefix="agenttui-bench-smoke-") as scratch:
+        args.cache = Path(scratch)
+        os.environ["XDG_CACHE_HOME"] = str(Path(scratch) / "xdg")  # the child's, not the user's
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     args.cache.mkdir(parents=True, exist_ok=True)
     cached = args.cache / f"compare-{args.turns}.db"
     if not cached.exists():
@@ -186,10 +203,14 @@ def main() -> None:
         path = Path(scratch) / "compare.db"  # a copy: the child writes the fork beside the original
         path.write_bytes(cached.read_bytes())
         child = [sys.executable, __file__, "--child", str(path), *sys.argv[1:]]
-        result = json.loads(subprocess.run(child, check=True, capture_output=True, text=True).stdout)
+        measured = subprocess.run(child, check=False, capture_output=True, text=True)
+        if measured.returncode != 0:
+            sys.exit(f"the measuring process failed (exit {measured.returncode}):\n{measured.stderr[-4000:]}")
+        result = json.loads(measured.stdout)
     load = os.getloadavg()
     print(f"two runs of {args.turns:,} turns ({result['records']:,} records each), the fork's model turn "
-          f"@llm/{args.at} changed; {args.size}, best and median of {args.repeat}; load {load[0]:.2f} {load[1]:.2f}")  # fmt: skip
+          f"@llm/{args.at} changed; {args.size}, best and median of {args.repeat}; load {load[0]:.2f} {load[1]:.2f}"
+          + (" (smoke: tiny sizes)" if args.smoke else ""))  # fmt: skip
     print(f"{'':16}  {'first paint':>11} {'(best)':>8} {'(CPU)':>8}  {'difference':>10} {'(CPU)':>8}  {'all aligned':>11}  "
           f"{'compare_sides':>13} {'(CPU)':>8}  cursor on")  # fmt: skip
     for name in ("records in hand", "fork in memory", "both in SQLite"):

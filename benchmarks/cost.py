@@ -1,6 +1,6 @@
 """The cost lens over a whole store: ``agenttui cost STORE --by model`` against ``agenttui runs STORE --json``.
 
-    python benchmarks/cost.py [--runs 100000] [--repeats 3] [--cache DIR]
+    python benchmarks/cost.py [--runs 100000] [--repeats 3] [--cache DIR] [--smoke]
 
 Both commands run on the production-shaped store of ``--runs`` runs (``benchmarks/shapes.py``),
 each a whole process from its start to its exit, with a status index of their own in a scratch
@@ -17,6 +17,10 @@ CPU time and peak RSS, and the ratio of the medians (target: ``cost`` at most 1.
 **First run builds the store** under ``--cache`` (default ``/tmp/agenttui-bench-cache``) and
 reuses it after: 100,000 runs take 10-50 minutes on a 2-core machine (``benchmarks/shapes.py``).
 A first look at it takes 1-3 minutes more.
+
+``--smoke``: a production-shaped store of 300 runs (its longest run 600 records) built in a
+temporary directory, one round (seconds), to check that the benchmark still runs; its figures
+are not judged.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ from statuses import Case, timed  # noqa: E402
 AGENTTUI = [sys.executable, "-m", "agenttui"]
 #: A price for the scripted model the production-shaped store's turns name, in dollars a million tokens.
 PRICES = '["scripted/scripted-1"]\ninput = 3\noutput = 15\ncache_read = 0.3\ncache_write = 3.75\n'
+SMOKE = "tiny sizes (300 runs built in a temporary directory, one round), seconds: checks the benchmark runs"
+#: ``--smoke``'s store: every story at least once, and its longest run (of 50,000 records at full size) short.
+SMOKE_RUNS, SMOKE_LONGEST = 300, 600
 
 
 def main() -> None:
@@ -42,11 +49,21 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/agenttui-bench-cache"))
+    parser.add_argument("--smoke", action="store_true", help=SMOKE)
     args = parser.parse_args()
+    if not args.smoke:
+        measure(args)
+        return
+    args.runs, args.repeats = SMOKE_RUNS, 1
+    with tempfile.TemporaryDirectory(prefix="agenttui-bench-smoke-") as scratch:
+        args.cache = Path(scratch)
+        measure(args)
 
-    from shapes import describe, production_store, shape_of
 
-    store = production_store(args.cache, args.runs)
+def measure(args: argparse.Namespace) -> None:
+    from shapes import LONGEST_RECORDS, describe, production_store, shape_of
+
+    store = production_store(args.cache, args.runs, longest=SMOKE_LONGEST if args.smoke else LONGEST_RECORDS)
     with tempfile.TemporaryDirectory() as scratch:
         prices = Path(scratch) / "prices.toml"
         prices.write_text(PRICES)
@@ -62,7 +79,7 @@ def main() -> None:
             for name, argv in commands.items():
                 say(f"round {round_ + 1} of {args.repeats}: {name}")
                 figures[name].append(timed(Case(argv, env=cache)))
-    print(f"agenttui cost lens benchmark, checkout {checkout()}")
+    print(f"agenttui cost lens benchmark, checkout {checkout()}" + (" (smoke: tiny sizes)" if args.smoke else ""))
     print(machine())
     print(f"store: {describe(shape_of(store))}\n")
     print("first looks (the index built, the tokens kept as read), once each:")
@@ -70,7 +87,7 @@ def main() -> None:
     print("second looks:")
     medians = process_figures(figures, 28)
     cost, listing = medians.values()
-    verdict = "met" if cost <= 1.5 * listing else "MISSED"
+    verdict = "smoke: not judged" if args.smoke else "met" if cost <= 1.5 * listing else "MISSED"
     print(f"  cost / runs --json: {cost / listing:.2f}x (target ≤ 1.5x): {verdict}")
     (cost_first,), (listing_first,) = first["cost --by model --json"], first["runs --json"]
     print(f"  first looks, cost / runs --json: {cost_first[0] / listing_first[0]:.2f}x wall,"

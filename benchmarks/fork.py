@@ -1,6 +1,6 @@
 """What-if fork speed: a fork at turn 500 of a 1,000-turn run, replayed headless to its end.
 
-    python benchmarks/fork.py [--turns 1000] [--at 500] [--repeats 3]
+    python benchmarks/fork.py [--turns 1000] [--at 500] [--repeats 3] [--smoke]
 
 The run is the demo's bulk audit (``build_demo(bulk_turns=...)``: each turn a read-only lookup,
 then the answer), written by the runtime into a SQLite file. The fork rewords turn ``--at``
@@ -9,6 +9,9 @@ is deterministic: it always starts from the beginning) and the turns after the e
 recording. Reported, best of ``--repeats``: turns/s over the turns after the edit (the target:
 at least 2,000 turns/s), over the whole fork (open included), the CPU time, the peak RSS of
 this process, and the load average.
+
+``--smoke``: a 20-turn run forked at turn 10, once (a second or so), to check that the benchmark
+still runs; its figures are not judged.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ async def fork_once(path: Path, at: int) -> tuple[float, float, float, float, in
 #: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
 FIRST_RUN = """Builds its run in a temporary SQLite file each run (the demo's bulk audit, a few seconds at
 1,000 turns); no large store, nothing cached."""
+SMOKE = "tiny sizes (a 20-turn run forked at turn 10, once), seconds: checks the benchmark runs; figures not judged"
 
 
 def main() -> None:
@@ -81,7 +85,10 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--at", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE)
     args = parser.parse_args()
+    if args.smoke:
+        args.turns, args.at, args.repeats = 20, 10, 1
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bulk.db"
         asyncio.run(build(path, args.turns))
@@ -89,7 +96,8 @@ def main() -> None:
     after, after_cpu, whole, cpu, turns = min(runs)
     remaining = turns - args.at - 1
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"fork at @llm/{args.at} of a {args.turns}-turn run ({RUN}), best of {args.repeats}")
+    print(f"fork at @llm/{args.at} of a {args.turns}-turn run ({RUN}), best of {args.repeats}"
+          + (" (smoke: tiny sizes, not judged)" if args.smoke else ""))  # fmt: skip
     print(
         f"  turns after the edit  {remaining:>6,}  {after:7.3f} s  {remaining / after:>8,.0f} turns/s  (target >= 2,000)"
     )

@@ -5,6 +5,9 @@ tasks each) append records as fast as SQLite lets them to runs the TUI shows, on
 the run screen (its new records arriving as they commit), while the app is driven headless: every 100 ms a key press
 (``j``/``k``) is posted as the terminal driver would post it, and timed until its binding has run
 (the journal's cursor moved); the repaint follows on the next frame. Target: p95 ≤ 100 ms.
+
+``--smoke``: 4 writers for 2 seconds (about 6 s in all), to check that the benchmark still runs;
+its figures are not judged.
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -58,6 +63,24 @@ asyncio.run(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv
 #: full speed otherwise take the cores the app needs, which is a measure of the machine, not the app
 #: (in production, writers are other services, usually on other hosts).
 NICE: list[str] = []
+#: How long a key press may go unanswered, or the writers take to write the run it opens, before
+#: the benchmark gives up (a hang, not a figure).
+PRESS_TIMEOUT_S = 10.0
+START_TIMEOUT_S = 60.0
+
+
+async def until_written(path: Path, run_id: str, at_least: int) -> None:
+    """Until the writers have committed ``at_least`` records of ``run_id``: on a busy machine their
+    processes take seconds to start, and a run of one record gives ``j`` and ``k`` nowhere to go."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            (count,) = conn.execute("SELECT count(*) FROM bide_steps WHERE run_id = ?", (run_id,)).fetchone()
+        if count >= at_least:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the writers wrote {count} records of {run_id} in {START_TIMEOUT_S:.0f} s")
+        await asyncio.sleep(0.05)
 
 
 async def measure(path: Path, writers: int, seconds: float) -> tuple[list[float], int]:
@@ -73,11 +96,17 @@ async def measure(path: Path, writers: int, seconds: float) -> tuple[list[float]
             for half in range(2)
         ]  # fmt: skip
         await pilot.pause(1.0)
+        await until_written(path, "load-0", 2)
         app.open_run("load-0")  # a run being written, tailed with follow mode on
         await pilot.pause(0.5)
         screen = app.screen
         assert isinstance(screen, RunScreen)
         journal = screen.journal_list
+        shown = time.monotonic() + START_TIMEOUT_S
+        while len(journal.items) < 2:  # the journal read: the cursor has somewhere to go
+            if time.monotonic() > shown:
+                raise SystemExit(f"the run screen showed {len(journal.items)} records in {START_TIMEOUT_S:.0f} s")
+            await asyncio.sleep(0.01)
         screen.follow = False  # the cursor is the user's: follow would move it too
         deadline = time.monotonic() + seconds
         key = "j"
@@ -86,6 +115,8 @@ async def measure(path: Path, writers: int, seconds: float) -> tuple[list[float]
             started = time.perf_counter()
             app.simulate_key(key)  # as the terminal driver would post it; Pilot.press also waits for idle
             while journal.cursor == before:
+                if time.perf_counter() - started > PRESS_TIMEOUT_S:
+                    raise SystemExit(f"{key!r} unanswered after {PRESS_TIMEOUT_S:.0f} s (cursor on {before})")
                 await asyncio.sleep(0.001)
             latencies.append(time.perf_counter() - started)
             key = "k" if key == "j" else "j"
@@ -103,6 +134,7 @@ async def build(path: Path) -> None:
 #: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
 FIRST_RUN = """Builds the demo store in a temporary directory each run (a few seconds); no large store,
 nothing cached."""
+SMOKE = "tiny sizes (4 writers for 2 s), seconds: checks the benchmark runs; figures not judged"
 
 
 def main() -> None:
@@ -114,7 +146,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--writers", type=int, default=50)
     parser.add_argument("--nice", action="store_true", help="run the writers at nice 15")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE)
     args = parser.parse_args()
+    if args.smoke:
+        args.seconds, args.writers = 2.0, 4
     if args.nice:
         NICE[:] = ["nice", "-n", "15"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,7 +166,7 @@ def main() -> None:
     )
     print(f"key presses: {len(latencies)}, latency p50 {statistics.median(latencies) * 1000:.1f} ms, "
           f"p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms")  # fmt: skip
-    print(f"target p95 <= 100 ms: {'met' if p95 <= 0.1 else 'MISSED'}")
+    print(f"target p95 <= 100 ms: {'smoke: not judged' if args.smoke else 'met' if p95 <= 0.1 else 'MISSED'}")
 
 
 if __name__ == "__main__":

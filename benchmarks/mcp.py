@@ -2,6 +2,7 @@
 
     python benchmarks/mcp.py [--parts a,b] [--runs 100000] [--records 50000] [--shape uniform|production]
                              [--rounds 5] [--calls 20] [--timeout 120] [--budget 32000] [--cache DIR] [--json]
+                             [--smoke]
 
 Both parts talk to ``agenttui mcp STORE`` as a coding agent does: the MCP SDK's own client
 (``mcp.Client``) spawns it over stdio and calls its tools; a call is timed from ``call_tool``
@@ -37,6 +38,11 @@ status index), and reads its peak resident memory (``VmHWM`` of the server's pro
 
 The machine (cores, load average at the start and end of each part) and the date are printed
 with the figures; ``--json`` prints the raw figures (every call's time) after the tables.
+
+``--smoke``: both parts at tiny sizes, their stores built in a temporary directory (a
+production-shaped store of 300 runs, its longest run 600 records; a run of 500 records), 2
+rounds and 2 calls a tool (seconds), to check that the benchmark still runs; its figures are
+not judged.
 """
 
 from __future__ import annotations
@@ -96,6 +102,12 @@ run of --records records (benchmarks/tui.py's v1-long-run-<records>.db: seconds 
 or with --shape production that same production-shaped store.
 Each run of part (a) also reads every status of the store once into a fresh status index
 (agenttui runs --json: 40-90 s at 100,000 runs, with the load); the stores themselves are only ever read."""
+SMOKE = (
+    "tiny sizes (300 runs, a run of 500 records, 2 rounds, 2 calls a tool), stores in a temporary directory,"
+    " seconds: checks the benchmark runs; figures not judged"
+)
+#: ``--smoke``'s production-shaped store: every story at least once, its longest run short.
+SMOKE_RUNS, SMOKE_LONGEST = 300, 600
 
 
 # -- the server's process ------------------------------------------------------------------------
@@ -590,7 +602,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="the server's --budget, in bytes")
     parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where the built stores are kept")
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON after the tables")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE)
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.runs, args.records, args.rounds, args.calls, args.timeout = SMOKE_RUNS, 500, 2, 2, 60.0
     args.parts = set(args.parts.replace(",", "").replace(" ", ""))
     if not args.parts or args.parts - {"a", "b"}:
         parser.error("--parts: a, b or a,b")
@@ -601,6 +616,8 @@ async def measure(args: argparse.Namespace, stores: Stores) -> None:
 
     results: dict[str, Any] = {}
     header = f"agenttui MCP server benchmarks, {datetime.now():%Y-%m-%d %H:%M}, checkout {checkout()}\n{machine()}"
+    if args.smoke:
+        header += "\nsmoke: tiny sizes; the verdicts below are not judged"
     tables = []
     if stores.production is not None:
         a = await part_a(args, stores.production)
@@ -625,13 +642,14 @@ class Stores:
 
 def built_stores(args: argparse.Namespace) -> Stores:
     """Each part's store, built first if not cached (outside the event loop: the builders run their own)."""
-    from benchmarks.shapes import LONGEST_RUN, production_store
+    from benchmarks.shapes import LONGEST_RECORDS, LONGEST_RUN, production_store
     from benchmarks.tui import long_run_store
 
-    production = production_store(Path(args.cache), args.runs) if "a" in args.parts else None
+    longest = SMOKE_LONGEST if args.smoke else LONGEST_RECORDS
+    production = production_store(Path(args.cache), args.runs, longest=longest) if "a" in args.parts else None
     long_run = None
     if "b" in args.parts and args.shape == "production":
-        long_run = LongRun(production_store(Path(args.cache), args.runs), LONGEST_RUN)
+        long_run = LongRun(production_store(Path(args.cache), args.runs, longest=longest), LONGEST_RUN)
     elif "b" in args.parts:
         long_run = LongRun(long_run_store(Path(args.cache), args.records), "long-run")
     return Stores(production, long_run)
@@ -639,7 +657,13 @@ def built_stores(args: argparse.Namespace) -> Stores:
 
 def main() -> None:
     args = parse()
-    asyncio.run(measure(args, built_stores(args)))
+    if not args.smoke:
+        asyncio.run(measure(args, built_stores(args)))
+        return
+    with tempfile.TemporaryDirectory(prefix="agenttui-bench-smoke-") as scratch:
+        args.cache = scratch
+        os.environ["XDG_CACHE_HOME"] = str(Path(scratch) / "xdg")  # never the user's
+        asyncio.run(measure(args, built_stores(args)))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Runtime benchmarks: headless replay speed, and many concurrent runs on SQLite and PostgreSQL.
 
-    python benchmarks/runtime.py [--turns 1000] [--runs 1000] [--latency 0.02] [--no-postgres]
+    python benchmarks/runtime.py [--turns 1000] [--runs 1000] [--latency 0.02] [--no-postgres] [--smoke]
 
 (a) Replay: one run of ``--turns`` model turns (each a read-only lookup, then the answer) is
     recorded once into a SQLite file with the ScriptedModel; then ``replay()`` reads it back and
@@ -14,6 +14,9 @@
 PostgreSQL: the server ``AGENTTUI_BENCH_PG_DSN`` names (a fresh schema in it, dropped afterwards),
 or else the test suite's throwaway cluster (``tests/pg.py``; needs ``initdb`` and ``pg_ctl`` on
 PATH), switched to fsync on so that its commits cost what SQLite's do.
+
+``--smoke``: (a) on a 20-turn run, (b) with 20 runs, PostgreSQL included unless ``--no-postgres``
+(seconds), to check that the benchmark still runs; its figures are not judged.
 """
 
 from __future__ import annotations
@@ -203,10 +206,13 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.system()} {platform.release()}{load}"
 
 
-def report(replayed: ReplayFigures | None, concurrent: list[ConcurrencyFigures]) -> str:
-    out = [f"agenttui runtime benchmarks, {date.today().isoformat()}", machine(), ""]
+def report(replayed: ReplayFigures | None, concurrent: list[ConcurrencyFigures], smoke: bool = False) -> str:
+    title = f"agenttui runtime benchmarks, {date.today().isoformat()}" + (" (smoke: tiny sizes)" if smoke else "")
+    out = [title, machine(), ""]
     if replayed is not None:
         verdict = "met" if replayed.turns_per_s >= REPLAY_TARGET else "MISSED"
+        if smoke:
+            verdict = "smoke: not judged"
         out += [
             f"(a) Headless replay of a {replayed.turns:,}-turn run from SQLite into a fresh MemStore",
             table(
@@ -266,7 +272,7 @@ async def main(args: argparse.Namespace) -> None:
                 async with throwaway_postgres() as dsn:
                     step(f"concurrency: {args.runs} runs on PostgreSQL")
                     concurrent.append(await bench_postgres(dsn, args.runs, args.latency))
-        print(report(replayed, concurrent))
+        print(report(replayed, concurrent, args.smoke))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -274,6 +280,7 @@ async def main(args: argparse.Namespace) -> None:
 #: What ``--help`` says of the stores this benchmark builds, where it keeps them and how long that takes.
 FIRST_RUN = """Writes its runs into a temporary directory each run (seconds); no large store, nothing cached;
 PostgreSQL's part uses a throwaway cluster (or AGENTTUI_BENCH_PG_DSN)."""
+SMOKE = "tiny sizes (a 20-turn replay, 20 concurrent runs), seconds: checks the benchmark runs; figures not judged"
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -287,7 +294,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-replay", action="store_true", help="skip (a)")
     parser.add_argument("--no-concurrent", action="store_true", help="skip (b)")
     parser.add_argument("--no-postgres", action="store_true", help="skip PostgreSQL in (b)")
-    return parser.parse_args(argv)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.turns, args.runs, args.repeats = 20, 20, 1
+    return args
 
 
 if __name__ == "__main__":

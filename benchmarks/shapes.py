@@ -521,17 +521,19 @@ async def _copy(store: MemStore, conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
-def production_store(cache: Path, runs: int = 100_000) -> Path:
+def production_store(cache: Path, runs: int = 100_000, *, longest: int = LONGEST_RECORDS) -> Path:
     """The production-shaped store of ``runs`` runs, built once under ``cache`` (into a temporary
-    name, renamed when complete, with its shape beside it in ``.shape.json``)."""
+    name, renamed when complete, with its shape beside it in ``.shape.json``); ``longest``: the
+    records of its longest run (another length than ``LONGEST_RECORDS`` is in the file's name)."""
     cache.mkdir(parents=True, exist_ok=True)
-    path = cache / f"v{SHAPE_VERSION}-production-{runs}.db"
+    longer = "" if longest == LONGEST_RECORDS else f"-longest-{longest}"
+    path = cache / f"v{SHAPE_VERSION}-production-{runs}{longer}.db"
     if path.exists():
         return path
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     for stale in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
         stale.unlink(missing_ok=True)
-    plans = production_plan(runs)
+    plans = production_plan(runs, longest=longest)
     started, cpu = time.perf_counter(), time.process_time()
     asyncio.run(write_production(partial, plans, progress=lambda done: _say(f"production store: {done}")))
     built = {
