@@ -98,8 +98,8 @@ SIZES = {"longest": LONGEST_RECORDS, "long_run_records": LONG_RUN_RECORDS, "repl
 """The stores' sizes (``args``' attributes, no options): the production store's longest run, (b)'s
 uniform run, (d)'s replay, (e)'s journals, (g)'s demo ``audit-bulk``."""
 SMOKE = {"runs": 300, "longest": SMOKE_LONGEST, "long_run_records": 600, "replay_turns": 100, "diff_records": 400,
-         "demo_turns": 100, "rounds": 1, "count": 20, "rate": 40.0, "recover_runs": 20, "a_timeout": 120.0}  # fmt: skip
-"""``--smoke``'s sizes and defaults (an option given still wins)."""
+         "demo_turns": 100, "rounds": 1, "count": 20, "rate": 40.0, "recover_runs": 20, "a_timeout": 120.0, "cache": None}  # fmt: skip
+"""``--smoke``'s sizes and defaults (an option given still wins; no ``--cache``: a temporary directory)."""
 CACHE_VERSION = 1
 """Bumped when the stores' contents change, so a stale cache is rebuilt."""
 
@@ -1169,7 +1169,7 @@ def main() -> None:
         asyncio.run(writer_main(args.writer[0], args.writer[1], args.count, args.rate))
     elif args.child:
         child(args)
-    elif args.smoke and "--cache" not in sys.argv[1:]:
+    elif args.smoke and args.cache is None:
         with tempfile.TemporaryDirectory(prefix="agenttui-tui-smoke-") as temporary:
             args.cache = str(Path(temporary) / "stores")
             os.environ["XDG_CACHE_HOME"] = str(Path(temporary) / "xdg-cache")  # the children's too
