@@ -1,6 +1,6 @@
 """Production-shaped stores for the benchmarks, every run driven by agenttui's own runtime.
 
-    python benchmarks/shapes.py [--runs 100000] [--cache DIR] [--check sample|all]
+    python benchmarks/shapes.py [--runs 100000] [--cache DIR] [--check sample|all] [--smoke]
 
 builds the store once (cached under ``--cache`` as ``v<SHAPE_VERSION>-production-<runs>.db``, with
 ``.shape.json`` beside it: what it holds and how long it took), then prints its shape and checks
@@ -642,6 +642,12 @@ beside it: 19 minutes (548 s CPU) on this 2-core machine at load 5.6, 48 minutes
 at load 4.7 with other builds running; count 20-50 minutes. Later runs reuse it and take seconds (--check all: minutes)."""
 
 
+SMOKE_RUNS = 300
+"""``--smoke``'s store: every story at least once, a few runs of each unfinished kind."""
+SMOKE_LONGEST = 600
+"""``--smoke``'s longest run (``LONGEST_RUN``), in records."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], epilog=FIRST_RUN, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -649,12 +655,29 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100_000, help="runs in the store, sub-runs included")
     parser.add_argument("--cache", default="/tmp/agenttui-bench-cache", help="where built stores are kept")
     parser.add_argument("--check", choices=["sample", "all"], default="sample", help="how many statuses to read back")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"a store of {SMOKE_RUNS} runs (the longest {SMOKE_LONGEST} records) built in a fresh temporary "
+        "directory, every status read back (--check all): seconds",
+    )
     args = parser.parse_args()
-    path = production_store(Path(args.cache), args.runs)
+    if args.smoke:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="agenttui-shapes-smoke-") as temporary:
+            os.environ["XDG_CACHE_HOME"] = str(Path(temporary) / "xdg-cache")
+            build_and_check(Path(temporary), SMOKE_RUNS, "all", SMOKE_LONGEST)
+    else:
+        build_and_check(Path(args.cache), args.runs, args.check, LONGEST_RECORDS)
+
+
+def build_and_check(cache: Path, runs: int, check: str, longest: int) -> None:
+    path = production_store(cache, runs, longest=longest)
     print(f"{path}\n{describe(shape_of(path))}")
     started = time.perf_counter()
-    read = asyncio.run(check_statuses(path, expected_statuses(production_plan(args.runs)),
-                                      per_state=None if args.check == "all" else 50))  # fmt: skip
+    read = asyncio.run(check_statuses(path, expected_statuses(production_plan(runs, longest=longest)),
+                                      per_state=None if check == "all" else 50))  # fmt: skip
     print(f"checked {read.total():,} statuses in {time.perf_counter() - started:.1f} s, each as planned: "
           + ", ".join(f"{state} {n:,}" for state, n in read.most_common()))  # fmt: skip
 

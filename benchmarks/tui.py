@@ -1,7 +1,7 @@
 """TUI benchmarks: the real app, headless (Pilot), over large stores built for it.
 
     python benchmarks/tui.py [--parts abcdefg] [--shape production|uniform] [--runs 100000]
-                             [--no-postgres] [--cache DIR] [--profile] [--rounds 3]
+                             [--no-postgres] [--cache DIR] [--profile] [--rounds 3] [--smoke]
 
 (a) Runs screen on a store of ``--runs`` runs: from the StoreOpened message to the first rows
     painted (target 0.3 s), until every run is listed, until every status is computed
@@ -85,13 +85,21 @@ from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
 from benchmarks._postgres import bench_schema, throwaway_postgres  # noqa: E402
 from benchmarks._report import machine  # noqa: E402
-from benchmarks.shapes import LONGEST_RUN, production_store  # noqa: E402
+from benchmarks.shapes import LONGEST_RECORDS, LONGEST_RUN, SMOKE_LONGEST, production_store  # noqa: E402
 
 SIZE = (120, 40)
 ORDERS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]
 LONG_RUN_RECORDS = 50_000
 REPLAY_TURNS = 1000
 DIFF_RECORDS = 10_000
+DEMO_TURNS = 2000
+SIZES = {"longest": LONGEST_RECORDS, "long_run_records": LONG_RUN_RECORDS, "replay_turns": REPLAY_TURNS,
+         "diff_records": DIFF_RECORDS, "demo_turns": DEMO_TURNS}  # fmt: skip
+"""The stores' sizes (``args``' attributes, no options): the production store's longest run, (b)'s
+uniform run, (d)'s replay, (e)'s journals, (g)'s demo ``audit-bulk``."""
+SMOKE = {"runs": 300, "longest": SMOKE_LONGEST, "long_run_records": 600, "replay_turns": 100, "diff_records": 400,
+         "demo_turns": 100, "rounds": 1, "count": 20, "rate": 40.0, "recover_runs": 20, "a_timeout": 120.0, "cache": None}  # fmt: skip
+"""``--smoke``'s sizes and defaults (an option given still wins; no ``--cache``: a temporary directory)."""
 CACHE_VERSION = 1
 """Bumped when the stores' contents change, so a stale cache is rebuilt."""
 
@@ -224,7 +232,7 @@ def long_run_store(cache: Path, records: int) -> Path:
 def runs_screen_store(args: argparse.Namespace) -> Path:
     """(a)'s store: of ``--runs`` runs, of ``--shape``."""
     if args.shape == "production":
-        return production_store(Path(args.cache), args.runs)
+        return production_store(Path(args.cache), args.runs, longest=args.longest)
     return runs_store(Path(args.cache), args.runs)
 
 
@@ -239,9 +247,9 @@ class LongRun:
 
 def long_run(args: argparse.Namespace) -> LongRun:
     if args.shape == "production":
-        path, run_id = production_store(Path(args.cache), args.runs), LONGEST_RUN
+        path, run_id = production_store(Path(args.cache), args.runs, longest=args.longest), LONGEST_RUN
     else:
-        path, run_id = long_run_store(Path(args.cache), LONG_RUN_RECORDS), "long-run"
+        path, run_id = long_run_store(Path(args.cache), args.long_run_records), "long-run"
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
         records = conn.execute("SELECT count(*) FROM bide_steps WHERE run_id = ?", (run_id,)).fetchone()[0]
     return LongRun(path, run_id, records)
@@ -554,7 +562,7 @@ async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
             await until(lambda: app.store is not None and app.tail_state not in ("off",), 30, what="the change feed")
             app.open_run(run_id)
             await until(
-                lambda: isinstance(app.screen, RunScreen) and len(app.screen.records) == 2, 30, what="the run screen"
+                lambda: isinstance(app.screen, RunScreen) and len(app.screen.rows) == 2, 30, what="the run screen"
             )
             mechanism = app.tail_state
             writer = subprocess.Popen(
@@ -604,7 +612,7 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     from agenttui.tui.screens.replay import ReplayScreen
     from agenttui.tui.screens.run import RunScreen
 
-    turns = REPLAY_TURNS
+    turns, jump = args.replay_turns, args.replay_turns // 2
     handled: list[float] = []
     painted: list[float] = []
     diffed: list[float] = []
@@ -628,7 +636,7 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
             await until(lambda: app.store is not None, 30)
             app.open_run("audit-bulk")
             await until(lambda: isinstance(app.screen, RunScreen) and not any(w.group == "run-load" and not w.is_finished for w in app.screen.workers)
-                        and len(app.screen.records) > 2000, 120, what="the run screen")  # fmt: skip
+                        and len(app.screen.rows) > 2 * turns, 120, what="the run screen")  # fmt: skip
             opened = time.perf_counter()
             await pilot.press("R")
             await until(lambda: len(handled) == 1, 120, what="the replay to open")
@@ -651,8 +659,8 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
 
             early = await steps(20)
             seen = len(handled)
-            await pilot.press("t", *"500", "enter")
-            await until(lambda: len(handled) > seen, 300, what="the jump to turn 500")
+            await pilot.press("t", *str(jump), "enter")
+            await until(lambda: len(handled) > seen, 300, what=f"the jump to turn {jump}")
             jump_s = handled[seen] - handled[seen - 1]
             middle = await steps(20)
             seen = len(handled)
@@ -661,14 +669,14 @@ async def part_d(args: argparse.Namespace, path: Path) -> dict[str, Any]:
             await until(lambda: screen.finished and not any(not w.is_finished for w in screen.workers), 1800, every=0.01,
                         what="the replay to end and its diff")  # fmt: skip
             end_s = time.perf_counter() - before
-            end_turns = turns - 540
+            end_turns = turns - jump - 40
             final = screen.session.progress  # type: ignore[union-attr]  # open: the replay ran to its end above
             matches = screen.diff is not None and screen.diff.first_divergence is None
     finally:
         ReplayScreen.on_replay_screen_advanced = original  # type: ignore[method-assign]  # the handler restored
         ReplayScreen.on_replay_screen_diffed = original_diffed  # type: ignore[method-assign]  # the handler restored
     return {
-        "turns": turns, "open_s": open_s, "early_s": early, "middle_s": middle, "jump_s": jump_s,
+        "turns": turns, "jump": jump, "open_s": open_s, "early_s": early, "middle_s": middle, "jump_s": jump_s,
         "end_s": end_s, "end_turns": end_turns, "end_messages": len(handled) - seen, "state": str(final.state),
         "final_turn": final.turn, "matches": matches, "peak_rss_mb": peak_rss_mb(),
     }  # fmt: skip
@@ -743,7 +751,7 @@ def cli_replay(path: Path) -> dict[str, Any]:
 
 def part_g_rounds(args: argparse.Namespace) -> dict[str, Any]:
     """(g): rounds alternating the CLI and the TUI, each in a fresh process, on the same store."""
-    path = demo_store(Path(args.cache))
+    path = demo_store(Path(args.cache), args.demo_turns)
     cli_rounds, tui_rounds = [], []
     for round_ in range(args.rounds):
         step(f"(g) round {round_ + 1} of {args.rounds}: the CLI, then the TUI")
@@ -832,10 +840,10 @@ PARTS: dict[str, tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.N
     "b": (long_run, part_b),
     "b-floor": (long_run, part_b_floor),
     "c": (lambda args: None, part_c),
-    "d": (lambda args: replay_store(Path(args.cache), REPLAY_TURNS), part_d),
-    "e": (lambda args: audit_records(DIFF_RECORDS // 2, template_records())[:DIFF_RECORDS], part_e),
+    "d": (lambda args: replay_store(Path(args.cache), args.replay_turns), part_d),
+    "e": (lambda args: audit_records(args.diff_records // 2, template_records())[: args.diff_records], part_e),
     "f": (lambda args: None, part_f),
-    "g": (lambda args: demo_store(Path(args.cache)), part_g),
+    "g": (lambda args: demo_store(Path(args.cache), args.demo_turns), part_g),
 }
 
 # -- the parent: PostgreSQL, children, the report ----------------------------------------------
@@ -848,6 +856,8 @@ def run_child(part: str, args: argparse.Namespace, store_url: str = "", cache_ho
         argv += ["--store-url", store_url]
     if args.profile:
         argv.append("--profile")
+    if args.smoke:
+        argv.append("--smoke")
     step(f"({part})" + (" on PostgreSQL" if store_url.startswith("postgres") else ""))
     env = {**os.environ, "XDG_CACHE_HOME": cache_home} if cache_home else None
     done = subprocess.run(argv, check=False, stdout=subprocess.PIPE, text=True, env=env)
@@ -968,7 +978,8 @@ def report(results: dict[str, Any]) -> str:
             add("(d)", "replay", d["error"])
         else:
             add("(d)", f"open replay of a {d['turns']:,}-turn run", ms(d["open_s"]))
-            for key, turns_label in (("early_s", "turns 1-20"), ("middle_s", "turns 501-520")):
+            middle = f"turns {d.get('jump', 500) + 1}-{d.get('jump', 500) + 20}"
+            for key, turns_label in (("early_s", "turns 1-20"), ("middle_s", middle)):
                 paints, diffs = [p for p, _ in d[key]], [q for _, q in d[key]]
                 add(
                     "(d)",
@@ -984,7 +995,7 @@ def report(results: dict[str, Any]) -> str:
                     "",
                     "",
                 )
-            add("(d)", "jump to turn 500 (t)", ms(d["jump_s"]))
+            add("(d)", f"jump to turn {d.get('jump', 500)} (t)", ms(d["jump_s"]))
             add(
                 "(d)",
                 f"e: run to the end ({d['end_turns']} turns; per turn)",
@@ -1030,6 +1041,8 @@ def report(results: dict[str, Any]) -> str:
                 f"RecoverAll, {f['runs']:,} stalled runs, PostgreSQL",
                 f"{f['runs'] / f['wall_s']:,.0f} runs/s ({ms(f['wall_s'])})",
             )
+    if results.get("smoke"):
+        rows = [[*row[:4], "smoke: not judged" if row[4] else ""] for row in rows]
     return "\n".join(
         [
             f"agenttui TUI benchmarks, {date.today().isoformat()}, {results['shape']} stores for (a) and (b)",
@@ -1076,6 +1089,15 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--store-url", default="", help=argparse.SUPPRESS)
     parser.add_argument("--writer", nargs=2, metavar=("URL", "RUN_ID"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every part at tiny sizes (hundreds of runs and records), its stores and the status index's cache in a "
+        "fresh temporary directory: a minute or so, PostgreSQL's clusters included",
+    )
+    parser.set_defaults(**SIZES)
+    if "--smoke" in (sys.argv[1:] if argv is None else argv):
+        parser.set_defaults(**SMOKE)
     return parser.parse_args(argv)
 
 
@@ -1095,7 +1117,7 @@ def child(args: argparse.Namespace) -> None:
 
 
 async def parent(args: argparse.Namespace) -> None:
-    results: dict[str, Any] = {"shape": args.shape}
+    results: dict[str, Any] = {"shape": args.shape, "smoke": args.smoke}
     for part in "abde":
         if part == "b" and part in args.parts:
             floors = [run_child("b-floor", args), run_child("b", args), run_child("b-floor", args)]
@@ -1122,6 +1144,8 @@ async def parent(args: argparse.Namespace) -> None:
     print(report(results))
     if args.json:
         print(json.dumps(results, indent=1))
+    if failed := [key for key, value in results.items() if isinstance(value, dict) and "error" in value]:
+        raise SystemExit(f"parts that did not run to their end: {', '.join(failed)} (their errors are above)")
 
 
 async def runs_screen_on_postgres(args: argparse.Namespace) -> dict[str, Any]:
@@ -1145,6 +1169,11 @@ def main() -> None:
         asyncio.run(writer_main(args.writer[0], args.writer[1], args.count, args.rate))
     elif args.child:
         child(args)
+    elif args.smoke and args.cache is None:
+        with tempfile.TemporaryDirectory(prefix="agenttui-tui-smoke-") as temporary:
+            args.cache = str(Path(temporary) / "stores")
+            os.environ["XDG_CACHE_HOME"] = str(Path(temporary) / "xdg-cache")  # the children's too
+            asyncio.run(parent(args))
     else:
         asyncio.run(parent(args))
 
