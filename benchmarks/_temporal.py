@@ -34,7 +34,8 @@ import hashlib
 import json
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,6 +47,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from temporalio import workflow
 from temporalio.api.common.v1 import ActivityType, Payloads, WorkflowExecution, WorkflowType
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import History as HistoryProto
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.client import WorkflowHistory
@@ -303,3 +305,26 @@ async def replay(histories: Iterable[WorkflowHistory], *, sandboxed: bool) -> tu
     results = await replayer(sandboxed=sandboxed).replay_workflows(each(), raise_on_replay_failure=False)
     failures = {run_id: f"{type(error).__name__}: {error}" for run_id, error in results.replay_failures.items()}
     return len(list(histories)) - len(failures), failures
+
+
+def shape_of(histories: Sequence[WorkflowHistory]) -> dict[str, int]:
+    """What the histories hold: events, activities, signals, timers, children, payload bytes."""
+    kinds = Counter(event.event_type for history in histories for event in history.events)
+    payload_bytes = 0
+    for history in histories:
+        for event in history.events:
+            attributes = getattr(event, event.WhichOneof("attributes") or "")
+            for name in ("input", "result"):
+                if attributes.DESCRIPTOR.fields_by_name.get(name) is not None and attributes.HasField(name):
+                    payload_bytes += sum(len(payload.data) for payload in getattr(attributes, name).payloads)
+    return {
+        "histories": len(histories),
+        "events": sum(kinds.values()),
+        "activities": kinds[EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED],
+        "signals": kinds[EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED],
+        "timers": kinds[EventType.EVENT_TYPE_TIMER_STARTED],
+        "children": kinds[EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED],
+        "workflow_tasks": kinds[EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED],
+        "payload_bytes": payload_bytes,
+        "bytes": sum(HistoryProto(events=history.events).ByteSize() for history in histories),
+    }
