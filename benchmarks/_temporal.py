@@ -1,8 +1,9 @@
 """The Temporal side of ``benchmarks/replays.py``: the same recorded runs as Temporal workflow
 histories, replayed by the Python SDK's offline ``temporalio.worker.Replayer`` (no server).
 
-Imported only when ``temporalio`` is importable (``pip install -e '.[bench]'``): nothing here is
-installed at run time.
+Run as a process of its own (``python -m benchmarks._temporal STORE``, driven by
+``replays.py``, see ``serve``), only when ``temporalio`` is importable (``pip install -e
+'.[bench]'``): nothing here is installed at run time.
 
 The workflow, ``RefundDesk``, is the refund desk's agent loop written as a Temporal workflow of
 the usual shape: each model turn an activity (``model``), each tool call an activity named as
@@ -33,6 +34,7 @@ import asyncio
 import hashlib
 import json
 import sqlite3
+import sys
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -328,3 +330,49 @@ def shape_of(histories: Sequence[WorkflowHistory]) -> dict[str, int]:
         "payload_bytes": payload_bytes,
         "bytes": sum(HistoryProto(events=history.events).ByteSize() for history in histories),
     }
+
+
+# -- the worker process that ``benchmarks/replays.py`` times them in ----------------------------------
+
+
+def serve(store: Path) -> None:
+    """Build the histories of ``store``, replay them all once (unsandboxed: every one must replay),
+    print what they hold as a JSON line; then, for each line read (``unsandboxed`` or
+    ``sandboxed``), replay them all again and print that round's figures as a JSON line: wall,
+    CPU (``time.process_time``: every thread of this process, the SDK's core included) and peak RSS
+    (``VmHWM``, reset before the round where the kernel allows it).
+
+    A process of its own, so the histories held in memory (about 20 KB of protobuf an event), the
+    SDK and its runtime's threads weigh on none of agenttui's figures."""
+    import time
+
+    import temporalio
+
+    cpu = time.process_time()
+    histories = histories_of(store)
+    build_cpu_s = time.process_time() - cpu
+    cpu = time.process_time()
+    replayed, failures = asyncio.run(replay(histories, sandboxed=False))
+    print(json.dumps({"version": temporalio.__version__, "shape": shape_of(histories), "build_cpu_s": build_cpu_s,
+                      "check_cpu_s": time.process_time() - cpu, "replayed": replayed,
+                      "failures": dict(list(failures.items())[:3]), "failed": len(failures)}), flush=True)  # fmt: skip
+    for line in sys.stdin:
+        try:
+            Path("/proc/self/clear_refs").write_text("5")
+        except OSError:
+            pass
+        started, cpu = time.perf_counter(), time.process_time()
+        replayed, failures = asyncio.run(replay(histories, sandboxed=line.strip() == "sandboxed"))
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        status = Path("/proc/self/status").read_text()
+        rss = next(int(row.split()[1]) for row in status.splitlines() if row.startswith("VmHWM:")) / 1024
+        print(json.dumps({"wall_s": wall, "cpu_s": cpu, "rss_mb": rss, "replayed": replayed, "failed": len(failures),
+                          "failures": dict(list(failures.items())[:1])}), flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":  # python -m benchmarks._temporal STORE
+    # The workflow imported from its module by name, not as __main__: the SDK's sandbox imports
+    # a workflow's module again by its name.
+    from benchmarks._temporal import serve as serving
+
+    serving(Path(sys.argv[1]))

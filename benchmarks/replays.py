@@ -36,8 +36,10 @@ The targets (the regression-suite issue):
     model turn or a tool call an activity, an approval or an answer a signal, the settlement wait
     a timer, the specialist a child workflow; the records' own JSON as the payloads), built once a
     run from the store and checked to replay, then replayed by the Temporal Python SDK's offline
-    ``Replayer`` in this process, one replayer for all of them (as ``replay_suite`` opens the
-    store once): its histories per CPU second unsandboxed (the faster: the floor judged) and in
+    ``Replayer`` in a worker process of its own (``python -m benchmarks._temporal STORE``: the
+    histories it holds weigh on none of agenttui's figures), one replayer for all of them (as
+    ``replay_suite`` opens the store once), its CPU the worker's own (every thread: the SDK's core
+    too): its histories per CPU second unsandboxed (the faster: the floor judged) and in
     the SDK's default sandbox, beside agenttui's runs per CPU second at the CLI's default; the
     verdict is the ratio, since an absolute rate does not travel between machines. It needs
     ``temporalio`` (``pip install -e '.[bench]'``); where it is not importable the part is skipped
@@ -76,6 +78,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import importlib.util
 import io
 import json
 import math
@@ -516,58 +519,71 @@ async def in_process_round(store: Path, runs: int, jobs: Sequence[int], cases: d
 
 @dataclass
 class TemporalSide:
-    """The store's runs as Temporal workflow histories (``benchmarks/_temporal.py``), or why not."""
+    """The store's runs as Temporal workflow histories, in a process of their own (``python -m
+    benchmarks._temporal STORE``, which builds and checks them, then replays them all on each line
+    it reads); or why the part does not run."""
 
     skipped: str = ""
     """Why the part did not run (``temporalio`` not importable), else empty."""
     version: str = ""
-    histories: list[Any] = field(default_factory=list)
     shape: dict[str, int] = field(default_factory=dict)
     build_cpu_s: float = 0.0
     check_cpu_s: float = 0.0
+    worker: subprocess.Popen[str] | None = None
+
+    def close(self) -> None:
+        if self.worker is not None:
+            assert self.worker.stdin is not None
+            self.worker.stdin.close()
+            self.worker.wait(timeout=60)
+            self.worker = None
 
 
 def temporal_side(store: Path) -> TemporalSide:
-    """Build the histories from the store, once, and replay them all once (unsandboxed), untimed:
-    every one must replay (else stop here, saying which did not); the SDK's first use is warmed."""
-    try:
-        import temporalio
-
-        from benchmarks import _temporal
-    except ImportError as error:
-        return TemporalSide(skipped=f"temporalio is not importable ({error}): pip install -e '.[bench]'")
-    say(f"building the Temporal histories of {store.name}")
-    cpu = time.process_time()
-    histories = _temporal.histories_of(store)
-    side = TemporalSide(version=temporalio.__version__, histories=histories,
-                        shape=_temporal.shape_of(histories), build_cpu_s=time.process_time() - cpu)  # fmt: skip
-    say(f"checking that every history replays: Replayer.replay_workflows, {len(histories):,} histories")
-    cpu = time.process_time()
-    _, failures = asyncio.run(_temporal.replay(histories, sandboxed=False))
-    side.check_cpu_s = time.process_time() - cpu
-    if failures:
-        run_id, error = next(iter(failures.items()))
-        raise SystemExit(f"the Temporal histories do not replay: {len(failures):,} of {len(histories):,} failed;"
-                         f" the first, {run_id}: {error[:2000]}")  # fmt: skip
+    """Start the worker: it builds the histories from the store, once, and replays them all once
+    (unsandboxed), untimed: every one must replay (else stop here, saying which did not); the
+    SDK's first use is warmed."""
+    if importlib.util.find_spec("temporalio") is None:
+        return TemporalSide(skipped="temporalio is not importable: pip install -e '.[bench]' to run this part")
+    say(f"building the Temporal histories of {store.name} and checking that every one replays (a worker process)")
+    worker = subprocess.Popen([sys.executable, "-m", "benchmarks._temporal", str(store)], cwd=ROOT, env=child_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert worker.stdout is not None
+    line = worker.stdout.readline()
+    if not line:
+        raise SystemExit(
+            f"the Temporal worker exited {worker.wait()} before its histories were built (its stderr above)"
+        )
+    built = json.loads(line)
+    side = TemporalSide(version=built["version"], shape=built["shape"], build_cpu_s=built["build_cpu_s"],
+                        check_cpu_s=built["check_cpu_s"], worker=worker)  # fmt: skip
+    if built["failed"]:
+        side.close()
+        run_id, error = next(iter(built["failures"].items()))
+        raise SystemExit(f"the Temporal histories do not replay: {built['failed']:,} of {built['shape']['histories']:,}"
+                         f" failed; the first, {run_id}: {error[:2000]}")  # fmt: skip
     return side
 
 
 def temporal_round(side: TemporalSide, cases: dict[str, Case]) -> None:
-    """One round of the Temporal cases: every history replayed by one ``Replayer``, unsandboxed
-    then in the SDK's default sandbox."""
-    from benchmarks._temporal import replay
-
-    for key, sandboxed in (("temporal", False), ("temporal-sandboxed", True)):
+    """One round of the Temporal cases in the worker: every history replayed by one ``Replayer``,
+    unsandboxed then in the SDK's default sandbox."""
+    worker = side.worker
+    assert worker is not None and worker.stdin is not None and worker.stdout is not None
+    for key, mode in (("temporal", "unsandboxed"), ("temporal-sandboxed", "sandboxed")):
         case = cases[key]
         say(case.what)
-        reset_peak_rss()
         load = os.getloadavg()[0]
-        started, cpu = time.perf_counter(), time.process_time()
-        replayed, failures = asyncio.run(replay(side.histories, sandboxed=sandboxed))
-        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-        if failures:
-            case.error = f"{len(failures):,} failed: {next(iter(failures.values()))[:200]}"
-        case.samples.append(Sample(wall, cpu, peak_rss_mb(), (load, os.getloadavg()[0]), replayed))
+        worker.stdin.write(mode + "\n")
+        worker.stdin.flush()
+        line = worker.stdout.readline()
+        if not line:
+            raise SystemExit(f"the Temporal worker exited {worker.wait()} (its stderr above)")
+        got = json.loads(line)
+        if got["failed"]:
+            case.error = f"{got['failed']:,} failed: {next(iter(got['failures'].values()))[:200]}"
+        case.samples.append(Sample(got["wall_s"], got["cpu_s"], got["rss_mb"], (load, os.getloadavg()[0]),
+                                   got["replayed"]))  # fmt: skip
 
 
 def timed_child(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[Sample, str, int]:
@@ -863,7 +879,8 @@ def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collectio
         "peak RSS: in this process, VmHWM after the case, "
         + ("reset before it (/proc/self/clear_refs)" if rss_reset else "NOT reset: the process's peak so far")
         + f"; a child's own VmHWM, read every {RSS_POLL_S * 1000:g} ms while it runs, the largest of its rounds;"
-        " a child's CPU is its own rusage (os.wait4)",
+        " a child's CPU is its own rusage (os.wait4); the Temporal worker's, its own VmHWM reset before each round"
+        " and its process_time",
     ]
     if collection is not None and (plugin := cases.get("pytest")) and plugin.samples:
         notes.append(f"pytest's summary line with --agenttui-runs: {plugin.samples[-1].last_line!r}")
@@ -959,7 +976,7 @@ def measure(args: argparse.Namespace) -> None:
         "cli-default": Case("cli-default", "(1) CLI end to end: the same, --jobs 4 (its default)"),
         "temporal": Case("temporal", f"(3) the Temporal Replayer: Replayer(workflows=[RefundDesk],"
                                      f" workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows, {runs:,} histories"
-                                     " of the same shape, in this process"),
+                                     " of the same shape, in a worker process holding them"),
         "temporal-sandboxed": Case("temporal-sandboxed", "(3) the same in the SDK's default sandbox (Replayer(workflows="
                                                          "[RefundDesk]))"),
         "pytest-run": Case("pytest-run", f"(1) the pytest plugin: pytest -q --agenttui-runs STORE --agenttui-agent ..."
@@ -992,6 +1009,8 @@ def measure(args: argparse.Namespace) -> None:
                 cli_round(store, runs, cases)
             if collection is not None:
                 pytest_round(store, runs, cases, collection, warm=False)
+    if side is not None:
+        side.close()  # the worker exits when its input ends (as it does if this process dies first)
     suite = cases[f"suite-{AT_ONCE}"]
     missed = bool(suite.samples) and runs / suite.median("cpu_s") < RUNS_PER_CPU_S_TARGET
     profile = None
