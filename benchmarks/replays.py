@@ -157,8 +157,10 @@ FIRST_RUN = f"""The first run builds one store under --cache (default {DEFAULT_C
 v{STORE_VERSION}-replay-suite-<runs>.db, the --runs recorded runs (1,000 by default: 9.5 MB, 18,732 records,
 built in about 3 s on this 2-core machine at load 1.6, the runtime driving the runs), with
 .shape.json beside it (runs per story, records per run, how long it took). After that the store is
-only read. Every run first checks that the store replays (agenttui replay --all: about 10 s); a
-whole run with the defaults takes 4-5 minutes (three rounds of every case)."""
+only read. Every run first checks that the store replays (agenttui replay --all: about 10 s), and
+with temporalio installed builds the Temporal histories (2 s) and checks that they replay (about
+20 s); a whole run with the defaults takes 6-8 minutes on this shared 2-core machine (three rounds
+of every case, the Temporal Replayer's about a minute a round). --smoke: about 20 s."""
 
 
 # -- the store: complete runs of the refund desk, driven by the runtime -----------------------------
