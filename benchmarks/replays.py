@@ -1,7 +1,7 @@
 """Recorded runs replayed as a regression suite: ``agenttui replay STORE --all`` and the pytest plugin.
 
-    python benchmarks/replays.py [--runs 1000] [--rounds 3] [--jobs 4,8] [--parts replay,cli,pytest]
-                                 [--profile | --no-profile] [--cache DIR] [--json]
+    python benchmarks/replays.py [--runs 1000] [--rounds 3] [--jobs 4,8] [--parts replay,temporal,cli,pytest]
+                                 [--profile | --no-profile] [--cache DIR] [--json] [--smoke]
 
 The store: ``--runs`` recorded runs (1,000 by default) of 5-50 records each, every one complete,
 driven by agenttui's own runtime as the demo's refund desk (``desk_tools()``, named
@@ -25,8 +25,25 @@ The targets (the regression-suite issue):
     end to end, from process start to exit (``python -m agenttui replay STORE --all --agent
     ...``, at ``--jobs 1`` and at its default), with its start-up alone (``replay --help``); the
     pytest plugin running every run as a test item (``python -m pytest -q --agenttui-runs STORE
-    --agenttui-agent ...``), from process start. Medians of ``--rounds``, the cases interleaved
-    in each round.
+    --agenttui-agent ...``), from process start, judged as a ratio to its floor measured beside
+    it: a bare pytest running as many trivial generated tests (``def test_N(): pass``), in a
+    folder of its own laid out as the plugin's (an empty ``pytest.ini`` and ``conftest.py``); and
+    beside the CLI replaying the same runs. Medians of ``--rounds``, the cases interleaved in each
+    round.
+(3) Against Temporal (issue 49: "Replay >= 10x the Temporal ``Replayer``'s histories per CPU
+    second on histories of the same shape"): the same runs as Temporal workflow histories
+    (``benchmarks/_temporal.py`` says how they are made: the refund desk's loop as a workflow, a
+    model turn or a tool call an activity, an approval or an answer a signal, the settlement wait
+    a timer, the specialist a child workflow; the records' own JSON as the payloads), built once a
+    run from the store and checked to replay, then replayed by the Temporal Python SDK's offline
+    ``Replayer`` in a worker process of its own (``python -m benchmarks._temporal STORE``: the
+    histories it holds weigh on none of agenttui's figures), one replayer for all of them (as
+    ``replay_suite`` opens the store once), its CPU the worker's own (every thread: the SDK's core
+    too): its histories per CPU second unsandboxed (the faster: the floor judged) and in
+    the SDK's default sandbox, beside agenttui's runs per CPU second at the CLI's default; the
+    verdict is the ratio, since an absolute rate does not travel between machines. It needs
+    ``temporalio`` (``pip install -e '.[bench]'``); where it is not importable the part is skipped
+    with one line saying so, never installed at run time.
 (2) Collection: ``python -m pytest --collect-only -q --agenttui-runs STORE --agenttui-agent
     agenttui.demo.build:factory -p no:cacheprovider``, from process start, collects every run
     (1,000 items) in at most 2 s. It runs in a temporary folder holding an empty ``pytest.ini``,
@@ -47,6 +64,10 @@ read while it runs (its ``ru_maxrss`` starts at this process's peak); a child's 
 rusage (``os.wait4``). The load average is read before and after each case: the 2-core machine
 is shared. The date and this checkout's commit head the table.
 
+``--smoke`` runs every part at a tiny size (16 runs, one round, the store built in a fresh
+temporary folder, the subprocesses' cache folder one too) in seconds, to show the benchmark still
+runs; its verdicts say "smoke: not judged".
+
 When the replay speed misses its target (or with ``--profile``), one run's replay is profiled
 (``cProfile``, the run replayed 20 times) and the top 10 functions by cumulative time, and by
 their own time, are printed after the table. ``--json`` prints the raw figures after it all.
@@ -57,6 +78,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import importlib.util
 import io
 import json
 import math
@@ -115,20 +137,30 @@ SEED = 2026
 AGENT = "agenttui.demo.build:factory"
 #: The issue's targets.
 RUNS_PER_CPU_S_TARGET = 500.0
+#: agenttui's runs per CPU second over the Temporal ``Replayer``'s histories per CPU second (issue 49).
+TEMPORAL_RATIO_TARGET = 10.0
 COLLECT_S_TARGET = 2.0
 MIN_RECORDS, MAX_RECORDS = 5, 50
 BASE_CLOCK = datetime(2025, 10, 1, tzinfo=UTC)
 #: Runs profiled: one run replayed this many times under cProfile.
 PROFILE_REPEATS = 20
 DEFAULT_CACHE = "/tmp/agenttui-bench-cache"
+#: ``--smoke``: runs in the store (every story once and a few more), one round.
+SMOKE_RUNS = 16
+PARTS = ("replay", "temporal", "cli", "pytest")
+#: What every subprocess's environment has on top of this one's (``--smoke``: a temporary
+#: XDG_CACHE_HOME, so no user's cache is touched).
+CHILD_ENV: dict[str, str] = {}
 
 #: What ``--help`` says of the store this benchmark builds, where it keeps it and how long that takes.
 FIRST_RUN = f"""The first run builds one store under --cache (default {DEFAULT_CACHE}) and reuses it after:
 v{STORE_VERSION}-replay-suite-<runs>.db, the --runs recorded runs (1,000 by default: 9.5 MB, 18,732 records,
 built in about 3 s on this 2-core machine at load 1.6, the runtime driving the runs), with
 .shape.json beside it (runs per story, records per run, how long it took). After that the store is
-only read. Every run first checks that the store replays (agenttui replay --all: about 10 s); a
-whole run with the defaults takes 4-5 minutes (three rounds of every case)."""
+only read. Every run first checks that the store replays (agenttui replay --all: about 10 s), and
+with temporalio installed builds the Temporal histories (2 s) and checks that they replay (about
+20 s); a whole run with the defaults takes 6-8 minutes on this shared 2-core machine (three rounds
+of every case, the Temporal Replayer's about a minute a round). --smoke: about 20 s."""
 
 
 # -- the store: complete runs of the refund desk, driven by the runtime -----------------------------
@@ -288,6 +320,17 @@ async def write_suite(path: Path, plans: Sequence[RunPlan]) -> None:
         conn.close()
 
 
+def record_bytes(path: Path) -> int:
+    """The bytes of every record of the store (as written: its JSON)."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return int(conn.execute("SELECT sum(length(data)) FROM bide_steps").fetchone()[0])
+
+
+def model_turns(path: Path) -> int:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return int(conn.execute("SELECT count(*) FROM bide_steps WHERE name LIKE '@llm/%'").fetchone()[0])
+
+
 def records_per_run(path: Path) -> dict[str, int]:
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
         return dict(conn.execute("SELECT run_id, count(*) FROM bide_steps GROUP BY run_id ORDER BY run_id"))
@@ -343,7 +386,7 @@ def child_env() -> dict[str, str]:
     0.7 s of compiling before a test is collected, which no user's pytest pays twice)."""
     path = os.environ.get("PYTHONPATH", "")
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    return env | {"PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}
+    return env | CHILD_ENV | {"PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}
 
 
 def check_store(store: Path, runs: int) -> str:
@@ -473,6 +516,78 @@ async def in_process_round(store: Path, runs: int, jobs: Sequence[int], cases: d
         case.samples.append(Sample(wall, cpu, peak_rss_mb(), (load, os.getloadavg()[0]), judged(kinds, case)))
 
 
+# -- the Temporal Replayer, beside it ----------------------------------------------------------------
+
+
+@dataclass
+class TemporalSide:
+    """The store's runs as Temporal workflow histories, in a process of their own (``python -m
+    benchmarks._temporal STORE``, which builds and checks them, then replays them all on each line
+    it reads); or why the part does not run."""
+
+    skipped: str = ""
+    """Why the part did not run (``temporalio`` not importable), else empty."""
+    version: str = ""
+    shape: dict[str, int] = field(default_factory=dict)
+    build_cpu_s: float = 0.0
+    check_cpu_s: float = 0.0
+    worker: subprocess.Popen[str] | None = None
+
+    def close(self) -> None:
+        if self.worker is not None:
+            assert self.worker.stdin is not None
+            self.worker.stdin.close()
+            self.worker.wait(timeout=60)
+            self.worker = None
+
+
+def temporal_side(store: Path) -> TemporalSide:
+    """Start the worker: it builds the histories from the store, once, and replays them all once
+    (unsandboxed), untimed: every one must replay (else stop here, saying which did not); the
+    SDK's first use is warmed."""
+    if importlib.util.find_spec("temporalio") is None:
+        return TemporalSide(skipped="temporalio is not importable: pip install -e '.[bench]' to run this part")
+    say(f"building the Temporal histories of {store.name} and checking that every one replays (a worker process)")
+    worker = subprocess.Popen([sys.executable, "-m", "benchmarks._temporal", str(store)], cwd=ROOT, env=child_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert worker.stdout is not None
+    line = worker.stdout.readline()
+    if not line:
+        raise SystemExit(
+            f"the Temporal worker exited {worker.wait()} before its histories were built (its stderr above)"
+        )
+    built = json.loads(line)
+    side = TemporalSide(version=built["version"], shape=built["shape"], build_cpu_s=built["build_cpu_s"],
+                        check_cpu_s=built["check_cpu_s"], worker=worker)  # fmt: skip
+    if built["failed"]:
+        side.close()
+        run_id, error = next(iter(built["failures"].items()))
+        raise SystemExit(f"the Temporal histories do not replay: {built['failed']:,} of {built['shape']['histories']:,}"
+                         f" failed; the first, {run_id}: {error[:2000]}")  # fmt: skip
+    return side
+
+
+def temporal_round(side: TemporalSide, cases: dict[str, Case]) -> None:
+    """One round of the Temporal cases in the worker: every history replayed by one ``Replayer``,
+    unsandboxed then in the SDK's default sandbox."""
+    worker = side.worker
+    assert worker is not None and worker.stdin is not None and worker.stdout is not None
+    for key, mode in (("temporal", "unsandboxed"), ("temporal-sandboxed", "sandboxed")):
+        case = cases[key]
+        say(case.what)
+        load = os.getloadavg()[0]
+        worker.stdin.write(mode + "\n")
+        worker.stdin.flush()
+        line = worker.stdout.readline()
+        if not line:
+            raise SystemExit(f"the Temporal worker exited {worker.wait()} (its stderr above)")
+        got = json.loads(line)
+        if got["failed"]:
+            case.error = f"{got['failed']:,} failed: {next(iter(got['failures'].values()))[:200]}"
+        case.samples.append(Sample(got["wall_s"], got["cpu_s"], got["rss_mb"], (load, os.getloadavg()[0]),
+                                   got["replayed"]))  # fmt: skip
+
+
 def timed_child(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[Sample, str, int]:
     """A process from its start to its exit: wall, its own CPU (``os.wait4``: that child's rusage
     alone), its own peak RSS, its output and exit code.
@@ -538,6 +653,19 @@ class Collection:
     registered: bool
     """``pytest --help`` lists ``--agenttui-runs``: the ``pytest11`` entry point is installed."""
     folder: str = ""
+    trivial: str = ""
+    """A folder laid out as ``folder`` whose test file holds as many trivial tests as there are runs."""
+
+
+def lay_out(folder: Path, tests: int = 0) -> None:
+    """An empty ``pytest.ini`` and ``conftest.py``, and a test file: empty, or ``tests`` trivial tests."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("pytest.ini", "conftest.py"):
+        (folder / name).write_text("")
+    if tests:
+        (folder / "test_trivial.py").write_text("".join(f"def test_{n}():\n    pass\n\n\n" for n in range(tests)))
+    else:
+        (folder / "test_empty.py").write_text("")
 
 
 PYTEST_REPORTED = re.compile(r"in ([0-9.]+)s")
@@ -552,11 +680,10 @@ def pytest_round(store: Path, runs: int, cases: dict[str, Case], collection: Col
     runs_args = ["--agenttui-runs", str(store), "--agenttui-agent", AGENT]
     lean = {**child_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     lean_plugin = ["-p", "agenttui.pytest_plugin"] if collection.registered else []  # autoload off: named
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin]
     commands = {
-        "pytest-run": (
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin, *runs_args],
-            child_env(),
-        ),
+        "pytest-run": ([*run, *runs_args], child_env()),
+        "pytest-trivial": (run, child_env()),
         "pytest": ([*base, *runs_args], child_env()),
         "pytest-bare": (base, child_env()),
         "pytest-lean": ([*base, *lean_plugin, *runs_args], lean),
@@ -564,17 +691,18 @@ def pytest_round(store: Path, runs: int, cases: dict[str, Case], collection: Col
     }
     for key, (command, env) in commands.items():
         case = cases[key]
+        where = Path(collection.trivial) if key == "pytest-trivial" else folder
         if warm:
-            timed_child(command, folder, env)  # bytecode written, files in the page cache: not counted
+            timed_child(command, where, env)  # bytecode written, files in the page cache: not counted
             continue
         say(case.what)
-        sample, text, code = timed_child(command, folder, env)
-        passed = PYTEST_PASSED.search(text) if key == "pytest-run" else None
+        sample, text, code = timed_child(command, where, env)
+        passed = PYTEST_PASSED.search(text) if key in ("pytest-run", "pytest-trivial") else None
         sample.items = int(passed[1]) if passed else sum("::" in line for line in text.splitlines())
         sample.last_line = text.strip().splitlines()[-1] if text.strip() else ""
         reported = PYTEST_REPORTED.findall(sample.last_line)
         sample.reported_s = float(reported[-1]) if reported else None
-        expected = runs if "--agenttui-runs" in command else 0
+        expected = runs if "--agenttui-runs" in command or key == "pytest-trivial" else 0
         if code not in (0, 5) or sample.items != expected:  # 5: no tests collected (the baselines)
             case.error = f"exit {code}, {sample.items:,} items, not {expected:,}: {text[-300:]}"
         case.samples.append(sample)
@@ -649,8 +777,12 @@ def ms_text(seconds: float) -> str:
     return f"{seconds * 1000:,.0f} ms" if seconds < 10 else f"{seconds:,.1f} s"
 
 
-def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collection | None, rss_reset: bool) -> str:
+def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collection | None, rss_reset: bool,
+           side: TemporalSide | None = None, *, smoke: bool = False) -> str:  # fmt: skip
     rows: list[list[str]] = []
+
+    def judged(ok: bool) -> str:
+        return "smoke: not judged" if smoke else met(ok)
 
     def add(case: Case, figure: str, target: str = "reported", verdict: str = "") -> None:
         if case.error:
@@ -671,7 +803,12 @@ def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collectio
             case = cases[key]
             if key == f"suite-{AT_ONCE}":  # the CLI's default: how ``agenttui replay --all`` replays
                 speed = runs / case.median("cpu_s")
-                add(case, rate(case), f"≥ {RUNS_PER_CPU_S_TARGET:,.0f} runs/CPU s", met(speed >= RUNS_PER_CPU_S_TARGET))
+                add(
+                    case,
+                    rate(case),
+                    f"≥ {RUNS_PER_CPU_S_TARGET:,.0f} runs/CPU s",
+                    judged(speed >= RUNS_PER_CPU_S_TARGET),
+                )
             else:
                 add(case, rate(case))
         add(one, f"{runs / one.median('cpu_s'):,.0f} runs/CPU s ({ms_text(one.median('cpu_s'))} CPU;"
@@ -680,13 +817,46 @@ def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collectio
         factory = cases["factory"]
         add(factory, f"{ms_text(factory.median('cpu_s'))} CPU ({factory.median('cpu_s') / runs * 1000:.2f} ms a run,"
                      f" {factory.median('cpu_s') / one.median('cpu_s'):.0%} of replay_one's CPU)")  # fmt: skip
+    ours = cases[f"suite-{AT_ONCE}"]
+    if side is not None and side.skipped:
+        rows.append(["(3) the Temporal Replayer beside it: skipped", side.skipped, "", "",
+                     f"≥ {TEMPORAL_RATIO_TARGET:g}x", "not run"])  # fmt: skip
+    elif side is not None and (temporal := cases["temporal"]).samples:
+        for key in ("temporal", "temporal-sandboxed"):
+            case = cases[key]
+            wall, cpu = case.median("wall_s"), case.median("cpu_s")
+            add(case, f"{ms_text(wall)} wall = {case.items / wall:,.0f} histories/s; {ms_text(cpu)} CPU ="
+                      f" {case.items / cpu:,.1f} histories/CPU s ({cpu / case.items * 1000:.2f} ms CPU a history)",
+                "floor" if key == "temporal" else "reported")  # fmt: skip
+        if ours.samples:
+            speed = runs / ours.median("cpu_s")
+            floors = [
+                (key, cases[key].items / cases[key].median("cpu_s")) for key in ("temporal", "temporal-sandboxed")
+            ]
+            ratio = speed / floors[0][1]
+            rows.append([f"(3) agenttui over the Temporal Replayer: runs per CPU second at the CLI's default (at_once"
+                         f" {AT_ONCE}) over histories per CPU second (medians)",
+                         f"{speed:,.0f} / {floors[0][1]:,.1f} = {ratio:.1f}x unsandboxed;"
+                         f" {speed:,.0f} / {floors[1][1]:,.1f} = {speed / floors[1][1]:.1f}x in the default sandbox",
+                         "", temporal.load_text(), f"≥ {TEMPORAL_RATIO_TARGET:g}x (unsandboxed)",
+                         judged(ratio >= TEMPORAL_RATIO_TARGET)])  # fmt: skip
     if (startup := cases.get("cli-startup")) and startup.samples:
         add(startup, f"{ms_text(startup.median('wall_s'))} wall, {ms_text(startup.median('cpu_s'))} CPU")
         for key in ("cli-1", "cli-default"):
             add(cases[key], rate(cases[key]))
     if collection is not None and (plugin := cases.get("pytest")) and plugin.samples:
-        run = cases["pytest-run"]
+        run, trivial = cases["pytest-run"], cases["pytest-trivial"]
         add(run, f"{rate(run)} ({run.items:,} passed)")
+        add(trivial, f"{ms_text(trivial.median('wall_s'))} wall, {ms_text(trivial.median('cpu_s'))} CPU"
+                     f" ({trivial.items:,} passed)", "floor")  # fmt: skip
+        ratios = [f"CPU {ms_text(run.median('cpu_s'))} / {ms_text(trivial.median('cpu_s'))} ="
+                  f" {run.median('cpu_s') / trivial.median('cpu_s'):.2f}x, wall"
+                  f" {run.median('wall_s') / trivial.median('wall_s'):.2f}x over the trivial tests"]  # fmt: skip
+        if (cli := cases.get("cli-default")) and cli.samples:
+            ratios.append(f"CPU {run.median('cpu_s') / cli.median('cpu_s'):.2f}x, wall"
+                          f" {run.median('wall_s') / cli.median('wall_s'):.2f}x over the CLI's --all at its default")  # fmt: skip
+        rows.append([f"(1) the pytest plugin over its floors ({runs:,} runs as tests; medians)", "; ".join(ratios),
+                     "", run.load_text(), "reported", ""])  # fmt: skip
         for key in ("pytest", "pytest-bare", "pytest-lean", "pytest-lean-bare"):
             case = cases[key]
             wall = case.median("wall_s")
@@ -696,7 +866,7 @@ def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collectio
                       f" {ms_text(case.median('cpu_s'))} CPU; {case.items:,} items{own}")  # fmt: skip
             if key == "pytest":
                 add(case, figure, f"≤ {COLLECT_S_TARGET:g} s, {runs:,} items",
-                    met(wall <= COLLECT_S_TARGET and case.items == runs))  # fmt: skip
+                    judged(wall <= COLLECT_S_TARGET and case.items == runs))  # fmt: skip
             else:
                 add(case, figure, "baseline" if key.endswith("bare") else "reported")
         for plugged, bare, label in (
@@ -711,7 +881,8 @@ def report(cases: dict[str, Case], runs: int, rounds: int, collection: Collectio
         "peak RSS: in this process, VmHWM after the case, "
         + ("reset before it (/proc/self/clear_refs)" if rss_reset else "NOT reset: the process's peak so far")
         + f"; a child's own VmHWM, read every {RSS_POLL_S * 1000:g} ms while it runs, the largest of its rounds;"
-        " a child's CPU is its own rusage (os.wait4)",
+        " a child's CPU is its own rusage (os.wait4); the Temporal worker's, its own VmHWM reset before each round"
+        " and its process_time",
     ]
     if collection is not None and (plugin := cases.get("pytest")) and plugin.samples:
         notes.append(f"pytest's summary line with --agenttui-runs: {plugin.samples[-1].last_line!r}")
@@ -748,18 +919,24 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=1000, help="runs in the store, sub-runs included (default 1000)")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds of every case (default 3)")
     parser.add_argument("--jobs", default="4,8", help="replay_suite's at_once besides 1, comma-separated (default 4,8)")
-    parser.add_argument("--parts", default="replay,cli,pytest",
-                        help="which to run: replay (in this process), cli, pytest; comma-separated (default all)")  # fmt: skip
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help="which to run: replay (in this process), temporal (the Temporal Replayer beside it),"
+                             " cli, pytest; comma-separated (default all)")  # fmt: skip
     profiled = parser.add_mutually_exclusive_group()
     profiled.add_argument("--profile", action="store_true", help="profile one run's replay even if the target is met")
     profiled.add_argument("--no-profile", action="store_true", help="never profile")
     parser.add_argument("--cache", default=DEFAULT_CACHE, help=f"where the store is kept (default {DEFAULT_CACHE})")
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON after the table")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"every part at a tiny size ({SMOKE_RUNS} runs, one round, the profile too), the store in a"
+                             " fresh temporary folder, in seconds: shows the benchmark runs, judges nothing")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.runs, args.rounds, args.profile = SMOKE_RUNS, 1, not args.no_profile
     args.jobs = sorted({AT_ONCE, *(int(n) for n in args.jobs.split(",") if n.strip())} - {1})  # the target's among them
     args.parts = {part.strip() for part in args.parts.split(",") if part.strip()}
-    if not args.parts or args.parts - {"replay", "cli", "pytest"}:
-        parser.error("--parts: replay, cli, pytest, comma-separated")
+    if not args.parts or args.parts - set(PARTS):
+        parser.error(f"--parts: {', '.join(PARTS)}, comma-separated")
     return args
 
 
@@ -771,11 +948,22 @@ def median_run(store: Path) -> str:
 
 def main() -> None:
     args = parse()
+    with tempfile.TemporaryDirectory(prefix="agenttui-bench-replays-smoke-") as scratch:
+        if args.smoke:  # nothing shared, nothing of the user's: the store and every cache under scratch
+            args.cache = str(Path(scratch) / "cache")
+            CHILD_ENV["XDG_CACHE_HOME"] = str(Path(scratch) / "xdg-cache")
+        measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
     store = suite_store(Path(args.cache), args.runs)
     shape = shape_of(store)
     runs = shape["runs"]
     say(f"checking that every run replays: agenttui replay {store.name} --all --agent {AGENT} --json")
     checked = check_store(store, runs)
+    side = temporal_side(store) if "temporal" in args.parts else None
+    if side is not None and side.skipped:
+        say(f"the Temporal part skipped: {side.skipped}")
     started = datetime.now()
     cases = {
         "open": Case("open", "(1) open_store(read_only=True) + selected_runs, in this process"),
@@ -788,8 +976,15 @@ def main() -> None:
         "cli-startup": Case("cli-startup", "(1) CLI start-up alone: python -m agenttui replay --help"),
         "cli-1": Case("cli-1", "(1) CLI end to end: python -m agenttui replay STORE --all --agent ... --jobs 1"),
         "cli-default": Case("cli-default", "(1) CLI end to end: the same, --jobs 4 (its default)"),
+        "temporal": Case("temporal", f"(3) the Temporal Replayer: Replayer(workflows=[RefundDesk],"
+                                     f" workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows, {runs:,} histories"
+                                     " of the same shape, in a worker process holding them"),
+        "temporal-sandboxed": Case("temporal-sandboxed", "(3) the same in the SDK's default sandbox (Replayer(workflows="
+                                                         "[RefundDesk]))"),
         "pytest-run": Case("pytest-run", f"(1) the pytest plugin: pytest -q --agenttui-runs STORE --agenttui-agent ..."
                                          f" ({runs:,} runs as tests), from process start"),
+        "pytest-trivial": Case("pytest-trivial", f"(1) floor: a bare pytest -q running {runs:,} trivial generated tests"
+                                                 " (def test_N(): pass), from process start"),
         "pytest": Case("pytest", f"(2) pytest --collect-only -q --agenttui-runs STORE --agenttui-agent ..."
                                  f" ({runs:,} runs), from process start"),
         "pytest-bare": Case("pytest-bare", "(2) baseline: the same without --agenttui-runs (an empty test file)"),
@@ -800,18 +995,24 @@ def main() -> None:
     collection = None
     with tempfile.TemporaryDirectory(prefix="agenttui-bench-replays-") as folder:
         if "pytest" in args.parts:
-            for name in ("pytest.ini", "conftest.py", "test_empty.py"):
-                (Path(folder) / name).write_text("")
-            collection = Collection(plugin_registered(Path(folder)), folder)
-            pytest_round(store, runs, cases, collection, warm=True)
+            lay_out(Path(folder, "plugin"))
+            lay_out(Path(folder, "trivial"), runs)
+            collection = Collection(plugin_registered(Path(folder, "plugin")), str(Path(folder, "plugin")),
+                                    str(Path(folder, "trivial")))  # fmt: skip
+            if not args.smoke:  # judged nothing: no warm pass
+                pytest_round(store, runs, cases, collection, warm=True)
         for round_ in range(1, args.rounds + 1):
             say(f"round {round_} of {args.rounds}")
             if "replay" in args.parts:
                 asyncio.run(in_process_round(store, runs, args.jobs, cases))
+            if side is not None and not side.skipped:
+                temporal_round(side, cases)
             if "cli" in args.parts:
                 cli_round(store, runs, cases)
             if collection is not None:
                 pytest_round(store, runs, cases, collection, warm=False)
+    if side is not None:
+        side.close()  # the worker exits when its input ends (as it does if this process dies first)
     suite = cases[f"suite-{AT_ONCE}"]
     missed = bool(suite.samples) and runs / suite.median("cpu_s") < RUNS_PER_CPU_S_TARGET
     profile = None
@@ -827,7 +1028,23 @@ def main() -> None:
         f" (mean {shape['records'] / runs:.1f}; the journal header counted)",
         f"checked before timing: agenttui replay STORE --all --agent {AGENT}: exit 0, {checked}",
     ]
-    print("\n".join([*header, "", report(cases, runs, args.rounds, collection, rss_reset)]))
+    if side is not None and not side.skipped:
+        held = side.shape
+        header.append(
+            f"Temporal: temporalio {side.version}; {held['histories']:,} histories built from the store"
+            f" ({ms_text(side.build_cpu_s)} CPU), {held['events']:,} events ({held['bytes'] / 1e6:.1f} MB):"
+            f" {held['activities']:,} activities (the runs' {model_turns(store):,} model turns and their"
+            f" tool calls run), {held['signals']:,} signals, {held['timers']:,} timers, {held['children']:,} child"
+            f" workflows, {held['workflow_tasks']:,} workflow tasks; payloads {held['payload_bytes'] / 1e6:.2f} MB"
+            f" (the store's records {record_bytes(store) / 1e6:.2f} MB); checked before timing: all replay"
+            f" ({ms_text(side.check_cpu_s)} CPU, unsandboxed)"
+        )
+    elif side is not None:
+        header.append(f"Temporal: skipped: {side.skipped}")
+    if args.smoke:
+        header.append(f"--smoke: {runs:,} runs, one round, in a temporary folder: the figures show the benchmark"
+                      " runs; nothing is judged")  # fmt: skip
+    print("\n".join([*header, "", report(cases, runs, args.rounds, collection, rss_reset, side, smoke=args.smoke)]))
     if profile is not None:
         print("\n" + profile_text(profile))
     if args.json:
@@ -835,6 +1052,9 @@ def main() -> None:
             "date": f"{started:%Y-%m-%d %H:%M}", "checkout": checkout(), "machine": machine(), "store": str(store),
             "shape": shape, "rounds": args.rounds, "plugin_registered": collection.registered if collection else None,
             "cases": {key: asdict(case) for key, case in cases.items() if case.samples}, "profile": profile,
+            "temporal": {"skipped": side.skipped, "version": side.version, "shape": side.shape,
+                         "build_cpu_s": side.build_cpu_s, "check_cpu_s": side.check_cpu_s} if side else None,
+            "smoke": args.smoke,
         }  # fmt: skip
         print(json.dumps(figures, indent=1))
 
