@@ -526,8 +526,8 @@ class RunsScreen(StoreScreen):
             self.notify(f"costs could not be read: {printable(message.failed)}", severity="warning", timeout=5)
             return
         self.model.costs.update(message.costs)
-        if message.last:
-            self._sum_spend()
+        if message.last and (self._spend is None or self._spend.missing):
+            self._sum_spend()  # what was read is kept in the index: the total covers more
         if message.done and self._costs == "reading":
             self._costs = "read"
             if self._costs_dirty:
