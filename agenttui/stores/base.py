@@ -280,6 +280,19 @@ class Store(abc.ABC):
         """
         raise ConfigError(f"{type(self).__name__} cannot list its runs")
 
+    async def run_pages(self, *, after: str = "") -> AsyncIterator[list[str]]:
+        """Every run id after ``after``, as ``runs`` lists them, a page at a time: for a caller
+        that takes them by the thousand (a runs list), without an iteration a run. A store may
+        hand over the pages it reads; this default gathers ``runs`` into pages."""
+        page: list[str] = []
+        async for run_id in self.runs(after=after):
+            page.append(run_id)
+            if len(page) == LOAD_PAGE_SIZE:
+                yield page
+                page = []
+        if page:
+            yield page
+
     # -- change feed (agenttui's own capability, for live tail) -------------------------------------
 
     async def changes_since(self, cursor: int) -> tuple[set[str], int]:

@@ -426,6 +426,24 @@ class SQLiteStore(Store):
         exclude_holding: Sequence[str] = (),
         lease_lapsed: bool = False,
     ) -> AsyncIterator[str]:
+        pages = self._listed_pages(after=after, prefix=prefix, exclude_holding=exclude_holding,
+                                   lease_lapsed=lease_lapsed)  # fmt: skip
+        async for page in pages:
+            for run_id in page:
+                yield run_id
+
+    async def run_pages(self, *, after: str = "") -> AsyncIterator[list[str]]:
+        async for page in self._listed_pages(after=after):
+            yield page
+
+    async def _listed_pages(
+        self,
+        *,
+        after: str = "",
+        prefix: str = "",
+        exclude_holding: Sequence[str] = (),
+        lease_lapsed: bool = False,
+    ) -> AsyncIterator[list[str]]:
         # run_id is TEXT with the BINARY collation, i.e. UTF-8 byte order, which is also Python's
         # code point order: ORDER BY run_id is the SDK's ascending byte order.
         #
@@ -499,21 +517,25 @@ class SQLiteStore(Store):
             # is code point order).
             listed = json.loads(_text_of(rows[0][0])) if grouped is not None else None
             ids = sorted(listed) if listed is not None else [_text_of(run_id) for (run_id,) in rows]
-            valid = [run_id for run_id in ids if not _has_surrogates(run_id)]
-            not_utf8 += [run_id for run_id in ids if _has_surrogates(run_id)]
-            for run_id in valid:
-                yield run_id
+            if _has_surrogates("".join(ids)):  # a page's ids tested at once: most pages hold none
+                valid = [run_id for run_id in ids if not _has_surrogates(run_id)]
+                not_utf8 += [run_id for run_id in ids if _has_surrogates(run_id)]
+            else:
+                valid = ids
+            if valid:
+                yield valid
             if len(ids) < page_size or not valid:
                 break
             after, page_size = valid[-1], later_pages
+        odd = []
         for run_id in not_utf8:  # each under a shown id that says so, read as an unreadable run
             shown = run_id.encode("utf-8", "surrogateescape").decode("utf-8", "replace") + " (id not UTF-8)"
             self._odd_ids[shown] = _TextNotUtf8(run_id.encode("utf-8", "surrogateescape"))
-            yield shown
+            odd.append(shown)
         if not prefix and not lease_lapsed:
-            async for shown in self._ids_not_text():
-                if shown > after:
-                    yield shown
+            odd += [shown async for shown in self._ids_not_text() if shown > after]
+        if odd:
+            yield odd
 
     async def _stored_id(self, run_id: str) -> object:
         """The value ``run_id`` is stored as: itself, or, for an id the listing showed for one not

@@ -239,6 +239,9 @@ async def test_runs_pages_past_one_page(store: Store) -> None:
     for run_id in ids:
         await store.insert(run_id, "x", b"1")
     assert [r async for r in store.runs()] == ids
+    pages = [page async for page in store.run_pages()]
+    assert all(pages) and [r for page in pages for r in page] == ids  # the same runs, a page at a time
+    assert [r for page in [p async for p in store.run_pages(after="run-0999")] for r in page] == ids[1000:]
 
 
 async def test_runs_exclude_holding(store: Store) -> None:

@@ -242,12 +242,16 @@ class RunsScreen(StoreScreen):
         after, waited = "", False
         while True:
             try:
-                async for run_id in self.store.runs(after=after):
-                    batch.append(run_id)
-                    after = run_id
-                    if len(batch) == first_screen or time.monotonic() - last_post > BATCH_SECONDS:
+                # Page by page: a step a run was a tenth of a reopen's listing.
+                async for page in self.store.run_pages(after=after):
+                    batch += page
+                    after = page[-1]
+                    if first_screen and len(batch) >= first_screen:
+                        yield batch[:first_screen]
+                        batch, last_post, first_screen = batch[first_screen:], time.monotonic(), 0
+                    if not first_screen and batch and time.monotonic() - last_post > BATCH_SECONDS:
                         yield batch
-                        batch, last_post, first_screen = [], time.monotonic(), 0
+                        batch, last_post = [], time.monotonic()
                 break
             except StoreLockedError:
                 self.post_message(ConnectionChanged(WAITING_FOR_LOCK))
