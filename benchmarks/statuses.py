@@ -634,6 +634,11 @@ def report(
         f"{repeats} rounds, load average {started[0]:.1f} at the start,"
         f" {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at the end"
         + ("; CPU includes the server's" if bench.server_cpu else "")
+        + (
+            "; the server's processes are not readable here: no CPU figures"
+            if postgres and not bench.server_cpu
+            else ""
+        )
     )
     has_cpu = bench.server_cpu is not None or not postgres
     medians = {
@@ -665,7 +670,7 @@ def report(
                 verdict += f" ({wall / full_wall:.2f}x, " + (f"{cpu / full_cpu:.2f}x)" if has_cpu else "-)")
         print(
             f"{name:32} {wall:8.2f}s {min(figures.walls):8.2f}s {max(figures.walls):8.2f}s"
-            f" {cpu if has_cpu else float('nan'):8.2f}s {max(figures.peaks_mb):6.0f} MB {ratios}{verdict}"
+            f" {f'{cpu:8.2f}s' if has_cpu else '-'.rjust(9)} {max(figures.peaks_mb):6.0f} MB {ratios}{verdict}"
         )
     if bench.index_sizes:
         size = max(bench.index_sizes)
