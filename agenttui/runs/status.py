@@ -989,7 +989,13 @@ async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
     """Every run's status, in run id order (sub-runs right after their parent), a page at a time.
 
     Pages are read ahead: the store sums the next pages up in the database's thread while this
-    one's statuses are made and handed on, so the database's work and Python's overlap."""
+    one's statuses are made and handed on, so the database's work and Python's overlap. On a
+    reopen (the status index holds runs) the statuses it vouches for come from it at once, as
+    the runs screen fills its list (``kept_statuses``), and only the others are read by pages."""
+    if (kept := await _kept_on_reopen(store)) is not None:
+        async for status in _kept_then_read(store, kept):
+            yield status
+        return
     pages = _pages(store.runs(), SUMMARY_PAGE)
     ahead: deque[tuple[list[str], asyncio.Future[dict[str, RunStatus]]]] = deque()
     try:
@@ -1005,6 +1011,57 @@ async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
                 yield decided[run_id] if run_id in decided else await _read_kept(store, run_id)
     finally:
         for _, reading in ahead:
+            reading.cancel()
+
+
+async def _kept_on_reopen(store: Store) -> KeptStatuses | None:
+    """What the status index vouches for of every run (``kept_statuses``), where it holds runs
+    (a reopen); None on a first look, or where the store fails the index's checks (a damaged
+    page: every run is then read by pages, and each page says what it cannot read)."""
+
+    async def listing() -> list[str]:
+        return [run_id async for run_id in store.runs()]
+
+    try:
+        return await kept_statuses(store, listing) if await statuses_kept(store) else None
+    except (StoreConnectionError, StoreLockedError):
+        raise
+    except StoreError:
+        return None
+
+
+async def _kept_then_read(store: Store, kept: KeptStatuses) -> AsyncIterator[RunStatus]:
+    """``list_statuses`` on a reopen: every status the status index vouches for laid out from it
+    in one pass (a page at a time, its 200 reads of the index and of the leases, and a status made
+    of each verdict, took twice the CPU of that pass on 100,000 runs), the runs it does not vouch
+    for (changed since, or new) read by pages of their own, read ahead."""
+    run_ids, columns = kept.run_ids, kept.columns
+    pending = [run_id for at, run_id in enumerate(run_ids) if columns.states[at] == PENDING]
+    page_of = {run_id: at // SUMMARY_PAGE for at, run_id in enumerate(pending)}
+    pages = (pending[start : start + SUMMARY_PAGE] for start in range(0, len(pending), SUMMARY_PAGE))
+    ahead: deque[asyncio.Future[dict[str, RunStatus]]] = deque()
+    decided: dict[str, RunStatus] = {}
+    read = 0
+    """How many pages of pending runs were read (their statuses in ``decided``)."""
+
+    def read_ahead() -> None:
+        while len(ahead) < PAGES_AHEAD and (page := next(pages, None)) is not None:
+            ahead.append(asyncio.ensure_future(_page_statuses(store, page, batch=True)))
+
+    try:
+        read_ahead()
+        for at, run_id in enumerate(run_ids):
+            status = columns.status(at, run_id)
+            if status is None:
+                while read <= page_of[run_id]:
+                    decided.update(await ahead.popleft())
+                    read += 1
+                    read_ahead()
+                status = decided.pop(run_id, None) or await _read_kept(store, run_id)
+            yield status
+        await spot_checks_done(store)  # the spot checks this look began end with it
+    finally:
+        for reading in ahead:
             reading.cancel()
 
 
