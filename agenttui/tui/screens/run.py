@@ -298,6 +298,8 @@ class RunScreen(StoreScreen):
                 give_back_free_memory()  # the load is done: its batches, decoded and dropped, go back
         if fresh and self.query_one(TabbedContent).active == "cost":
             self._read_cost()  # the run grew: what it cost too
+        if not self.tui.first_rows_shown.is_set():  # opened at start (--run): the first screen
+            self.app.call_after_refresh(self.tui.first_rows_painted)
         if not len(view):
             self._status_text = "no records: this run does not exist (yet)"
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
@@ -329,6 +331,10 @@ class RunScreen(StoreScreen):
     def on_journal_list_last_asked(self) -> None:
         if not self._read_once:
             self._to_end = True  # the journal is still loading: G means its last record, once read
+            # Onto the last record read by now: batches handled while this message bubbled up
+            # left the cursor where G put it, and its CursorMoved, arriving after, would read as
+            # a move away from the end, and stop the pull.
+            self.journal_list.cursor = len(self.view) - 1
 
     @on(JournalList.Chosen, "#journal")
     def open_record(self) -> None:
