@@ -51,10 +51,15 @@ if TYPE_CHECKING:
 #: Records are handed to the list in batches: the first as soon as it fills a screen
 #: (``SCREENFUL``) or ``BATCH_SECONDS`` have passed; then, while a long run loads, each batch
 #: waits twice as long as the one before, up to ``BATCH_SECONDS_MAX``. Every batch lays the
-#: screen out and paints it again: at one batch every 50 ms, a 50,000-record run took 100 of them.
+#: screen out and paints it again (a new screenful while G pulls the cursor to the end, 15-30 ms
+#: of CPU): at one batch every 50 ms, a 50,000-record run took 100 of them; at one every 0.25 s,
+#: 36 on a busy machine, half a second of CPU. The header's count still moves every second.
 SCREENFUL = 100
 BATCH_SECONDS = 0.05
-BATCH_SECONDS_MAX = 0.25
+BATCH_SECONDS_MAX = 1.0
+PROGRESS_SECONDS = 0.1
+"""A pane's read back says how far it has got at most this often: each word of it lays the
+screen out again (40 a conversation of a long run, when each record read said so)."""
 #: The panes' labels where their full ones do not all fit beside the journal (at 100 columns).
 SHORT_PANE_LABELS = {"inspector": "Record", "conversation": "State", "flow": "Flow"}
 
@@ -293,7 +298,9 @@ class RunScreen(StoreScreen):
         elif before == 0 and len(view):
             journal.cursor = 0
         if message.last:
-            self._to_end = False
+            if self._to_end:
+                self._to_end = False
+                self._show(journal.cursor)  # the panes waited for the last record (_show)
             if not message.tail:
                 give_back_free_memory()  # the load is done: its batches, decoded and dropped, go back
         if fresh and self.query_one(TabbedContent).active == "cost":
@@ -348,7 +355,9 @@ class RunScreen(StoreScreen):
         if not 0 <= index < len(self.view):
             return
         pane = self.query_one(TabbedContent).active
-        if pane in ("inspector", "conversation"):
+        # While G pulls the cursor to the end of a run still loading, the panes wait for the last
+        # record: each batch's last one, read back and laid out, was shown only to be replaced.
+        if pane in ("inspector", "conversation") and not self._to_end:
             wanted = [index] if pane == "inspector" else self.view.voices(index).indices
             records = self.view.cached(wanted)
             if records is None:
@@ -363,8 +372,13 @@ class RunScreen(StoreScreen):
     async def read_records(self, pane: str, index: int, wanted: list[int]) -> None:
         """Read back the records a pane shows for record ``index`` (the view keeps a few only)."""
 
+        said = time.monotonic()
+
         def progress(done: int, total: int) -> None:
-            self.post_message(RunScreen.ReadProgress(pane, index, done, total))
+            nonlocal said
+            if time.monotonic() - said >= PROGRESS_SECONDS:
+                said = time.monotonic()
+                self.post_message(RunScreen.ReadProgress(pane, index, done, total))
 
         records = await self.view.read(self.store, wanted, progress=progress if len(wanted) > 1 else None)
         self.post_message(RunScreen.RecordsRead(pane, index, records))
