@@ -11,12 +11,13 @@
     with that index, where every status must be shown within 1 s of the first rows (issue 29);
     then both again on a copy of the store in a throwaway PostgreSQL cluster (unless
     ``--no-postgres``; the copy takes about 30 s).
-(b) Run screen of one run of 50,000 records: once the runs screen has read every status, from
-    opening the run to the first records painted (target 0.5 s), to all loaded (target 2x
-    ``Journal.history()`` of the run, the floor, timed in fresh processes just before and just
-    after), then page-downs to the end of the run, the inspector following (time per page, key to
-    the new cursor row painted), and at the end the conversation, events and flowchart panes
-    shown; peak RSS before opening it, and after all that (target 150 MB).
+(b) Run screen of one run of 50,000 records, in a fresh process (``benchmarks/_long_run.py``):
+    the app opened on the run (``--run``), End pressed as its first records are painted (target
+    0.5 s from StoreOpened), until the last record is inspected, then the conversation, events and
+    flowchart panes shown in turn. The process's CPU time from its start to the last pane shown,
+    against the floor's: ``Journal.history()`` of the run in a fresh process, start to end (target
+    2x), timed just before and just after; the process's peak RSS (target 150 MB), the floor's
+    beside it. A few page-ups are timed after the figures are taken.
 
 ``--shape`` picks the stores of (a) and (b): ``production`` (the default) is the production-shaped
 store of ``benchmarks/shapes.py``, every run driven by the runtime (every status, most runs 5-50
@@ -53,7 +54,6 @@ import argparse
 import asyncio
 import cProfile
 import dataclasses
-import gc
 import io
 import json
 import os
@@ -442,87 +442,30 @@ async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def part_b(args: argparse.Namespace, target: LongRun) -> dict[str, Any]:
-    from agenttui.tui.app import AgentTuiApp
-    from agenttui.tui.screens.run import RunScreen
-    from agenttui.tui.screens.runs import RunsScreen
-    from agenttui.tui.widgets.inspector import RecordInspector
-    from agenttui.tui.widgets.journal_list import JournalList
-
-    paints = Paints(JournalList)
-    app = AgentTuiApp(str(target.path), tail=False)
-    async with app.run_test(size=SIZE) as pilot:
-        launched = time.perf_counter()
-        await until(lambda: isinstance(app.screen, RunsScreen) and app.screen._listed and app.screen.model.pending == 0,
-                    args.a_timeout, every=0.1, what="every run listed, with its status")  # fmt: skip
-        runs_listed = len(app.screen.model.statuses)  # type: ignore[attr-defined]  # the RunsScreen: until() above waited for it
-        listed_s, rss_listed = time.perf_counter() - launched, peak_rss_mb()
-        started, started_cpu = time.perf_counter(), time.process_time()
-        app.open_run(target.run_id)
-        await until(lambda: isinstance(app.screen, RunScreen), 10)
-        screen = app.screen
-        assert isinstance(screen, RunScreen)
-        first = await until(lambda: paints.first is not None, 60, what="the first records painted")
-        first = paints.first  # type: ignore[assignment]  # not None: until() above waited for it
-        first_batch = len(screen.rows)
-        loaded = await until(lambda: len(screen.rows) >= target.records and not any(w.group == "run-load" and not w.is_finished for w in screen.workers),
-                             600, every=0.01, what="the whole run")  # fmt: skip
-        loaded_cpu = time.process_time() - started_cpu
-        total = len(screen.rows)
-        await pilot.pause()
-        journal = screen.journal_list
-        inspector = screen.query_one(RecordInspector)
-
-        async def page_down() -> float:
-            row = min(journal.cursor + max(1, journal.scrollable_content_region.height - 1), total - 1)
-            before = time.perf_counter()
-            await pilot.press("pagedown")
-            await until(lambda: paints.painted_since(before, row) is not None, 30, what=f"record {row} painted")
-            return paints.painted_since(before, row) - before  # type: ignore[operator]  # not None: until() above waited for it
-
-        # To the end, the inspector following: past the first few thousand records, each page
-        # reads its record back from the store.
-        pages = []
-        while journal.cursor < total - 1:
-            pages.append(await page_down())
-        await until(
-            lambda: inspector._shown is not None and inspector._shown[1] == total - 1,
-            30,
-            what="the last record inspected",
-        )
-        panes = {}
-        for key, pane in (("c", "conversation"), ("v", "events"), ("w", "flowchart")):
-            before = time.perf_counter()
-            await pilot.press(key)
-            await until(
-                lambda: not any(w.group == "run-read" and not w.is_finished for w in screen.workers),
-                30,
-                what=f"the {pane}",
-            )
-            await pilot.pause()
-            panes[pane] = time.perf_counter() - before
-        cursor = journal.cursor
-    return {
-        "records": total, "first_paint_s": first - started, "first_batch": first_batch,
-        "loaded_s": loaded - started, "loaded_cpu_s": loaded_cpu, "page_s": pages,
-        "panes_s": panes, "cursor_after": cursor, "peak_rss_mb": peak_rss_mb(),
-        "runs_listed": runs_listed, "listed_s": listed_s, "peak_rss_listed_mb": rss_listed,
-    }  # fmt: skip
+def part_b(args: argparse.Namespace) -> dict[str, Any]:
+    """(b): the long run in the TUI and its floor, each a fresh process timed from its start
+    (``benchmarks/_long_run.py``): the floor, the TUI, the floor again."""
+    target = long_run(args)
+    sides = [long_run_side("floor", target), long_run_side("tui", target), long_run_side("floor", target)]
+    if error := next((side["error"] for side in sides if "error" in side), None):
+        return {"error": error}
+    floors = [sides[0], sides[2]]
+    return {"tui": sides[1], "floors": floors, "records": target.records, "load": os.getloadavg()}
 
 
-async def part_b_floor(args: argparse.Namespace, target: LongRun) -> dict[str, Any]:
-    """(b)'s floor: ``Journal.history()`` of the long run, three times, in a process of its own
-    (in (b)'s, its records, all held at once, would count in the app's peak memory)."""
-    wall, cpu = [], []
-    async with await SQLiteStore.open(target.path, read_only=True) as store:
-        for _ in range(3):
-            gc.collect()
-            started, started_cpu = time.perf_counter(), time.process_time()
-            records = await Journal(store).history(target.run_id)
-            wall.append(time.perf_counter() - started)
-            cpu.append(time.process_time() - started_cpu)
-            del records
-    return {"history_s": wall, "history_cpu_s": cpu, "peak_rss_mb": peak_rss_mb()}
+def long_run_side(side: str, target: LongRun) -> dict[str, Any]:
+    """One side of (b) in a process of its own; its figures, and its time from spawn to the
+    figures taken (the process's own clock, against the time here just before the spawn)."""
+    step(f"(b) {'the TUI' if side == 'tui' else 'the floor, Journal.history()'}")
+    argv = [sys.executable, str(ROOT / "benchmarks" / "_long_run.py"), side, str(target.path), target.run_id,
+            str(target.records)]  # fmt: skip
+    spawned = time.time()
+    done = subprocess.run(argv, check=False, stdout=subprocess.PIPE, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    if done.returncode != 0:
+        return {"error": f"{side}: exit {done.returncode}"}
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures | {"from_spawn_s": figures["at"] - spawned}
 
 
 async def part_c(args: argparse.Namespace, _: None) -> dict[str, Any]:
@@ -837,8 +780,6 @@ async def part_f(args: argparse.Namespace, _: None) -> dict[str, Any]:
 #: Each part: what it needs built first (synchronously, outside the app's event loop), and the measurement.
 PARTS: dict[str, tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.Namespace, Any], Any]]] = {
     "a": (runs_screen_store, part_a),
-    "b": (long_run, part_b),
-    "b-floor": (long_run, part_b_floor),
     "c": (lambda args: None, part_c),
     "d": (lambda args: replay_store(Path(args.cache), args.replay_turns), part_d),
     "e": (lambda args: audit_records(args.diff_records // 2, template_records())[: args.diff_records], part_e),
@@ -864,14 +805,6 @@ def run_child(part: str, args: argparse.Namespace, store_url: str = "", cache_ho
     if done.returncode != 0:
         return {"error": f"exit {done.returncode}"}
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def merge_floors(*floors: dict[str, Any]) -> dict[str, Any]:
-    """The floor's times from every child that measured it."""
-    if any("error" in floor for floor in floors):
-        return next(floor for floor in floors if "error" in floor)
-    times = {key: [t for floor in floors for t in floor[key]] for key in ("history_s", "history_cpu_s")}
-    return times | {"peak_rss_mb": max(floor["peak_rss_mb"] for floor in floors)}
 
 
 def ms(seconds: float) -> str:
@@ -925,6 +858,34 @@ def report_runs_screen(a: dict[str, Any], part: str, add: Callable[..., None]) -
     )
 
 
+def report_long_run(b: dict[str, Any], add: Callable[..., None]) -> None:
+    """Part (b)'s rows: the TUI's process beside the floor's, each from its start."""
+    if "error" in b:
+        add("(b)", "run screen", b["error"])
+        return
+    tui, floors = b["tui"], b["floors"]
+    floor_cpu = statistics.median(f["cpu_s"] for f in floors)
+    floor_rss = max(f["peak_rss_mb"] for f in floors)
+    add("(b)", f"the {b['records']:,}-record run opened (--run): StoreOpened -> first records painted",
+        ms(tui["first_paint_s"]), "≤ 500 ms", verdict(tui["first_paint_s"], TARGETS["run_first_paint"]))  # fmt: skip
+    add("(b)", "End at once -> every record loaded; the last one inspected (from StoreOpened)",
+        f"{ms(tui['loaded_s'])}; {ms(tui['last_shown_s'])}")  # fmt: skip
+    add("(b)", "then the conversation, events, flowchart panes shown (key -> pane)",
+        "; ".join(ms(tui["panes_s"][pane]) for pane in ("conversation", "events", "flow")))  # fmt: skip
+    add("(b)", "TUI process, start to every pane shown: wall (CPU)", f"{ms(tui['from_spawn_s'])} ({ms(tui['cpu_s'])})")
+    add("(b)", "floor: Journal.history() in a fresh process, start to end: wall (CPU; history() alone), each of 2",
+        "; ".join(f"{ms(f['from_spawn_s'])} ({ms(f['cpu_s'])}; {ms(f['history_cpu_s'])})" for f in floors))  # fmt: skip
+    ratio = tui["cpu_s"] / floor_cpu
+    add("(b)", "TUI CPU / floor CPU (the floors' median)", f"{ratio:.2f}x", "≤ 2x", verdict(ratio, 2.0))
+    add("(b)", "peak resident memory: TUI (floor)", f"{tui['peak_rss_mb']:,.0f} MB ({floor_rss:,.0f} MB)", "≤ 150 MB",
+        verdict(tui["peak_rss_mb"], 150))  # fmt: skip
+    pages = sorted(tui["page_s"])
+    add("(b)", f"after: page up from the end -> the record inspected ({len(pages)} pages; median, max)",
+        f"{ms(statistics.median(pages))}, {ms(pages[-1])}")  # fmt: skip
+    add("(b)", "runs the runs list read behind the run (read once it shows)", f"{tui['runs_listed_underneath']:,}")
+    add("(b)", "load average (1, 5, 15 min) at the end", ", ".join(f"{x:.1f}" for x in b["load"]))
+
+
 def report(results: dict[str, Any]) -> str:
     rows: list[list[str]] = []
 
@@ -936,35 +897,7 @@ def report(results: dict[str, Any]) -> str:
         if a := results.get(key):
             report_runs_screen(a, label, add)
     if b := results.get("b"):
-        if "error" in b:
-            add("(b)", "run screen", b["error"])
-        else:
-            add(
-                "(b)",
-                f"every status of the {b['runs_listed']:,} run(s) read, before opening the run",
-                ms(b["listed_s"]),
-            )
-            add("(b)", "peak resident memory before opening the run", f"{b['peak_rss_listed_mb']:,.0f} MB")
-            add("(b)", f"open a {b['records']:,}-record run -> first records painted", ms(b["first_paint_s"]), "≤ 500 ms",
-                verdict(b["first_paint_s"], TARGETS["run_first_paint"]))  # fmt: skip
-            add("(b)", "open -> every record loaded (CPU)", f"{ms(b['loaded_s'])} ({ms(b['loaded_cpu_s'])})")
-            floor = results.get("b-floor", {"error": "not measured"})
-            if "error" in floor:
-                add("(b)", "floor: Journal.history() of the run", floor["error"])
-            else:
-                history, history_cpu = statistics.median(floor["history_s"]), statistics.median(floor["history_cpu_s"])
-                add("(b)", f"floor: Journal.history() of the run (CPU; peak memory), median of {len(floor['history_s'])}",
-                    f"{ms(history)} ({ms(history_cpu)}; {floor['peak_rss_mb']:,.0f} MB)")  # fmt: skip
-                ratio, ratio_cpu = b["loaded_s"] / history, b["loaded_cpu_s"] / history_cpu
-                add("(b)", "every record loaded / floor (CPU)", f"{ratio:.2f}x ({ratio_cpu:.2f}x)", "≤ 2x",
-                    verdict(ratio, 2.0))  # fmt: skip
-            pages = sorted(b["page_s"])
-            add("(b)", f"pagedown -> new cursor row painted, to the end ({len(pages):,} pages; median, p95, max)",
-                f"{ms(statistics.median(pages))}, {ms(pages[int(0.95 * len(pages))])}, {ms(pages[-1])}")  # fmt: skip
-            add("(b)", "then the conversation, events, flowchart panes shown",
-                "; ".join(ms(b["panes_s"][pane]) for pane in ("conversation", "events", "flowchart")))  # fmt: skip
-            add("(b)", "peak resident memory, the run loaded and paged end to end", f"{b['peak_rss_mb']:,.0f} MB", "≤ 150 MB",
-                verdict(b["peak_rss_mb"], 150))  # fmt: skip
+        report_long_run(b, add)
     for key in ("c-sqlite", "c-postgres"):
         if c := results.get(key):
             if "error" in c:
@@ -1120,8 +1053,7 @@ async def parent(args: argparse.Namespace) -> None:
     results: dict[str, Any] = {"shape": args.shape, "smoke": args.smoke}
     for part in "abde":
         if part == "b" and part in args.parts:
-            floors = [run_child("b-floor", args), run_child("b", args), run_child("b-floor", args)]
-            results["b"], results["b-floor"] = floors[1], merge_floors(floors[0], floors[2])
+            results["b"] = part_b(args)
         elif part == "a" and part in args.parts:
             # A first open builds the status index in a cache of this benchmark's; the reopen uses it.
             with tempfile.TemporaryDirectory(prefix="agenttui-bench-cache-home-") as cache_home:

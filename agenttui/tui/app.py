@@ -181,9 +181,13 @@ class AgentTuiApp(App[int]):
             self.stylesheet.update(self)
 
     def first_rows_painted(self) -> None:
-        """The runs list's first rows are on screen: what waited for them starts (the footer's
-        keys, the other screens' styles), and a served app says so to its server (``agenttui
-        serve``), which then sends it its page's size."""
+        """The first screen's first rows are on screen (the runs list's, or those of a run opened
+        at start with ``--run``, the runs list then waiting to be shown): what waited for them
+        starts (the footer's keys, the other screens' styles, the change feed), and a served app
+        says so to its server (``agenttui serve``), which then sends it its page's size. Once:
+        later calls do nothing."""
+        if self.first_rows_shown.is_set():
+            return
         self.first_rows_shown.set()
         self.call_after_refresh(self.read_screen_styles)
         if (write_meta := getattr(self._driver, "write_meta", None)) is not None:  # Textual's web driver

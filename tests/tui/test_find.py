@@ -242,6 +242,8 @@ async def test_state_at_step_opens_at_the_step_and_says_what_it_reads_meanwhile(
             meanwhile.append(shown(screen.query_one("#conversation-content")))
 
         monkeypatch.setattr(view, "reading", read_and_note)
+        # Progress is said at most every PROGRESS_SECONDS; here, after each record read back.
+        monkeypatch.setattr(run_screen, "PROGRESS_SECONDS", 0.0)
         await type_text(pilot, ":2901")
         await pilot.press("enter")
         await settle(pilot)

@@ -424,6 +424,8 @@ async def test_G_during_a_load_lands_on_the_last_record_once_loaded(press_g: boo
         await settle(pilot)
         assert len(screen.rows) == 602  # the header, 600 steps and the end marker
         assert screen.journal_list.cursor == (601 if press_g else 0)
+        inspected = screen.query_one(RecordInspector).shown
+        assert inspected is not None and inspected[1] == screen.journal_list.cursor  # the panes waited for it
         assert not following(screen)  # G is not follow: the run is finished
 
 

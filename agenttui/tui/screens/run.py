@@ -51,10 +51,18 @@ if TYPE_CHECKING:
 #: Records are handed to the list in batches: the first as soon as it fills a screen
 #: (``SCREENFUL``) or ``BATCH_SECONDS`` have passed; then, while a long run loads, each batch
 #: waits twice as long as the one before, up to ``BATCH_SECONDS_MAX``. Every batch lays the
-#: screen out and paints it again: at one batch every 50 ms, a 50,000-record run took 100 of them.
+#: screen out and paints it again (a new screenful while G pulls the cursor to the end, 15-30 ms
+#: of CPU): at one batch every 50 ms, a 50,000-record run took 100 of them; at one every 0.25 s,
+#: 36 on a busy machine, half a second of CPU. The header's count still moves every second.
 SCREENFUL = 100
 BATCH_SECONDS = 0.05
-BATCH_SECONDS_MAX = 0.25
+BATCH_SECONDS_MAX = 1.0
+BATCH_RECORDS_MAX = 5000
+"""A batch is handed on at this many records, however soon: its decoded records are all held
+until it is handled (10,000 of the 50,000-record run, a second's worth, added 25 MB to the peak)."""
+PROGRESS_SECONDS = 0.1
+"""A pane's read back says how far it has got at most this often: each word of it lays the
+screen out again (40 a conversation of a long run, when each record read said so)."""
 #: The panes' labels where their full ones do not all fit beside the journal (at 100 columns).
 SHORT_PANE_LABELS = {"inspector": "Record", "conversation": "State", "flow": "Flow"}
 
@@ -247,7 +255,8 @@ class RunScreen(StoreScreen):
                 async for entry, record in Journal(self.store).entries(self.run_id, after=after):
                     batch.append((entry.seq, record))
                     self._read_to = entry.seq
-                    if time.monotonic() - last_post > wait or (not posted and len(batch) == SCREENFUL):
+                    full = len(batch) == (BATCH_RECORDS_MAX if posted else SCREENFUL)
+                    if full or time.monotonic() - last_post > wait:
                         self.post_message(RunScreen.RecordsLoaded(batch, tail))
                         batch, last_post = [], time.monotonic()
                         wait = min(2 * wait, BATCH_SECONDS_MAX) if posted else wait
@@ -293,11 +302,15 @@ class RunScreen(StoreScreen):
         elif before == 0 and len(view):
             journal.cursor = 0
         if message.last:
-            self._to_end = False
+            if self._to_end:
+                self._to_end = False
+                self._show(journal.cursor)  # the panes waited for the last record (_show)
             if not message.tail:
                 give_back_free_memory()  # the load is done: its batches, decoded and dropped, go back
         if fresh and self.query_one(TabbedContent).active == "cost":
             self._read_cost()  # the run grew: what it cost too
+        if not self.tui.first_rows_shown.is_set():  # opened at start (--run): the first screen
+            self.app.call_after_refresh(self.tui.first_rows_painted)
         if not len(view):
             self._status_text = "no records: this run does not exist (yet)"
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
@@ -329,6 +342,10 @@ class RunScreen(StoreScreen):
     def on_journal_list_last_asked(self) -> None:
         if not self._read_once:
             self._to_end = True  # the journal is still loading: G means its last record, once read
+            # Onto the last record read by now: batches handled while this message bubbled up
+            # left the cursor where G put it, and its CursorMoved, arriving after, would read as
+            # a move away from the end, and stop the pull.
+            self.journal_list.cursor = len(self.view) - 1
 
     @on(JournalList.Chosen, "#journal")
     def open_record(self) -> None:
@@ -342,7 +359,9 @@ class RunScreen(StoreScreen):
         if not 0 <= index < len(self.view):
             return
         pane = self.query_one(TabbedContent).active
-        if pane in ("inspector", "conversation"):
+        # While G pulls the cursor to the end of a run still loading, the panes wait for the last
+        # record: each batch's last one, read back and laid out, was shown only to be replaced.
+        if pane in ("inspector", "conversation") and not self._to_end:
             wanted = [index] if pane == "inspector" else self.view.voices(index).indices
             records = self.view.cached(wanted)
             if records is None:
@@ -357,8 +376,13 @@ class RunScreen(StoreScreen):
     async def read_records(self, pane: str, index: int, wanted: list[int]) -> None:
         """Read back the records a pane shows for record ``index`` (the view keeps a few only)."""
 
+        said = time.monotonic()
+
         def progress(done: int, total: int) -> None:
-            self.post_message(RunScreen.ReadProgress(pane, index, done, total))
+            nonlocal said
+            if time.monotonic() - said >= PROGRESS_SECONDS:
+                said = time.monotonic()
+                self.post_message(RunScreen.ReadProgress(pane, index, done, total))
 
         records = await self.view.read(self.store, wanted, progress=progress if len(wanted) > 1 else None)
         self.post_message(RunScreen.RecordsRead(pane, index, records))

@@ -13,6 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
+from textual.screen import ModalScreen
 from textual.widgets import Input
 
 from agenttui.errors import StoreError, StoreLockedError
@@ -135,6 +136,9 @@ class RunsScreen(StoreScreen):
         self.shown = self.model.rows()
         """The rows the table shows (``RunsModel.rows`` as last rebuilt)."""
         self._listed = False
+        self._list_when_shown = False
+        """The store opened while another screen covered this one (a run opened with ``--run``):
+        the runs are listed once this screen shows, not behind that one."""
         # A lambda: a reload replaces the model.
         self.scheduler = StatusScheduler(lambda run_id: self.model.has_status(run_id))  # noqa: PLW0108
         """Which statuses to read next; a worker reads them (``_read_statuses``)."""
@@ -187,10 +191,27 @@ class RunsScreen(StoreScreen):
         self.watch(self.table, "scroll_y", lambda _: self._scrolled(), init=False)
         self.watch(self.table, "columns", lambda _: self._want_shown_costs(), init=False)
         if self.tui.store is not None:
-            self.load_runs()
+            self._list_runs()
 
     def on_store_opened(self, message: StoreOpened) -> None:
-        self.load_runs()
+        self._list_runs()
+
+    def _list_runs(self) -> None:
+        """List the store's runs now if this screen shows, else once it does. Under a run opened
+        from the command line, listing a large store, its statuses and costs would take the
+        process's CPU and memory while the person reads that run: 100,000 runs' costs took more
+        CPU than loading the 50,000-record run itself (benchmarks/tui.py, part b)."""
+        if self._covered():
+            self._list_when_shown = True
+        else:
+            self.load_runs()
+
+    def _covered(self) -> bool:
+        """Another screen, not a dialog, is over this one. (Textual's ``is_current`` goes by the
+        screen's background, which a screen just pushed may not have been styled with yet.)"""
+        stack = self.app.screen_stack
+        above = stack[stack.index(self) + 1 :] if self in stack else []
+        return any(not isinstance(screen, ModalScreen) for screen in above)
 
     def on_store_reopened(self, message: StoreReopened) -> None:
         self.action_reload()
@@ -371,7 +392,13 @@ class RunsScreen(StoreScreen):
 
     def on_screen_resume(self) -> None:
         self.table.focus()
-        if self._dirty is None or self._dirty:
+        # Textual may resume a screen pushed at start after the screen pushed over it (--run):
+        # still covered, it lists nothing yet.
+        if self._list_when_shown and not self._covered():
+            self._list_when_shown = False
+            self._dirty = set()  # the listing reads them all
+            self.load_runs()
+        elif self._dirty is None or self._dirty:
             self._apply_changes()
 
     def _apply_changes(self) -> None:
