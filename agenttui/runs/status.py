@@ -22,9 +22,8 @@ from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple, TypedDict, Unpack
 
-from agenttui.agent.pauses import tally_approved
+from agenttui.agent.pauses import interrupt_name, tally_approved
 from agenttui.agent.runstart import RunStart
-from agenttui.agent.tools import interrupt_name
 from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_json, decode_outline
