@@ -154,3 +154,8 @@ def tally_approved(tally: Record) -> bool:
     if isinstance(approved, list):
         approved = len(approved)
     return isinstance(approved, int) and isinstance(need, int) and approved >= need > 0
+
+
+def interrupt_name(tool_use_id: str) -> str:
+    """The interrupt a call of a tool declared ``interrupts=True`` asks under (agenttui's convention)."""
+    return f"ask-{tool_use_id}"

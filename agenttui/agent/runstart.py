@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenttui.agent.tools import ToolSafety
+from agenttui.agent.safety import ToolSafety
 from agenttui.errors import CorruptRecordError
 from agenttui.journal.codec import decode_json, decode_record, encode_message, go_json
 from agenttui.journal.record import Message, TextPart

@@ -41,11 +41,14 @@ async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_j
     """List every run with its status, a page of runs at a time as their statuses are read."""
     from datetime import UTC, datetime
 
-    from agenttui.runs.status import list_statuses, status_json
-    from agenttui.runs.where import parse_where
+    from agenttui.runs.status import list_status_json, list_statuses, status_json
 
     wanted = {RunState(s) for s in states}
-    where = parse_where(where_text) if where_text else None  # a bad filter says so before the store opens
+    where = None
+    if where_text:  # the filters' module only where one is given (fractions, difflib: 5 ms)
+        from agenttui.runs.where import parse_where
+
+        where = parse_where(where_text)  # a bad filter says so before the store opens
     now = datetime.now(UTC)  # one time for the whole listing
 
     async def body(opened: Store) -> None:
@@ -54,6 +57,13 @@ async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_j
         # stream flushes as its buffer fills (each line, on a terminal), not after every run.
         out = sys.stdout
         first = True
+        if as_json and not wanted and where is None:  # every run: no status made that a line says
+            async for texts in list_status_json(opened):
+                out.write(("[" if first else ",") + texts + "\n")
+                first = False
+            out.write("[]\n" if first else "]\n")
+            out.flush()
+            return
         async for status in list_statuses(opened):
             if wanted and status.state not in wanted:
                 continue

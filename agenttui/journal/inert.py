@@ -105,8 +105,18 @@ _ENCODERS = {indent: json.JSONEncoder(indent=indent, ensure_ascii=False) for ind
 def safe_json(value: Any, *, indent: int | None = 2) -> str:
     """JSON text for a terminal or a pipe: readable Unicode, but no byte a terminal acts on."""
     encoder = _ENCODERS.get(indent) or json.JSONEncoder(indent=indent, ensure_ascii=False)
-    text = encoder.encode(value)
-    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return inert_json(encoder.encode(value))
+
+
+def inert_json(text: str) -> str:
+    """JSON text (as ``json`` writes it, Unicode readable) with each character a terminal acts on
+    written as its escape: what ``safe_json`` writes of it. Text it made is left as it is, so
+    many values' texts joined are made inert at once."""
+    return _UNSAFE_IN_JSON.sub(_escape_in_json, text)
+
+
+def _escape_in_json(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def clip(text: str, limit: int) -> str:

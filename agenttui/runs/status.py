@@ -12,27 +12,29 @@ import base64
 import bisect
 import contextlib
 import dataclasses
+import functools
 import json
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from json.encoder import encode_basestring
 from typing import Any, NamedTuple, TypedDict, Unpack
 
-from agenttui.agent.pauses import tally_approved
+from agenttui.agent.pauses import interrupt_name, tally_approved
 from agenttui.agent.runstart import RunStart
-from agenttui.agent.tools import interrupt_name
 from agenttui.errors import StoreConnectionError, StoreError, StoreLockedError
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_json, decode_outline
+from agenttui.journal.inert import inert_json
 from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
 from agenttui.runs.forks import fork_mark
 from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
-from agenttui.runs.status_columns import PENDING, StatusColumns
+from agenttui.runs.status_columns import PENDING, STATE_INDEX, STATES, StatusColumns
 from agenttui.runs.status_index import (
     IndexedPage,
     KeptLines,
@@ -993,9 +995,87 @@ async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:
     reopen (the status index holds runs) the statuses it vouches for come from it at once, as
     the runs screen fills its list (``kept_statuses``), and only the others are read by pages."""
     if (kept := await _kept_on_reopen(store)) is not None:
-        async for status in _kept_then_read(store, kept):
-            yield status
+        run_ids, columns = kept.run_ids, kept.columns
+        async for start, stop in _kept_then_read(store, kept):
+            for at in range(start, stop):
+                status = columns.status(at, run_ids[at])
+                assert status is not None  # _kept_then_read read every pending one
+                yield status
         return
+    async for status in _by_pages(store):
+        yield status
+
+
+async def list_status_json(store: Store) -> AsyncIterator[str]:
+    """``list_statuses``'s statuses as ``runs --json`` writes them, each run's
+    ``safe_json(status_json(status), indent=None)``, a page of runs at a time: their texts joined
+    by ``"\\n,"`` (the elements of a JSON array after its first, one a line).
+
+    On a reopen, a status the index vouches for that says no more than its line (most runs') is
+    written from its columns with one format, without a status or its dict made (they were a
+    fifth of a reopen's CPU): ``_line_formats``."""
+    kept = await _kept_on_reopen(store)
+    encode = _JSON_ENCODER.encode
+    if kept is None:
+        texts: list[str] = []
+        async for status in _by_pages(store):
+            texts.append(encode(status_json(status)))
+            if len(texts) == SUMMARY_PAGE:
+                yield inert_json("\n,".join(texts))
+                texts = []
+        if texts:
+            yield inert_json("\n,".join(texts))
+        return
+    run_ids, columns = kept.run_ids, kept.columns
+    formats, text_of = _line_formats(), encode_basestring
+    states, details, steps, turns, tokens = (columns.states, columns.details, columns.steps, columns.turns,
+                                             columns.tokens)  # fmt: skip
+    whole = columns.whole.get
+    async for start, stop in _kept_then_read(store, kept):
+        lines = zip(range(start, stop), run_ids[start:stop], states[start:stop], details[start:stop],
+                    steps[start:stop], turns[start:stop], tokens[start:stop], strict=True)  # fmt: skip
+        texts = [
+            encode(status_json(kept_whole))
+            if (kept_whole := whole(at)) is not None
+            else formats[state] % (text_of(run_id), run_steps, run_turns, run_tokens, text_of(detail))
+            for at, run_id, state, detail, run_steps, run_turns, run_tokens in lines
+        ]
+        yield inert_json("\n,".join(texts))
+
+
+#: ``safe_json``'s encoder without its escapes (``inert_json`` writes them, a page at a time).
+_JSON_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+#: Stand-ins for a status line's members, each found once in the JSON text of a status made of them.
+_RUN_MARK, _DETAIL_MARK = "\ue000run\ue000", "\ue000detail\ue000"
+_COUNT_MARKS = (9_000_000_000_000_000_001, 9_000_000_000_000_000_002, 9_000_000_000_000_000_003)
+
+
+@functools.cache
+def _line_formats() -> tuple[str, ...]:
+    """For each state (by its number in ``STATES``), the text ``_JSON_ENCODER`` writes of
+    ``status_json`` of a status that says no more than its line, as a format to fill (``%``) with
+    its run id's and detail's JSON strings (``encode_basestring``) and its steps, turns and tokens.
+    Made from ``status_json`` itself, so the two cannot drift apart."""
+    formats = []
+    for state in STATES:
+        steps, turns, tokens = _COUNT_MARKS
+        text = _JSON_ENCODER.encode(
+            status_json(RunStatus(_RUN_MARK, state, _DETAIL_MARK, steps=steps, turns=turns, tokens=tokens))
+        ).replace("%", "%%")
+        marks = [(encode_basestring(_RUN_MARK), "%s"), *((str(mark), "%d") for mark in _COUNT_MARKS)]
+        marks.append((encode_basestring(_DETAIL_MARK), "%s"))
+        places = [text.find(mark) for mark, _ in marks]
+        if any(text.count(mark) != 1 for mark, _ in marks) or places != sorted(places):
+            raise AssertionError("status_json's line is not run id, counts, detail, each once, in that order")
+        for mark, field in marks:
+            text = text.replace(mark, field)
+        formats.append(text)
+    return tuple(formats)
+
+
+async def _by_pages(store: Store) -> AsyncIterator[RunStatus]:
+    """``list_statuses`` where the status index holds no runs: every run's status read by pages."""
     pages = _pages(store.runs(), SUMMARY_PAGE)
     ahead: deque[tuple[list[str], asyncio.Future[dict[str, RunStatus]]]] = deque()
     try:
@@ -1030,19 +1110,23 @@ async def _kept_on_reopen(store: Store) -> KeptStatuses | None:
         return None
 
 
-async def _kept_then_read(store: Store, kept: KeptStatuses) -> AsyncIterator[RunStatus]:
-    """``list_statuses`` on a reopen: every status the status index vouches for laid out from it
-    in one pass (a page at a time, its 200 reads of the index and of the leases, and a status made
-    of each verdict, took twice the CPU of that pass on 100,000 runs), the runs it does not vouch
-    for (changed since, or new) read by pages of their own, read ahead."""
+async def _kept_then_read(store: Store, kept: KeptStatuses) -> AsyncIterator[tuple[int, int]]:
+    """``list_statuses`` on a reopen: the places of ``kept``'s runs a page at a time (``start``,
+    ``stop``), each page's statuses then in the columns. Every status the status index vouches
+    for is laid out from it in one pass (a page at a time, its 200 reads of the index and of the
+    leases, and a status made of each verdict, took twice the CPU of that pass on 100,000 runs);
+    the runs it does not vouch for (changed since, or new) are read by pages of their own, read
+    ahead, and kept whole in the columns as their page is handed on."""
     run_ids, columns = kept.run_ids, kept.columns
-    pending = [run_id for at, run_id in enumerate(run_ids) if columns.states[at] == PENDING]
-    page_of = {run_id: at // SUMMARY_PAGE for at, run_id in enumerate(pending)}
-    pages = (pending[start : start + SUMMARY_PAGE] for start in range(0, len(pending), SUMMARY_PAGE))
+    pending = columns.places([None])
+    pages = ([run_ids[at] for at in pending[start : start + SUMMARY_PAGE]]
+             for start in range(0, len(pending), SUMMARY_PAGE))  # fmt: skip
     ahead: deque[asyncio.Future[dict[str, RunStatus]]] = deque()
     decided: dict[str, RunStatus] = {}
     read = 0
     """How many pages of pending runs were read (their statuses in ``decided``)."""
+    done = 0
+    """How many pending runs were kept whole in the columns."""
 
     def read_ahead() -> None:
         while len(ahead) < PAGES_AHEAD and (page := next(pages, None)) is not None:
@@ -1050,15 +1134,18 @@ async def _kept_then_read(store: Store, kept: KeptStatuses) -> AsyncIterator[Run
 
     try:
         read_ahead()
-        for at, run_id in enumerate(run_ids):
-            status = columns.status(at, run_id)
-            if status is None:
-                while read <= page_of[run_id]:
+        for start in range(0, len(run_ids), SUMMARY_PAGE):
+            stop = min(start + SUMMARY_PAGE, len(run_ids))
+            while done < len(pending) and (at := pending[done]) < stop:
+                while read <= done // SUMMARY_PAGE:
                     decided.update(await ahead.popleft())
                     read += 1
                     read_ahead()
+                run_id = run_ids[at]
                 status = decided.pop(run_id, None) or await _read_kept(store, run_id)
-            yield status
+                columns.states[at], columns.whole[at] = STATE_INDEX[status.state], status
+                done += 1
+            yield start, stop
         await spot_checks_done(store)  # the spot checks this look began end with it
     finally:
         for reading in ahead:

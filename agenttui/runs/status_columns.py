@@ -65,7 +65,8 @@ class StatusColumns:
         self.turns: array[int] = array("q", [0]) * pending
         self.tokens: array[int] = array("q", [0]) * pending
         self.whole: dict[int, RunStatus] = {}
-        """The statuses that say more than a line does, by place."""
+        """The statuses that say more than a line does, by place (and those a reopen read apart
+        from the index, as their place's status)."""
 
     @classmethod
     def of_lines(

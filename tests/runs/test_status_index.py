@@ -5,6 +5,7 @@ is never an error: a cache that cannot be written or an index that is damaged me
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import sqlite3
@@ -25,7 +26,7 @@ from agenttui.journal.record import Usage
 from agenttui.runs import status as status_module
 from agenttui.runs import status_index
 from agenttui.runs.state import RunState
-from agenttui.runs.status import RunStatus, StatusTracker, kept_statuses, list_statuses, run_status
+from agenttui.runs.status import RunStatus, StatusTracker, _line_formats, kept_statuses, list_statuses, run_status
 from agenttui.runs.status_columns import says_more_than_its_line
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.memory import MemStore
@@ -633,3 +634,76 @@ async def test_an_index_in_a_folder_not_the_users_alone_is_never_read(
     with pytest.warns(AgentTuiWarning, match="the status index is not used"):
         async with await SQLiteStore.open(path, read_only=True) as store:
             assert await indexed(store) == want
+
+
+# -- runs --json on a reopen: lines written from the columns, the very bytes of every other look --
+
+
+async def _every_state(path: Path) -> None:
+    """A SQLite store with a run in every state (the demo's, the Go corpus's aborted saga, a fork,
+    an unreadable run, a legacy journal, live and lapsed leases), hostile ids and details."""
+    from agenttui.demo.build import CrashingModel, SimulatedCrash, build_demo
+    from agenttui.demo.desk import demo_model, desk_agent, refund_story
+    from agenttui.replay.fork import fork_run
+    from agenttui.replay.save import plan_save
+    from tests.agent.test_status import SAME_LOOKUP
+    from tests.hardening.hostile_corpus import _write_codec_runs
+
+    async with await SQLiteStore.open(path) as store:
+        await write_corpus(store)
+        await build_demo(store, bulk_turns=3)
+        await _write_codec_runs(store)
+        with pytest.raises(SimulatedCrash):
+            await desk_agent(CrashingModel(demo_model(refund_story("A-1001", 42.5)), 1), store).run("in-flight", "x")
+        await store.acquire_lease("in-flight", "worker-7#1", ttl=600)
+        await store.acquire_lease("refund-a1001-stalled", "gone\x1b[2J#1", ttl=-60)
+        await Journal(store).append("broken\u202e", Record("run:start", StepKind.VALUE, result=b'{"input":"x"}'))
+        await store.insert("broken\u202e", "@llm/0", b"\x00garbage")
+        await store.insert("legacy", "run:start", b'{"name":"run:start","kind":"value","result":{"input":"x"}}')
+        fork = await fork_run(store, "refund-a1004-halted", "@llm/0", SAME_LOOKUP)
+        await (await plan_save(fork, store, where="the store")).apply(store)
+
+
+def test_runs_json_on_a_reopen_writes_the_bytes_of_a_look_with_the_cache_off(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reopen writes most lines straight from the index's columns (``list_status_json``); its
+    output is byte for byte what the cache off writes, and what a status made a run writes (a
+    ``--status`` filter naming every state), nothing changed and after a change."""
+    path = tmp_path / "every-state.db"
+    asyncio.run(_every_state(path))
+    runner = CliRunner()
+
+    def runs(*options: str, cache: bool = True) -> bytes:
+        result = runner.invoke(main, [*([] if cache else ["--no-cache"]), "runs", str(path), "--json", *options])
+        status_index.disable(False)  # --no-cache turns it off for the process
+        assert result.exit_code == 0, result.output
+        return result.stdout_bytes
+
+    every_state = [word for state in RunState for word in ("--status", state.value)]
+    cache_off = runs(cache=False)
+    listed = json.loads(cache_off)
+    assert {line["status"] for line in listed} == {state.value for state in RunState}
+    assert any(line["lease_lapsed"] for line in listed) and any(line["legacy"] for line in listed)
+    assert "\x1b" not in cache_off.decode() and "\\u001b" in cache_off.decode()
+    assert runs() == cache_off  # the first look, which writes the index
+    assert index_files(private_cache)
+    made: list[int] = []
+
+    def line_formats() -> tuple[str, ...]:
+        made.append(1)
+        return _line_formats()
+
+    monkeypatch.setattr(status_module, "_line_formats", line_formats)
+    assert runs() == cache_off  # a reopen, nothing changed
+    assert made, "the reopen did not write from the index's columns"
+    assert runs(*every_state) == cache_off  # a status made a run
+
+    async def change() -> None:
+        async with await SQLiteStore.open(path) as store:
+            await Journal(store).append(gocorpus.CASES[1].run_id, Record("note", StepKind.VALUE, result=b'"x"'))
+            await store.insert("new-run", "run:start", b'{"name":"run:start","kind":"value","result":{"input":"x"}}')
+
+    asyncio.run(change())
+    cache_off = runs(cache=False)
+    assert runs() == cache_off == runs(*every_state)
