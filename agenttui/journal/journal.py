@@ -103,9 +103,18 @@ class Journal:
         Raises ``JournalVersionError`` when the run's first record is not a header naming a
         supported format. An unreadable record appears as a stand-in with ``unreadable`` set.
         """
-        run = await self.read(run_id)
+        return self.opened(await self.read(run_id))
+
+    def opened(self, run: RunJournal) -> list[Record]:
+        """``history`` of a run already read whole (``read``): its records, or ``JournalVersionError``.
+
+        A run whose records it gives has a header naming a supported format, which is all a write
+        checks first (``_ensure_header``): this journal's writes to the run do not read it again.
+        """
         if run.records and not run.supported:
-            raise JournalVersionError(run_id, run.format)
+            raise JournalVersionError(run.run_id, run.format)
+        if run.records:
+            self._checked_runs.add(run.run_id)
         return run.records
 
     async def format(self, run_id: str) -> str | None:

@@ -18,7 +18,7 @@ from agenttui.agent.tools import ToolSafety, encode_result, interrupt_name
 from agenttui.errors import RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.inert import shell_word
-from agenttui.journal.journal import Journal
+from agenttui.journal.journal import Journal, RunJournal
 from agenttui.journal.record import Record, StepKind
 from agenttui.runs.forks import ForkRefused, fork_mark
 from agenttui.stores.base import Store
@@ -53,11 +53,15 @@ class ActionOutcome:
         return f"{record.name} was already recorded"
 
 
-async def _require_open(journal: Journal, run_id: str) -> list[Record]:
+async def _require_open(journal: Journal, run_id: str, read: RunJournal | None = None) -> list[Record]:
     """The run's history, if a person may act on it: started, not ended, wholly readable (a
     decision taken on a run whose state cannot be read in full could be the wrong one), and not
-    a saved what-if fork (a record of what might have been: nothing is written to one)."""
-    history = await journal.history(run_id)
+    a saved what-if fork (a record of what might have been: nothing is written to one).
+
+    ``read``: the run as its caller has just read it whole under the run's lease (a bulk action
+    reads each run again under it, to check it is as it was selected): what the store holds
+    then, as a read here would be, checked as it is rather than read again."""
+    history = journal.opened(read) if read is not None and read.run_id == run_id else await journal.history(run_id)
     if not history:
         raise RunNotFoundError(run_id)
     if (mark := fork_mark({r.name: r for r in history})) is not None:
@@ -75,12 +79,13 @@ async def _require_open(journal: Journal, run_id: str) -> list[Record]:
 
 
 async def decide_approval(
-    store: Store, run_id: str, tool_use_id: str, *, approved: bool, approver: str = ""
+    store: Store, run_id: str, tool_use_id: str, *, approved: bool, approver: str = "", read: RunJournal | None = None
 ) -> ActionOutcome:
     """Record a human's decision on a gated call, as the SDK's ``Approve`` does: the decision
-    alone. The next drive runs the call, or records its denial (with the tool's policy)."""
+    alone. The next drive runs the call, or records its denial (with the tool's policy).
+    ``read``: the run as just read under its lease (``_require_open``)."""
     journal = Journal(store)
-    history = await _require_open(journal, run_id)
+    history = await _require_open(journal, run_id, read)
     await _require_gate(journal, run_id, tool_use_id, history)
     decision = Record(
         keys.approval_key(tool_use_id), StepKind.APPROVAL, tool_use_id=tool_use_id, approved=approved, approver=approver
@@ -141,15 +146,16 @@ async def deny(store: Store, run_id: str, tool_use_id: str, approver: str = "") 
     return await decide_approval(store, run_id, tool_use_id, approved=False, approver=approver)
 
 
-async def answer(store: Store, run_id: str, name: str, value: Any) -> ActionOutcome:
+async def answer(store: Store, run_id: str, name: str, value: Any, *, read: RunJournal | None = None) -> ActionOutcome:
     """Record the answer to the interrupt ``name``, which must be the one the run waits on.
 
     Where the journal names the question (an agenttui tool declared ``interrupts=True``), any
     other name is refused: an answer under it would be recorded for ever while the run still
     waits. Where it cannot (a Go tool's question), the run must at least have a call open.
+    ``read``: the run as just read under its lease (``_require_open``).
     """
     journal = Journal(store)
-    history = await _require_open(journal, run_id)
+    history = await _require_open(journal, run_id, read)
     if (existing := next((r for r in history if r.name == keys.interrupt_key(name)), None)) is not None:
         raise AlreadyDecided(f"{name} of run {run_id!r} was already answered: {_shown(existing.result)}", existing)
     from agenttui.runs.status import RunState, status_of  # status reads the loop: imported here, not at the top
@@ -194,16 +200,24 @@ def _shown(raw: bytes | None) -> str:
 
 
 async def resolve_halt(
-    store: Store, run_id: str, tool_use_id: str, *, fired: bool, result: Any = None, is_error: bool = False
+    store: Store,
+    run_id: str,
+    tool_use_id: str,
+    *,
+    fired: bool,
+    result: Any = None,
+    is_error: bool = False,
+    read: RunJournal | None = None,
 ) -> ActionOutcome:
     """Resolve a call whose outcome is unknown, as the human confirms it.
 
     ``fired=False``: the effect did not happen; a ``not_started`` record voids the attempt, and the
     next drive attempts the call again. ``fired=True``: it happened, with ``result``; a reconciled
-    tool result is recorded and the next drive goes on from it.
+    tool result is recorded and the next drive goes on from it. ``read``: the run as just read
+    under its lease (``_require_open``).
     """
     journal = Journal(store)
-    await _require_open(journal, run_id)
+    await _require_open(journal, run_id, read)
     if await journal.get(run_id, keys.tool_key(tool_use_id)) is not None:
         raise NothingPending(f"call {tool_use_id!r} of run {run_id!r} already has a result")
     _, marker = await latest_attempt(journal, run_id, tool_use_id)
@@ -224,10 +238,11 @@ async def resolve_halt(
     return ActionOutcome((standing,) if won else (), standing)
 
 
-async def cancel(store: Store, run_id: str, reason: str = "") -> ActionOutcome:
-    """End the run with ``run:cancelled {"reason"}``; refuses a run not started or already ended."""
+async def cancel(store: Store, run_id: str, reason: str = "", *, read: RunJournal | None = None) -> ActionOutcome:
+    """End the run with ``run:cancelled {"reason"}``; refuses a run not started or already ended.
+    ``read``: the run as just read under its lease (``_require_open``)."""
     journal = Journal(store)
-    await _require_open(journal, run_id)
+    await _require_open(journal, run_id, read)
     record = Record(
         keys.RUN_CANCELLED, StepKind.VALUE, result=json.dumps({"reason": reason}, ensure_ascii=False).encode()
     )

@@ -454,13 +454,13 @@ async def _apply(store: Store, action: BulkAction, selected: RunStatus) -> RunOu
 
 
 async def _checked_write(store: Store, action: BulkAction, selected: RunStatus, operation: LeasedOperation) -> str:
-    records = (await Journal(store).read(selected.run_id)).records
-    current = status_of(selected.run_id, records)  # under our own lease: read as if none were held
+    read = await Journal(store).read(selected.run_id)
+    current = status_of(selected.run_id, read.records)  # under our own lease: read as if none were held
     if (change := _change(selected, current)) is not None:
         raise _Changed(f"its status changed since it was selected: {change}")
     if (why := action.misfit(current)) is not None:
         raise _Changed(why)
-    return await operation.write(store)
+    return await operation.write(store, read)  # checked by the write as read here, not read again
 
 
 def _change(before: RunStatus, after: RunStatus) -> str | None:

@@ -19,7 +19,7 @@ from agenttui.agent.runstart import RunStart
 from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.inert import shell_word
-from agenttui.journal.journal import Journal
+from agenttui.journal.journal import Journal, RunJournal
 from agenttui.runs import actions
 from agenttui.runs.drive_plan import DrivePlan, plan_drive
 from agenttui.runs.forks import refuse_a_fork
@@ -93,12 +93,13 @@ async def _leased(store: Store, run_id: str, body: Callable[[], Awaitable[T]]) -
 class LeasedOperation:
     """An operation on one run that writes to its journal: ``apply`` is ``write`` under the run's
     lease. A bulk action (``runs.batch``) takes the lease itself, reads the run again under it,
-    then calls ``write``."""
+    then calls ``write`` with what it read."""
 
     run_id: str
 
-    async def write(self, store: Store) -> str:
-        """Do it, the run's lease already held; return one line saying what happened."""
+    async def write(self, store: Store, read: RunJournal | None = None) -> str:
+        """Do it, the run's lease already held; return one line saying what happened. ``read``:
+        the run as read whole under that lease, checked by the write instead of reading it again."""
         raise NotImplementedError
 
     async def apply(self, store: Store) -> str:
@@ -140,9 +141,9 @@ class Decide(LeasedOperation):
         extra = ["--approver", self.approver] if self.approver else []
         return _cli("approve" if self.approved else "deny", store_url, self.run_id, self.tool_use_id, *extra)
 
-    async def write(self, store: Store) -> str:
+    async def write(self, store: Store, read: RunJournal | None = None) -> str:
         outcome = await actions.decide_approval(
-            store, self.run_id, self.tool_use_id, approved=self.approved, approver=self.approver
+            store, self.run_id, self.tool_use_id, approved=self.approved, approver=self.approver, read=read
         )
         return _outcome(outcome, "approved" if self.approved else "denied")
 
@@ -165,8 +166,8 @@ class Answer(LeasedOperation):
     def command(self, store_url: str) -> str:
         return _cli("answer", store_url, self.run_id, self.name, json.dumps(self.value, ensure_ascii=False))
 
-    async def write(self, store: Store) -> str:
-        return _outcome(await actions.answer(store, self.run_id, self.name, self.value), "answered")
+    async def write(self, store: Store, read: RunJournal | None = None) -> str:
+        return _outcome(await actions.answer(store, self.run_id, self.name, self.value, read=read), "answered")
 
 
 @dataclass(frozen=True)
@@ -205,8 +206,10 @@ class Resolve(LeasedOperation):
             )
         return _cli("resolve", store_url, self.run_id, self.tool_use_id, "--not-fired")
 
-    async def write(self, store: Store) -> str:
-        outcome = await actions.resolve_halt(store, self.run_id, self.tool_use_id, fired=self.fired, result=self.result)
+    async def write(self, store: Store, read: RunJournal | None = None) -> str:
+        outcome = await actions.resolve_halt(
+            store, self.run_id, self.tool_use_id, fired=self.fired, result=self.result, read=read
+        )
         return _outcome(outcome, "resolved")
 
 
@@ -225,8 +228,8 @@ class Cancel(LeasedOperation):
     def command(self, store_url: str) -> str:
         return _cli("cancel", store_url, self.run_id, *(["--reason", self.reason] if self.reason else []))
 
-    async def write(self, store: Store) -> str:
-        return _outcome(await actions.cancel(store, self.run_id, self.reason), "cancelled")
+    async def write(self, store: Store, read: RunJournal | None = None) -> str:
+        return _outcome(await actions.cancel(store, self.run_id, self.reason, read=read), "cancelled")
 
 
 async def read_drive_plan(store: Store, run_id: str, factory: Callable[[str], AgentSetup] | None) -> DrivePlan:
@@ -284,8 +287,8 @@ class Redrive(LeasedOperation):
     def command(self, store_url: str) -> str:
         return _cli("redrive", store_url, self.run_id, "--agent", self.factory_spec)
 
-    async def write(self, store: Store) -> str:
-        return await _redrive(store, self.run_id, self.factory(self.run_id))
+    async def write(self, store: Store, read: RunJournal | None = None) -> str:
+        return await _redrive(store, self.run_id, self.factory(self.run_id))  # the agent reads the run as it drives
 
 
 @dataclass(frozen=True)
