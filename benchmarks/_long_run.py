@@ -152,6 +152,8 @@ async def tui(path: Path, run_id: str, records: int) -> dict[str, Any]:
         await pilot.press("i")
         pages = []
         for _ in range(PAGES_AFTER):
+            if journal.cursor == 0:
+                break  # a short run (--smoke) is paged to its top before PAGES_AFTER
             before, cursor = time.perf_counter(), journal.cursor
             await pilot.press("pageup")
             await until(lambda: inspector.shown is not None and inspector.shown[1] == journal.cursor
