@@ -59,7 +59,9 @@ class MemStore(Store):
         return [self._insert_now(run_id, name, data) for name, data in items]
 
     def _insert_now(self, run_id: str, name: str, data: bytes) -> Inserted:
-        run = self._runs.setdefault(run_id, _Run())
+        run = self._runs.get(run_id)
+        if run is None:  # not setdefault(run_id, _Run()): that makes a run to throw away on every insert
+            run = self._runs[run_id] = _Run()
         if (existing := run.by_name.get(name)) is not None:
             return Inserted(existing, won=False)
         entry = Entry(next(self._next_seq), name, bytes(data))
