@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_record, encode_header, encode_record
 from agenttui.journal.journal import SALT_BYTES, Journal, decode_entry
-from agenttui.journal.record import HEADER_NAME, Record, StepKind
+from agenttui.journal.record import HEADER_NAME, Record, StepKind, with_members
 from agenttui.stores.base import Entry, Inserted
 from agenttui.stores.memory import MemStore
 
@@ -79,6 +79,11 @@ class ReplayStore(MemStore):
                 fed.append(record)
             self._cursor += 1
         return fed
+
+    @property
+    def untouched(self) -> bool:
+        """Nothing fed or written yet: as it was made."""
+        return not self._runs and self._cursor == 0
 
     def stop_feeding(self) -> None:
         """Feed nothing more: the loop has left the recording (a fork gone live), so the
@@ -197,4 +202,4 @@ _matched = operator.attrgetter(*(f.name for f in dataclasses.fields(Record) if f
 def _pinned_attempt(data: bytes, recorded: Record) -> bytes:
     """An attempt marker's bytes with the recorded claim and time (the salt stays the replay's)."""
     mine = decode_record(data, recorded.name)
-    return encode_record(dataclasses.replace(mine, claim=recorded.claim, attempted_at=recorded.attempted_at))
+    return encode_record(with_members(mine, claim=recorded.claim, attempted_at=recorded.attempted_at))

@@ -459,7 +459,8 @@ class ReplaySession:
     async def _reset(self) -> None:
         if self._events is not None:
             await self._events.aclose()
-        self.store = ReplayStore(self.run_id, self.loop_recording)
+        if not self.store.untouched:  # the one made with the session serves its first drive
+            self.store = ReplayStore(self.run_id, self.loop_recording)
         self._replayed, self._replayed_seq = [], -1
         await self.store.feed_due()
         self._agent = self._build_agent(await self._model())
