@@ -49,6 +49,11 @@ class ReplayStore(MemStore):
     ``not_started`` record, whose name holds the original claim, voids the replayed marker too.
     """
 
+    turn_per_page = False
+    """A replay's journal is read several times a run, a page or two each, by the replay itself:
+    a turn of the event loop for each was 3% of a suite's replay (``ReplaySession.run_to_end``
+    lets the loop run others every few milliseconds instead)."""
+
     def __init__(self, run_id: str, recording: Sequence[Record]) -> None:
         super().__init__()
         self.run_id = run_id
