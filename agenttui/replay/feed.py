@@ -76,7 +76,7 @@ class ReplayStore(MemStore):
         fed: list[Record] = []
         while self._cursor < len(self._recording):
             record = self._recording[self._cursor]
-            if await self.get(self.run_id, record.name) is None:
+            if not self._holds(record.name):
                 if self._outputs[self._cursor]:
                     break
                 await super().insert(self.run_id, record.name, record.raw)
@@ -89,6 +89,12 @@ class ReplayStore(MemStore):
     def untouched(self) -> bool:
         """Nothing fed or written yet: as it was made."""
         return not self._runs and self._cursor == 0
+
+    def _holds(self, name: str) -> bool:
+        """Whether the replayed run holds a record under ``name`` (``get``, without a coroutine
+        made and awaited for each record fed: ``feed_due`` asks after every record written)."""
+        run = self._runs.get(self.run_id)
+        return run is not None and name in run.by_name
 
     def stop_feeding(self) -> None:
         """Feed nothing more: the loop has left the recording (a fork gone live), so the
@@ -107,7 +113,7 @@ class ReplayStore(MemStore):
             mine = record.tool_use_id == tool_use_id and (
                 record.kind == StepKind.TOOL_RESULT or keys.is_tool_attempt_key(record.name)
             )
-            if mine and self._outputs[index] and await self.get(self.run_id, record.name) is None:
+            if mine and self._outputs[index] and not self._holds(record.name):
                 self._outputs[index] = False
                 adopted = True
         return adopted and bool(await self.feed_due())
