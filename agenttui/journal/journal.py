@@ -112,7 +112,7 @@ class Journal:
         """The run's journal format ("" if headerless), or None for a run with no records."""
         # Closed here, not left to the garbage collector: asyncio finalizes an async generator
         # abandoned after its first entry by scheduling its ``aclose`` from a thread-safe call (a
-        # write to the loop's wake-up socket and a task), which was 3% of a replay's time.
+        # write to the loop's wake-up socket and a task): two each replayed run, before.
         entries = self.store.load(run_id)
         try:
             async for entry in entries:

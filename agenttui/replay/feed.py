@@ -51,8 +51,8 @@ class ReplayStore(MemStore):
 
     turn_per_page = False
     """A replay's journal is read several times a run, a page or two each, by the replay itself:
-    a turn of the event loop for each was 3% of a suite's replay (``ReplaySession.run_to_end``
-    lets the loop run others every few milliseconds instead)."""
+    a turn of the event loop for each was 14 turns a run of ``benchmarks/replays.py``'s store
+    (``ReplaySession.run_to_end`` lets the loop run others every few milliseconds instead)."""
 
     def __init__(self, run_id: str, recording: Sequence[Record]) -> None:
         super().__init__()
