@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -119,9 +119,17 @@ class Journal:
 
     async def format(self, run_id: str) -> str | None:
         """The run's journal format ("" if headerless), or None for a run with no records."""
-        async for _, record in self.entries(run_id):
-            return journal_format(record)
-        return None
+        # Closed here, not left to the garbage collector: asyncio finalizes an async generator
+        # abandoned after its first entry by scheduling its ``aclose`` from a thread-safe call (a
+        # write to the loop's wake-up socket and a task): two each replayed run, before.
+        entries = self.store.load(run_id)
+        try:
+            async for entry in entries:
+                return journal_format(self._record_of(entry))
+            return None
+        finally:
+            if isinstance(entries, AsyncGenerator):
+                await entries.aclose()
 
     # -- writing -----------------------------------------------------------------------------
 

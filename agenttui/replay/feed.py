@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_record, encode_header, encode_record
 from agenttui.journal.journal import SALT_BYTES, Journal, decode_entry
-from agenttui.journal.record import HEADER_NAME, Record, StepKind
+from agenttui.journal.record import HEADER_NAME, Record, StepKind, with_members
 from agenttui.stores.base import Entry, Inserted
 from agenttui.stores.memory import MemStore
 
@@ -49,6 +49,11 @@ class ReplayStore(MemStore):
     ``not_started`` record, whose name holds the original claim, voids the replayed marker too.
     """
 
+    turn_per_page = False
+    """A replay's journal is read several times a run, a page or two each, by the replay itself:
+    a turn of the event loop for each was 14 turns a run of ``benchmarks/replays.py``'s store
+    (``ReplaySession.run_to_end`` lets the loop run others every few milliseconds instead)."""
+
     def __init__(self, run_id: str, recording: Sequence[Record]) -> None:
         super().__init__()
         self.run_id = run_id
@@ -71,7 +76,7 @@ class ReplayStore(MemStore):
         fed: list[Record] = []
         while self._cursor < len(self._recording):
             record = self._recording[self._cursor]
-            if await self.get(self.run_id, record.name) is None:
+            if not self._holds(record.name):
                 if self._outputs[self._cursor]:
                     break
                 await super().insert(self.run_id, record.name, record.raw)
@@ -79,6 +84,17 @@ class ReplayStore(MemStore):
                 fed.append(record)
             self._cursor += 1
         return fed
+
+    @property
+    def untouched(self) -> bool:
+        """Nothing fed or written yet: as it was made."""
+        return not self._runs and self._cursor == 0
+
+    def _holds(self, name: str) -> bool:
+        """Whether the replayed run holds a record under ``name`` (``get``, without a coroutine
+        made and awaited for each record fed: ``feed_due`` asks after every record written)."""
+        run = self._runs.get(self.run_id)
+        return run is not None and name in run.by_name
 
     def stop_feeding(self) -> None:
         """Feed nothing more: the loop has left the recording (a fork gone live), so the
@@ -97,7 +113,7 @@ class ReplayStore(MemStore):
             mine = record.tool_use_id == tool_use_id and (
                 record.kind == StepKind.TOOL_RESULT or keys.is_tool_attempt_key(record.name)
             )
-            if mine and self._outputs[index] and await self.get(self.run_id, record.name) is None:
+            if mine and self._outputs[index] and not self._holds(record.name):
                 self._outputs[index] = False
                 adopted = True
         return adopted and bool(await self.feed_due())
@@ -197,4 +213,4 @@ _matched = operator.attrgetter(*(f.name for f in dataclasses.fields(Record) if f
 def _pinned_attempt(data: bytes, recorded: Record) -> bytes:
     """An attempt marker's bytes with the recorded claim and time (the salt stays the replay's)."""
     mine = decode_record(data, recorded.name)
-    return encode_record(dataclasses.replace(mine, claim=recorded.claim, attempted_at=recorded.attempted_at))
+    return encode_record(with_members(mine, claim=recorded.claim, attempted_at=recorded.attempted_at))

@@ -252,6 +252,8 @@ def fed_results(recording: Sequence[Record]) -> tuple[str, ...]:
     """The tool results a redaction replaced (tombstones), which a replay feeds to the loop as
     the store holds them: their names, in journal order. A tombstone keeps only its name, so a
     result is known by its key (``tool:<c>``, or the raw call id of a journal before v0.8)."""
+    if all(r.tombstone is None for r in recording):
+        return ()  # nearly every run: nothing redacted, no call ids to gather
     raw_ids = holds_no_input(recording)
     calls = {
         call.id for r in recording if r.kind == StepKind.MODEL and r.message is not None for call in r.message.tool_uses

@@ -27,6 +27,10 @@ class MemStore(Store):
     IMPLEMENTS_SUMMARIES = True  # by the reference, summarize(): what the SQL stores are held to
     IMPLEMENTS_ATOMIC_INSERT_MANY = True  # nothing else runs between its first item and its last
 
+    turn_per_page = True
+    """Whether ``load`` lets the event loop run others before each page, as a store's round
+    trip would (a long read then holds nothing up)."""
+
     def __init__(self, *, read_only: bool = False) -> None:
         self.read_only = read_only
         self._runs: dict[str, _Run] = {}
@@ -59,7 +63,9 @@ class MemStore(Store):
         return [self._insert_now(run_id, name, data) for name, data in items]
 
     def _insert_now(self, run_id: str, name: str, data: bytes) -> Inserted:
-        run = self._runs.setdefault(run_id, _Run())
+        run = self._runs.get(run_id)
+        if run is None:  # not setdefault(run_id, _Run()): that makes a run to throw away on every insert
+            run = self._runs[run_id] = _Run()
         if (existing := run.by_name.get(name)) is not None:
             return Inserted(existing, won=False)
         entry = Entry(next(self._next_seq), name, bytes(data))
@@ -84,7 +90,8 @@ class MemStore(Store):
         # Entries are appended in seq order, so each page is a slice past the last seq seen.
         position = 0
         while True:
-            await asyncio.sleep(0)
+            if self.turn_per_page:
+                await asyncio.sleep(0)
             page = run.entries[position : position + LOAD_PAGE_SIZE]
             if not page:
                 return
