@@ -68,8 +68,10 @@ async def test_a_silent_writers_commit_to_postgres_is_reported_by_a_poll(
     reader = await PostgresStore.open(postgres_cluster.dsn, schema=schema)
     silent = await PostgresStore.open(postgres_cluster.dsn, schema=schema, notify=False)
     reported: list[set[str] | None] = []
-    feed = asyncio.create_task(changes.follow_changes(reader, reported.append, lambda state: None))
+    listening = asyncio.Event()
+    feed = asyncio.create_task(changes.follow_changes(reader, reported.append, lambda state: listening.set()))
     try:
+        await asyncio.wait_for(listening.wait(), 30)  # the feed has noted where the store is
         await silent.insert("run-1", "a", b"1")
         for _ in range(500):
             if None in reported:
