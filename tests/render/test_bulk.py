@@ -56,7 +56,7 @@ def test_objects_set_aside_by_a_holder_stay_aside_until_it_releases_them() -> No
         held = ObjectsSetAside()
     assert gc.get_freeze_count() > 0  # the block ended; the holder still holds
     kept = gc.get_freeze_count()
-    made = [[] for _ in range(1000)]
+    made: list[list[int]] = [[] for _ in range(1000)]
     held.again()
     assert gc.get_freeze_count() >= kept + len(made)
     held.release()
