@@ -29,7 +29,8 @@ def collector_paused() -> Iterator[None]:
 
 class _SetAside:
     blocks = 0
-    """How many ``older_objects_set_aside`` blocks are open: the first freezes, the last thaws."""
+    """How many ``older_objects_set_aside`` blocks (and ``ObjectsSetAside`` holds) are open: the
+    first freezes, the last thaws."""
 
 
 @contextmanager
@@ -48,6 +49,37 @@ def older_objects_set_aside() -> Iterator[None]:
     try:
         yield
     finally:
+        _SetAside.blocks -= 1
+        if _SetAside.blocks == 0:
+            gc.unfreeze()
+
+
+class ObjectsSetAside:
+    """The objects alive now set aside from the collector's passes, as ``older_objects_set_aside``
+    does, for as long as their holder likes: ``again()`` sets aside those alive then too, and
+    ``release()`` gives them all back (at once, or when the last block open then ends).
+
+    A long run's screen holds its run's objects (a flowchart node a record, 50,000 of them) as
+    long as it shows it; left to the collector, each full pass walked them all, 0.1 s a pass,
+    two of them as the panes were shown after the load. Objects set aside are still freed as
+    soon as nothing refers to them; only cycles among them wait for the release to be collected.
+    """
+
+    def __init__(self) -> None:
+        gc.freeze()
+        _SetAside.blocks += 1
+        self._held = True
+
+    def again(self) -> None:
+        """Set aside the objects alive now too (a batch of the run's, just made)."""
+        if self._held:
+            gc.freeze()
+
+    def release(self) -> None:
+        """Give the objects back to the collector (once; again is harmless)."""
+        if not self._held:
+            return
+        self._held = False
         _SetAside.blocks -= 1
         if _SetAside.blocks == 0:
             gc.unfreeze()

@@ -46,3 +46,22 @@ def test_older_objects_are_set_aside_until_the_last_block_ends_and_then_given_ba
     with pytest.raises(RuntimeError), older_objects_set_aside():
         raise RuntimeError("boom")
     assert gc.get_freeze_count() == 0
+
+
+def test_objects_set_aside_by_a_holder_stay_aside_until_it_releases_them() -> None:
+    from agenttui.render.bulk import ObjectsSetAside, older_objects_set_aside
+
+    assert gc.get_freeze_count() == 0
+    with older_objects_set_aside():  # a load under way when the holder starts
+        held = ObjectsSetAside()
+    assert gc.get_freeze_count() > 0  # the block ended; the holder still holds
+    kept = gc.get_freeze_count()
+    made: list[list[int]] = [[] for _ in range(1000)]
+    held.again()
+    assert gc.get_freeze_count() >= kept + len(made)
+    held.release()
+    assert gc.get_freeze_count() == 0
+    held.release()  # once only
+    with older_objects_set_aside():
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0

@@ -87,9 +87,11 @@ async def test_closing_a_run_frees_it(demo_db: Path) -> None:
         await pilot.press("G", "c", "v", "w", "i")
         await settle(pilot)
         held = weakref.ref(screen), weakref.ref(screen.view), weakref.ref(screen.view.decoded)
+        assert gc.get_freeze_count() > 0  # what its load made, set aside from the collector's passes
         del screen
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
+        assert gc.get_freeze_count() == 0  # and given back as it closes
         gc.collect()
         assert [ref() for ref in held] == [None, None, None]

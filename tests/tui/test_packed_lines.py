@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agenttui.journal import Journal
-from agenttui.journal.record import Message, Record, StepKind, TextPart, ToolUsePart
+from agenttui.journal.record import Message, Record, StepKind, TextPart, Tombstone, ToolUsePart
 from agenttui.replay.events import events_of
 from agenttui.runs.view import RunView
 from agenttui.stores.sqlite import SQLiteStore
@@ -59,5 +59,32 @@ def test_event_lines_drawn_from_rows_keep_what_the_rows_cut() -> None:
     view.add(records)
     lines = RunEventLines(view.rows)
     lines.add_records("r", 0, records, 0, view.tool_names)
+    expected = [(kind, text[:LINE_LIMIT]) for kind, text in map(event_line, events_of("r", records))]
+    assert list(lines) == expected
+
+
+def test_event_lines_shaped_from_rows_are_the_lines_of_their_events() -> None:
+    """Summaries that read two ways, flags, records without a message or that do not decode."""
+    records = [
+        Record("@llm/0", StepKind.MODEL, message=Message.assistant(TextPart("a → calls b\nmore"), ToolUsePart("c1", "x: y", b"{}"))),
+        Record("tool:c1", StepKind.TOOL_RESULT, tool_use_id="c1", result=b'"ok: fine"', reconciled=True),
+        Record("@llm/1", StepKind.MODEL, message=Message.assistant(TextPart("  "), ToolUsePart("c2", "pay", b"{}"),
+                                                                   ToolUsePart("c3", "", b"{}"))),
+        Record("tool:c2", StepKind.TOOL_RESULT, tool_use_id="c2", result=b"1", is_error=True, reconciled=True),
+        Record("tool:c3", StepKind.TOOL_RESULT, tool_use_id="c3", result=b"2"),
+        Record("@llm/2", StepKind.MODEL),
+        Record("@llm/3", StepKind.MODEL, message=Message.assistant(TextPart("calls pay"))),
+        Record("@llm/4", StepKind.MODEL, unreadable="bad bytes"),
+        Record("tool:c4", StepKind.TOOL_RESULT, tool_use_id="c4", result=b"3", unreadable="bad bytes"),
+        Record("@llm/5", StepKind.MODEL, message=Message.assistant(TextPart("gone")), tombstone=Tombstone("h", 1)),
+        Record("tool:c5", StepKind.TOOL_RESULT, tool_use_id="c5", tombstone=Tombstone("h", 1)),
+        Record("@llm/6", StepKind.MODEL, message=Message.assistant(TextPart("é" * 250), ToolUsePart("c6", "z", b"{}"))),
+    ]  # fmt: skip
+    view = RunView("r")
+    lines = RunEventLines(view.rows)
+    for batch in (records[:3], records[3:]):
+        before, turns = len(view), view.model_turns
+        view.add(batch)
+        lines.add_records("r", before, batch, turns, view.tool_names)
     expected = [(kind, text[:LINE_LIMIT]) for kind, text in map(event_line, events_of("r", records))]
     assert list(lines) == expected

@@ -20,7 +20,7 @@ from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
-from agenttui.render.bulk import give_back_free_memory, older_objects_set_aside
+from agenttui.render.bulk import ObjectsSetAside, give_back_free_memory, older_objects_set_aside
 from agenttui.render.flow import FlowStep, unfinished
 from agenttui.runs.chart_end import chart_end
 from agenttui.runs.operations import replay_command
@@ -182,6 +182,9 @@ class RunScreen(StoreScreen):
         self._to_end = False
         """``G`` was pressed while the journal loads: the cursor goes on to the last record as
         batches arrive, until the load is done or the cursor moves elsewhere."""
+        self._set_aside: ObjectsSetAside | None = None
+        """What the run's first load made and the screen keeps (the flowchart's nodes, say), set
+        aside from the collector's passes, batch by batch, until the screen closes."""
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="run-title")
@@ -315,6 +318,15 @@ class RunScreen(StoreScreen):
             self._status_text = "no records: this run does not exist (yet)"
             journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
         self._title()
+        if not message.tail:  # not a live run's later records: they come a few at a time, for long
+            if self._set_aside is None:
+                self._set_aside = ObjectsSetAside()
+            else:
+                self._set_aside.again()
+
+    def on_unmount(self) -> None:
+        if self._set_aside is not None:
+            self._set_aside.release()
 
     def on_run_screen_sub_runs_loaded(self, message: RunScreen.SubRunsLoaded) -> None:
         self.query_one(FlowchartView).load([], self.run_id, message.children)
