@@ -25,17 +25,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import os
-import pty
 import select
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,12 +42,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _report import checkout, machine, met
 from shapes import SMOKE_LONGEST, SMOKE_RUNS, production_store
-from startup import cpu_seconds, environment, peak_rss_mb, quit_and_drain
+from startup import cpu_seconds, environment, peak_rss_mb, quit_and_drain, spawn_in_terminal
 from statuses import copy_to_postgres, postmaster_of, server_cpu_of
 
 from agenttui.stores.changes import POLL_INTERVAL
 
 ROOT = Path(__file__).resolve().parents[1]
+ServerCounters = tuple[Callable[[], int], Callable[[], float]]
+"""The server's rows read so far and its CPU seconds so far."""
 SIZE = (160, 48)
 SAMPLE = 0.25
 #: Idle: a window this long costs under ``IDLE_SHARE`` of a core.
@@ -83,13 +82,10 @@ def floor_run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def watch_tui(argv: list[str], env: dict[str, str], figures: Figures, quiet: float, timeout: float,
-              server: tuple[callable, callable] | None = None) -> None:  # type: ignore[valid-type]  # fmt: skip
+              server: ServerCounters | None = None) -> None:  # fmt: skip
     """Spawn the TUI, wait until it is idle, then measure it quiet for ``quiet`` seconds."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[1], SIZE[0], 0, 0))
     started = time.perf_counter()
-    process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, start_new_session=True)
-    os.close(slave)
+    process, master = spawn_in_terminal(argv, SIZE, env, ROOT)
     samples: list[tuple[float, float]] = []  # (wall since spawn, CPU seconds)
 
     def drain(until: float) -> None:
@@ -130,7 +126,7 @@ def watch_tui(argv: list[str], env: dict[str, str], figures: Figures, quiet: flo
         os.close(master)
 
 
-def rows_read(dsn: str, schema: str, settle: float) -> callable:  # type: ignore[valid-type]
+def rows_read(dsn: str, schema: str, settle: float) -> Callable[[], int]:
     """The rows the server read from the journal's tables so far (scans and index fetches),
     ``settle`` seconds after being asked: a backend idle since its last statement reports its
     statistics within 10 s (PostgreSQL's ``PGSTAT_IDLE_INTERVAL``)."""
@@ -159,7 +155,7 @@ def rows_read(dsn: str, schema: str, settle: float) -> callable:  # type: ignore
 
 
 def measure(name: str, target: str, env: dict[str, str], args: argparse.Namespace,
-            server: tuple[callable, callable] | None = None) -> Figures:  # type: ignore[valid-type]  # fmt: skip
+            server: ServerCounters | None = None) -> Figures:  # fmt: skip
     figures = Figures(name)
     python = [sys.executable, "-m", "agenttui"]
     floor_run([*python, "runs", target, "--json"], env)  # the index built (a first open), not timed

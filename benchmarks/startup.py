@@ -209,17 +209,24 @@ def to_exit(case: Case, size: tuple[int, int]) -> None:
     case.peaks_mb.append(int(peak_kb) / 1024)
 
 
+def spawn_in_terminal(
+    argv: list[str], size: tuple[int, int], env: dict[str, str], cwd: Path | str | None
+) -> tuple[subprocess.Popen[bytes], int]:
+    """``argv`` in a new session on a pseudo-terminal of ``size`` (columns, rows): the process
+    and the terminal's master end, which the caller reads (a full terminal would block it)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True)
+    os.close(slave)
+    return process, master
+
+
 def to_first_paint(case: Case, size: tuple[int, int]) -> None:
     """Spawn ``case`` in a pseudo-terminal, time it to the first frame that matches, read its CPU
     time and peak RSS at that moment, then quit it."""
     assert case.painted is not None
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
     started = time.perf_counter()
-    process = subprocess.Popen(
-        case.argv, stdin=slave, stdout=slave, stderr=slave, cwd=case.cwd, env=case.env, start_new_session=True
-    )
-    os.close(slave)
+    process, master = spawn_in_terminal(case.argv, size, case.env, case.cwd)
     seen = b""
     try:
         while not case.painted.search(ESCAPES.sub(b"", seen)):
@@ -248,12 +255,7 @@ def instructions_to_first_paint(case: Case, size: tuple[int, int], log: Path) ->
     python, *rest = case.argv
     argv = [python, *rest, "--exit-when-painted"] if case.floor else [python, "-c", EXIT_WHEN_PAINTED, *rest[2:]]
     valgrind = ["valgrind", f"--log-file={log}", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
-    process = subprocess.Popen(
-        [*valgrind, *argv], stdin=slave, stdout=slave, stderr=slave, cwd=case.cwd, env=case.env, start_new_session=True
-    )
-    os.close(slave)
+    process, master = spawn_in_terminal([*valgrind, *argv], size, case.env, case.cwd)
     try:
         quit_and_drain(process, master, wait=900)
     finally:

@@ -106,8 +106,6 @@ class ShownCost(NamedTuple):
     text: str
     """As ``runs.cost.format_cost`` writes it (``unknown``; ``$0.0123+?`` where part of it is not
     known: a model with no price, or records that could not be read)."""
-    wasted: float = 0.0
-    """What its dropped requests wasted, of ``dollars``."""
 
     @classmethod
     def of(cls, cost: RunCost) -> ShownCost:
@@ -118,12 +116,7 @@ class ShownCost(NamedTuple):
         text = format_cost(spent)
         if cost.unreadable and not text.endswith("+?") and text != "unknown":
             text += "+?"
-        return cls(-1.0 if text == "unknown" else float(spent.cost), text, float(total.wasted_cost))
-
-    @property
-    def partial(self) -> bool:
-        """Part of it, or all, is not known."""
-        return self.text.endswith("+?") or self.dollars < 0
+        return cls(-1.0 if text == "unknown" else float(spent.cost), text)
 
 
 class RunRow(NamedTuple):
@@ -399,17 +392,6 @@ class RunsModel:
             return True
 
         return admits
-
-    def spent(self) -> str:
-        """What the top-level runs whose cost is read cost together, and what their dropped
-        requests wasted (``+?`` where part of it is not known)."""
-        from agenttui.runs.cost import money
-
-        costs = self.costs.values()
-        total = sum(cost.dollars for cost in costs if cost.dollars > 0)
-        wasted = sum(cost.wasted for cost in costs)
-        partial = "+?" if any(cost.partial for cost in costs) else ""
-        return f"{money(total)}{partial} spent, {money(wasted)} wasted"
 
     def ordered_roots(self) -> list[str]:
         """The top-level runs in the order shown: the listing's, or by cost, the largest first
