@@ -47,7 +47,7 @@ from agenttui.runs.status_index import (
     spot_checks_done,
 )
 from agenttui.stores.base import Entry, LeaseInfo, Store
-from agenttui.stores.summary import RunSummary, record_head
+from agenttui.stores.summary import RunSummary, SummedJournal, record_head
 
 
 class RunStatus(NamedTuple):
@@ -585,16 +585,21 @@ async def statuses(
 
 
 async def _page_statuses(
-    store: Store, run_ids: Sequence[str], *, batch: bool, read: Callable[[str, _Kept], None] | None = None
+    store: Store,
+    run_ids: Sequence[str],
+    *,
+    batch: bool,
+    read: Callable[[str, _Kept], None] | None = None,
+    summed: SummedJournal | None = None,
 ) -> dict[str, RunStatus]:
-    """The statuses a page's summaries (or the status index's verdicts) decide and, with
-    ``batch``, those of the page's other short runs, read whole at once (``read`` is told what
-    was read of each); a run missing from the answer is left to the caller."""
-    summed = store.IMPLEMENTS_SUMMARIES
-    page = await _indexed_page(store, run_ids) if summed else IndexedPage([], {}, None)
+    """The statuses a page's summaries (``summed``'s, if given), or the status index's verdicts,
+    decide and, with ``batch``, those of the page's other short runs, read whole at once
+    (``read`` is told what was read of each); a run missing from the answer is left to the caller."""
+    sums_up = store.IMPLEMENTS_SUMMARIES
+    page = await _indexed_page(store, run_ids, summed) if sums_up else IndexedPage([], {}, None)
     # A store that sums nothing up has each run read whole (``batch``), as one that does has the
     # runs its summaries leave undecided.
-    undecided: dict[str, RunSummary | None] = {} if summed or not batch else dict.fromkeys(run_ids)
+    undecided: dict[str, RunSummary | None] = {} if sums_up or not batch else dict.fromkeys(run_ids)
     leases = await _leases(
         store,
         {root_run_id(s.run_id) for s in page.summaries if batch or s.end is not None}
@@ -826,11 +831,11 @@ def _from_verdict(run_id: str, verdict: Verdict, lease: LeaseInfo | None, now: d
                    legacy=bool(legacy), fork_of=fork_of, steps=steps, turns=turns, tokens=tokens, times=at)  # fmt: skip
 
 
-async def _indexed_page(store: Store, run_ids: Sequence[str]) -> IndexedPage:
+async def _indexed_page(store: Store, run_ids: Sequence[str], summed: SummedJournal | None) -> IndexedPage:
     """``indexed_page`` of the run ids; a page the store cannot sum up (a damaged page) is empty:
     its runs are then read one by one, and each says why it fails."""
     try:
-        return await indexed_page(store, run_ids, keys.END_MARKERS)
+        return await indexed_page(store, run_ids, keys.END_MARKERS, summed)
     except (StoreConnectionError, StoreLockedError):
         raise
     except StoreError:
@@ -1075,13 +1080,15 @@ def _line_formats() -> tuple[str, ...]:
 
 
 async def _by_pages(store: Store) -> AsyncIterator[RunStatus]:
-    """``list_statuses`` where the status index holds no runs: every run's status read by pages."""
+    """``list_statuses`` where the status index holds no runs: every run's status read by pages,
+    summed up by one pass over the journal first where the store makes one (``_summed``)."""
+    summed = await _summed(store)
     pages = _pages(store.runs(), SUMMARY_PAGE)
     ahead: deque[tuple[list[str], asyncio.Future[dict[str, RunStatus]]]] = deque()
     try:
         while True:
             while len(ahead) < PAGES_AHEAD and (page := await anext(pages, None)) is not None:
-                ahead.append((page, asyncio.ensure_future(_page_statuses(store, page, batch=True))))
+                ahead.append((page, asyncio.ensure_future(_page_statuses(store, page, batch=True, summed=summed))))
             if not ahead:
                 await spot_checks_done(store)  # the spot checks this look began end with it
                 return
@@ -1092,6 +1099,22 @@ async def _by_pages(store: Store) -> AsyncIterator[RunStatus]:
     finally:
         for _, reading in ahead:
             reading.cancel()
+
+
+async def _summed(store: Store) -> SummedJournal | None:
+    """Every run summed up by one pass over the journal (``Store.sum_up_journal``), where the
+    store makes one and the status index, if any, holds no runs; None where it cannot (each page
+    is then summed up by itself, and says what it cannot read). The index is opened first: a
+    pass must end past the seq it settles at, so that every summary kept sums every entry up to
+    it (``indexed_page``)."""
+    if not store.IMPLEMENTS_JOURNAL_PASS or await statuses_kept(store):
+        return None
+    try:
+        return await store.sum_up_journal(keys.END_MARKERS)
+    except (StoreConnectionError, StoreLockedError):
+        raise
+    except StoreError:
+        return None
 
 
 async def _kept_on_reopen(store: Store) -> KeptStatuses | None:

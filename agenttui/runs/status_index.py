@@ -47,7 +47,7 @@ from agenttui.errors import AgentTuiWarning
 from agenttui.journal.keys import END_MARKERS
 from agenttui.stores.base import INT64_MAX, INT64_MIN, Entry, Store
 from agenttui.stores.files import remove_own_file
-from agenttui.stores.summary import RunSummary
+from agenttui.stores.summary import RunSummary, SummedJournal
 
 #: The index files' layout; a file of another is rebuilt.
 INDEX_VERSION = 6
@@ -203,22 +203,28 @@ async def keep_verdicts(store: Store, verdicts: Sequence[tuple[str, tuple[int, i
     await keep_page(store, IndexedPage([], {}, None), verdicts)
 
 
-async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collection[str]) -> IndexedPage:
-    """``store.summaries(run_ids, end_markers)``, each run that did not change since it was last
-    summed up taken from the store's index instead (all of them from the store where it keeps
-    none; errors of the store propagate as its own), with the validators read and the verdicts
-    kept of the runs that did not change (whose summaries are then left out: the verdict stands
-    for them)."""
+async def indexed_page(
+    store: Store, run_ids: Sequence[str], end_markers: Collection[str], summed: SummedJournal | None = None
+) -> IndexedPage:
+    """``store.summaries(run_ids, end_markers)`` (or ``summed.summaries``, a pass's over the
+    whole journal), each run that did not change since it was last summed up taken from the
+    store's index instead (all of them from the store where it keeps none; errors of the store
+    propagate as its own), with the validators read and the verdicts kept of the runs that did
+    not change (whose summaries are then left out: the verdict stands for them)."""
+
+    async def sum_up(asked: Sequence[str]) -> list[RunSummary]:
+        return await (store.summaries(asked, end_markers) if summed is None else summed.summaries(asked))
+
     index = await _index_of(store, end_markers) if enabled() else None
     if index is None or not run_ids:
-        return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
+        return IndexedPage(await sum_up(run_ids), {}, None)
     await _check_cut_back_when_due(store, index)
     settled = index.settled
     try:
         kept = await asyncio.to_thread(index.read, run_ids)
     except (sqlite3.Error, OSError):
         _forget(store)
-        return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
+        return IndexedPage(await sum_up(run_ids), {}, None)
     marks = await _marks_now(store, settled, {run_id: mark for run_id, (mark, _) in kept.items()})
     found = {run_id: verdict for run_id, (mark, verdict) in kept.items() if mark == marks.get(run_id)}
     spots = set(random.sample(sorted(found), _spot_count(len(found))))
@@ -227,18 +233,20 @@ async def indexed_page(store: Store, run_ids: Sequence[str], end_markers: Collec
     kept_summaries = await _read_index(index, [r for r, verdict in found.items() if verdict is None or r in spots])
     if kept_summaries is None:
         _forget(store)
-        return IndexedPage(await store.summaries(run_ids, end_markers), {}, None)
+        return IndexedPage(await sum_up(run_ids), {}, None)
     if spotted := {run_id: summary for run_id in spots if (summary := kept_summaries.get(run_id)) is not None}:
         _check_later(store, index, spotted, end_markers)
     asked = [run_id for run_id in run_ids if run_id not in found]
-    fresh = {summary.run_id: summary for summary in await store.summaries(asked, end_markers)} if asked else {}
+    fresh = {summary.run_id: summary for summary in await sum_up(asked)} if asked else {}
     # A summary says which entries it summed (their count and last seq, read with them): its validator.
     written = [((s.steps, s.last_seq), s) for s in fresh.values() if s.last_seq is not None]
     marks.update((s.run_id, mark) for mark, s in written)
     vanished = [run_id for run_id in kept if run_id not in marks]
     cut_back, high_water = await _high_water(store, index, written)
-    if cut_back:  # keep nothing of this page
-        written = []
+    # A row must sum every entry of its run up to the settled seq: a pass that ended before it
+    # (the index settled again since, on a journal cut back) may have missed some.
+    if cut_back or (summed is not None and settled is not None and not summed.reached(settled[0])):
+        written = []  # keep nothing of this page
     to_keep = _PageWrite(written, vanished, high_water, settled) if written or vanished else None
     kept_verdicts = {run_id: verdict for run_id, verdict in found.items() if verdict is not None}
     summaries = [

@@ -6,8 +6,8 @@ The promises below are the SDK's A1-A8 (``journal-format.md`` section 4.0); one 
 contract tests (``tests/stores``) checks them against every store.
 
 Optional capabilities are declared, not probed: ``IMPLEMENTS_LISTING``, ``IMPLEMENTS_LEASES``,
-``IMPLEMENTS_CHANGES``, ``IMPLEMENTS_NOTIFICATIONS`` and ``IMPLEMENTS_SUMMARIES`` say which of the
-optional methods work on a store, ``IMPLEMENTS_ATOMIC_INSERT_MANY`` whether ``insert_many`` writes
+``IMPLEMENTS_CHANGES``, ``IMPLEMENTS_NOTIFICATIONS``, ``IMPLEMENTS_SUMMARIES`` and
+``IMPLEMENTS_JOURNAL_PASS`` say which of the optional methods work on a store, ``IMPLEMENTS_ATOMIC_INSERT_MANY`` whether ``insert_many`` writes
 all of its items or none, and ``file_path`` names the local file a store lives in, if it lives in one. A method
 a store does not implement raises ``ConfigError``.
 """
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 from agenttui.errors import ConfigError, ReadOnlyStoreError, StoreError
 
 if TYPE_CHECKING:
-    from agenttui.stores.summary import RunSummary
+    from agenttui.stores.summary import RunSummary, SummedJournal
 
 #: The least and the most a column of 64-bit integers holds (SQLite's INTEGER, PostgreSQL's
 #: bigint, an ``array('q')``). Compared, not ``in range(...)``: a count read as a float would be
@@ -184,6 +184,8 @@ class Store(abc.ABC):
     """True when ``notifications()`` streams the run ids of commits as they happen (LISTEN)."""
     IMPLEMENTS_SUMMARIES: bool = False
     """True when ``summaries`` sums runs up on the database side (``agenttui.stores.summary``)."""
+    IMPLEMENTS_JOURNAL_PASS: bool = False
+    """True when ``sum_up_journal`` sums every run up in one pass over the journal."""
     IMPLEMENTS_ATOMIC_INSERT_MANY: bool = False
     """True when ``insert_many`` writes its items in one transaction: all of them or none."""
 
@@ -328,6 +330,16 @@ class Store(abc.ABC):
         step names that end a run. Raises ``ConfigError`` unless ``IMPLEMENTS_SUMMARIES``.
         """
         raise ConfigError(f"{type(self).__name__} cannot sum runs up")
+
+    async def sum_up_journal(self, end_markers: Collection[str]) -> SummedJournal:
+        """Every run summed up in one pass over the journal in commit order, for a look at every
+        run: its ``summaries`` say what ``summaries`` would have said at the pass's end. Where
+        runs are many and written at once, their entries lie across the whole journal, and
+        summing a page of runs up seeks each of them; the pass reads each part of the journal
+        once. Raises ``ConfigError`` unless ``IMPLEMENTS_JOURNAL_PASS``; ``StoreError`` when the
+        pass cannot be made (a damaged page, a sum past 64 bits): the runs are then summed up by
+        pages, where each page says what it cannot read."""
+        raise ConfigError(f"{type(self).__name__} cannot sum its journal up in one pass")
 
     # -- a status index's validators (agenttui's own capability, ``runs.status_index``) -------------
 

@@ -56,7 +56,15 @@ from agenttui.stores.base import (
     prefix_end,
     stored_entry,
 )
-from agenttui.stores.summary import FORK_EXT_BYTES, FORK_ORIGIN, RUN_START, USAGE_MEMBERS, RunSummary
+from agenttui.stores.summary import (
+    FORK_EXT_BYTES,
+    FORK_ORIGIN,
+    RUN_START,
+    USAGE_MEMBERS,
+    RunSummary,
+    RunTally,
+    SummedJournal,
+)
 
 Layout = Literal["current", "legacy"]
 #: How much of the journal's first entries a status index's fingerprint holds (``index_fingerprint``).
@@ -131,8 +139,9 @@ _COUNTS_ARE_INTEGERS = " AND ".join(
     for member in USAGE_MEMBERS
 )
 _USAGE_TOKENS = " + ".join(f"coalesce(json_extract(usage, '$.{member}'), 0)" for member in USAGE_MEMBERS)
-_SUMMARIES = f"""
-WITH entry AS MATERIALIZED (
+#: Per entry, what a run's summary needs of it (``_SUMMARIES``, ``_TALLIES``); the statement's
+#: ``WHERE`` follows.
+_ENTRY_FACTS = f"""
     SELECT run_id, seq, name,
         typeof(name) = 'text' AND substr(name, 1, 1) NOT IN ('{{{{', '[')
             AND typeof(data) IN ('blob', 'text') AND substr(data, 1, 12) != CAST('{{{{"redacted":' AS BLOB)
@@ -143,23 +152,33 @@ WITH entry AS MATERIALIZED (
         END AS usage,
         typeof(name) = 'text' AND typeof(data) IN ('blob', 'text') AND CASE name WHEN '{FORK_ORIGIN}' THEN 1
             WHEN '{RUN_START}' THEN instr(CAST(data AS BLOB), X'{FORK_EXT_BYTES.hex()}') > 0 ELSE 0 END AS forked
-    FROM {{steps}} WHERE run_id IN ({{runs}})
-), run AS (
+    FROM {{steps}}"""
+#: Per run, its entries' facts summed up (a ``RunTally``'s members, in order, after its id).
+_RUN_TALLY = f"""
     SELECT run_id, count(*) AS steps, max(seq) AS last_seq, sum(kind = 'model') AS turns,
         sum(CASE WHEN usage != '' THEN {_USAGE_TOKENS} ELSE 0 END) AS tokens,
         min(named AND (kind IS NULL OR typeof(kind) = 'text' AND substr(kind, 1, 1) NOT IN ('{{{{', '['))
             AND CASE WHEN usage IS NULL THEN 1 WHEN usage = '' THEN 0 ELSE {_COUNTS_ARE_INTEGERS} END
         ) = 0 AS suspect,
+        max(forked) AS forked,
         min(seq) AS first_seq,
-        min(CASE WHEN name IN ({{markers}}) THEN seq END) AS end_seq,
-        max(forked) AS forked
-    FROM entry GROUP BY run_id
-)
+        min(CASE WHEN name IN ({{markers}}) THEN seq END) AS end_seq
+    FROM entry GROUP BY run_id"""
+_SUMMARIES = f"""
+WITH entry AS MATERIALIZED ({_ENTRY_FACTS} WHERE run_id IN ({{runs}})), run AS ({_RUN_TALLY})
 SELECT run.run_id, run.steps, run.last_seq, run.turns, run.tokens, run.suspect, run.forked,
        first.seq, first.name, first.data, last.seq, last.name, last.data
 FROM run
 JOIN {{steps}} AS first ON first.seq = run.first_seq
 LEFT JOIN {{steps}} AS last ON last.seq = run.end_seq
+"""
+#: How many entries one statement of ``sum_up_journal``'s pass reads: its scratch table of facts
+#: stays a few megabytes, and the runs it meets (a few thousand) a small answer.
+PASS_ENTRIES = 200_000
+#: A stretch of the journal in commit order (the entries from a seq on, up to the pass's last),
+#: summed up by run: the pass reads the table in rowid order, each page once.
+_TALLIES = f"""
+WITH entry AS MATERIALIZED ({_ENTRY_FACTS} WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?){_RUN_TALLY}
 """
 
 
@@ -181,6 +200,7 @@ class SQLiteStore(Store):
     # SQLite's JSON functions sum a page of runs up in one query (a legacy file is left to the
     # exact rules: its runs are never summed up).
     IMPLEMENTS_SUMMARIES = True
+    IMPLEMENTS_JOURNAL_PASS = True
     IMPLEMENTS_ATOMIC_INSERT_MANY = True
 
     layout: Layout
@@ -638,6 +658,44 @@ class SQLiteStore(Store):
             )
             for run_id, steps, last_seq, turns, tokens, suspect, forked, first_seq, first_name, first_data, end_seq, end_name, end_data in rows
         ]
+
+    async def sum_up_journal(self, end_markers: Collection[str]) -> SummedJournal:
+        tallies: dict[str, RunTally] = {}
+        markers = list(end_markers)
+        sql = _TALLIES.format(steps=self._steps, markers=", ".join("?" * len(markers)) or "NULL")
+        # A legacy file is never summed up; the pass ends at the last entry when it began.
+        bounds = (
+            None
+            if self.layout == "legacy"
+            else await self._fetch(f"SELECT min(seq), max(seq) FROM {self._steps}", (), "reading the journal's bounds")
+        )
+        start, last = bounds[0] if bounds else (None, None)
+        while type(start) is int and type(last) is int:
+            rows = await self._fetch(sql, [start, last, PASS_ENTRIES, *markers], "summing the journal up")
+            for run_id, steps, last_seq, turns, tokens, suspect, forked, first_seq, end_seq in rows:
+                if type(run_id) is not str:  # listed under a shown id: left to the pages
+                    continue
+                tally = RunTally(
+                    steps, last_seq, turns or 0, tokens or 0, bool(suspect), bool(forked), first_seq, end_seq
+                )
+                earlier = tallies.get(run_id)
+                tallies[run_id] = tally if earlier is None else earlier.then(tally)
+            reached = max((row[2] for row in rows), default=last)
+            start = reached + 1 if reached < last else None
+        return SummedJournal(self, end_markers, tallies, self._entries_at, last if type(last) is int else None)
+
+    async def _entries_at(self, seqs: Sequence[int]) -> dict[int, Entry]:
+        """The entries at ``seqs``, by seq (those the journal holds)."""
+        found: dict[int, Entry] = {}
+        for start in range(0, len(seqs), _MARKS_AT_ONCE):
+            chunk = seqs[start : start + _MARKS_AT_ONCE]
+            rows = await self._fetch(
+                f"SELECT seq, name, data FROM {self._steps} WHERE seq IN ({', '.join('?' * len(chunk))})",
+                list(chunk),
+                "reading runs' headers",
+            )
+            found.update((seq, stored_entry(seq, name, data)) for seq, name, data in rows)
+        return found
 
     def index_identity(self) -> str | None:
         """The file's resolved path, device and inode, and the journal table (a legacy file is

@@ -31,7 +31,7 @@ from agenttui.runs.status_columns import says_more_than_its_line
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore
-from agenttui.stores.summary import RunSummary
+from agenttui.stores.summary import RunSummary, SummedJournal
 from tests import gocorpus
 from tests.conftest import StoreFactory
 from tests.gocorpus import write_corpus
@@ -48,6 +48,11 @@ class CountingSQLiteStore(SQLiteStore):
     async def summaries(self, run_ids: Sequence[str], end_markers: Collection[str]) -> list[RunSummary]:
         self.__dict__.setdefault("summed", []).extend(run_ids)
         return await super().summaries(run_ids, end_markers)
+
+    async def sum_up_journal(self, end_markers: Collection[str]) -> SummedJournal:
+        summed = await super().sum_up_journal(end_markers)
+        self.__dict__.setdefault("passes", []).append(len(summed))
+        return summed
 
     async def run_marks(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         self.__dict__.setdefault("marked", []).extend(run_ids)
@@ -181,7 +186,8 @@ async def test_a_second_look_sums_up_only_the_runs_that_changed(tmp_path: Path, 
     assert isinstance(first, CountingSQLiteStore)
     await indexed(first)
     await first.close()
-    assert set(first.summed) == set(everything)
+    # The first look sums every run up in one pass over the journal, none by pages.
+    assert first.__dict__["passes"] == [len(everything)] and first.__dict__.get("summed", []) == []
     assert len(index_files(private_cache)) == 1
 
     async with await SQLiteStore.open(path) as writer:
@@ -598,6 +604,30 @@ async def test_a_summary_taken_before_another_look_settled_the_index_is_not_kept
     slow = await Interleaved.open(path, read_only=True)
     await indexed(slow)
     await slow.close()
+    async with await SQLiteStore.open(path, read_only=True) as store:
+        assert await indexed(store) == await exact(store)
+
+
+async def test_a_pass_that_ended_before_the_index_settled_keeps_nothing(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first look sums every run up in one pass over the journal (``sum_up_journal``); a row
+    the index keeps must sum every entry of its run up to the seq the index settled at. Here the
+    pass ends, a run gains an entry, and only then is the index opened (settled past that entry):
+    what the pass said of the run must not be kept, or the next look would take it as it is."""
+    monkeypatch.setattr(status_index, "SPOT_SHARE", 0.0)
+    path = tmp_path / "journal.db"
+    async with await SQLiteStore.open(path) as writer:
+        await write_corpus(writer)
+        await Journal(writer).append("a", Record(keys.RUN_START, StepKind.VALUE, result=b'{"input":"x"}'))
+        await Journal(writer).append("a", Record(keys.RUN_COMPLETE, StepKind.VALUE, result=b'"done"'))
+        run_ids = [run_id async for run_id in writer.runs()]
+        summed = await writer.sum_up_journal(keys.END_MARKERS)
+        await Journal(writer).append("a", model_turn(0, "c0", Usage(input_tokens=3)))  # counts change, not the status
+        page = await status_index.indexed_page(writer, run_ids, keys.END_MARKERS, summed)
+        assert {s.run_id: s.tokens for s in page.summaries}["a"] == 0  # as of the pass
+        assert page.to_keep is None
+        await status_index.keep_page(writer, page, [])
     async with await SQLiteStore.open(path, read_only=True) as store:
         assert await indexed(store) == await exact(store)
 

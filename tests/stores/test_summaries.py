@@ -8,6 +8,7 @@ import pytest
 from agenttui.errors import ConfigError
 from agenttui.journal import decode_entry, keys
 from agenttui.journal.codec import encode_string
+from agenttui.stores import sqlite as sqlite_store
 from agenttui.stores.summary import shaped_kind, summarize
 from tests.conftest import StoreFactory
 from tests.gocorpus import write_corpus
@@ -123,6 +124,41 @@ async def test_a_read_only_store_sums_runs_up_and_an_empty_page_is_empty(make_st
     reader = await make_store(read_only=True)
     assert [s.run_id for s in await reader.summaries(["good"], ENDS)] == ["good"]
     assert await reader.summaries([], ENDS) == []
+
+
+async def test_a_pass_over_the_journal_sums_runs_up_as_its_pages_would_have(
+    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sum_up_journal`` (where ``IMPLEMENTS_JOURNAL_PASS``): each run's summary as ``summaries``
+    says it when the pass is made, over every odd entry and with each run's entries spread across
+    the pass's statements (three entries each here); a run written after the pass is summed up
+    as it was then, a run new since is asked of the store, and one never written has none."""
+    store = await make_store()
+    if not store.IMPLEMENTS_JOURNAL_PASS:
+        with pytest.raises(ConfigError):
+            await store.sum_up_journal(ENDS)
+        return
+    monkeypatch.setattr(sqlite_store, "PASS_ENTRIES", 3)
+    runs: dict[str, list[tuple[str, bytes]]] = {
+        "good": GOOD,
+        **{case: [*GOOD[:3], ("odd", data)] for case, data in ODD.items()},
+    }
+    runs |= {run_id: entries for run_id, (entries, _) in SHAPED_RUNS.items()}
+    runs["open"] = GOOD[:1]
+    for at in range(max(map(len, runs.values()))):  # interleaved, as runs written at once are
+        for run_id, entries in runs.items():
+            if at < len(entries):
+                await store.insert(run_id, *entries[at])
+    run_ids = [*runs, "never-written"]
+    before = {summary.run_id: summary for summary in await store.summaries(run_ids, ENDS)}
+    summed = await store.sum_up_journal(ENDS)
+    await store.insert("open", *GOOD[-1])
+    await store.insert("new", *GOOD[0])
+    passed = {summary.run_id: summary for summary in await summed.summaries([*run_ids, "new"])}
+    assert passed == before | {"new": (await store.summaries(["new"], ENDS))[0]}
+    assert len(summed) == len(runs)
+    assert summed.reached(max(summary.last_seq or 0 for summary in before.values()))
+    assert await summed.summaries([]) == []
 
 
 async def test_load_runs_reads_several_runs_as_load_reads_each(make_store: StoreFactory) -> None:
