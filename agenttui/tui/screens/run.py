@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import TabbedContent, TabPane
 
-from agenttui.agent.factory import AgentSetup
 from agenttui.journal.describe import printable, printable_id
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
@@ -33,7 +33,6 @@ from agenttui.stores.base import seq_order
 from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
-from agenttui.tui.screens.replay import ReplayScreen
 from agenttui.tui.widgets.cost_view import CostView
 from agenttui.tui.widgets.events_view import EventsView, RunEventLines
 from agenttui.tui.widgets.find_bar import FindBar
@@ -46,6 +45,7 @@ from agenttui.tui.widgets.key_footer import KeyFooter
 from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
+    from agenttui.agent.factory import AgentSetup
     from agenttui.runs.cost import RunCost
 
 #: Records are handed to the list in batches: the first as soon as it fills a screen
@@ -540,7 +540,14 @@ class RunScreen(StoreScreen):
         self.app.push_screen(ExportDialog(self.store, describe_url(self.tui.url), [one_run(self.run_id, "this run")]))
 
     def action_replay(self) -> None:
-        self.app.push_screen(ReplayScreen(self.run_id))
+        self._replay()
+
+    def _replay(self, setup: AgentSetup | None = None, live: Sequence[str] = ()) -> None:
+        # Imported on the first replay: the replay screen brings the agent loop (a twentieth of
+        # the run screen's start, for a key many never press).
+        from agenttui.tui.screens.replay import ReplayScreen
+
+        self.app.push_screen(ReplayScreen(self.run_id, setup, live_tools=live))
 
     def _agent_setup(self) -> AgentSetup | None:
         factory = self.tui.agent_factory
@@ -552,7 +559,7 @@ class RunScreen(StoreScreen):
     def action_replay_with_agent(self) -> None:
         """Your tools run; those not read-only are served from the recording: nothing fires."""
         if (setup := self._agent_setup()) is not None:
-            self.app.push_screen(ReplayScreen(self.run_id, setup))
+            self._replay(setup)
 
     def action_replay_live(self) -> None:
         """Your tools run, side effects and all, once a person has confirmed each one by name."""
@@ -560,13 +567,13 @@ class RunScreen(StoreScreen):
             return
         live = [t.name for t in setup.tools if not t.safety.read_only]
         if not live:
-            self.app.push_screen(ReplayScreen(self.run_id, setup))
+            self._replay(setup)
             return
         command = replay_command(describe_url(self.tui.url), self.run_id, self.tui.agent_spec or "", live)
 
         def chosen(go: bool | None) -> None:
             if go:
-                self.app.push_screen(ReplayScreen(self.run_id, setup, live_tools=live))
+                self._replay(setup, live)
 
         dialog = ConfirmDialog(f"Replay {self.run_id} with your tools' side effects live", "\n".join(f"  {n}" for n in live), command,
                                heading="Will run for real, side effects and all (into a replay store, never this one):", yes="Run them (w)")  # fmt: skip
