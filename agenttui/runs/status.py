@@ -1107,10 +1107,10 @@ async def _summed(store: Store) -> SummedJournal | None:
     is then summed up by itself, and says what it cannot read). The index is opened first: a
     pass must end past the seq it settles at, so that every summary kept sums every entry up to
     it (``indexed_page``)."""
-    if not store.IMPLEMENTS_JOURNAL_PASS or await statuses_kept(store):
+    if not store.IMPLEMENTS_JOURNAL_PASS:
         return None
     try:
-        return await store.sum_up_journal(keys.END_MARKERS)
+        return None if await statuses_kept(store) else await store.sum_up_journal(keys.END_MARKERS)
     except (StoreConnectionError, StoreLockedError):
         raise
     except StoreError:

@@ -4,17 +4,24 @@ conversation shows its start and its newest voices, and closing the run frees it
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import weakref
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
 
+from agenttui.journal import Journal, Record, StepKind, keys
+from agenttui.journal.record import JOURNAL_FORMAT
 from agenttui.runs.view import CONVERSATION_VOICES
+from agenttui.stores.base import LOAD_PAGE_SIZE, Entry
+from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.run import RunScreen
 from agenttui.tui.screens.runs import RunsScreen
+from agenttui.tui.widgets.inspector import RecordInspector
 from tests.tui.conftest import settle
 from tests.tui.test_app import shown
 
@@ -95,3 +102,51 @@ async def test_closing_a_run_frees_it(demo_db: Path) -> None:
         assert gc.get_freeze_count() == 0  # and given back as it closes
         gc.collect()
         assert [ref() for ref in held] == [None, None, None]
+
+
+class GatedStore(SQLiteStore):
+    """A real SQLite store whose load of a run hands on its first page, then waits for ``gate``
+    and hands on the rest at once: its batches are all posted in one turn of the loop."""
+
+    gate: asyncio.Event
+
+    def load(self, run_id: str, after: int = -1) -> AsyncIterator[Entry]:
+        return self._gated(super().load(run_id, after))
+
+    async def _gated(self, entries: AsyncIterator[Entry]) -> AsyncIterator[Entry]:
+        read = [entry async for entry in entries]
+        for entry in read[:LOAD_PAGE_SIZE]:
+            yield entry
+        await self.gate.wait()
+        for entry in read[LOAD_PAGE_SIZE:]:
+            yield entry
+
+
+async def test_end_pressed_while_the_last_batches_are_on_their_way_reaches_the_last_record(tmp_path: Path) -> None:
+    """End (G) pressed while a run loads means its last record, also when the load reads to its
+    end between the key and the screen's hearing of it: the load's last batches then reach the
+    screen before the key's message, and the cursor must still end on the last record (the
+    long-run benchmark's smoke run stopped on record 256 of 600 under load)."""
+    path = tmp_path / "long.db"
+    async with await SQLiteStore.open(path) as writer:
+        journal = Journal(writer)
+        await journal.append("long", Record(keys.HEADER, StepKind.HEADER, format=JOURNAL_FORMAT))
+        for n in range(599):
+            await journal.append("long", Record(f"step/{n}", StepKind.VALUE, result=b'{"n":%d}' % n))
+    store = await GatedStore.open(path, read_only=True)
+    assert isinstance(store, GatedStore)
+    store.gate = asyncio.Event()
+    app = AgentTuiApp(str(path), store=store, run_id="long", tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        while not isinstance(screen := app.screen, RunScreen) or not len(screen.view):
+            await pilot.pause(0)  # the first screenful handled; the load waits at the gate
+        # End, as its key does it, then the rest of the run read and its batches posted to the
+        # screen at once: before the key's message (LastAsked) has bubbled up to it.
+        screen.journal_list.action_cursor_last()
+        store.gate.set()
+        await settle(pilot)
+        assert len(screen.view) == 600
+        assert screen.journal_list.cursor == 599
+        shown = screen.query_one(RecordInspector).shown
+        assert shown is not None and shown[1] == 599
+    await store.close()

@@ -171,6 +171,9 @@ class RunScreen(StoreScreen):
         """The sub-runs have been read (once, before the first record, for the flowchart)."""
         self._read_once = False
         """A load has read to the end: what later loads read arrived while watching."""
+        self._loads_unhandled = 0
+        """Loads whose last batch is not handled yet: a load that has read to its end may still
+        have batches on their way to this screen, behind a key pressed meanwhile."""
         self._status_text = "loading…"
         self.status: RunStatus | None = None
         self.hits: Hits | None = None
@@ -254,17 +257,20 @@ class RunScreen(StoreScreen):
             last_post, wait, posted = time.monotonic(), BATCH_SECONDS, False
             tail = self._read_once
             after = max(self._read_to, self.view.last_seq, key=seq_order)
-            with older_objects_set_aside():  # the runs list's rows, say: kept, and many
-                async for entry, record in Journal(self.store).entries(self.run_id, after=after):
-                    batch.append((entry.seq, record))
-                    self._read_to = entry.seq
-                    full = len(batch) == (BATCH_RECORDS_MAX if posted else SCREENFUL)
-                    if full or time.monotonic() - last_post > wait:
-                        self.post_message(RunScreen.RecordsLoaded(batch, tail))
-                        batch, last_post = [], time.monotonic()
-                        wait = min(2 * wait, BATCH_SECONDS_MAX) if posted else wait
-                        posted = True
-            self.post_message(RunScreen.RecordsLoaded(batch, tail, last=True))
+            self._loads_unhandled += 1
+            try:
+                with older_objects_set_aside():  # the runs list's rows, say: kept, and many
+                    async for entry, record in Journal(self.store).entries(self.run_id, after=after):
+                        batch.append((entry.seq, record))
+                        self._read_to = entry.seq
+                        full = len(batch) == (BATCH_RECORDS_MAX if posted else SCREENFUL)
+                        if full or time.monotonic() - last_post > wait:
+                            self.post_message(RunScreen.RecordsLoaded(batch, tail))
+                            batch, last_post = [], time.monotonic()
+                            wait = min(2 * wait, BATCH_SECONDS_MAX) if posted else wait
+                            posted = True
+            finally:  # also of a load that failed: the screen stops waiting for its end
+                self.post_message(RunScreen.RecordsLoaded(batch, tail, last=True))
             self._read_once = True
         self.refresh_status()
 
@@ -305,6 +311,7 @@ class RunScreen(StoreScreen):
         elif before == 0 and len(view):
             journal.cursor = 0
         if message.last:
+            self._loads_unhandled -= 1
             if self._to_end:
                 self._to_end = False
                 self._show(journal.cursor)  # the panes waited for the last record (_show)
@@ -352,11 +359,13 @@ class RunScreen(StoreScreen):
             self._show_count()
 
     def on_journal_list_last_asked(self) -> None:
-        if not self._read_once:
-            self._to_end = True  # the journal is still loading: G means its last record, once read
-            # Onto the last record read by now: batches handled while this message bubbled up
-            # left the cursor where G put it, and its CursorMoved, arriving after, would read as
-            # a move away from the end, and stop the pull.
+        # G means the last record: the last one read by now (batches handled while this message
+        # bubbled up left the cursor where G put it, and its CursorMoved, arriving after, would
+        # read as a move away from the end and stop the pull) and, while a load's batches are
+        # still to come, the last once read. Whether the load has read to its end is not what
+        # tells: its last batches may be on their way behind this message.
+        self._to_end = self._loads_unhandled > 0
+        if len(self.view):
             self.journal_list.cursor = len(self.view) - 1
 
     @on(JournalList.Chosen, "#journal")
