@@ -46,7 +46,7 @@ from agenttui.runs.status_index import (
     keep_verdicts,
     spot_checks_done,
 )
-from agenttui.stores.base import Entry, LeaseInfo, Store
+from agenttui.stores.base import Entry, LeaseInfo, Store, pages_of
 from agenttui.stores.summary import RunSummary, SummedJournal, record_head
 
 
@@ -1083,7 +1083,7 @@ async def _by_pages(store: Store) -> AsyncIterator[RunStatus]:
     """``list_statuses`` where the status index holds no runs: every run's status read by pages,
     summed up by one pass over the journal first where the store makes one (``_summed``)."""
     summed = await _summed(store)
-    pages = _pages(store.runs(), SUMMARY_PAGE)
+    pages = pages_of(store.runs(), SUMMARY_PAGE)
     ahead: deque[tuple[list[str], asyncio.Future[dict[str, RunStatus]]]] = deque()
     try:
         while True:
@@ -1173,17 +1173,6 @@ async def _kept_then_read(store: Store, kept: KeptStatuses) -> AsyncIterator[tup
     finally:
         for reading in ahead:
             reading.cancel()
-
-
-async def _pages(run_ids: AsyncIterator[str], size: int) -> AsyncIterator[list[str]]:
-    page: list[str] = []
-    async for run_id in run_ids:
-        page.append(run_id)
-        if len(page) == size:
-            yield page
-            page = []
-    if page:
-        yield page
 
 
 #: What a ``StatusTracker`` keeps of the runs it read, in stored bytes: decoded, a record takes

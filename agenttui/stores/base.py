@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, cast
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 
 from agenttui.errors import ConfigError, ReadOnlyStoreError, StoreError
 
@@ -30,10 +30,24 @@ if TYPE_CHECKING:
 #: bigint, an ``array('q')``). Compared, not ``in range(...)``: a count read as a float would be
 #: searched for element by element.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_Item = TypeVar("_Item")
+
 #: How many entries ``load`` reads per round trip; no connection is held between pages (A8).
 LOAD_PAGE_SIZE = 256
 #: How many run ids ``runs`` reads per round trip.
 LIST_PAGE_SIZE = 500
+
+
+async def pages_of(items: AsyncIterator[_Item], size: int) -> AsyncIterator[list[_Item]]:
+    """``items`` gathered into lists of ``size`` (the last one shorter)."""
+    page: list[_Item] = []
+    async for item in items:
+        page.append(item)
+        if len(page) == size:
+            yield page
+            page = []
+    if page:
+        yield page
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,18 +296,11 @@ class Store(abc.ABC):
         """
         raise ConfigError(f"{type(self).__name__} cannot list its runs")
 
-    async def run_pages(self, *, after: str = "") -> AsyncIterator[list[str]]:
+    def run_pages(self, *, after: str = "") -> AsyncIterator[list[str]]:
         """Every run id after ``after``, as ``runs`` lists them, a page at a time: for a caller
         that takes them by the thousand (a runs list), without an iteration a run. A store may
         hand over the pages it reads; this default gathers ``runs`` into pages."""
-        page: list[str] = []
-        async for run_id in self.runs(after=after):
-            page.append(run_id)
-            if len(page) == LOAD_PAGE_SIZE:
-                yield page
-                page = []
-        if page:
-            yield page
+        return pages_of(self.runs(after=after), LIST_PAGE_SIZE)
 
     # -- change feed (agenttui's own capability, for live tail) -------------------------------------
 
