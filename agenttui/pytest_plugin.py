@@ -35,7 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agenttui-agent", metavar="MODULE:FACTORY",
                     help="The agent factory the runs are replayed against (without: recorded tools alone).")  # fmt: skip
     group.addoption("--agenttui-where", metavar="EXPR",
-                    help="Only the runs this filter selects (README: Filters), e.g. 'status=complete'.")  # fmt: skip
+                    help="Only the runs this filter selects (docs/guide/filters.md), e.g. 'status=complete'.")  # fmt: skip
     group.addoption("--agenttui-strict", action="store_true",
                     help="Fail a run whose prompt or tool list is not the recording's (tolerated without).")  # fmt: skip
 
@@ -127,7 +127,7 @@ class RecordedRun(pytest.Item):
 
 async def _selected_runs(source: str, where_text: str | None) -> list[str]:
     from agenttui.replay.suite import selected_runs
-    from agenttui.runs.where import parse_where
+    from agenttui.runs.selection.where import parse_where
     from agenttui.stores import open_store
 
     store = await open_store(source, read_only=True, create=False)

@@ -173,7 +173,7 @@ class Copies:
 #: agenttui as a library instead of the bulk command.
 LIBRARY_LOOP = """
 import asyncio, sys
-from agenttui.runs.operations import Cancel
+from agenttui.runs.recovery.operations import Cancel
 from agenttui.stores import open_store
 async def main():
     store = await open_store(sys.argv[1])

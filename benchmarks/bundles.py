@@ -106,7 +106,7 @@ def measure(source: Path, options: argparse.Namespace) -> None:
 
 
 async def postgres_imports(bundle: Path) -> None:
-    from agenttui.runs.bundle import import_runs
+    from agenttui.runs.bundles import import_runs
     from agenttui.stores.base import Store
     from agenttui.stores.postgres import PostgresStore
     from benchmarks._postgres import bench_schema, throwaway_postgres

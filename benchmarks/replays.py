@@ -111,7 +111,7 @@ from agenttui.agent.tools import Tool  # noqa: E402
 from agenttui.demo.desk import SPECIALIST_TURNS, SYSTEM_PROMPT, desk_tools, turns  # noqa: E402
 from agenttui.journal.record import Usage  # noqa: E402
 from agenttui.replay.suite import AT_ONCE  # noqa: E402
-from agenttui.runs.actions import answer, approve, deny  # noqa: E402
+from agenttui.runs.recovery.actions import answer, approve, deny  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
 from benchmarks._report import checkout, machine, met, say, table  # noqa: E402

@@ -67,8 +67,8 @@ from agenttui.journal import Journal, Record, StepKind, keys  # noqa: E402
 from agenttui.journal.codec import go_json  # noqa: E402
 from agenttui.journal.keys import sub_run_id  # noqa: E402
 from agenttui.journal.record import Usage  # noqa: E402
-from agenttui.runs.actions import answer, approve, cancel, deny  # noqa: E402
-from agenttui.runs.status import RunState, list_statuses, run_status, statuses  # noqa: E402
+from agenttui.runs.recovery.actions import answer, approve, cancel, deny  # noqa: E402
+from agenttui.runs.statuses.status import RunState, list_statuses, run_status, statuses  # noqa: E402
 from agenttui.stores.memory import MemStore  # noqa: E402
 from agenttui.stores.sqlite import SQLiteStore  # noqa: E402
 

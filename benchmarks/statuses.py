@@ -102,9 +102,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from agenttui.journal.inert import _UNSAFE_IN_JSON  # noqa: E402
-from agenttui.runs.state import RunState  # noqa: E402
-from agenttui.runs.status import _BEFORE_THE_LEASE  # noqa: E402
-from agenttui.runs.status_index import INDEX_VERSION  # noqa: E402
+from agenttui.runs.statuses.index import INDEX_VERSION  # noqa: E402
+from agenttui.runs.statuses.state import RunState  # noqa: E402
+from agenttui.runs.statuses.status import _BEFORE_THE_LEASE  # noqa: E402
 from agenttui.stores.sqlite import _FINGERPRINT_BYTES, _FINGERPRINT_ENTRIES  # noqa: E402
 
 #: The end markers a status looks for (``keys.END_MARKERS``), in the floors' SQL.

@@ -341,7 +341,7 @@ def peak_rss_mb() -> float:
 
 
 async def part_a(args: argparse.Namespace, path: Path) -> dict[str, Any]:
-    from agenttui.runs.state import RunState
+    from agenttui.runs.statuses.state import RunState
     from agenttui.tui.app import AgentTuiApp
     from agenttui.tui.messages import StoreOpened
     from agenttui.tui.screens.runs import RunsScreen
@@ -750,8 +750,8 @@ def stalled_factory(run_id: str) -> AgentSetup:
 
 
 async def part_f(args: argparse.Namespace, _: None) -> dict[str, Any]:
-    from agenttui.runs.operations import RecoverAll
-    from agenttui.runs.status import RunState, run_status
+    from agenttui.runs.recovery.operations import RecoverAll
+    from agenttui.runs.statuses.status import RunState, run_status
     from agenttui.stores.postgres import PostgresStore
 
     # One stalled run recorded by the runtime (it dies asking for turn 1), copied to every run id.

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 async def read_pages(url: str) -> list[tuple[list[str], list[Any], dict[str, Any]]]:
     """Each page's undecided runs: their ids, their summaries, their entries."""
     from agenttui.journal import keys
-    from agenttui.runs import status
+    from agenttui.runs.statuses import status
     from agenttui.stores import open_store
 
     store = await open_store(url, read_only=True)
@@ -70,9 +70,9 @@ class AnsweringStore:
 
 
 async def time_pages(pages: list[tuple[list[str], list[Any], dict[str, Any]]]) -> tuple[float, dict[str, Any]]:
-    from agenttui.runs import status
+    from agenttui.runs.statuses import status
 
-    # No status index (agenttui.runs.status_index.CACHE_ENV, named here for checkouts older than
+    # No status index (agenttui.runs.statuses.index.CACHE_ENV, named here for checkouts older than
     # it): the stand-in has no journal to name, and the index's verdicts would skip the work timed.
     os.environ["AGENTTUI_CACHE"] = "off"
 

@@ -84,7 +84,7 @@ async def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
 def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test's cache directory (the status index) under its own temporary directory, never
     the user's ``~/.cache``; the index switched on, as a user finds it."""
-    from agenttui.runs import status_index
+    from agenttui.runs.statuses import index as status_index
 
     cache = tmp_path_factory.mktemp("xdg-cache")
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, field
 
 from agenttui.replay.verdict import VerdictKind
-from agenttui.runs.status import RunState
+from agenttui.runs.statuses.status import RunState
 from agenttui.stores.base import Store
 
 HEADER = '{"name":"@journal","kind":"header","format":"bide.journal.v1-dev"}'

@@ -8,7 +8,7 @@ import asyncio
 import dataclasses
 from pathlib import Path
 
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import Store
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import CASES, CLAIM_A, GoRun, attempt, call, charge_turn, model, start

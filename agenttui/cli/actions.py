@@ -19,8 +19,8 @@ from agenttui.journal.inert import printable, safe_json
 from agenttui.stores.base import LeaseInfo, Store
 
 if TYPE_CHECKING:
-    from agenttui.runs.batch import BulkAction, Selection
-    from agenttui.runs.recover import RecoverReport
+    from agenttui.runs.recovery.recover import RecoverReport
+    from agenttui.runs.selection.batch import BulkAction, Selection
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,7 +36,7 @@ def selection_options(command: F) -> F:
     )(command)
     return click.option(
         "--where", metavar="EXPR",
-        help="Every run the filter EXPR selects, in place of RUN_ID (README: the filter language); "
+        help="Every run the filter EXPR selects, in place of RUN_ID (docs/guide/filters.md); "
              "previews what it would write unless --yes.",
     )(command)  # fmt: skip
 
@@ -56,8 +56,8 @@ def _one_run(where: str | None, yes: bool, as_json: bool, **targets: str | None)
 
 async def act_on_selection(store: str, where_text: str, action: BulkAction, *, yes: bool, as_json: bool) -> None:
     """Preview ``action`` on every run ``where_text`` selects; with ``yes``, apply it."""
-    from agenttui.runs.batch import planned_selection, select
-    from agenttui.runs.where import parse_where
+    from agenttui.runs.selection.batch import planned_selection, select
+    from agenttui.runs.selection.where import parse_where
     from agenttui.stores import describe_url
 
     where = parse_where(where_text)  # a bad filter is refused before the store is opened
@@ -76,7 +76,7 @@ async def act_on_selection(store: str, where_text: str, action: BulkAction, *, y
 
 
 def _show_preview(selection: Selection, store: str, *, as_json: bool) -> None:
-    from agenttui.runs.batch import preview_lines, selection_json
+    from agenttui.runs.selection.batch import preview_lines, selection_json
 
     if as_json:
         click.echo(safe_json(selection_json(selection, store)))
@@ -91,7 +91,7 @@ def _show_preview(selection: Selection, store: str, *, as_json: bool) -> None:
 async def _apply(store: Store, selection: Selection, store_url: str, *, as_json: bool) -> None:
     """Apply, a line per run as each is done, then a summary; exit 5 when any run failed.
     Stopped (ctrl+c, SIGTERM), it says how far it got, and that running it again finishes it."""
-    from agenttui.runs.batch import (
+    from agenttui.runs.selection.batch import (
         Tally,
         apply_selection,
         heading_lines,
@@ -128,7 +128,7 @@ async def _apply(store: Store, selection: Selection, store_url: str, *, as_json:
 async def apply_operation(store: str, operation: Any, *, planned: bool = False) -> None:
     """Open the store for writing only for this operation, apply it, print what it did;
     ``planned``, say first what it does first (a re-drive: the calls it runs)."""
-    from agenttui.runs import operations
+    from agenttui.runs.recovery import operations
 
     async def body(opened: Store) -> str:
         if planned:
@@ -175,8 +175,8 @@ async def _decide(
     store: str, run_id: str | None, call: str | None, approved: bool, approver: str,
     where: str | None, yes: bool, as_json: bool,
 ) -> None:  # fmt: skip
-    from agenttui.runs.batch import DecideRuns
-    from agenttui.runs.operations import Decide
+    from agenttui.runs.recovery.operations import Decide
+    from agenttui.runs.selection.batch import DecideRuns
 
     _one_run(where, yes, as_json, run_id=run_id, call=call)
     if where is not None:
@@ -202,8 +202,8 @@ async def answer(
     With --where, give VALUE alone (each selected run's own question), or NAME VALUE (runs waiting on NAME):
     agenttui answer STORE --where 'status=awaiting-input' '"yes"'
     """
-    from agenttui.runs.batch import AnswerRuns
-    from agenttui.runs.operations import Answer, parse_value
+    from agenttui.runs.recovery.operations import Answer, parse_value
+    from agenttui.runs.selection.batch import AnswerRuns
 
     if where is not None:
         words = [word for word in (run_id, name, value) if word is not None]
@@ -235,8 +235,8 @@ async def resolve(
     """Resolve a halted call whose outcome was unknown. --fired: writes tool:CALL, the result you give, marked
     reconciled. --not-fired: writes a not_started record voiding the attempt (the next drive retries the call).
     With --where: the halted call of each selected run."""
-    from agenttui.runs.batch import ResolveRuns
-    from agenttui.runs.operations import Resolve, parse_value
+    from agenttui.runs.recovery.operations import Resolve, parse_value
+    from agenttui.runs.selection.batch import ResolveRuns
 
     _one_run(where, yes, as_json, run_id=run_id, call=call)
     if fired == not_fired:
@@ -268,8 +268,8 @@ async def resolve(
 @run_async
 async def cancel(store: str, run_id: str | None, reason: str, where: str | None, yes: bool, as_json: bool) -> None:
     """Cancel a run: writes run:cancelled. With --where: every selected run that can be cancelled."""
-    from agenttui.runs.batch import CancelRuns
-    from agenttui.runs.operations import Cancel
+    from agenttui.runs.recovery.operations import Cancel
+    from agenttui.runs.selection.batch import CancelRuns
 
     _one_run(where, yes, as_json, run_id=run_id)
     if where is not None:
@@ -289,8 +289,8 @@ async def redrive(store: str, run_id: str | None, agent_spec: str, where: str | 
     """Drive one run forward with your agent, under its lease: writes its next steps as your agent takes them.
     With --where: every selected run that can be driven, one at a time."""
     from agenttui.agent.factory import load_factory
-    from agenttui.runs.batch import RedriveRuns
-    from agenttui.runs.operations import Redrive
+    from agenttui.runs.recovery.operations import Redrive
+    from agenttui.runs.selection.batch import RedriveRuns
 
     _one_run(where, yes, as_json, run_id=run_id)
     factory = load_factory(agent_spec)
@@ -314,9 +314,9 @@ async def recover_command(store: str, agent_spec: str, where: str | None, yes: b
     Exits 5 when any run failed; the report names each.
     """
     from agenttui.agent.factory import load_factory
-    from agenttui.runs.batch import RedriveRuns
-    from agenttui.runs.operations import RecoverAll, first_call_lines, report_lines
-    from agenttui.runs.recover import plan_recover
+    from agenttui.runs.recovery.operations import RecoverAll, first_call_lines, report_lines
+    from agenttui.runs.recovery.recover import plan_recover
+    from agenttui.runs.selection.batch import RedriveRuns
 
     _one_run(where, yes, as_json)
     if where is not None:
@@ -353,8 +353,8 @@ async def release(store: str, run_id: str | None, force: bool, yes: bool, where:
     """Release a run's lapsed lease: deletes its lease row, the journal untouched (refused while the lease is
     live, unless --force). With --where: every selected run's lapsed lease (live ones too, with --force)."""
     from agenttui.journal.keys import root_run_id
-    from agenttui.runs.batch import ReleaseRuns
-    from agenttui.runs.operations import ReleaseLease
+    from agenttui.runs.recovery.operations import ReleaseLease
+    from agenttui.runs.selection.batch import ReleaseRuns
 
     if where is not None:
         _one_run(where, yes, as_json, run_id=run_id)

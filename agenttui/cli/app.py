@@ -266,7 +266,7 @@ def main(no_cache: bool) -> None:
     STORE is a SQLite file, sqlite:///abs/path.db, postgresql://user@host/db[?schema=s]
     """
     if no_cache:
-        from agenttui.runs import status_index  # deferred: the package's import is the TUI's start
+        from agenttui.runs.statuses import index as status_index  # deferred: the package's import is the TUI's start
 
         status_index.disable()
 

@@ -12,12 +12,12 @@ import click
 
 from agenttui.cli.app import EXIT_CONFLICT, EXIT_NOT_FOUND, fail, main, open_for_command, run_async, with_store
 from agenttui.journal.inert import printable, printable_id
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 from agenttui.stores import describe_url, sqlite_path
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
-    from agenttui.runs.bundle import BundleProgress, ExportReport, ImportedRun, ImportReport
+    from agenttui.runs.bundles import BundleProgress, ExportReport, ImportedRun, ImportReport
 
 
 #: Runs an export's report names one by one; beyond, it counts them.
@@ -41,7 +41,7 @@ _LISTED = 20
 @click.option("--filter", "text", default="", metavar="TEXT",
               help="Every run whose id, status or detail contains TEXT, instead of naming runs.")  # fmt: skip
 @click.option("--where", "where_text", metavar="EXPR",
-              help="Every run the filter EXPR selects (README: the filter language), instead of naming runs.")  # fmt: skip
+              help="Every run the filter EXPR selects (docs/guide/filters.md), instead of naming runs.")  # fmt: skip
 @click.option("--sample", type=click.IntRange(1), metavar="N",
               help="N of the runs selected (or of every run), spread over their statuses and tools: a suite's runs.")  # fmt: skip
 @click.option("--jsonl", is_flag=True, help="Write one decoded record a line (for diffs and grep), not a store.")
@@ -64,7 +64,7 @@ async def export_command(
     agenttui export STORE --where 'status=complete' --sample 200 -o suite.db   a regression suite
     """
     from agenttui.journal.redact import Redactor
-    from agenttui.runs.bundle import export_jsonl, export_runs, select_runs, unredacted_lines
+    from agenttui.runs.bundles import export_jsonl, export_runs, select_runs, unredacted_lines
 
     selecting = bool(states or text or where_text is not None or sample is not None)
     if run_ids and selecting:
@@ -73,7 +73,7 @@ async def export_command(
         fail("name a run to export, or select runs with --status, --filter, --where or --sample")
     chosen_by = None
     if where_text is not None:
-        from agenttui.runs.where import parse_where
+        from agenttui.runs.selection.where import parse_where
 
         chosen_by = parse_where(where_text)  # a bad filter is refused before the store is opened
     if output == "-" and not jsonl:
@@ -140,7 +140,7 @@ async def import_command(bundle: str, store: str, prefix: str, create: bool, ski
     named and nothing is written, unless --skip-damaged.
     """
     from agenttui.errors import StoreMissingError
-    from agenttui.runs.bundle import BundleDamaged, BundleImport, ImportConflict, ImportStopped
+    from agenttui.runs.bundles import BundleDamaged, BundleImport, ImportConflict, ImportStopped
     from agenttui.stores import open_store
 
     source = await open_for_command(bundle)

@@ -12,7 +12,7 @@ from agenttui.journal.inert import printable, printable_id, safe_json
 
 if TYPE_CHECKING:
     from agenttui.replay.compare import Comparison, Side, TurnPair
-    from agenttui.runs.cost import Spend
+    from agenttui.runs.cost.lens import Spend
     from agenttui.stores.base import Store
 
 
@@ -32,8 +32,8 @@ async def compare_command(store: str, run_a: str, run_b: str, other_store: str |
     """
     from agenttui.replay.compare import Side, compare_sides
     from agenttui.replay.reports import comparison_json
-    from agenttui.runs.cost import PriceBook, cost_change, spend_json
-    from agenttui.runs.cost_reading import store_costs
+    from agenttui.runs.cost.lens import PriceBook, cost_change, spend_json
+    from agenttui.runs.cost.reading import store_costs
 
     prices = PriceBook()
 

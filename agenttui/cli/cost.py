@@ -13,9 +13,9 @@ from agenttui.cli.app import fail, main, run_async, with_store
 from agenttui.journal.inert import printable, printable_id, safe_json
 
 if TYPE_CHECKING:
-    from agenttui.runs.cost import PriceBook, RunCost, Spend
-    from agenttui.runs.cost_reading import SpendTally
-    from agenttui.runs.where import Where
+    from agenttui.runs.cost.lens import PriceBook, RunCost, Spend
+    from agenttui.runs.cost.reading import SpendTally
+    from agenttui.runs.selection.where import Where
     from agenttui.stores.base import Store
 
 GROUPINGS = ("turn", "run", "tool", "model", "day")
@@ -24,7 +24,7 @@ SUMMED = ("model", "day")
 
 
 def _no_spend() -> Spend:
-    from agenttui.runs.cost import Spend
+    from agenttui.runs.cost.lens import Spend
 
     return Spend()
 
@@ -36,12 +36,12 @@ CONTEXT_CELLS = 12
 @main.command("cost")
 @click.argument("store")
 @click.argument("run_id", required=False)
-@click.option("--where", "where_text", metavar="EXPR", help="The runs this filter selects (README: Filters).")
+@click.option("--where", "where_text", metavar="EXPR", help="The runs this filter selects (docs/guide/filters.md).")
 @click.option("--by", "grouping", type=click.Choice(GROUPINGS),
               help="A line a model turn (the default for one run), run (the default), tool, model, or day"
                    " (the UTC day of a run's earliest recorded time).")  # fmt: skip
 @click.option("--prices", "prices_path", metavar="FILE",
-              help="A TOML file of prices that override the library's (README: The cost lens).")  # fmt: skip
+              help="A TOML file of prices that override the library's (docs/guide/cost.md).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="The lines and the total as one JSON object.")
 @run_async
 async def cost_command(
@@ -60,10 +60,10 @@ async def cost_command(
       agenttui cost demo.db --by day            a line a day
 
     A second look at a store reads no record of a run that did not change since the first: the
-    tokens each run spent are kept beside its status in the status index (README: The status
-    index), and priced as they are read.
+    tokens each run spent are kept beside its status in the status index (docs/guide/stores.md,
+    "The status index"), and priced as they are read.
     """
-    from agenttui.runs.cost import PriceBook
+    from agenttui.runs.cost.lens import PriceBook
 
     if run_id is not None and where_text is not None:
         fail("give RUN_ID or --where, not both")
@@ -71,14 +71,14 @@ async def cost_command(
         fail("--by turn takes one RUN_ID")
     where = None
     if where_text is not None:
-        from agenttui.runs.where import parse_where
+        from agenttui.runs.selection.where import parse_where
 
         where = parse_where(where_text)  # a bad filter says so before the store opens
     prices = PriceBook.load(prices_path)
     chosen = grouping or ("turn" if run_id is not None else "run")
 
     async def body(opened: Store) -> Tally:
-        from agenttui.runs.cost_reading import SpendTally, store_costs, store_spend
+        from agenttui.runs.cost.reading import SpendTally, store_costs, store_spend
 
         if run_id is not None:
             if not [r async for r in opened.runs(prefix=run_id)] and opened.IMPLEMENTS_LISTING:
@@ -114,7 +114,7 @@ async def _selected(store: Store, where: Where) -> list[str]:
     """The runs the filter selects, but none below another selected run (its spend is rolled up there)."""
     from datetime import UTC, datetime
 
-    from agenttui.runs.status import list_statuses
+    from agenttui.runs.statuses.status import list_statuses
 
     now, chosen = datetime.now(UTC), list[str]()
     async for status in list_statuses(store):
@@ -150,7 +150,7 @@ class Tally:
     """The top-level runs of each day (``--by day``)."""
 
     def add(self, cost: RunCost) -> None:
-        from agenttui.runs.cost import Spend, spend_json
+        from agenttui.runs.cost.lens import Spend, spend_json
 
         self.total += cost.total
         self.runs += 1
@@ -233,7 +233,7 @@ def _runs(count: int) -> str:
 
 
 def _money(spend: Spend, *, wasted: bool = False) -> str:
-    from agenttui.runs.cost import format_cost
+    from agenttui.runs.cost.lens import format_cost
 
     return format_cost(spend, wasted=wasted)
 
@@ -270,7 +270,7 @@ def _print(tally: Tally, prices: PriceBook) -> None:
 
 
 def _as_json(tally: Tally, prices: PriceBook) -> dict[str, Any]:
-    from agenttui.runs.cost import spend_json
+    from agenttui.runs.cost.lens import spend_json
 
     lines = [{tally.grouping: line.name} | spend_json(line.spend) | line.extra for line in tally.shown()]
     total = {"runs": tally.runs, "not_read_whole": tally.not_read_whole} | spend_json(tally.total)

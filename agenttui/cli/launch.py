@@ -28,7 +28,7 @@ DEMO_FACTORY = "agenttui.demo.build:factory"
 @click.option("--run", "run_id", metavar="RUN_ID", help="Open this run's journal at once (esc goes back to every run).")
 @click.option("--no-writes", is_flag=True, help="Refuse every write, confirmed or not (what `serve` does without --allow-writes).")  # fmt: skip
 @click.option("--prices", "prices_path", metavar="FILE",
-              help="A TOML file of prices that override the library's, for the costs shown (README: The cost lens).")  # fmt: skip
+              help="A TOML file of prices that override the library's, for the costs shown (docs/guide/cost.md).")  # fmt: skip
 def open_command(
     store: str, theme: str | None, agent_spec: str | None, run_id: str | None, no_writes: bool, prices_path: str | None
 ) -> None:
@@ -46,7 +46,7 @@ def open_command(
     if agent_spec:
         _check_factory(agent_spec)
     if prices_path is not None:
-        from agenttui.runs.cost import PriceBook
+        from agenttui.runs.cost.lens import PriceBook
 
         PriceBook.load(prices_path)  # a file that is not prices: said here, before the app's screen
     try:

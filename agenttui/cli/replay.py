@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 @agent_option
 @click.option("--all", "every_run", is_flag=True, help="Every run of every SOURCE: a regression suite (see below).")
 @click.option(
-    "--where", "where_text", metavar="EXPR", help="The runs of every SOURCE this filter selects (README: Filters)."
+    "--where",
+    "where_text",
+    metavar="EXPR",
+    help="The runs of every SOURCE this filter selects (docs/guide/filters.md).",
 )
 @click.option("--junit", "junit", metavar="FILE", help="With --all or --where: the suite as JUnit XML, for CI to show.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=4, show_default=True,
@@ -158,7 +161,7 @@ async def _replay_suite(
     from agenttui.agent.factory import load_factory
     from agenttui.replay.reports import verdict_json
     from agenttui.replay.suite import SuiteTally, junit_xml, replay_suite, sources_of
-    from agenttui.runs.where import parse_where
+    from agenttui.runs.selection.where import parse_where
 
     if given := [option for option, present in refused.items() if present]:
         fail(f"{', '.join(given)}: one run's options, not a suite's")

@@ -26,7 +26,7 @@ MOST_TABS = 10
               help="At most this many tabs at once, each an app of its own (about 55 MB): the next is told to close one.")  # fmt: skip
 @theme_option
 @click.option("--prices", "prices_path", metavar="FILE",
-              help="A TOML file of prices that override the library's, for the costs the tabs show (README: The cost lens).")  # fmt: skip
+              help="A TOML file of prices that override the library's, for the costs the tabs show (docs/guide/cost.md).")  # fmt: skip
 def serve(
     store: str, host: str, port: int, allow_writes: bool, max_tabs: int, theme: str | None, prices_path: str | None
 ) -> None:
@@ -40,7 +40,7 @@ def serve(
     from agenttui.web.server import serve as serve_tabs
 
     if prices_path is not None:
-        from agenttui.runs.cost import PriceBook
+        from agenttui.runs.cost.lens import PriceBook
 
         PriceBook.load(prices_path)  # a file that is not prices: said here, not in every tab
     run_async(with_store)(store, _readable)  # a mistyped store is said here, not in every tab

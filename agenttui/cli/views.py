@@ -12,12 +12,12 @@ import click
 
 from agenttui.cli.app import fail, main, run_async, run_history, with_store
 from agenttui.journal.inert import clip, printable, printable_id, safe_json
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
     from agenttui.journal.record import Record
-    from agenttui.runs.status import RunStatus
+    from agenttui.runs.statuses.status import RunStatus
 
 
 @main.command()
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     "--where",
     "where_text",
     metavar="EXPR",
-    help="Only runs this filter matches, as: status=halted and tool=refund_payment and idle<2h (README: Filters).",
+    help="Only runs this filter matches, as: status=halted and tool=refund_payment and idle<2h (docs/guide/filters.md).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON array of objects.")
 @run_async
@@ -41,12 +41,12 @@ async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_j
     """List every run with its status, a page of runs at a time as their statuses are read."""
     from datetime import UTC, datetime
 
-    from agenttui.runs.status import list_status_json, list_statuses, status_json
+    from agenttui.runs.statuses.status import list_status_json, list_statuses, status_json
 
     wanted = {RunState(s) for s in states}
     where = None
     if where_text:  # the filters' module only where one is given (fractions, difflib: 5 ms)
-        from agenttui.runs.where import parse_where
+        from agenttui.runs.selection.where import parse_where
 
         where = parse_where(where_text)  # a bad filter says so before the store opens
     now = datetime.now(UTC)  # one time for the whole listing
@@ -99,7 +99,7 @@ def _status_line(s: RunStatus) -> str:
 async def show(store: str, run_id: str, as_json: bool, at: int | None) -> None:
     """Print a run's journal, one record a line (with --at N, its conversation as of record N)."""
     from agenttui.journal.describe import kind_icon, record_json, summary
-    from agenttui.runs.view import tool_names
+    from agenttui.runs.reading.view import tool_names
 
     records = await with_store(store, lambda s: run_history(s, run_id))
     if at is not None:
@@ -116,7 +116,7 @@ async def show(store: str, run_id: str, as_json: bool, at: int | None) -> None:
 
 def _show_conversation(records: list[Record], at: int, *, as_json: bool) -> None:
     from agenttui.journal.describe import part_json, part_text
-    from agenttui.runs.view import conversation_at
+    from agenttui.runs.reading.view import conversation_at
 
     if not 0 <= at < len(records):
         fail(f"--at {at}: the run has {len(records):,} records, numbered 0 to {len(records) - 1:,}")
@@ -186,9 +186,9 @@ async def mermaid(store: str, run_id: str, as_ascii: bool, plain: bool, width: i
         click.echo(for_terminal(mermaid_text(flow_steps(records))), nl=False)
         return
     from agenttui.render.ascii import render_text
-    from agenttui.runs.chart_end import chart_end
-    from agenttui.runs.status import statuses
-    from agenttui.runs.tree import sub_run_steps
+    from agenttui.runs.reading.tree import sub_run_steps
+    from agenttui.runs.statuses.chart_end import chart_end
+    from agenttui.runs.statuses.status import statuses
 
     async def body(opened: Store) -> tuple[list[Any], dict[str, Any], RunStatus]:
         records = await run_history(opened, run_id)

@@ -28,9 +28,9 @@ from agenttui.journal.codec import go_json
 from agenttui.journal.journal import Journal
 from agenttui.journal.keys import parent_run_id, root_run_id
 from agenttui.journal.record import Message, Record, Safety, StepKind, TextPart, ToolUsePart, Usage
-from agenttui.runs.actions import approve, cancel, deny
-from agenttui.runs.lease import new_holder
-from agenttui.runs.status import RunState
+from agenttui.runs.recovery.actions import approve, cancel, deny
+from agenttui.runs.recovery.lease import new_holder
+from agenttui.runs.statuses.status import RunState
 from agenttui.stores.base import Store
 
 BULK_TURNS = 2000

@@ -136,7 +136,7 @@ _RECORD_MEMBERS: dict[str, _Rule] = {
 }
 _RECORD = _Shape(_RECORD_MEMBERS)
 
-# The payload members the runtime reads (agent/runstart.py, agent/pauses.py, runs/status.py).
+# The payload members the runtime reads (agent/runstart.py, agent/pauses.py, runs/statuses/status.py).
 _POLICY = _Shape(
     {
         "name": _keep("s"),

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal.inert import printable_id
 from agenttui.journal.journal import Journal
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 
 if TYPE_CHECKING:
     from agenttui.journal.record import Record
     from agenttui.render.flow import FlowStep
     from agenttui.replay.verdict import Verdict
-    from agenttui.runs.search import Needle
-    from agenttui.runs.status import RunStatus
+    from agenttui.runs.reading.search import Needle
+    from agenttui.runs.statuses.status import RunStatus
     from agenttui.stores.base import Store
 
 #: Runs whose statuses one call to the run list reads at most: a filter that matches few runs
@@ -86,7 +86,7 @@ def run_after(cursor: str | None) -> str:
 def status_line(status: RunStatus) -> dict[str, Any]:
     """A run as the run list shows it: its status, what it waits on, its size, when it last moved;
     a member the run has nothing for (null, false, "") is left out, as a page holds hundreds."""
-    from agenttui.runs.status import status_json
+    from agenttui.runs.statuses.status import status_json
 
     times = status.times
     latest = None if times is None else datetime.fromtimestamp(times.latest_ms / 1000, UTC).isoformat()
@@ -126,8 +126,8 @@ async def list_runs(
 ) -> RunPage:
     """Runs the filter selects, in run id order from ``cursor``, at most ``limit``, having read
     at most ``SCAN_AT_MOST`` statuses (the cursor then says where to read on)."""
-    from agenttui.runs.status import statuses
-    from agenttui.runs.where import parse_where
+    from agenttui.runs.selection.where import parse_where
+    from agenttui.runs.statuses.status import statuses
 
     wanted = {RunState(state) for state in states}
     selects = parse_where(where) if where else None
@@ -175,14 +175,14 @@ class KeptRun:
 
     @cached_property
     def tool_names(self) -> dict[str, str]:
-        from agenttui.runs.view import tool_names
+        from agenttui.runs.reading.view import tool_names
 
         return tool_names(self.records)
 
     @cached_property
     def voices(self) -> list[int]:
         """The records that are voices of the conversation, by index."""
-        from agenttui.runs.view import speaks
+        from agenttui.runs.reading.view import speaks
 
         return [at for at, record in enumerate(self.records) if speaks(record)]
 

@@ -19,7 +19,7 @@ from agenttui.mcp_server.served import READ_ONLY, Budget, RecordRef, RunId, Serv
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from agenttui.runs.view import Utterance
+    from agenttui.runs.reading.view import Utterance
 
 
 #: The most model turns ``run_cost`` answers with at once (fewer where the budget runs out).
@@ -34,7 +34,8 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
     @answered
     async def list_runs_tool(
         where: Annotated[
-            str | None, Field(description="A filter: status=halted and tool=charge and idle<2h (README: Filters).")
+            str | None,
+            Field(description="A filter: status=halted and tool=charge and idle<2h (docs/guide/filters.md)."),
         ] = None,
         status: Annotated[
             list[str] | None, Field(description="Only runs in these statuses (halted, awaiting-approval, ...).")
@@ -47,7 +48,7 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
         waits on, steps, turns, tokens and last activity (a member a run has nothing for is left
         out). A filter that matches few runs of a
         large store may return fewer than limit with a next_cursor: read on from it."""
-        from agenttui.runs.state import RunState
+        from agenttui.runs.statuses.state import RunState
 
         if unknown := [s for s in status or [] if s not in {state.value for state in RunState}]:
             raise ToolError(f"no status {', '.join(map(repr, unknown))}: one of {', '.join(s.value for s in RunState)}")
@@ -68,7 +69,7 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
         """One run: its status and why, what it waits on, steps, turns, tokens, its sub-runs, and
         (replay) the verdict of replaying it offline with its recorded tools: no live model, no
         side effect."""
-        from agenttui.runs.status import statuses
+        from agenttui.runs.statuses.status import statuses
 
         kept = await records.run(run_id)
         (status,) = await statuses(served.store, [run_id])
@@ -160,7 +161,7 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
     ) -> dict[str, Any]:
         """The conversation as it stood after a record: the user's input, every assistant turn,
         tool result and human decision up to it."""
-        from agenttui.runs.view import utterance
+        from agenttui.runs.reading.view import utterance
 
         kept = await records.run(run_id)
         index = len(kept.records) - 1 if at is None else _find(kept.records, at)[0]
@@ -259,8 +260,8 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
         at a time (cursor, next_cursor), each turn's tokens (input, cached, cache-write, output),
         model, context and cost. Prices from genai-prices; a model with no known price is named
         in unpriced_models, never costed at 0."""
-        from agenttui.runs.cost import spend_json
-        from agenttui.runs.cost_reading import store_costs
+        from agenttui.runs.cost.lens import spend_json
+        from agenttui.runs.cost.reading import store_costs
 
         await records.run(run_id)  # a run the store does not hold is said so
         prices = await served.read_prices()
@@ -298,9 +299,9 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
         else:
             from agenttui.render.ascii import render_text
             from agenttui.render.flow import flow_steps
-            from agenttui.runs.chart_end import chart_end
-            from agenttui.runs.status import statuses
-            from agenttui.runs.tree import sub_run_steps
+            from agenttui.runs.reading.tree import sub_run_steps
+            from agenttui.runs.statuses.chart_end import chart_end
+            from agenttui.runs.statuses.status import statuses
 
             # The end node and the sub-runs are read each time (a lease, the clock or a sub-run
             # moves them); the drawing is made again only when they or the records moved.
@@ -334,7 +335,7 @@ def add_read_tools(server: MCPServer, served: Served) -> None:
         order, a page at a time (a word in every other record of 50,000 is found page by page)."""
         from agenttui.journal.describe import summary
         from agenttui.journal.inert import clip
-        from agenttui.runs.search import Needle, content_texts
+        from agenttui.runs.reading.search import Needle, content_texts
 
         kept = await records.run(run_id)
         names = kept.tool_names
@@ -408,7 +409,7 @@ def _run_resource(server: MCPServer, served: Served) -> None:
         """A run, to attach: its status, what it waits on, and its records outlined."""
         from agenttui.journal.describe import summary
         from agenttui.journal.inert import clip, safe_json
-        from agenttui.runs.status import statuses
+        from agenttui.runs.statuses.status import statuses
 
         # The answer carries the resource's URI too, the id percent-encoded (up to 3 bytes a byte):
         # what the budget counts is the whole answer.

@@ -21,7 +21,7 @@ from agenttui.mcp_server.reading import RunRecords, given_run_id
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
-    from agenttui.runs.cost import PriceBook
+    from agenttui.runs.cost.lens import PriceBook
 
 P = ParamSpec("P")
 
@@ -64,7 +64,7 @@ class Served:
     async def read_prices(self) -> PriceBook:
         """The model prices, read in a thread the first time (0.2 s), then kept."""
         if self.prices is None:
-            from agenttui.runs.cost import PriceBook
+            from agenttui.runs.cost.lens import PriceBook
 
             self.prices = await asyncio.to_thread(PriceBook().warm)
         return self.prices

@@ -60,7 +60,7 @@ async def _ready_for_the_first_call(store: Store) -> None:
     """Import what the run list reads and open the store's status index before serving: a
     server starts once a session, and an agent's first call is the one a person waits on."""
     import agenttui.replay.reports
-    import agenttui.runs.where  # noqa: F401  (imported for its time, not a name)
-    from agenttui.runs.status import statuses_kept
+    import agenttui.runs.selection.where  # noqa: F401  (imported for its time, not a name)
+    from agenttui.runs.statuses.status import statuses_kept
 
     await statuses_kept(store)

@@ -27,9 +27,9 @@ from agenttui.mcp_server.served import Served, answered
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from agenttui.runs.batch import BulkAction
-    from agenttui.runs.operations import Operation
-    from agenttui.runs.status import RunStatus
+    from agenttui.runs.recovery.operations import Operation
+    from agenttui.runs.selection.batch import BulkAction
+    from agenttui.runs.statuses.status import RunStatus
 
 DryRun = Annotated[bool, Field(description="Say what would be written, and write nothing (the default).")]
 OneRun = Annotated[str | None, Field(description="The run's id (or give where instead).")]
@@ -54,7 +54,7 @@ def _one_or_many(run_id: str | None, where: str | None, **named: str | None) -> 
 async def preview_or_apply(served: Served, operation: Operation, status: RunStatus, dry_run: bool) -> dict[str, Any]:
     """A dry run's preview, or the operation applied (the CLI's way: its own writable store,
     the run's lease, the at-most-once insert)."""
-    from agenttui.runs.operations import planned
+    from agenttui.runs.recovery.operations import planned
     from agenttui.stores import open_store
 
     if dry_run:
@@ -78,7 +78,7 @@ async def preview_or_apply(served: Served, operation: Operation, status: RunStat
 
 
 async def on_one_run(served: Served, run_id: str, operation: Operation, dry_run: bool) -> dict[str, Any]:
-    from agenttui.runs.status import statuses
+    from agenttui.runs.statuses.status import statuses
 
     (status,) = await statuses(served.store, [run_id])
     return await preview_or_apply(served, operation, status, dry_run)
@@ -87,7 +87,7 @@ async def on_one_run(served: Served, run_id: str, operation: Operation, dry_run:
 async def on_selected_runs(served: Served, where: str, action: BulkAction, dry_run: bool) -> dict[str, Any]:
     """The CLI's ``--where``: every run the filter selects, previewed, or applied run by run,
     each under its lease and checked again under it."""
-    from agenttui.runs.batch import (
+    from agenttui.runs.selection.batch import (
         Tally,
         apply_selection,
         outcome_json,
@@ -96,7 +96,7 @@ async def on_selected_runs(served: Served, where: str, action: BulkAction, dry_r
         selection_json,
         summary_json,
     )
-    from agenttui.runs.where import parse_where
+    from agenttui.runs.selection.where import parse_where
     from agenttui.stores import open_store
 
     selection = await select(served.store, action, where=parse_where(where))
@@ -126,8 +126,8 @@ async def on_selected_runs(served: Served, where: str, action: BulkAction, dry_r
 
 
 def add_write_tools(server: MCPServer, served: Served, agent_spec: str | None) -> None:
-    from agenttui.runs.batch import AnswerRuns, CancelRuns, DecideRuns, RedriveRuns, ResolveRuns
-    from agenttui.runs.operations import Answer, Cancel, Decide, Redrive, Resolve, parse_value
+    from agenttui.runs.recovery.operations import Answer, Cancel, Decide, Redrive, Resolve, parse_value
+    from agenttui.runs.selection.batch import AnswerRuns, CancelRuns, DecideRuns, RedriveRuns, ResolveRuns
 
     async def decide(run_id: str | None, call: str | None, where: str | None, approved: bool, approver: str,
                      dry_run: bool) -> dict[str, Any]:  # fmt: skip

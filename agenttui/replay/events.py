@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from agenttui.agent.events import AssistantTurn, ToolCompleted
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Message, Record, StepKind
-from agenttui.runs.view import tool_names
+from agenttui.runs.reading.view import tool_names
 from agenttui.stores.base import Store
 
 

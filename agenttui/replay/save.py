@@ -27,9 +27,9 @@ from agenttui.journal.inert import shell_word
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind
 from agenttui.replay.fork import ForkSession
-from agenttui.runs.forks import FORK_ORIGIN as FORK_ORIGIN  # the value record a saved fork ends with
-from agenttui.runs.forks import marked_start
-from agenttui.runs.lease import lease
+from agenttui.runs.recovery.lease import lease
+from agenttui.runs.statuses.forks import FORK_ORIGIN as FORK_ORIGIN  # the value record a saved fork ends with
+from agenttui.runs.statuses.forks import marked_start
 from agenttui.stores.base import Store
 
 #: What a replay writes as a stand-in for a side effect, left out of a saved fork: attempt

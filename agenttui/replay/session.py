@@ -45,8 +45,8 @@ from agenttui.replay.verdict import (
     request_changes,
     without_request_digests,
 )
-from agenttui.runs.bundle import BundleManifest, read_manifest
-from agenttui.runs.status import RunState, RunStatus, lease_row, status_of
+from agenttui.runs.bundles import BundleManifest, read_manifest
+from agenttui.runs.statuses.status import RunState, RunStatus, lease_row, status_of
 from agenttui.stores.base import Entry, LeaseInfo, Store
 
 #: How long a replay runs its recorded turns before it lets its event loop run others (seconds):

@@ -22,7 +22,7 @@ from agenttui.replay.verdict import Verdict, VerdictKind
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentSetup
     from agenttui.replay.session import RunRead
-    from agenttui.runs.where import Where
+    from agenttui.runs.selection.where import Where
     from agenttui.stores.base import Store
 
 #: Runs replayed at a time: their reads of the store overlap the others' replays.
@@ -123,7 +123,7 @@ async def selected_runs(store: Store, where: Where | None) -> list[str]:
     run_ids = [run_id async for run_id in store.runs()]
     if where is None:
         return run_ids
-    from agenttui.runs.status import statuses
+    from agenttui.runs.statuses.status import statuses
 
     now = datetime.now(UTC)
     chosen: list[str] = []

@@ -54,10 +54,10 @@ from agenttui.tui.themes import DEFAULT_THEME, load_themes
 # factory the agent loop: about 50 ms of the process's start (benchmarks/startup.py).
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentFactory
-    from agenttui.runs.choices import StepContext
-    from agenttui.runs.cost import PriceBook
-    from agenttui.runs.operations import Operation
-    from agenttui.runs.status import RunStatus
+    from agenttui.runs.cost.lens import PriceBook
+    from agenttui.runs.recovery.choices import StepContext
+    from agenttui.runs.recovery.operations import Operation
+    from agenttui.runs.statuses.status import RunStatus
 
 CLOSE_SECONDS = 1.0
 """The longest quitting waits for the store to close."""
@@ -197,7 +197,7 @@ class AgentTuiApp(App[int]):
         """The model prices, read in a thread the first time (an import and a snapshot: 0.2 s,
         which the event loop must not wait out), then kept for every screen."""
         if self.prices is None:
-            from agenttui.runs.cost import PriceBook
+            from agenttui.runs.cost.lens import PriceBook
 
             path = self.prices_path
             self.prices = await asyncio.to_thread(lambda: PriceBook.load(path).warm())
@@ -407,8 +407,8 @@ class AgentTuiApp(App[int]):
     @work(exclusive=True, group="operation", exit_on_error=False)
     async def operate(self, status: RunStatus, pick: str | None = None) -> None:
         """Offer the operations that fit ``status`` (or take the one starting with ``pick``)."""
-        from agenttui.runs.choices import choices_for, follow_up, step_context_of
-        from agenttui.runs.operations import Answer, Decide
+        from agenttui.runs.recovery.choices import choices_for, follow_up, step_context_of
+        from agenttui.runs.recovery.operations import Answer, Decide
         from agenttui.tui.screens.dialogs import ChoiceDialog
 
         # What the step is (the call, its arguments, the asking turn, why it waits): the answer's
@@ -445,8 +445,8 @@ class AgentTuiApp(App[int]):
 
     async def _step_now(self, run_id: str) -> StepContext | None:
         """What the step of ``run_id`` is now, read afresh (after a write changed it)."""
-        from agenttui.runs.choices import step_context_of
-        from agenttui.runs.status import run_status
+        from agenttui.runs.recovery.choices import step_context_of
+        from agenttui.runs.statuses.status import run_status
 
         if self.store is None:
             return None
@@ -468,7 +468,7 @@ class AgentTuiApp(App[int]):
     ) -> str | None:
         """Show what ``operation`` decides (``step``) and writes; write it once confirmed, as
         confirmed (a cancel's reason typed in the dialog). What it wrote, or None."""
-        from agenttui.runs.operations import planned
+        from agenttui.runs.recovery.operations import planned
         from agenttui.tui.screens.dialogs import ConfirmDialog
 
         if self.store is not None:  # a re-drive names the calls it runs first
@@ -537,8 +537,8 @@ class AgentTuiApp(App[int]):
     @work(exclusive=True, group="operation", exit_on_error=False)
     async def recover_all(self) -> None:
         """Show which runs a recover pass will touch, by status; recover those once confirmed."""
-        from agenttui.runs.operations import RecoverAll
-        from agenttui.runs.recover import plan_recover
+        from agenttui.runs.recovery.operations import RecoverAll
+        from agenttui.runs.recovery.recover import plan_recover
         from agenttui.tui.screens.dialogs import ConfirmDialog
         from agenttui.tui.screens.recover import RecoverProgress
 
@@ -579,10 +579,20 @@ class AgentTuiApp(App[int]):
         self.post_message(StoreChanged(None))
 
     def action_help(self) -> None:
+        self.show_keys()
+
+    def show_keys(self) -> None:
+        """The keys of the screen or dialog on top: ``?`` anywhere (``TuiHost``)."""
         from agenttui.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
+
+    def show_whole(self, title: str, text: str) -> None:
+        """A text that was cut to fit, whole: ``W`` (``TuiHost``)."""
+        from agenttui.tui.screens.explain import ExplanationScreen
+
+        self.push_screen(ExplanationScreen(title, text))
 
     def action_next_theme(self) -> None:
         names = sorted(name for name in self.available_themes if name.startswith("agenttui-"))

@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agenttui.runs.batch import (
+from agenttui.runs.recovery.choices import Ask, ask_value
+from agenttui.runs.selection.batch import (
     AnswerRuns,
     BulkAction,
     CancelRuns,
@@ -22,11 +23,10 @@ from agenttui.runs.batch import (
     ResolveRuns,
     ids_where,
 )
-from agenttui.runs.choices import Ask, ask_value
 
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentFactory
-    from agenttui.runs.status import RunStatus
+    from agenttui.runs.statuses.status import RunStatus
 
 #: Why a marked run fits nothing yet: the list has not read its status.
 NOT_READ = "its status is still being read"

@@ -8,13 +8,15 @@ from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, cast
 
+from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
+
+from agenttui.tui.host import TuiHost, host_of
 
 if TYPE_CHECKING:
     from textual.screen import Screen
 
-    from agenttui.tui.app import AgentTuiApp
 
 #: Palette titles of bound actions, "category: Action", by binding id.
 TITLES: dict[str, str] = {
@@ -134,7 +136,7 @@ def run_of(screen: Screen[Any]) -> str | None:
     return cast("str | None", getattr(screen, "run_id", None))
 
 
-def known_runs(app: AgentTuiApp) -> Iterable[str]:
+def known_runs(app: App[Any]) -> Iterable[str]:
     """Every run the runs list knows (it is at the bottom of the stack, whatever is on top)."""
     for screen in app.screen_stack:
         known = getattr(screen, "known_run_ids", None)
@@ -147,8 +149,8 @@ class AgentTuiCommands(Provider):
     """Commands built from what the screens show now."""
 
     @property
-    def tui(self) -> AgentTuiApp:
-        return cast("AgentTuiApp", self.app)
+    def tui(self) -> TuiHost:
+        return host_of(self.app)
 
     def _commands(self) -> Iterator[Command]:
         screen = self.screen
@@ -230,7 +232,7 @@ class AgentTuiCommands(Provider):
             return
         pattern = re.compile(".*?".join(letters), re.IGNORECASE)
         found = 0
-        for run_id in known_runs(self.tui):
+        for run_id in known_runs(self.app):
             if pattern.search("run: Open " + run_id):
                 yield run_id
                 found += 1

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agenttui.journal.inert import printable, printable_id, shell_word
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 
 if TYPE_CHECKING:
-    from agenttui.runs.bundle import ExportReport
+    from agenttui.runs.bundles import ExportReport
 
 SUFFIX = ".bundle.db"
 """A bundle's file name ends so: it is a SQLite store, and says it is a bundle."""
@@ -135,7 +135,7 @@ def export_command(
 def report_lines(report: ExportReport) -> list[str]:
     """What an export wrote, for a notice: the file, the runs and records, each redaction, and
     what the redaction could not do."""
-    from agenttui.runs.bundle import unredacted_lines  # the export has imported it already
+    from agenttui.runs.bundles import unredacted_lines  # the export has imported it already
 
     runs = len(report.runs)
     names = ", ".join(printable_id(run.run_id) for run in report.runs[:LISTED])

@@ -14,13 +14,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 from agenttui.journal.keys import parent_run_id
-from agenttui.runs.state import RunState
-from agenttui.runs.status_columns import PENDING, STATE_INDEX, STATES, StatusColumns, says_more_than_its_line
+from agenttui.runs.statuses.columns import PENDING, STATE_INDEX, STATES, StatusColumns, says_more_than_its_line
+from agenttui.runs.statuses.state import RunState
 
 if TYPE_CHECKING:
-    from agenttui.runs.cost import RunCost
-    from agenttui.runs.status import RunStatus
-    from agenttui.runs.where import Where
+    from agenttui.runs.cost.lens import RunCost
+    from agenttui.runs.selection.where import Where
+    from agenttui.runs.statuses.status import RunStatus
 
 #: The status filter cycle: everything, then the states a person acts on, then the rest.
 STATUS_FILTERS: tuple[tuple[str, frozenset[RunState] | None], ...] = (
@@ -92,7 +92,7 @@ class StatusLine(NamedTuple):
         """The status this line was made from (``run_id``'s)."""
         if self.whole is not None:
             return self.whole
-        from agenttui.runs.status import RunStatus
+        from agenttui.runs.statuses.status import RunStatus
 
         return RunStatus(run_id, self.state, self.detail, steps=self.steps, turns=self.turns, tokens=self.tokens)
 
@@ -109,7 +109,7 @@ class ShownCost(NamedTuple):
 
     @classmethod
     def of(cls, cost: RunCost) -> ShownCost:
-        from agenttui.runs.cost import Spend, format_cost
+        from agenttui.runs.cost.lens import Spend, format_cost
 
         total = cost.total
         spent = Spend(total.usage + total.wasted, total.total_cost, unpriced=total.unpriced)
@@ -358,7 +358,7 @@ class RunsModel:
         (``a1004``), else the error."""
         text, where, error = self._parsed
         if text != self.text_filter:
-            from agenttui.runs.where import WhereError, looks_like_where, parse_where
+            from agenttui.runs.selection.where import WhereError, looks_like_where, parse_where
 
             text, where, error = self.text_filter, None, ""
             if text:

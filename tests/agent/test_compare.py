@@ -20,7 +20,7 @@ from agenttui.journal import Journal
 from agenttui.journal.record import Record, StepKind, Usage
 from agenttui.render.diff import RowState
 from agenttui.replay.compare import Side, TurnPair, compare_runs, compare_sides, turn_numbers
-from agenttui.runs.status import status_of
+from agenttui.runs.statuses.status import status_of
 from agenttui.stores.base import Store
 from agenttui.stores.memory import MemStore
 from agenttui.stores.postgres import PostgresStore

@@ -4,7 +4,7 @@ A child process drives one refund-desk run on a SQLite file, reporting each boun
 as it passes it: every committed journal insert, and every side effect a tool has made durable
 (appended and fsynced to an effects file) but not yet returned. Told to crash at boundary k, it
 SIGKILLs itself right there, so the journal holds exactly the records before that point. The
-test then recovers the run in-process with ``agenttui.runs.recover`` and a resume that re-drives
+test then recovers the run in-process with ``agenttui.runs.recovery.recover`` and a resume that re-drives
 the same agent, acting as the human where the run asks for one, until it completes.
 
 The run makes one call of each safety class: a read-only lookup, an approval-gated refund that

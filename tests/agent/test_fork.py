@@ -25,8 +25,8 @@ from agenttui.replay.edit import BadEdit
 from agenttui.replay.fork import ForkSession, fork_run, turn_sources
 from agenttui.replay.save import FORK_ORIGIN, RunExists, plan_save
 from agenttui.replay.session import ReplayState
-from agenttui.runs.forks import marked_start
-from agenttui.runs.status import RunState, run_status, status_of
+from agenttui.runs.statuses.forks import marked_start
+from agenttui.runs.statuses.status import RunState, run_status, status_of
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
 from tests.forks import (

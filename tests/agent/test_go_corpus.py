@@ -20,7 +20,7 @@ from agenttui.journal import Journal, decode_record, encode_record
 from agenttui.render import mermaid_of
 from agenttui.replay.session import replay_verdict
 from agenttui.replay.verdict import VerdictKind
-from agenttui.runs.status import run_status
+from agenttui.runs.statuses.status import run_status
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
 from tests.gocorpus import CASES, mermaid, tombstone, write_corpus

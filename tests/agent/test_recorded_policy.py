@@ -16,11 +16,11 @@ from agenttui.agent.tools import ToolSafety
 from agenttui.demo.build import build_demo
 from agenttui.demo.desk import Effects
 from agenttui.journal import Journal, keys
-from agenttui.runs.batch import RedriveRuns, apply_selection, select
-from agenttui.runs.operations import RecoverAll, Redrive
-from agenttui.runs.state import RunState
-from agenttui.runs.status import run_status
-from agenttui.runs.where import parse_where
+from agenttui.runs.recovery.operations import RecoverAll, Redrive
+from agenttui.runs.selection.batch import RedriveRuns, apply_selection, select
+from agenttui.runs.selection.where import parse_where
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import run_status
 from agenttui.stores.base import Store
 from tests.agent.loosening_agents import LOOSENINGS, loosened
 from tests.processes import agenttui

@@ -12,9 +12,9 @@ from agenttui.demo.build import build_demo, factory
 from agenttui.errors import ConfigError
 from agenttui.journal import Journal, keys
 from agenttui.runs import is_complete, recover, recover_runs
-from agenttui.runs.operations import plan_lines
-from agenttui.runs.recover import plan_recover
-from agenttui.runs.state import RunState
+from agenttui.runs.recovery.operations import plan_lines
+from agenttui.runs.recovery.recover import plan_recover
+from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import Entry, Inserted, Store
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore

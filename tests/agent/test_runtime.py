@@ -317,7 +317,7 @@ async def test_the_demo_desk_says_a_denied_refund_was_declined(store: Store) -> 
     neither emails nor says "Refunded"."""
     from agenttui.demo.build import build_demo, factory
     from agenttui.demo.desk import DECLINED, Effects, desk_tools
-    from agenttui.runs.actions import deny
+    from agenttui.runs.recovery.actions import deny
 
     await build_demo(store, bulk_turns=2)
     await deny(store, "refund-a1005", "call_1_0")

@@ -15,7 +15,7 @@ from agenttui.render.flow import flow_steps
 from agenttui.render.mermaid import mermaid_text
 from agenttui.replay.events import events_of
 from agenttui.replay.verdict import refusal_reason
-from agenttui.runs.status import status_of
+from agenttui.runs.statuses.status import status_of
 from agenttui.stores.base import LeaseInfo
 
 json_values = st.recursive(

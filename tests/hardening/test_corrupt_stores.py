@@ -122,7 +122,7 @@ async def test_the_tui_exits_with_the_same_clear_line(tmp_path: Path, kind: str)
 
 
 async def test_the_tui_shows_bad_runs_and_writes_nothing(bad_runs: Path) -> None:
-    from agenttui.runs.status import RunState
+    from agenttui.runs.statuses.status import RunState
 
     before = snapshot(bad_runs)
     app = AgentTuiApp(str(bad_runs), tail=False)

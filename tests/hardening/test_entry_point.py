@@ -146,7 +146,7 @@ def test_a_store_is_a_file_there_a_url_or_a_path(tmp_path: Path, monkeypatch: py
     ],
 )
 def test_a_usage_error_is_one_inert_line(tmp_path: Path, args: list[str], says: str) -> None:
-    """As every error is (README: one line on stderr, exit 2), not click's four."""
+    """As every error is (docs/reference/exit-codes.md: one line on stderr, exit 2), not click's four."""
     store = tmp_path / "journal.db"
     store.write_bytes(b"")
     result = agenttui(*[str(store) if arg == "STORE" else arg for arg in args])

@@ -25,7 +25,7 @@ from textual.pilot import Pilot
 from textual.worker import Worker, WorkerState
 
 from agenttui.errors import AgentTuiError
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ErrorDialog
 from agenttui.tui.screens.replay import ReplayScreen

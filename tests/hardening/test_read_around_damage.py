@@ -15,7 +15,7 @@ import pytest
 
 from agenttui.errors import StoreDamageWarning
 from agenttui.journal import Journal, Record, StepKind
-from agenttui.runs.status import RunState, list_statuses
+from agenttui.runs.statuses.status import RunState, list_statuses
 from agenttui.stores.sqlite import SQLiteStore
 from tests.hardening.hostile_corpus import damaged_run_ids, index_leaf_page, smash_page, write_small_runs
 

@@ -14,7 +14,16 @@ import pytest
 from click.testing import CliRunner
 
 from agenttui.cli import main
-from agenttui.runs.operations import Answer, BadValue, Cancel, Decide, Operation, ReleaseLease, Resolve, parse_value
+from agenttui.runs.recovery.operations import (
+    Answer,
+    BadValue,
+    Cancel,
+    Decide,
+    Operation,
+    ReleaseLease,
+    Resolve,
+    parse_value,
+)
 from agenttui.stores.sqlite import SQLiteStore
 from tests.processes import agenttui as cli
 

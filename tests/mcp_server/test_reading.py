@@ -12,7 +12,7 @@ from agenttui.journal import Record, StepKind, keys
 from agenttui.journal.codec import go_json
 from agenttui.journal.journal import Journal
 from agenttui.mcp_server.reading import RunRecords
-from agenttui.runs.search import Needle
+from agenttui.runs.reading.search import Needle
 from agenttui.stores.sqlite import SQLiteStore
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from agenttui.journal import keys
-from agenttui.runs import batch
-from agenttui.runs.batch import CancelRuns, DecideRuns, ResolveRuns, apply_selection, select
-from agenttui.runs.lease import new_holder
-from agenttui.runs.state import RunState
-from agenttui.runs.status import run_status
-from agenttui.runs.where import parse_where
+from agenttui.runs.recovery.lease import new_holder
+from agenttui.runs.selection import batch
+from agenttui.runs.selection.batch import CancelRuns, DecideRuns, ResolveRuns, apply_selection, select
+from agenttui.runs.selection.where import parse_where
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import run_status
 from agenttui.stores.base import Store
 from agenttui.stores.sqlite import SQLiteStore
 from tests.incident import incident, make_store, write_runs

@@ -31,9 +31,9 @@ from typing import IO
 import pytest
 
 from agenttui.journal import keys
-from agenttui.runs.actions import resolve_halt
-from agenttui.runs.batch import APPLY_AT_ONCE, LEASE_PATIENCE
-from agenttui.runs.lease import new_holder
+from agenttui.runs.recovery.actions import resolve_halt
+from agenttui.runs.recovery.lease import new_holder
+from agenttui.runs.selection.batch import APPLY_AT_ONCE, LEASE_PATIENCE
 from agenttui.stores.base import Store
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.sqlite import SQLiteStore

@@ -24,9 +24,8 @@ from agenttui.render.mermaid import mermaid_of
 from agenttui.replay.events import events_of
 from agenttui.replay.session import replay_verdict
 from agenttui.replay.verdict import VerdictKind
-from agenttui.runs.bundle import (
+from agenttui.runs.bundles import (
     BUNDLE_FORMAT,
-    BundleExistsError,
     BundleProgress,
     ImportConflict,
     export_jsonl,
@@ -35,10 +34,11 @@ from agenttui.runs.bundle import (
     read_manifest,
     select_runs,
 )
-from agenttui.runs.state import RunState
-from agenttui.runs.status import run_status
-from agenttui.runs.tree import sub_run_steps
+from agenttui.runs.reading.tree import sub_run_steps
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import run_status
 from agenttui.stores.base import Store
+from agenttui.stores.bundle_file import BundleExistsError
 from agenttui.stores.files import FileRefusedError
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.sqlite import SQLiteStore
@@ -175,7 +175,7 @@ async def test_a_bundle_cancelled_while_its_thread_inserts_leaves_nothing(tmp_pa
 async def test_many_runs_are_chosen_the_same_from_one_listing(
     demo_sqlite: SQLiteStore, monkeypatch: pytest.MonkeyPatch, listed: bool
 ) -> None:
-    from agenttui.runs import bundle
+    from agenttui.runs.bundles import export as bundle
 
     monkeypatch.setattr(bundle, "LIST_ONCE_FROM", 1 if listed else 1_000_000)
     chosen = ["eligibility-a1004", "refund-a1002", "eligibility-a1004"]

@@ -1,4 +1,4 @@
-"""``agenttui export`` / ``import`` from the command line, and the CI workflow README describes:
+"""``agenttui export`` / ``import`` from the command line, and the CI workflow docs/guide/ci.md describes:
 export the runs that matter, keep the bundle, replay it with your agent on every change.
 
 The bundles are built here, under tmp_path, from the demo store: none is committed.
@@ -35,7 +35,7 @@ def one_line_error(done: subprocess.CompletedProcess[str], code: int, words: str
 
 
 def test_regression_replays_in_ci(demo_db: Path, tmp_path: Path) -> None:  # noqa: F811
-    """README's "Regression replays in CI", step by step."""
+    """docs/guide/ci.md, "Regression replays in CI", step by step."""
     bundles = tmp_path / "regressions"
     bundles.mkdir()
     # 1. Export the runs that matter (a refund, the halted one, one with a sub-agent).

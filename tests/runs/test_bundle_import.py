@@ -29,9 +29,9 @@ import pytest
 
 from agenttui.journal import Record, StepKind
 from agenttui.journal.codec import encode_header, encode_record
-from agenttui.runs.bundle import BundleDamaged, BundleImport, ImportConflict, ImportStopped, import_runs
-from agenttui.runs.state import RunState
-from agenttui.runs.status import run_status
+from agenttui.runs.bundles import BundleDamaged, BundleImport, ImportConflict, ImportStopped, import_runs
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import run_status
 from agenttui.stores.base import Store
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.sqlite import SQLiteStore

@@ -22,9 +22,9 @@ from agenttui.journal import Journal, decode_record
 from agenttui.journal.codec import encode_string
 from agenttui.journal.redact import MARKER
 from agenttui.replay.session import replay_verdict
-from agenttui.runs.bundle import ExportReport, UndecodableRecordsError, export_jsonl, export_runs, read_manifest
-from agenttui.runs.state import RunState
-from agenttui.runs.status import list_statuses, run_status
+from agenttui.runs.bundles import ExportReport, UndecodableRecordsError, export_jsonl, export_runs, read_manifest
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import list_statuses, run_status
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import (
     CASES,
@@ -464,7 +464,7 @@ def test_the_command_says_what_it_could_not_look_inside(tmp_path: Path) -> None:
 
 
 def test_a_bundle_from_an_earlier_build_replays_with_the_paths_that_still_parse() -> None:
-    from agenttui.runs.bundle import BundleManifest
+    from agenttui.runs.bundles import BundleManifest
 
     manifest = BundleManifest.of_rows({"redactions": json.dumps([{"path": "card_number", "values": 2},
                                                                  {"path": "$.message.parts[*].id", "values": 0}])})  # fmt: skip

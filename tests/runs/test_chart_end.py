@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from agenttui.cli import main
 from agenttui.journal import Journal, Record
 from agenttui.render import DONE, Flowchart, FlowKind, Role, flow_steps, mermaid_text, render_text
-from agenttui.runs.chart_end import chart_end
-from agenttui.runs.status import RunState, RunStatus, statuses
+from agenttui.runs.statuses.chart_end import chart_end
+from agenttui.runs.statuses.status import RunState, RunStatus, statuses
 from agenttui.stores.sqlite import SQLiteStore
 from tests.forks import HALTED, HALTED_REWORDED, save_fork
 from tests.gocorpus import CASES, mermaid, write_corpus

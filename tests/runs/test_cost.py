@@ -1,4 +1,4 @@
-"""The cost lens (``agenttui.runs.cost``, ``agenttui cost``): tokens and money per turn, run, tool
+"""The cost lens (``agenttui.runs.cost.lens``, ``agenttui cost``): tokens and money per turn, run, tool
 and model, and what failed, retried, hedged and late requests wasted, against figures computed
 by hand from a run written as the Go SDK writes it, and from runs agenttui's runtime wrote."""
 
@@ -17,9 +17,9 @@ from genai_prices import calc_price
 from agenttui.journal import keys
 from agenttui.journal.record import ModelInfo, Usage
 from agenttui.replay.verdict import VerdictKind
-from agenttui.runs.cost import PriceBook, RunCost, format_cost
-from agenttui.runs.cost_reading import store_costs
-from agenttui.runs.status import RunState
+from agenttui.runs.cost.lens import PriceBook, RunCost, format_cost
+from agenttui.runs.cost.reading import store_costs
+from agenttui.runs.statuses.status import RunState
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import DIGESTS, GoRun, call, model, start, text

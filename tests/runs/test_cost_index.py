@@ -17,9 +17,9 @@ import pytest
 
 from agenttui.journal import keys
 from agenttui.journal.record import ModelInfo, Usage
-from agenttui.runs import status_index
-from agenttui.runs.cost import ModelTokens, PriceBook, RunCost, RunTokens, Spend
-from agenttui.runs.cost_reading import SpendTally, store_costs, store_spend
+from agenttui.runs.cost.lens import ModelTokens, PriceBook, RunCost, RunTokens, Spend
+from agenttui.runs.cost.reading import SpendTally, store_costs, store_spend
+from agenttui.runs.statuses import index as status_index
 from agenttui.stores.base import Store
 from agenttui.stores.sqlite import SQLiteStore
 from tests.conftest import StoreFactory

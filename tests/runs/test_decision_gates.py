@@ -13,7 +13,7 @@ import pytest
 
 from agenttui.agent.pauses import AlreadyDecided, NoApprovalGate
 from agenttui.errors import RunNotFoundError
-from agenttui.runs.operations import Decide, ReleaseLease
+from agenttui.runs.recovery.operations import Decide, ReleaseLease
 from agenttui.stores.base import Store
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore

@@ -8,9 +8,9 @@ import pytest
 
 from agenttui.demo.build import build_demo, factory
 from agenttui.demo.desk import Effects
-from agenttui.runs.batch import RedriveRuns, planned_selection, preview_lines, select, selection_json
-from agenttui.runs.operations import Redrive, read_drive_plan
-from agenttui.runs.where import parse_where
+from agenttui.runs.recovery.operations import Redrive, read_drive_plan
+from agenttui.runs.selection.batch import RedriveRuns, planned_selection, preview_lines, select, selection_json
+from agenttui.runs.selection.where import parse_where
 from agenttui.stores.base import Store
 from tests.agent.loosening_agents import loosened
 
@@ -75,8 +75,8 @@ async def test_a_bulk_redrive_preview_names_each_runs_first_calls(demo: Store) -
 
 
 async def test_a_recover_pass_names_the_runs_whose_drive_runs_a_tool_first(demo: Store) -> None:
-    from agenttui.runs.operations import RecoverAll
-    from agenttui.runs.recover import plan_recover
+    from agenttui.runs.recovery.operations import RecoverAll
+    from agenttui.runs.recovery.recover import plan_recover
 
     shown = await RecoverAll("agenttui.demo.build:factory", factory, plan=await plan_recover(demo)).planned(demo)
     lines = shown.will_write().splitlines()

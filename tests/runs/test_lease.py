@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from agenttui.runs.lease import lease
+from agenttui.runs.recovery.lease import lease
 from agenttui.stores.memory import MemStore
 
 

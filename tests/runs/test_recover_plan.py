@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from agenttui.demo.build import factory
-from agenttui.runs.choices import choices_for
-from agenttui.runs.operations import plan_lines
-from agenttui.runs.recover import RecoverPlan
-from agenttui.runs.status import RunState, RunStatus
+from agenttui.runs.recovery.choices import choices_for
+from agenttui.runs.recovery.operations import plan_lines
+from agenttui.runs.recovery.recover import RecoverPlan
+from agenttui.runs.statuses.status import RunState, RunStatus
 
 
 def test_a_plan_counts_every_run_and_names_the_first_of_each_status() -> None:

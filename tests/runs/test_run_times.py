@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from agenttui.replay.verdict import VerdictKind
-from agenttui.runs.state import RunState
-from agenttui.runs.status import RunTimes, StatusTracker, list_statuses, run_status, statuses
-from agenttui.runs.where import Truth, parse_where
+from agenttui.runs.selection.where import Truth, parse_where
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import RunTimes, StatusTracker, list_statuses, run_status, statuses
 from agenttui.stores.base import Store
 from tests.conftest import StoreFactory
 from tests.gocorpus import CASES, CLAIM_A, CLAIM_B, GoRun, attempt, charge_turn, start

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agenttui.runs.bundle import sampled
-from agenttui.runs.state import RunState
-from agenttui.runs.status import RunStatus
+from agenttui.runs.bundles.export import sampled
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import RunStatus
 from tests.runs.test_bundle_cli import cli
 from tests.tui.conftest import demo_db, demo_db_template  # noqa: F401  (fixtures)
 

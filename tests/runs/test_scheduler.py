@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 import pytest
 
 from agenttui.journal import Journal, Record, StepKind, keys
-from agenttui.runs import scheduler as scheduler_module
-from agenttui.runs.scheduler import URGENT_AT_ONCE, StatusScheduler, clock_change_at
-from agenttui.runs.status import RunState, RunStatus, StatusTracker
+from agenttui.runs.statuses import scheduler as scheduler_module
+from agenttui.runs.statuses.scheduler import URGENT_AT_ONCE, StatusScheduler, clock_change_at
+from agenttui.runs.statuses.status import RunState, RunStatus, StatusTracker
 from agenttui.stores.base import LeaseInfo, Store
 from tests.conftest import StoreFactory
 
@@ -142,7 +142,7 @@ def test_only_in_flight_and_sleeping_runs_move_with_the_clock_when_their_lease_l
 
 
 async def test_the_tracker_keeps_records_within_its_byte_budget(make_store: StoreFactory) -> None:
-    from agenttui.runs.status import StatusTracker, run_status
+    from agenttui.runs.statuses.status import StatusTracker, run_status
 
     store = await make_store()
     big = b'{"name":"note","kind":"value","result":"' + b"x" * 10_000 + b'"}'

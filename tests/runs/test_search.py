@@ -1,4 +1,4 @@
-"""Finding text in a run (runs/search.py): names and summaries from the rows, content read back
+"""Finding text in a run (runs/reading/search.py): names and summaries from the rows, content read back
 from every kind of store page by page, any case, escapes and all; and the hits n and N walk."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from agenttui.journal import Journal
-from agenttui.runs.search import Hits, Needle, row_hits, search_content
-from agenttui.runs.view import RunView
+from agenttui.runs.reading.search import Hits, Needle, row_hits, search_content
+from agenttui.runs.reading.view import RunView
 from agenttui.stores.base import Store
 
 RUN = "find-me"

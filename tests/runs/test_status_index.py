@@ -23,11 +23,18 @@ from agenttui.cli import main
 from agenttui.errors import AgentTuiWarning
 from agenttui.journal import Journal, Record, StepKind, keys
 from agenttui.journal.record import Usage
-from agenttui.runs import status as status_module
-from agenttui.runs import status_index
-from agenttui.runs.state import RunState
-from agenttui.runs.status import RunStatus, StatusTracker, _line_formats, kept_statuses, list_statuses, run_status
-from agenttui.runs.status_columns import says_more_than_its_line
+from agenttui.runs.statuses import index as status_index
+from agenttui.runs.statuses import status as status_module
+from agenttui.runs.statuses.columns import says_more_than_its_line
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import (
+    RunStatus,
+    StatusTracker,
+    _line_formats,
+    kept_statuses,
+    list_statuses,
+    run_status,
+)
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.memory import MemStore
 from agenttui.stores.sqlite import SQLiteStore

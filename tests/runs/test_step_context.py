@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 from agenttui.journal import keys
 from agenttui.journal.codec import decode_record
 from agenttui.journal.record import Record
-from agenttui.runs.choices import StepContext, choices_for, step_context_in, step_context_of
-from agenttui.runs.operations import Cancel
-from agenttui.runs.state import RunState
-from agenttui.runs.status import RunStatus, status_of
+from agenttui.runs.recovery.choices import StepContext, choices_for, step_context_in, step_context_of
+from agenttui.runs.recovery.operations import Cancel
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import RunStatus, status_of
 from agenttui.stores.memory import MemStore
 from tests.gocorpus import CASES, GoRun, call, model, start, text
 from tests.incident import GATED, HALTED, write_runs

@@ -14,7 +14,7 @@ from agenttui.journal import Journal, Record, StepKind, keys
 from agenttui.journal.record import Message, ToolUsePart, Usage
 from agenttui.replay.fork import fork_run
 from agenttui.replay.save import plan_save
-from agenttui.runs.status import RunState, RunStatus, StatusTracker, _StandIn, run_status, statuses
+from agenttui.runs.statuses.status import RunState, RunStatus, StatusTracker, _StandIn, run_status, statuses
 from agenttui.stores.base import Store
 from agenttui.stores.summary import RunSummary
 from tests.conftest import StoreFactory

@@ -13,7 +13,7 @@ from pathlib import Path
 from agenttui.journal import Journal
 from agenttui.journal.describe import kind_icon, summary
 from agenttui.journal.record import Record, StepKind
-from agenttui.runs.view import (
+from agenttui.runs.reading.view import (
     CONVERSATION_VOICES,
     SUMMARY_LIMIT,
     DecodedRecords,
@@ -235,7 +235,7 @@ async def test_a_foreign_store_whose_seq_is_not_an_integer_reads_in_its_own_orde
     from contextlib import closing
 
     from agenttui.journal import encode_record
-    from agenttui.runs.search import Needle, search_content
+    from agenttui.runs.reading.search import Needle, search_content
 
     path = tmp_path / "foreign.db"
     records = [Record(f"note:{n}", StepKind.VALUE, result=f'"n{n}"'.encode()) for n in range(5)]

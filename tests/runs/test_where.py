@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agenttui.runs.state import RunState
-from agenttui.runs.status import RunStatus, RunTimes
-from agenttui.runs.where import Truth, WhereError, looks_like_where, parse_where
+from agenttui.runs.selection.where import Truth, WhereError, looks_like_where, parse_where
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import RunStatus, RunTimes
 
 # -- the reference: a filter as a tree, printed, and judged the plain way ------------------------
 
@@ -80,7 +80,7 @@ TEXT_MEMBERS = {
 
 
 def reference(node: Node, s: RunStatus, now_ms: int) -> Verdict:
-    """The filter's verdict, as the README states it, the long way."""
+    """The filter's verdict, as docs/guide/filters.md states it, the long way."""
     if isinstance(node, Not):
         return KLEENE_NOT[reference(node.operand, s, now_ms)]
     if isinstance(node, And):

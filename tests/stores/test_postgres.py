@@ -592,7 +592,7 @@ async def test_a_broken_lease_table_reads_as_lease_unknown(
     postgres_cluster: PostgresCluster, admin: asyncpg.Connection, opened: list[PostgresStore], schema: str
 ) -> None:
     from agenttui.journal import Journal, Record, StepKind
-    from agenttui.runs.status import RunState, run_status
+    from agenttui.runs.statuses.status import RunState, run_status
 
     store = await open_store(opened, postgres_cluster.dsn, schema=schema)
     await Journal(store).append("r1", Record("run:start", StepKind.VALUE, result=b'{"input":"hi","kind":"agent"}'))

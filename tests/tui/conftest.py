@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.worker import WorkerCancelled
 
 from agenttui.demo.build import build_demo
-from agenttui.runs.status import RunStatus
+from agenttui.runs.statuses.status import RunStatus
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.runs_model import RunRow
 

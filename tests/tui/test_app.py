@@ -15,7 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from agenttui.journal import Journal, Record, StepKind
-from agenttui.runs.status import RunState, RunStatus
+from agenttui.runs.statuses.status import RunState, RunStatus
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.messages import StoreOpened

@@ -3,8 +3,8 @@ runs: plain Python, on statuses read from Go-shaped journals (tests/incident.py)
 
 from __future__ import annotations
 
-from agenttui.runs.state import RunState
-from agenttui.runs.status import RunStatus, run_status
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import RunStatus, run_status
 from agenttui.stores.memory import MemStore
 from agenttui.tui.bulk_plan import NOT_READ, bulk_choices, fits, selecting_where
 from tests.incident import GATED, HALTED, write_runs

@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 
 from agenttui.journal import Journal, keys
-from agenttui.runs.status import run_status
+from agenttui.runs.statuses.status import run_status
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.bulk import BulkConfirm

@@ -9,7 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from agenttui.journal.record import Usage
-from agenttui.runs.cost import Spend, format_cost, money
+from agenttui.runs.cost.lens import Spend, format_cost, money
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.runs import RunsScreen

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from agenttui.journal import Journal, Record, StepKind
-from agenttui.runs.status import RunState, list_statuses
+from agenttui.runs.statuses.status import RunState, list_statuses
 from agenttui.stores.postgres import PostgresStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.runs import RunsScreen

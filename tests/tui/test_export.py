@@ -13,7 +13,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, ProgressBar, Static
 
-from agenttui.runs.bundle import read_manifest
+from agenttui.runs.bundles import read_manifest
 from agenttui.stores.bundle_file import BundleFile
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp

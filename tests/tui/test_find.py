@@ -15,7 +15,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from agenttui.runs.search import SearchPage, search_content
+from agenttui.runs.reading.search import SearchPage, search_content
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens import run as run_screen

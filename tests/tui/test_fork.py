@@ -15,8 +15,8 @@ from textual.widgets import Input, Static, TextArea
 
 from agenttui.replay.fork import ForkSession
 from agenttui.replay.session import ReplayState
-from agenttui.runs.state import RunState
-from agenttui.runs.status import run_status
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import run_status
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ChoiceDialog
 from agenttui.tui.screens.fork_editor import ForkEditor

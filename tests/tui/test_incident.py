@@ -15,11 +15,11 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Static
 
 from agenttui.journal import keys
-from agenttui.runs import batch
-from agenttui.runs.lease import new_holder
-from agenttui.runs.operations import Cancel
-from agenttui.runs.state import RunState
-from agenttui.runs.status import run_status
+from agenttui.runs.recovery.lease import new_holder
+from agenttui.runs.recovery.operations import Cancel
+from agenttui.runs.selection import batch
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import run_status
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.commands import LOCAL_ONLY, TITLES

@@ -20,9 +20,9 @@ from textual.widgets import Input, Static, TextArea
 
 import agenttui.tui.screens as screens_package
 from agenttui.journal import Journal
-from agenttui.runs.batch import CancelRuns, Selection
-from agenttui.runs.operations import Cancel
-from agenttui.runs.recover import RecoverReport
+from agenttui.runs.recovery.operations import Cancel
+from agenttui.runs.recovery.recover import RecoverReport
+from agenttui.runs.selection.batch import CancelRuns, Selection
 from agenttui.stores.base import Store
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.bulk_plan import bulk_choices, fits

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 
 from agenttui.journal import Journal, Record, StepKind, keys
 from agenttui.journal.record import JOURNAL_FORMAT
-from agenttui.runs.view import CONVERSATION_VOICES
+from agenttui.runs.reading.view import CONVERSATION_VOICES
 from agenttui.stores.base import LOAD_PAGE_SIZE, Entry
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp

@@ -9,7 +9,7 @@ import pytest
 from agenttui.journal import Journal
 from agenttui.journal.record import Message, Record, StepKind, TextPart, Tombstone, ToolUsePart
 from agenttui.replay.events import events_of
-from agenttui.runs.view import RunView
+from agenttui.runs.reading.view import RunView
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.widgets.events_view import LINE_LIMIT, EventLines, RunEventLines, event_line
 

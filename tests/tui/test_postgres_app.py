@@ -10,7 +10,7 @@ import pytest
 
 from agenttui.demo.build import build_demo
 from agenttui.journal import Journal, Record, StepKind
-from agenttui.runs.status import RunState
+from agenttui.runs.statuses.status import RunState
 from agenttui.stores.postgres import PostgresStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ConfirmDialog

@@ -18,7 +18,7 @@ from agenttui.agent.model import Finish
 from agenttui.journal import Journal
 from agenttui.journal.record import Usage
 from agenttui.render import DONE, FlowKind, Role
-from agenttui.runs.status import RunState, run_status
+from agenttui.runs.statuses.status import RunState, run_status
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, PromptDialog
@@ -244,7 +244,7 @@ async def test_answer_resolve_and_redrive(demo_db: Path) -> None:
 
 
 async def test_a_run_leased_elsewhere_is_refused_naming_the_holder(demo_db: Path) -> None:
-    from agenttui.runs.choices import choices_for
+    from agenttui.runs.recovery.choices import choices_for
 
     other = await SQLiteStore.open(demo_db)
     app = AgentTuiApp(str(demo_db), tail=False, agent_spec=DEMO_AGENT)

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from agenttui.replay.verdict import VerdictKind
-from agenttui.runs.status import RunState
+from agenttui.runs.statuses.status import RunState
 from agenttui.stores.sqlite import SQLiteStore
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.screens import replay as replay_screen

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agenttui.runs.status import RunState, RunStatus
+from agenttui.runs.statuses.status import RunState, RunStatus
 from agenttui.tui.runs_model import RunsModel
 
 
@@ -90,7 +90,7 @@ def test_runs_listed_with_their_statuses_are_laid_in_place_by_place() -> None:
     """A reopen lists runs with the statuses the status index vouched for (``StatusColumns``):
     laid in at once when every run is new, one by one where some were known (the live feed
     named them first); a place left pending stays to be read."""
-    from agenttui.runs.status_columns import StatusColumns
+    from agenttui.runs.statuses.columns import StatusColumns
 
     def columns_of(statuses: list[RunStatus | None]) -> StatusColumns:
         columns = StatusColumns(len(statuses))

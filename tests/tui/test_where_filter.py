@@ -6,9 +6,9 @@ from pathlib import Path
 
 from rich.text import Text
 
-from agenttui.runs.state import RunState
-from agenttui.runs.status import RunStatus
-from agenttui.runs.where import Where
+from agenttui.runs.selection.where import Where
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import RunStatus
 from agenttui.tui.app import AgentTuiApp
 from agenttui.tui.runs_model import RunsModel
 from agenttui.tui.screens.runs import RunsScreen

@@ -6,8 +6,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from agenttui.runs.bundle import ExportedRun, ExportReport
-from agenttui.runs.state import RunState
+from agenttui.runs.bundles import ExportedRun, ExportReport
+from agenttui.runs.statuses.state import RunState
 from agenttui.tui.export_plan import (
     NAMED_AT_MOST,
     default_path,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agenttui.runs.status import RunState, run_status, statuses
+from agenttui.runs.statuses.status import RunState, run_status, statuses
 from agenttui.stores.sqlite import SQLiteStore
 from benchmarks.shapes import expected_statuses, measure_shape, production_plan, write_production
 from tests.runs.test_summary_statuses import comparable

@@ -18,8 +18,8 @@ NOT_AT_START = [
     "agenttui.journal.codec",
     "agenttui.journal.journal",
     "agenttui.journal.describe",
-    "agenttui.runs.status",
-    "agenttui.runs.view",
+    "agenttui.runs.statuses.status",
+    "agenttui.runs.reading.view",
     "agenttui.agent.model",
     "agenttui.agent.tools",
     "agenttui.stores.memory",
@@ -28,8 +28,8 @@ NOT_AT_START = [
     "agenttui.agent.loop",  # the agent loop: replays, re-drives, recover
     "agenttui.agent.scripted",
     "agenttui.agent.factory",  # the user's agent, only with --agent
-    "agenttui.runs.actions",
-    "agenttui.runs.operations",
+    "agenttui.runs.recovery.actions",
+    "agenttui.runs.recovery.operations",
     "agenttui.replay",
     "agenttui.render",
     "agenttui.demo",

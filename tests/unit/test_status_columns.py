@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agenttui.runs.status import RunState, RunStatus
-from agenttui.runs.status_columns import StatusColumns
+from agenttui.runs.statuses.columns import StatusColumns
+from agenttui.runs.statuses.status import RunState, RunStatus
 
 DONE = RunStatus("a", RunState.COMPLETE, "done", steps=3, turns=1, tokens=10)
 HALTED = RunStatus("b", RunState.HALTED, "refund", tool_use_id="call_1")  # says more than its line

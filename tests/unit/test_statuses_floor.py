@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agenttui.runs.status import RunState, list_statuses
+from agenttui.runs.statuses.status import RunState, list_statuses
 from agenttui.stores.sqlite import SQLiteStore
 from benchmarks.shapes import production_plan, write_production
 

@@ -12,7 +12,7 @@ from agenttui.journal import keys
 from agenttui.journal.codec import go_json
 from agenttui.journal.record import HEADER_NAME, JOURNAL_FORMAT, Message, Record, StepKind, ToolUsePart
 from agenttui.journal.timefmt import format_go_time, parse_go_time
-from agenttui.runs.status import RunState, status_of
+from agenttui.runs.statuses.status import RunState, status_of
 
 PLUS_2 = timezone(timedelta(hours=2))
 MINUS_7 = timezone(timedelta(hours=-7))

@@ -5,7 +5,7 @@ one rule for keys inside a dialog."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
+from typing import ClassVar, TypeVar, cast
 
 from textual import events
 from textual.actions import parse as parse_action
@@ -16,10 +16,7 @@ from textual.worker import Worker, WorkerState
 
 from agenttui.journal.inert import printable
 from agenttui.stores.base import Store
-
-if TYPE_CHECKING:
-    from agenttui.tui.app import AgentTuiApp
-
+from agenttui.tui.host import TuiHost, host_of
 
 ResultT = TypeVar("ResultT")
 
@@ -55,9 +52,7 @@ class AppModal(ModalScreen[ResultT]):
         self.call_next(self.app.run_action, escape.binding.action, escape.node)
 
     def action_keys(self) -> None:
-        from agenttui.tui.screens.help import HelpScreen
-
-        self.app.push_screen(HelpScreen(self))
+        host_of(self.app).show_keys()
 
 
 class StoreScreen(Screen[None]):
@@ -77,15 +72,13 @@ class StoreScreen(Screen[None]):
         return None
 
     def action_explain(self) -> None:
-        from agenttui.tui.screens.explain import ExplanationScreen
-
         if (shown := self.explanation()) is not None:
-            self.app.push_screen(ExplanationScreen(*shown))
+            self.tui.show_whole(*shown)
 
     @property
-    def tui(self) -> AgentTuiApp:
+    def tui(self) -> TuiHost:
         """The app, typed: its store, agent factory and operations, for the screens over it."""
-        return cast("AgentTuiApp", self.app)
+        return host_of(self.app)
 
     @property
     def store(self) -> Store:

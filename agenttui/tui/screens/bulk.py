@@ -15,11 +15,11 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
@@ -28,7 +28,7 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from agenttui.journal.inert import printable
-from agenttui.runs.batch import (
+from agenttui.runs.selection.batch import (
     CancelRuns,
     RunOutcome,
     Selection,
@@ -44,13 +44,13 @@ from agenttui.runs.batch import (
 from agenttui.stores import describe_url
 from agenttui.stores.base import Store
 from agenttui.tui.bulk_plan import Fit, bulk_choices, fits, selecting_where
+from agenttui.tui.host import TuiHost, host_of
 from agenttui.tui.messages import StoreChanged
 from agenttui.tui.screens.base import AppModal
 from agenttui.tui.screens.dialogs import ChoiceList, Confirmation, PromptDialog, reason_field
 
 if TYPE_CHECKING:
-    from agenttui.runs.status import RunStatus
-    from agenttui.tui.app import AgentTuiApp
+    from agenttui.runs.statuses.status import RunStatus
 
 #: The progress dialog paints what came in at most this often: a fast action over thousands of
 #: runs costs a frame's work per frame, not a repaint per run. A dialog over the runs list repaints
@@ -237,11 +237,8 @@ class BulkProgress(AppModal[None]):
             self.tui.worker_failed(event.worker)
 
     @property
-    def tui(self) -> AgentTuiApp:
-        from agenttui.tui.app import AgentTuiApp
-
-        assert isinstance(self.app, AgentTuiApp)
-        return self.app
+    def tui(self) -> TuiHost:
+        return host_of(self.app)
 
     def on_bulk_progress_applied(self, message: BulkProgress.Applied) -> None:
         for outcome in message.outcomes:
@@ -328,12 +325,13 @@ def _duration(seconds: float) -> str:
 
 
 async def act_on_marked(
-    app: AgentTuiApp, marked: Mapping[str, RunStatus | None], shown_filter: str | None, pick: str | None = None
+    app: App[Any], marked: Mapping[str, RunStatus | None], shown_filter: str | None, pick: str | None = None
 ) -> None:
     """The marked runs' flow, in the app's operation worker: choose (or take ``pick``, a label's
     start), ask for a value, read the runs afresh, confirm, then apply with progress.
     ``shown_filter``: the filter in force when the marks are exactly the runs it shows."""
-    fitted = fits(bulk_choices(app.agent_spec, app.agent_factory), marked)
+    host = host_of(app)
+    fitted = fits(bulk_choices(host.agent_spec, host.agent_factory), marked)
     if pick is not None:
         fit = next(f for f in fitted if f.choice.label.startswith(pick))
         if not fit.fits:
@@ -349,18 +347,18 @@ async def act_on_marked(
         return await app.push_screen_wait(PromptDialog(title, prompt, placeholder, value=value, problem=problem))
 
     action = await fit.choice.chosen(ask, len(marked))
-    if action is None or app.store is None:
+    if action is None or host.store is None:
         return
-    selection = await planned_selection(app.store, await select(app.store, action, run_ids=list(marked)))
+    selection = await planned_selection(host.store, await select(host.store, action, run_ids=list(marked)))
     if not selection.fitting:
         why = selection.unfit[0][1] if selection.unfit else "none was found"
         app.notify(printable(f"none of the marked runs fits {action.verb} any more ({why}): nothing written"),
                    severity="warning", markup=False)  # fmt: skip
         return
-    url = describe_url(app.url)
+    url = describe_url(host.url)
     fitting = [status.run_id for status in selection.fitting]
     where = selecting_where(fitting, marked=list(marked), shown_filter=shown_filter)
     if not await app.push_screen_wait(BulkConfirm(selection, url, where)):
         app.notify("nothing written")
         return
-    await app.push_screen(BulkProgress(selection, app.writing))
+    await app.push_screen(BulkProgress(selection, host.writing))

@@ -20,7 +20,7 @@ from textual.widgets import Static
 from agenttui.journal.describe import printable, printable_id
 from agenttui.render.diff import DiffRow
 from agenttui.replay.compare import Comparison, Side, TurnPair, compared_turns
-from agenttui.runs.view import tool_names
+from agenttui.runs.reading.view import tool_names
 from agenttui.tui.layout import flow_parts, lines_of
 from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.widgets.compare_view import CompareLine, CompareView, compare_lines, tokens_text
@@ -31,7 +31,7 @@ from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from agenttui.runs.cost import Spend
+    from agenttui.runs.cost.lens import Spend
 
 TITLE_LINES = 2
 """The header's lines at most, once the parts that must show are in (they may take more)."""
@@ -172,7 +172,7 @@ class CompareScreen(StoreScreen):
     async def _read_costs(self) -> None:
         """What each run cost (the prices read in a thread the first time), then the title says it.
         Without prices (the library fails to load) the title says tokens alone, as before."""
-        from agenttui.runs.cost_reading import store_costs
+        from agenttui.runs.cost.reading import store_costs
 
         prices = await self.tui.read_prices()
         (left,) = [cost.total async for cost in store_costs(self.left.store, [self.left.run_id], prices)]
@@ -253,7 +253,7 @@ class CompareScreen(StoreScreen):
                 parts.append(Text(f"first: {printable(first.words(self.left.label, self.right.label))}", style="bold"))
                 optional.append(Text(f"{len(comparison.differing_turns):,} of {len(comparison.turns):,} turns differ"))
             if self.costs is not None:
-                from agenttui.runs.cost import cost_change
+                from agenttui.runs.cost.lens import cost_change
 
                 optional.append(Text(cost_change(*self.costs)))
             optional.append(Text(f"turns {comparison.left_turns:,} ⇄ {comparison.right_turns:,}"))

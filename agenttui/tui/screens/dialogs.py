@@ -16,8 +16,8 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from agenttui.journal.inert import printable
-from agenttui.runs.choices import StepContext
-from agenttui.runs.operations import Cancel, Operation
+from agenttui.runs.recovery.choices import StepContext
+from agenttui.runs.recovery.operations import Cancel, Operation
 from agenttui.tui.clipboard import copy_text
 from agenttui.tui.screens.base import AppModal
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane

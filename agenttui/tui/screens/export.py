@@ -18,8 +18,9 @@ from textual.worker import Worker, WorkerState
 
 from agenttui.errors import AgentTuiError
 from agenttui.journal.inert import printable, printable_id
-from agenttui.runs.bundle import BundleExistsError, BundleProgress, ExportReport, export_runs
+from agenttui.runs.bundles import BundleProgress, ExportReport, export_runs
 from agenttui.stores.base import Store
+from agenttui.stores.bundle_file import BundleExistsError
 from agenttui.tui.clipboard import copy_text
 from agenttui.tui.export_plan import ExportScope, default_path, export_command, parse_redactions, report_lines
 from agenttui.tui.screens.base import AppModal

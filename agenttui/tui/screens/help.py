@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 from agenttui.tui.screens.base import AppModal
 from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane

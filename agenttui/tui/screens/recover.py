@@ -9,8 +9,8 @@ from textual.containers import Vertical
 from textual.widgets import ProgressBar, Static
 
 from agenttui.journal.describe import printable, printable_id
-from agenttui.runs.operations import report_lines
-from agenttui.runs.recover import RecoverReport
+from agenttui.runs.recovery.operations import report_lines
+from agenttui.runs.recovery.recover import RecoverReport
 from agenttui.tui.screens.base import AppModal
 
 

@@ -27,9 +27,9 @@ from agenttui.render.flow import DONE, FlowStep, unfinished
 from agenttui.replay.breakpoints import Breakpoint, BreakpointHit, parse_breakpoint
 from agenttui.replay.session import ReplayProgress, ReplaySession, ReplayState
 from agenttui.replay.verdict import Verdict, VerdictKind
-from agenttui.runs.chart_end import chart_end
-from agenttui.runs.status import RunStatus
-from agenttui.runs.view import RecordRows, RunView
+from agenttui.runs.reading.view import RecordRows, RunView
+from agenttui.runs.statuses.chart_end import chart_end
+from agenttui.runs.statuses.status import RunStatus
 from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
@@ -42,7 +42,7 @@ from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from agenttui.replay.fork import ForkSession
-    from agenttui.runs.cost import Spend
+    from agenttui.runs.cost.lens import Spend
 
 #: Events of a replayed turn are posted at most this often (see ``EventBatches``).
 EVENTS_SECONDS = 0.05
@@ -398,7 +398,7 @@ class ReplayScreen(StoreScreen):
             parts.append(Text(f"turn {progress.turn} of {progress.recorded_turns} · {session.mode}"))
             parts += fork_parts(session)
             if self._replay_costs is not None and self._replay_costs[0] is session:
-                from agenttui.runs.cost import cost_change
+                from agenttui.runs.cost.lens import cost_change
 
                 forked = self._fork() is session
                 _, recorded, replayed = self._replay_costs
@@ -612,7 +612,7 @@ class ReplayScreen(StoreScreen):
     async def _read_replay_costs(self, session: ReplaySession) -> None:
         """What the recording cost against what the replay or fork did (prices read in a thread
         the first time), then the title says it. Without prices the title stays as it was."""
-        from agenttui.runs.cost_reading import store_costs
+        from agenttui.runs.cost.reading import store_costs
 
         prices = await self.tui.read_prices()
         (recorded,) = [cost.total async for cost in store_costs(self.store, [self.run_id], prices)]

@@ -22,12 +22,12 @@ from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record
 from agenttui.render.bulk import ObjectsSetAside, give_back_free_memory, older_objects_set_aside
 from agenttui.render.flow import FlowStep, unfinished
-from agenttui.runs.chart_end import chart_end
-from agenttui.runs.operations import replay_command
-from agenttui.runs.search import Hits, Needle, row_hits, search_content
-from agenttui.runs.status import RunStatus, statuses
-from agenttui.runs.tree import sub_run_steps
-from agenttui.runs.view import RecordRows, RunView, utterance
+from agenttui.runs.reading.search import Hits, Needle, row_hits, search_content
+from agenttui.runs.reading.tree import sub_run_steps
+from agenttui.runs.reading.view import RecordRows, RunView, utterance
+from agenttui.runs.recovery.operations import replay_command
+from agenttui.runs.statuses.chart_end import chart_end
+from agenttui.runs.statuses.status import RunStatus, statuses
 from agenttui.stores import describe_url
 from agenttui.stores.base import seq_order
 from agenttui.tui.messages import StoreChanged, StoreOpened
@@ -46,7 +46,7 @@ from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentSetup
-    from agenttui.runs.cost import RunCost
+    from agenttui.runs.cost.lens import RunCost
 
 #: Records are handed to the list in batches: the first as soon as it fills a screen
 #: (``SCREENFUL``) or ``BATCH_SECONDS`` have passed; then, while a long run loads, each batch
@@ -439,7 +439,7 @@ class RunScreen(StoreScreen):
     @work(exclusive=True, group="run-cost", exit_on_error=False)
     async def _read_cost(self) -> None:
         """What the run cost, its sub-runs rolled up, turn by turn (the cost pane)."""
-        from agenttui.runs.cost_reading import store_costs
+        from agenttui.runs.cost.reading import store_costs
 
         if not self._cost_shown:
             self.query_one(CostView).reading()

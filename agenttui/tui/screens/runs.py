@@ -19,8 +19,8 @@ from textual.widgets import Input
 from agenttui.errors import StoreError, StoreLockedError
 from agenttui.journal import keys
 from agenttui.journal.inert import printable, printable_id
-from agenttui.runs.scheduler import CLOCKED_STATES, StatusScheduler, clock_change_at
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.scheduler import CLOCKED_STATES, StatusScheduler, clock_change_at
+from agenttui.runs.statuses.state import RunState
 from agenttui.stores.changes import WrittenSince
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
@@ -38,9 +38,9 @@ from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
 from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from agenttui.runs.cost_reading import StoreSpend
-    from agenttui.runs.status import RunStatus
-    from agenttui.runs.status_columns import StatusColumns
+    from agenttui.runs.cost.reading import StoreSpend
+    from agenttui.runs.statuses.columns import StatusColumns
+    from agenttui.runs.statuses.status import RunStatus
     from agenttui.stores.base import LeaseInfo
 
 #: The header's spend is summed again at most this many times while the status index lags the list.
@@ -242,7 +242,7 @@ class RunsScreen(StoreScreen):
             rest.start()
         try:
             await self.tui.first_rows_shown.wait()
-            from agenttui.runs.status import kept_statuses, statuses_kept
+            from agenttui.runs.statuses.status import kept_statuses, statuses_kept
 
             if await statuses_kept(self.store):
                 kept = await kept_statuses(self.store, rest.every_run, after=first[-1])
@@ -288,7 +288,7 @@ class RunsScreen(StoreScreen):
         """List the runs with no end marker, whose first reads go first: one query over the whole
         store (1-2 s of SQLite on 100,000 runs). Not on a reopen, where the status index holds
         every status and hands each on as fast as the one query would name them."""
-        from agenttui.runs.status import statuses_kept
+        from agenttui.runs.statuses.status import statuses_kept
 
         if await statuses_kept(self.store):
             return
@@ -495,7 +495,7 @@ class RunsScreen(StoreScreen):
     @work(exclusive=True, group="runs-spend", exit_on_error=False)
     async def _sum_spend(self) -> None:
         """Sum what the store's runs cost for the header, in one pass over the status index."""
-        from agenttui.runs.cost_reading import kept_spend
+        from agenttui.runs.cost.reading import kept_spend
 
         if self.model.pending:
             return  # summed once every status is in: the index holds them all then
@@ -530,7 +530,7 @@ class RunsScreen(StoreScreen):
     @work(group="runs-costs", exit_on_error=False)
     async def _read_costs(self, run_ids: list[str] | None) -> None:
         """The costs of ``run_ids`` (every top-level run: None), posted in batches."""
-        from agenttui.runs.cost_reading import store_costs
+        from agenttui.runs.cost.reading import store_costs
 
         prices = await self.tui.read_prices()
         batch: dict[str, ShownCost] = {}
@@ -886,7 +886,7 @@ class RunsScreen(StoreScreen):
 def spent_line(store_spend: StoreSpend) -> str:
     """What the store's runs cost together and what their dropped requests wasted, ``+?`` where
     part of it is not known (a model with no price, a record that could not be read)."""
-    from agenttui.runs.cost import money
+    from agenttui.runs.cost.lens import money
 
     spend = store_spend.spend
     partial = "+?" if spend.unpriced or store_spend.not_read_whole else ""

@@ -15,7 +15,7 @@ from agenttui.render.cells import meter
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
 if TYPE_CHECKING:
-    from agenttui.runs.cost import RunCost
+    from agenttui.runs.cost.lens import RunCost
 
 #: The width of a turn's context bar.
 BAR_CELLS = 16
@@ -24,7 +24,7 @@ BAR_CELLS = 16
 def cost_text(cost: RunCost, prices: str) -> Text:
     """The run's cost, then a block a model turn: name, cost and waste; the context bar, its
     size, output tokens and the model; ``prices`` says where the prices come from."""
-    from agenttui.runs.cost import format_cost
+    from agenttui.runs.cost.lens import format_cost
 
     total = cost.total
     text = Text(f"cost {format_cost(total)}", style="bold")

@@ -20,7 +20,7 @@ from agenttui.agent.model import Finish, ReasoningDelta, TextDelta, ToolCallDelt
 from agenttui.journal.describe import printable
 from agenttui.journal.record import Record, StepKind
 from agenttui.replay.events import events_of
-from agenttui.runs.view import SUMMARY_LIMIT, RecordRows
+from agenttui.runs.reading.view import SUMMARY_LIMIT, RecordRows
 from agenttui.tui.widgets.virtual_list import VirtualList
 
 LINE_LIMIT = 256

@@ -23,11 +23,11 @@ from agenttui.journal.record import (
     ToolUsePart,
     UnknownPart,
 )
-from agenttui.runs.view import Utterance
+from agenttui.runs.reading.view import Utterance
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
 if TYPE_CHECKING:
-    from agenttui.runs.cost import PriceBook
+    from agenttui.runs.cost.lens import PriceBook
 
 #: Characters of one value shown before it is cut; ``e`` in the inspector expands it in place.
 VALUE_LIMIT = 4000
@@ -155,7 +155,7 @@ def describe_record(
 
 def _cost_line(record: Record, prices: PriceBook) -> str:
     """A model turn's cost and the context it sent; the spend a dropped request wasted."""
-    from agenttui.runs.cost import format_cost, model_name, sent_tokens, spend_of
+    from agenttui.runs.cost.lens import format_cost, model_name, sent_tokens, spend_of
 
     wasted = record.discarded_usage
     if record.kind == StepKind.MODEL and record.name.startswith("@llm/"):

@@ -10,7 +10,7 @@ from textual.message import Message
 
 from agenttui.journal.describe import printable
 from agenttui.journal.record import StepKind
-from agenttui.runs.view import RecordRow, RecordRows
+from agenttui.runs.reading.view import RecordRow, RecordRows
 from agenttui.tui.layout import middle_truncate
 from agenttui.tui.widgets.virtual_list import Items, VirtualList
 

@@ -13,7 +13,7 @@ from textual.widget import Widget
 
 from agenttui.journal.inert import printable, printable_id
 from agenttui.render.cells import clip_words
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 from agenttui.tui.layout import elide_shared, middle_truncate, shared_ends
 from agenttui.tui.runs_model import RunRow
 from agenttui.tui.widgets.virtual_list import VirtualList

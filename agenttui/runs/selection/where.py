@@ -4,7 +4,7 @@ once into a ``Where``, then asked of each run's status, in three-valued logic.
 A run's times are known only as far as its records carry them (docs/decisions.md, "Times of a
 run"): a comparison its times cannot decide is ``UNKNOWN``, ``and``/``or``/``not`` follow
 Kleene's logic, and ``matches`` is true only for ``TRUE``: a bulk action never touches a run
-because of a time nobody knows. README.md, "Filters", lists the fields.
+because of a time nobody knows. docs/guide/filters.md lists the fields.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from agenttui.errors import AgentTuiError
 from agenttui.journal.keys import root_run_id
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 
 if TYPE_CHECKING:
-    from agenttui.runs.status import RunStatus
+    from agenttui.runs.statuses.status import RunStatus
 
 
 class WhereError(AgentTuiError):

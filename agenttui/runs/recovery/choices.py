@@ -14,7 +14,7 @@ from agenttui.journal import keys
 from agenttui.journal.describe import clip, json_value, raw_json_text
 from agenttui.journal.journal import Journal
 from agenttui.journal.record import Record, StepKind, ToolUsePart
-from agenttui.runs.operations import (
+from agenttui.runs.recovery.operations import (
     Answer,
     BadValue,
     Cancel,
@@ -25,7 +25,7 @@ from agenttui.runs.operations import (
     Resolve,
     parse_value,
 )
-from agenttui.runs.status import RunState, RunStatus
+from agenttui.runs.statuses.status import RunState, RunStatus
 from agenttui.stores.base import Store
 
 #: The most of the agent's words and of the call's arguments a question shows (the inspector shows all).

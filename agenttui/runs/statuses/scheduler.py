@@ -10,11 +10,11 @@ from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 from agenttui.errors import StoreLockedError
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
-    from agenttui.runs.status import RunStatus, StatusTracker
+    from agenttui.runs.statuses.status import RunStatus, StatusTracker
 
 #: Statuses are handed on in batches at most this often, so 100,000 runs cost a viewer a few
 #: hundred repaints, not 100,000.
@@ -112,7 +112,7 @@ class StatusScheduler:
         """
         # The status rules are imported with the first read, not with the scheduler: a runs list
         # paints its first rows before it reads a status (benchmarks/startup.py).
-        from agenttui.runs.status import SUMMARY_PAGE, StatusTracker
+        from agenttui.runs.statuses.status import SUMMARY_PAGE, StatusTracker
 
         if self._tracker is None or self._tracker.store is not store:
             self._tracker = StatusTracker(store, capacity=TRACKER_RUNS, budget_bytes=TRACKER_BUDGET_BYTES)

@@ -18,11 +18,11 @@ from functools import cache
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from agenttui.runs.state import RunState
+from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import INT64_MAX, INT64_MIN
 
 if TYPE_CHECKING:
-    from agenttui.runs.status import RunStatus
+    from agenttui.runs.statuses.status import RunStatus
 
 #: Every state, in the order the ``states`` column numbers them.
 STATES: tuple[RunState, ...] = tuple(RunState)
@@ -40,7 +40,7 @@ LINE_FIELDS = frozenset({"run_id", "state", "detail", "steps", "turns", "tokens"
 @cache
 def _others_of() -> tuple[Callable[[RunStatus], tuple[object, ...]], tuple[object, ...]]:
     """What reads a status's members kept only whole at once (in C), and their defaults."""
-    from agenttui.runs.status import RunStatus
+    from agenttui.runs.statuses.status import RunStatus
 
     names = [name for name in RunStatus._fields if name not in LINE_FIELDS]
     return attrgetter(*names), tuple(RunStatus._field_defaults[name] for name in names)
@@ -170,7 +170,7 @@ class StatusColumns:
             return None
         if (whole := self.whole.get(at)) is not None:
             return whole
-        from agenttui.runs.status import RunStatus
+        from agenttui.runs.statuses.status import RunStatus
 
         return RunStatus(run_id, STATES[state], self.details[at], steps=self.steps[at], turns=self.turns[at],
                          tokens=self.tokens[at])  # fmt: skip

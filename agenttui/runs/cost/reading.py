@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agenttui.journal import keys
 from agenttui.journal.record import Record, Usage
-from agenttui.runs.cost import PriceBook, RunCost, RunTokens, Spend, model_info, model_name, run_cost, spend_of
+from agenttui.runs.cost.lens import PriceBook, RunCost, RunTokens, Spend, model_info, model_name, run_cost, spend_of
 
 if TYPE_CHECKING:
     from agenttui.journal.journal import Journal
-    from agenttui.runs.status_index import KeptTokens
+    from agenttui.runs.statuses.index import KeptTokens
     from agenttui.stores.base import Entry, Store
 
 #: Root runs read in one round trip, with their sub-runs.
@@ -77,7 +77,7 @@ async def kept_spend(store: Store, prices: PriceBook, *, runs: int = 0) -> Store
     cost`` reads them). None where it keeps none or cannot say (a tiered price reached: those
     runs are priced turn by turn, as ``agenttui cost`` does). ``runs``: how many runs the caller
     knows the store holds, where the index may not hold them all yet (its missing count them)."""
-    from agenttui.runs.status_index import summed_tokens
+    from agenttui.runs.statuses.index import summed_tokens
 
     summed = await summed_tokens(store)
     if summed is None or not (summed.runs or summed.missing_ids):
@@ -256,7 +256,7 @@ class _PageReader:
 
     @classmethod
     async def read(cls, journal: Journal, prices: PriceBook, run_ids: list[str], *, kept: bool) -> _PageReader:
-        from agenttui.runs.status_index import KeptTokens, kept_tokens
+        from agenttui.runs.statuses.index import KeptTokens, kept_tokens
 
         tokens = await kept_tokens(journal.store, run_ids) if kept else KeptTokens({}, {}, {})
         # One round trip for the runs whose entries are needed; a page that cannot be read whole
@@ -342,7 +342,7 @@ class _PageReader:
 
     async def keep(self) -> None:
         """Keep what this page read in the index (or, where a spot check differed, empty it of costs)."""
-        from agenttui.runs.status_index import forget_tokens, keep_tokens
+        from agenttui.runs.statuses.index import forget_tokens, keep_tokens
 
         if self.spots_differ:
             await forget_tokens(self.journal.store)

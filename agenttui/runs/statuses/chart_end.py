@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agenttui.render.flow import DONE, FlowStep, unfinished
-from agenttui.runs.status import RunState, RunStatus
+from agenttui.runs.statuses.status import RunState, RunStatus
 
 
 def chart_end(status: RunStatus) -> FlowStep:

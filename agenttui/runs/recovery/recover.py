@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 from agenttui.agent.pauses import RollbackRequested, RunNotStarted, RunPaused
 from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
-from agenttui.runs.lease import DEFAULT_TTL, LeaseHeld, lease
-from agenttui.runs.state import RunState
+from agenttui.runs.recovery.lease import DEFAULT_TTL, LeaseHeld, lease
+from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:  # the status rules are imported by the pass that reads them, not with the runs list
-    from agenttui.runs.status import RunStatus
+    from agenttui.runs.statuses.status import RunStatus
 
 Resume = Callable[[str], Awaitable[object]]
 
@@ -64,7 +64,7 @@ async def plan_recover(store: Store) -> RecoverPlan:
     """
     if not store.IMPLEMENTS_LISTING:
         raise ConfigError(f"recover needs a store that can list its runs; {store.display_url} cannot")
-    from agenttui.runs.status import statuses
+    from agenttui.runs.statuses.status import statuses
 
     plan = RecoverPlan()
     page: list[str] = []
@@ -133,7 +133,10 @@ async def _each(run_ids: Sequence[str]) -> AsyncIterator[str]:
 
 
 async def _recover_one(store: Store, run_id: str, resume: Resume, ttl: float, report: RecoverReport) -> None:
-    from agenttui.runs.forks import ForkRefused, refuse_a_fork  # the codec and run:start: with the first run read
+    from agenttui.runs.statuses.forks import (  # the codec and run:start: with the first run read
+        ForkRefused,
+        refuse_a_fork,
+    )
 
     async def drive() -> None:
         # Re-checked under the lease: the run may have ended since it was listed.

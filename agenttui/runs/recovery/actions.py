@@ -20,7 +20,7 @@ from agenttui.journal import keys
 from agenttui.journal.inert import shell_word
 from agenttui.journal.journal import Journal, RunJournal
 from agenttui.journal.record import Record, StepKind
-from agenttui.runs.forks import ForkRefused, fork_mark
+from agenttui.runs.statuses.forks import ForkRefused, fork_mark
 from agenttui.stores.base import Store
 
 
@@ -158,7 +158,10 @@ async def answer(store: Store, run_id: str, name: str, value: Any, *, read: RunJ
     history = await _require_open(journal, run_id, read)
     if (existing := next((r for r in history if r.name == keys.interrupt_key(name)), None)) is not None:
         raise AlreadyDecided(f"{name} of run {run_id!r} was already answered: {_shown(existing.result)}", existing)
-    from agenttui.runs.status import RunState, status_of  # status reads the loop: imported here, not at the top
+    from agenttui.runs.statuses.status import (  # status reads the loop: imported here, not at the top
+        RunState,
+        status_of,
+    )
 
     waiting = status_of(run_id, history)
     if waiting.interrupt_name and waiting.interrupt_name != name:

@@ -20,12 +20,12 @@ from agenttui.errors import AgentTuiError, RunNotFoundError
 from agenttui.journal import keys
 from agenttui.journal.inert import shell_word
 from agenttui.journal.journal import Journal, RunJournal
-from agenttui.runs import actions
-from agenttui.runs.drive_plan import DrivePlan, plan_drive
-from agenttui.runs.forks import refuse_a_fork
-from agenttui.runs.lease import LeaseHeld, lease, new_holder
-from agenttui.runs.recover import RecoverPlan, RecoverReport, recover_runs
-from agenttui.runs.state import RunState
+from agenttui.runs.recovery import actions
+from agenttui.runs.recovery.drive_plan import DrivePlan, plan_drive
+from agenttui.runs.recovery.lease import LeaseHeld, lease, new_holder
+from agenttui.runs.recovery.recover import RecoverPlan, RecoverReport, recover_runs
+from agenttui.runs.statuses.forks import refuse_a_fork
+from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import LeaseInfo, Store
 
 

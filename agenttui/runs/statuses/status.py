@@ -32,10 +32,9 @@ from agenttui.journal.journal import Journal, decode_entry, journal_format
 from agenttui.journal.keys import root_run_id
 from agenttui.journal.record import SUPPORTED_FORMATS, Record, StepKind
 from agenttui.journal.timefmt import parse_go_time
-from agenttui.runs.forks import fork_mark
-from agenttui.runs.state import RunState as RunState  # where every reader of a status has found it
-from agenttui.runs.status_columns import PENDING, STATE_INDEX, STATES, StatusColumns
-from agenttui.runs.status_index import (
+from agenttui.runs.statuses.columns import PENDING, STATE_INDEX, STATES, StatusColumns
+from agenttui.runs.statuses.forks import fork_mark
+from agenttui.runs.statuses.index import (
     IndexedPage,
     KeptLines,
     Verdict,
@@ -46,6 +45,7 @@ from agenttui.runs.status_index import (
     keep_verdicts,
     spot_checks_done,
 )
+from agenttui.runs.statuses.state import RunState as RunState  # where every reader of a status has found it
 from agenttui.stores.base import Entry, LeaseInfo, Store, pages_of
 from agenttui.stores.summary import RunSummary, SummedJournal, record_head
 

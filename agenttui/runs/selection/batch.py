@@ -28,10 +28,10 @@ from agenttui.errors import AgentTuiError, ConfigError
 from agenttui.journal import keys
 from agenttui.journal.inert import shell_word
 from agenttui.journal.journal import Journal
-from agenttui.runs.choices import LEGACY_REFUSAL, why_not_drivable
-from agenttui.runs.drive_plan import DrivePlan
-from agenttui.runs.lease import DEFAULT_TTL, LeaseHeld, lease
-from agenttui.runs.operations import (
+from agenttui.runs.recovery.choices import LEGACY_REFUSAL, why_not_drivable
+from agenttui.runs.recovery.drive_plan import DrivePlan
+from agenttui.runs.recovery.lease import DEFAULT_TTL, LeaseHeld, lease
+from agenttui.runs.recovery.operations import (
     Answer,
     Cancel,
     Decide,
@@ -42,8 +42,8 @@ from agenttui.runs.operations import (
     Resolve,
     read_drive_plan,
 )
-from agenttui.runs.state import RunState
-from agenttui.runs.status import RunStatus, list_statuses, status_of, statuses
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import RunStatus, list_statuses, status_of, statuses
 from agenttui.stores.base import Store
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from agenttui.journal.describe import raw_json_text
 from agenttui.journal.journal import decode_entry
 from agenttui.journal.record import ReasoningPart, Record, TextPart, ToolResultPart, ToolUsePart, UnknownPart
-from agenttui.runs.view import RecordRow
+from agenttui.runs.reading.view import RecordRow
 from agenttui.stores.base import LOAD_PAGE_SIZE, Entry, Store, seq_order
 
 
