@@ -52,3 +52,42 @@ async def test_a_drive_that_ends_releases_its_lease() -> None:
 
     assert await lease(store, "run-1", drive) == "done"
     assert await store.get_lease("run-1") is None
+
+
+class ReleasingSlowly(MemStore):
+    """An in-memory store whose release of a lease waits for ``go`` (a round trip under way)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.granted = asyncio.Event()
+        self.releasing = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def acquire_lease(self, run_id: str, holder: str, ttl: float) -> bool:
+        granted = await super().acquire_lease(run_id, holder, ttl)
+        self.granted.set()
+        return granted
+
+    async def release_lease(self, run_id: str, holder: str) -> None:
+        self.releasing.set()
+        await self.go.wait()
+        await super().release_lease(run_id, holder)
+
+
+async def test_a_drive_cancelled_again_while_its_lease_is_released_still_releases_it() -> None:
+    """An app that quits cancels a drive's worker, then its tasks on the way out: the second
+    cancellation must not cut the release short and leave the lease held for a TTL."""
+    store = ReleasingSlowly()
+
+    async def drive() -> None:
+        await asyncio.Event().wait()  # a slow model
+
+    driving = asyncio.create_task(lease(store, "run-1", drive))
+    await store.granted.wait()
+    driving.cancel()
+    await store.releasing.wait()
+    driving.cancel()  # again, mid-release
+    store.go.set()
+    with pytest.raises(asyncio.CancelledError):
+        await driving
+    assert await store.get_lease("run-1") is None

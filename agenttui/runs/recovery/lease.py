@@ -80,11 +80,24 @@ async def lease(store: Store, run_id: str, drive: Callable[[], Awaitable[T]], *,
 
 
 async def _release(store: Store, run_id: str, holder: str) -> None:
-    """Release the lease if ``holder`` has it; a release that fails is left to lapse after its TTL."""
-    try:
-        await asyncio.wait_for(store.release_lease(run_id, holder), timeout=10)
-    except (TimeoutError, AgentTuiError):
-        pass  # the drive's outcome stands
+    """Release the lease if ``holder`` has it; a release that fails is left to lapse after its TTL.
+
+    A release is seen through even when the caller is cancelled again meanwhile, as an app that
+    quits cancels a drive's worker and then, on its way out, its tasks: the cancellation goes on
+    once the release is done (it is bounded, 10 s), never in its middle, which would leave the
+    lease held for a TTL with nobody driving."""
+    release = asyncio.ensure_future(asyncio.wait_for(store.release_lease(run_id, holder), timeout=10))
+    cancelled = False
+    while not release.done():
+        try:
+            await asyncio.shield(release)
+        except asyncio.CancelledError:
+            cancelled = True
+    error = None if release.cancelled() else release.exception()
+    if cancelled:
+        raise asyncio.CancelledError
+    if error is not None and not isinstance(error, TimeoutError | AgentTuiError):
+        raise error  # a failed release is left to lapse (the drive's outcome stands); not a bug
 
 
 async def _keep(store: Store, run_id: str, holder: str, ttl: float, driving: asyncio.Future[Any]) -> bool:
