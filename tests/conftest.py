@@ -13,16 +13,19 @@ import pytest
 
 from agenttui.stores.base import Store
 from agenttui.stores.memory import MemStore
+from tests import idle
 from tests.pg import PostgresCluster, postgres_cluster  # noqa: F401  (session fixture)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile the package once before the tests start the CLI as a process, hundreds of times.
+    """Compile the package once before the tests start the CLI as a process, hundreds of times,
+    and have Pilot notice sooner that the app is idle (``tests/idle.py``).
 
     Where ``PYTHONDONTWRITEBYTECODE`` is set (CI's image sets it), no process caches what it
     compiles, so each would compile the package again (about 0.3 s); bytecode already on disk is
     still read. Written atomically: two xdist workers may both do it."""
     compileall.compile_dir(Path(__file__).resolve().parents[1] / "agenttui", quiet=1)
+    idle.install()
 
 
 class StoreFactory(Protocol):

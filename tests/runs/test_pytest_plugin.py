@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,13 +19,25 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def suite(demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
-    """A folder of two bundles of the demo's runs, and the test agents importable from pytest's own process."""
-    folder = tmp_path / "recorded"
+@pytest.fixture(scope="session")
+def recorded_bundles(demo_db_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    """Two bundles of the demo's runs, exported once a session (two CLI processes): copy to use."""
+    base = tmp_path_factory.mktemp("recorded-bundles")
+    demo = base / "demo.db"
+    shutil.copy(demo_db_template, demo)  # exported from a copy, as from the tests' own demo_db
+    folder = base / "recorded"
     folder.mkdir()
-    assert cli("export", demo_db, "refund-a1002", "refund-a1003-denied", "-o", folder / "refunds.db").returncode == 0
-    assert cli("export", demo_db, "lookup-z0042", "-o", folder / "lookups.db").returncode == 0
+    assert cli("export", demo, "refund-a1002", "refund-a1003-denied", "-o", folder / "refunds.db").returncode == 0
+    assert cli("export", demo, "lookup-z0042", "-o", folder / "lookups.db").returncode == 0
+    return folder
+
+
+@pytest.fixture
+def suite(recorded_bundles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder of two bundles of the demo's runs, the test's own copy, and the test agents
+    importable from pytest's own process."""
+    folder = tmp_path / "recorded"
+    shutil.copytree(recorded_bundles, folder)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     return folder
 
