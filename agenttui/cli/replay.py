@@ -192,10 +192,11 @@ async def _replay_suite(
         what = f"no run of {', '.join(stores)}" + (f" matches {where_text!r}" if where_text else "")
         fail(f"{what}: no run to replay", 1)
     if target is not None:
-        from agenttui.stores.files import partial_path, place_file
+        from agenttui.stores.files import open_partial, place_file
 
-        partial = partial_path(target)
-        partial.write_bytes(junit_xml(results, tally))
+        partial, out = open_partial(target, "wb")
+        with out:
+            out.write(junit_xml(results, tally))
         place_file(partial, target, force=True)
     summary = tally.summary() + (f"; JUnit XML in {junit}" if junit else "")
     click.echo(

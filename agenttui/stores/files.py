@@ -30,6 +30,7 @@ import sqlite3
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import IO, Any, Literal
 from urllib.parse import quote
 
 from agenttui.errors import StoreError
@@ -172,16 +173,31 @@ def place_file(partial: Path, target: Path, *, force: bool) -> None:
 
 
 def partial_path(target: Path) -> Path:
-    """A fresh, empty file beside ``target`` to write it under until it is whole."""
+    """A fresh, empty file beside ``target`` to write it under until it is whole (a SQLite file,
+    which its library opens by name; a text or bytes file is written through ``open_partial``)."""
+    fd, partial = _new_partial(target)
+    os.close(fd)
+    return partial
+
+
+def open_partial(target: Path, mode: Literal["w", "wb"] = "w") -> tuple[Path, IO[Any]]:
+    """``partial_path``'s file, opened for writing from the descriptor that created it, never
+    again by name: what is written lands in that fresh file, whatever the name is meanwhile."""
+    fd, partial = _new_partial(target)
+    if mode == "wb":
+        return partial, os.fdopen(fd, mode)
+    return partial, os.fdopen(fd, mode, encoding="utf-8", newline="\n")
+
+
+def _new_partial(target: Path) -> tuple[int, Path]:
     import tempfile
 
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-    os.close(fd)
     # mkstemp makes the file private; what agenttui writes is made to be shared, as any new file is.
     umask = os.umask(0o022)
     os.umask(umask)
-    os.chmod(name, 0o666 & ~umask)
-    return Path(name)
+    os.fchmod(fd, 0o666 & ~umask)
+    return fd, Path(name)
 
 
 def write_manifest(path: Path, manifest: dict[str, str]) -> None:

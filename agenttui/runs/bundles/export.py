@@ -25,7 +25,7 @@ from agenttui.runs.bundles.manifest import (
 from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.bundle_file import BundleFile
-from agenttui.stores.files import check_replaceable, partial_path, place_file, remove_own_file
+from agenttui.stores.files import check_replaceable, open_partial, place_file, remove_own_file
 
 if TYPE_CHECKING:
     from agenttui.runs.selection.where import Where
@@ -233,11 +233,11 @@ async def export_jsonl(
         await write(cast(IO[str], path))
         return _report(None, exported, redacting.redactor)
     try:
-        partial = partial_path(target)
+        partial, out = open_partial(target)
     except OSError as exc:
         raise BundleWriteError(f"cannot write in {target.parent}: {exc.strerror or exc}") from exc
     try:
-        with open(partial, "w", encoding="utf-8", newline="\n") as out:  # noqa: ASYNC230  (small writes, buffered)
+        with out:  # small writes, buffered
             await write(out)
         await check_replaceable(target, force=force, protect=[store.file_path])  # taken meanwhile?
         place_file(partial, target, force=force)
