@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 from agenttui.errors import ConfigError, ReadOnlyStoreError, StoreError
 
 if TYPE_CHECKING:
+    from agenttui.stores.postgres.run_index import SharedRunIndex
     from agenttui.stores.summary import RunSummary, SummedJournal
 
 #: The least and the most a column of 64-bit integers holds (SQLite's INTEGER, PostgreSQL's
@@ -396,6 +397,14 @@ class Store(abc.ABC):
         validators where seq does not run across runs, and, as its keys, every run listed at
         once. Raises ``ConfigError`` unless ``index_identity`` names the journal."""
         raise ConfigError(f"{type(self).__name__} keeps no status index")
+
+    # -- the shared run index (``agenttui index``; PostgreSQL's alone) ---------------------------
+
+    def run_index(self) -> SharedRunIndex | None:
+        """The shared run index this store's journal may have in its database (installed or
+        not: ``SharedRunIndex.lines`` says whether readers use it), or None where a store keeps
+        none."""
+        return None
 
     # -- Leaser -----------------------------------------------------------------------------
 

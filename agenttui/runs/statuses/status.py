@@ -45,8 +45,9 @@ from agenttui.runs.statuses.index import (
     keep_verdicts,
     spot_checks_done,
 )
+from agenttui.runs.statuses.shared import in_use, shared_lines, shared_verdicts
 from agenttui.runs.statuses.state import RunState as RunState  # where every reader of a status has found it
-from agenttui.stores.base import Entry, LeaseInfo, Store, pages_of
+from agenttui.stores.base import INT64_MAX, INT64_MIN, Entry, LeaseInfo, Store, pages_of
 from agenttui.stores.summary import RunSummary, SummedJournal, record_head
 
 
@@ -633,6 +634,71 @@ async def _page_statuses(
     return decided
 
 
+class UnleasedVerdicts(NamedTuple):
+    """What ``unleased_verdicts`` made of some runs."""
+
+    rows: list[tuple[str, tuple[int, int], Verdict | None]]
+    """Each run read, the validator of its entries, and the verdict the rules make of them
+    without a lease row (None where a count is past 64 bits: a reader then reads the run)."""
+    vanished: list[str]
+    """The runs with no entries."""
+    again: list[str]
+    """The runs that could not be read now (a damaged page, a failing read)."""
+
+
+async def unleased_verdicts(store: Store, run_ids: Sequence[str]) -> UnleasedVerdicts:
+    """What the status rules make of each run without a lease row, by the page's path (the
+    shared run index's indexer: ``runs.statuses.indexer``): finished runs from their summaries,
+    a page's short unfinished runs read whole in one round trip, every other run read whole on
+    its own. What a reader makes of it with the lease row and the clock at its look is what
+    ``run_status`` says (``_from_verdict``)."""
+    summaries: dict[str, RunSummary] = {}
+    for start in range(0, len(run_ids), SUMMARY_PAGE):
+        page = run_ids[start : start + SUMMARY_PAGE]
+        try:
+            summaries.update((s.run_id, s) for s in await store.summaries(page, keys.END_MARKERS))
+        except (StoreConnectionError, StoreLockedError):
+            raise
+        except StoreError:  # a damaged page: its runs are read one by one
+            pass
+    rows: list[tuple[str, tuple[int, int], Verdict | None]] = []
+    short: dict[str, RunSummary | None] = {}
+    alone: list[str] = []
+    for run_id in run_ids:
+        summary = summaries.get(run_id)
+        status = None if summary is None else status_from_summary(summary, None)
+        if summary is not None and status is not None and summary.last_seq is not None:
+            rows.append((run_id, (summary.steps, summary.last_seq), _kept_verdict(status)))
+        elif summary is not None and summary.steps <= BATCH_STEPS:
+            short[run_id] = summary
+        else:
+            alone.append(run_id)
+    read = await _read_runs(store, short)
+    for run_id, (entries, records, counts) in read.items():
+        unleased = _status(run_id, records, counts, None, None)
+        rows.append((run_id, (len(entries), entries[-1].seq), _kept_verdict(unleased)))
+    vanished, again = [], []
+    for run_id in [*(run_id for run_id in short if run_id not in read), *alone]:
+        try:
+            run = await Journal(store).read(run_id)
+        except (StoreConnectionError, StoreLockedError):
+            raise
+        except StoreError:
+            again.append(run_id)
+            continue
+        if not run.records:
+            vanished.append(run_id)
+            continue
+        unleased = _status(run_id, run.records, _counts_of(run.records), None, None)
+        rows.append((run_id, (len(run.records), run.last_seq), _kept_verdict(unleased)))
+    return UnleasedVerdicts(rows, vanished, again)
+
+
+def _kept_verdict(status: RunStatus) -> Verdict | None:
+    """``_verdict``, unless a count is past what a 64-bit column holds."""
+    return _verdict(status) if INT64_MIN <= status.tokens <= INT64_MAX else None
+
+
 class KeptStatuses(NamedTuple):
     """What ``kept_statuses`` found."""
 
@@ -659,7 +725,11 @@ async def kept_statuses(store: Store, listing: Callable[[], Awaitable[list[str]]
     not be read (its 200 pages took 2 s on 100,000 runs, the validators' one pass 0.4 s)."""
     listed = asyncio.ensure_future(listing()) if store.INDEX_GLOBAL_SEQ else None
     try:
-        kept = await indexed_lines(store, keys.END_MARKERS) if store.IMPLEMENTS_SUMMARIES else KeptLines()
+        kept = (
+            (await shared_lines(store) or await indexed_lines(store, keys.END_MARKERS))
+            if store.IMPLEMENTS_SUMMARIES
+            else KeptLines()
+        )
         roots = await asyncio.to_thread(lambda: list(map(root_run_id, kept.run_ids)))
         look = _KeptLook(kept, roots, await _leases(store, set(roots)), datetime.now(UTC))
         laid = await asyncio.to_thread(look.columns)  # 100,000 runs: a viewer's keys stay quick
@@ -835,6 +905,14 @@ async def _indexed_page(store: Store, run_ids: Sequence[str], summed: SummedJour
     """``indexed_page`` of the run ids; a page the store cannot sum up (a damaged page) is empty:
     its runs are then read one by one, and each says why it fails."""
     try:
+        if (shared := await shared_verdicts(store, run_ids)) is not None:
+            asked = [run_id for run_id in run_ids if run_id not in shared]
+            summaries = (
+                (await store.summaries(asked, keys.END_MARKERS) if summed is None else await summed.summaries(asked))
+                if asked
+                else []
+            )
+            return IndexedPage(summaries, shared, None)
         return await indexed_page(store, run_ids, keys.END_MARKERS, summed)
     except (StoreConnectionError, StoreLockedError):
         raise
@@ -989,7 +1067,7 @@ async def _leases(store: Store, run_ids: set[str]) -> dict[str, LeaseInfo] | Non
 async def statuses_kept(store: Store) -> bool:
     """Whether the status index holds the statuses of ``store``'s runs from an earlier look (a
     reopen): they come then at the index's pace, a few microseconds a run, in any order."""
-    return store.IMPLEMENTS_SUMMARIES and await holds_runs(store, keys.END_MARKERS)
+    return store.IMPLEMENTS_SUMMARIES and (await in_use(store) or await holds_runs(store, keys.END_MARKERS))
 
 
 async def list_statuses(store: Store) -> AsyncIterator[RunStatus]:

@@ -31,6 +31,7 @@ from agenttui.stores.base import (
 )
 from agenttui.stores.postgres.connection import CLOSE_TIMEOUT, CONNECT_TIMEOUT, Target, parse_dsn, translated
 from agenttui.stores.postgres.notifications import Notifications, channel_name, notify_payload
+from agenttui.stores.postgres.run_index import SharedRunIndex
 from agenttui.stores.postgres.schema import Layout, Names, Statements, check_names, prepare_schema
 from agenttui.stores.summary import RunSummary, summarize
 
@@ -114,7 +115,9 @@ class PostgresStore(Store):
         self._has_leases = has_leases
         self._tails: set[Notifications] = set()
         self._closed = False
-        self._sql = Statements(Names(schema, table_prefix), layout=layout, notify=notify)
+        self._names = Names(schema, table_prefix)
+        self._sql = Statements(self._names, layout=layout, notify=notify)
+        self._run_index: SharedRunIndex | None = None
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -384,6 +387,13 @@ class PostgresStore(Store):
         if row is None or row["run_ids"] is None:  # no run: array_agg of no rows is null
             return {}
         return dict(zip(row["run_ids"], zip(row["counts"], row["lasts"], strict=True), strict=True))
+
+    def run_index(self) -> SharedRunIndex | None:
+        if self.layout != "current":
+            return None
+        if self._run_index is None:
+            self._run_index = SharedRunIndex(self._pool, self._names, self._retrying)
+        return self._run_index
 
     # -- run summaries ----------------------------------------------------------------------------
 

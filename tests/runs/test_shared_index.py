@@ -1,0 +1,226 @@
+"""The shared run index (``agenttui index``): installed and removed whole, kept current by one
+indexer under a lease, and read by every look with each status equal to the exact rules'."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+from click.testing import CliRunner
+
+from agenttui.cli import main
+from agenttui.errors import ConfigError
+from agenttui.runs.statuses import index as status_index
+from agenttui.runs.statuses.index import Verdict
+from agenttui.runs.statuses.indexer import Progress, catch_up, run_indexer
+from agenttui.runs.statuses.status import RunStatus, list_statuses, run_status
+from agenttui.stores.postgres import PostgresStore
+from agenttui.stores.postgres.run_index import TRIGGERS, VERDICT_COLUMNS, SharedRunIndex
+from agenttui.stores.sqlite import SQLiteStore
+from tests.gocorpus import CASES, write_corpus
+from tests.pg import PostgresCluster
+from tests.runs.test_status_index import exact, index_files, kept
+from tests.runs.test_summary_statuses import comparable
+
+HOLDER = "test-indexer"
+
+
+@pytest.fixture
+async def journal(postgres_cluster: PostgresCluster) -> AsyncIterator[PostgresStore]:
+    """A PostgreSQL journal holding the Go corpus (every kind of run), in a schema of its own."""
+    store = await PostgresStore.open(postgres_cluster.schema_url("shared"))
+    await write_corpus(store)
+    yield store
+    await store.close()
+
+
+def index_of(store: PostgresStore) -> SharedRunIndex:
+    index = store.run_index()
+    assert index is not None
+    return index
+
+
+async def listed(store: PostgresStore) -> list[RunStatus]:
+    return [comparable(status) async for status in list_statuses(store)]
+
+
+async def no_cache(store: PostgresStore) -> list[RunStatus]:
+    """Every status as ``--no-cache`` reads it: neither index."""
+    status_index.disable()
+    try:
+        return await listed(store)
+    finally:
+        status_index.disable(False)
+
+
+async def indexed_now(store: PostgresStore) -> None:
+    await catch_up(store, HOLDER, Progress(HOLDER)) if await index_of(store).take_lease(HOLDER, 30) else None
+
+
+def test_the_index_keeps_every_member_of_a_verdict() -> None:
+    assert [name for name, _ in VERDICT_COLUMNS] == list(Verdict._fields)
+
+
+async def test_a_look_reads_every_status_from_the_index_as_the_exact_rules_say(
+    journal: PostgresStore, private_cache: object
+) -> None:
+    want = await no_cache(journal)
+    assert want == await exact(journal)
+    index = index_of(journal)
+    assert await index.install()
+    assert not await index.usable()  # not caught up yet: looks read as without it
+    await indexed_now(journal)
+    state = await index.state()
+    assert (state.usable, state.runs, state.pending) == ("", len(CASES), 0)
+    assert await listed(journal) == want
+    assert await kept(journal) == want
+    assert index_files(private_cache) == []  # type: ignore[arg-type]  # no index of the user's own was built
+
+
+async def test_runs_written_after_the_indexer_read_are_read_from_the_journal(
+    journal: PostgresStore, private_cache: object
+) -> None:
+    index = index_of(journal)
+    await index.install()
+    await indexed_now(journal)
+    await journal.insert("later-run", "@journal", b'{"name":"@journal","kind":"header","format":"bide/1"}')
+    await journal.insert(CASES[0].run_id, "a-note-after", b'{"name":"a-note-after","kind":"note"}')
+    lines = await index.lines()
+    assert lines is not None and sorted(lines.pending) == sorted(["later-run", CASES[0].run_id])
+    assert await listed(journal) == await no_cache(journal)
+    await indexed_now(journal)
+    assert (await index.state()).pending == 0
+    assert await listed(journal) == await no_cache(journal)
+
+
+async def test_uninstall_leaves_no_trace(journal: PostgresStore, postgres_cluster: PostgresCluster) -> None:
+    index = index_of(journal)
+    conn = await asyncpg.connect(postgres_cluster.dsn)
+    try:
+        before = await conn.fetch(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", journal.schema
+        )
+        assert await index.install()
+        assert not await index.install()  # there already: nothing made
+        assert (
+            await conn.fetchval("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'agenttui_index_%'")
+            >= len(TRIGGERS) + 1
+        )
+        assert await index.uninstall()
+        assert not await index.uninstall()
+        assert await conn.fetchval("SELECT count(*) FROM pg_namespace WHERE nspname = $1", index.schema) == 0
+        steps = f'"{journal.schema}"."bide_steps"'
+        assert await conn.fetchval("SELECT count(*) FROM pg_trigger WHERE tgrelid = $1::regclass", steps) == 0
+        after = await conn.fetch(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", journal.schema
+        )
+        assert sorted(after) == sorted(before)
+    finally:
+        await conn.close()
+
+
+async def test_a_role_without_the_rights_is_told_which_it_lacks(
+    journal: PostgresStore, postgres_cluster: PostgresCluster
+) -> None:
+    conn = await asyncpg.connect(postgres_cluster.dsn)
+    role = f"writer_{journal.schema}"
+    try:
+        await conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
+        await conn.execute(f'GRANT USAGE ON SCHEMA "{journal.schema}" TO {role}')
+        await conn.execute(f'GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA "{journal.schema}" TO {role}')
+        dsn = postgres_cluster.dsn.replace(f"{postgres_cluster.user}:{postgres_cluster.password}", f"{role}:pw")
+        limited = await PostgresStore.open(f"{dsn}?schema={journal.schema}", create=False)
+        try:
+            with pytest.raises(
+                ConfigError,
+                match=f"role {role} cannot install the index: it lacks CREATE on the database and TRIGGER on bide_steps",
+            ):
+                await index_of(limited).install()
+            # Installed by another, the writer still writes as the Go SDK does, and its runs are noted.
+            assert await index_of(journal).install()
+            await conn.execute(f'GRANT EXECUTE ON FUNCTION "{journal.schema}".bide_next_seq_v1(text) TO {role}')
+            await limited.insert(
+                "written-by-the-writer", "@journal", b'{"name":"@journal","kind":"header","format":"bide/1"}'
+            )
+            assert "written-by-the-writer" in await conn.fetchval(
+                f'SELECT array_agg(run_id) FROM "{index_of(journal).schema}".changes'
+            )
+        finally:
+            await limited.close()
+    finally:
+        await index_of(journal).uninstall()
+        await conn.execute(f'REVOKE ALL ON ALL TABLES IN SCHEMA "{journal.schema}" FROM {role}')
+        await conn.execute(f'REVOKE ALL ON SCHEMA "{journal.schema}" FROM {role}')
+        await conn.execute(f'REVOKE ALL ON ALL FUNCTIONS IN SCHEMA "{journal.schema}" FROM {role}')
+        await conn.execute(f"DROP ROLE {role}")
+        await conn.close()
+
+
+async def test_one_indexer_at_a_time(journal: PostgresStore) -> None:
+    index = index_of(journal)
+    await index.install()
+    assert await index.take_lease("first", 30)
+    assert not await index.take_lease("second", 30)
+    await index.release_lease("first")
+    progress = await run_indexer(journal, holder="second", once=True, idle=0)
+    assert progress.caught_up and progress.runs == len(CASES)
+    assert (await index.state()).holder == ""  # given up on the way out
+
+
+async def test_statuses_keep_their_lease_and_clock_at_the_look(journal: PostgresStore) -> None:
+    index = index_of(journal)
+    await index.install()
+    await indexed_now(journal)
+    unfinished = [
+        case.run_id for case in CASES if (await run_status(journal, case.run_id)).state.value in ("halted", "crashed")
+    ]
+    assert unfinished
+    assert await journal.acquire_lease(unfinished[0], "a-driver", 60)
+    assert await listed(journal) == await no_cache(journal)
+
+
+def cli(*args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_commands_install_run_watch_and_remove_it(postgres_cluster: PostgresCluster) -> None:
+    url = asyncio.run(postgres_cluster.demo_schema("cli", bulk_turns=1))
+    code, out, _ = cli("index", "status", url)
+    assert code == 0 and "no shared run index is installed" in out
+    code, out, _ = cli("index", "install", url)
+    assert code == 0 and "installed the shared run index in schema" in out and "runs queued" in out
+    code, out, _ = cli("index", "status", url)
+    assert "not used: the indexer has not caught up with the journal yet" in out
+    code, _, err = cli("index", "run", "--once", "--holder", "ci-indexer", url)
+    assert code == 0 and "ci-indexer: caught up:" in err
+    code, out, _ = cli("index", "status", "--json", url)
+    state = json.loads(out)
+    assert state["in_use"] and state["pending"] == 0 and state["runs"] > 10 and state["holder"] == ""
+    code, out, _ = cli("runs", "--json", url)
+    code_exact, out_exact, _ = cli("--no-cache", "runs", "--json", url)
+    assert (code, out) == (code_exact, out_exact)
+    code, _, err = cli("index", "uninstall", url)
+    assert code == 2 and "confirm at a terminal, or add --yes" in err
+    code, out, _ = cli("index", "uninstall", "--yes", url)
+    assert code == 0 and "removed the shared run index" in out
+
+
+def test_a_store_that_keeps_no_shared_index_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+
+    async def build() -> None:
+        async with await SQLiteStore.open(path) as store:
+            await write_corpus(store)
+
+    asyncio.run(build())
+    code, out, err = cli("index", "install", str(path))
+    assert code == 2 and out == ""
+    assert (
+        err
+        == "agenttui: Configuration error: only a PostgreSQL journal (the Bide SDK's layout) keeps a shared run index\n"
+    )
