@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -35,39 +36,57 @@ if TYPE_CHECKING:
     metavar="EXPR",
     help="Only runs this filter matches, as: status=halted and tool=refund_payment and idle<2h (docs/guide/filters.md).",
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON array of objects.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON array of objects (with --count, one object).")
+@click.option(
+    "--count",
+    "count_only",
+    is_flag=True,
+    help="How many runs are in each status, not the runs (with --where or --status: of those they select).",
+)
 @run_async
-async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_json: bool) -> None:
+async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_json: bool, count_only: bool) -> None:
     """List every run with its status, a page of runs at a time as their statuses are read."""
     from datetime import UTC, datetime
 
     from agenttui.runs.statuses.status import list_status_json, list_statuses, status_json
 
-    wanted = {RunState(s) for s in states}
     where = None
-    if where_text:  # the filters' module only where one is given (fractions, difflib: 5 ms)
+    if where_text or states:  # the filters' module only where one is given (fractions, difflib: 5 ms)
         from agenttui.runs.selection.where import parse_where
 
-        where = parse_where(where_text)  # a bad filter says so before the store opens
+        parse_where(where_text or "")  # a bad filter says so before the store opens, at its own columns
+        chosen = [f"({where_text})"] if where_text else []
+        chosen += [f"status={','.join(states)}"] if states else []
+        where = parse_where(" and ".join(chosen))
     now = datetime.now(UTC)  # one time for the whole listing
 
     async def body(opened: Store) -> None:
+        if count_only:
+            from agenttui.runs.selection.indexed import count_statuses
+
+            _print_counts(await count_statuses(opened, now, where), as_json)
+            return
         # Streamed: a million runs print from the first one on, not after all are read. The
         # JSON array is written piece by piece; each element is what safe_json would write. The
         # stream flushes as its buffer fills (each line, on a terminal), not after every run.
         out = sys.stdout
         first = True
-        if as_json and not wanted and where is None:  # every run: no status made that a line says
+        if as_json and where is None:  # every run: no status made that a line says
             async for texts in list_status_json(opened):
                 out.write(("[" if first else ",") + texts + "\n")
                 first = False
             out.write("[]\n" if first else "]\n")
             out.flush()
             return
-        async for status in list_statuses(opened):
-            if wanted and status.state not in wanted:
-                continue
-            if where is not None and not where.matches(status, now):
+        if where is not None:
+            from agenttui.runs.selection.indexed import candidate_statuses
+
+            matches = where.matcher(now)
+            listed = candidate_statuses(opened, where, now)
+        else:
+            listed = list_statuses(opened)
+        async for status in listed:
+            if where is not None and not matches(status):
                 continue
             if as_json:
                 out.write(("[" if first else ",") + safe_json(status_json(status), indent=None) + "\n")
@@ -79,6 +98,19 @@ async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_j
         out.flush()
 
     await with_store(store, body)
+
+
+def _print_counts(counted: Counter[RunState], as_json: bool) -> None:
+    """Runs by status, in the order of the states, and their total."""
+    total = sum(counted.values())
+    if as_json:
+        by_state = {state.value: counted[state] for state in RunState if counted[state]}
+        click.echo(json.dumps({"statuses": by_state, "total": total}))
+        return
+    for state in RunState:
+        if counted[state]:
+            click.echo(f"{state.icon} {state.value:<19} {counted[state]:>12,}")
+    click.echo(f"  {'total':<19} {total:>12,}")
 
 
 def _status_line(s: RunStatus) -> str:

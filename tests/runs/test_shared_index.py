@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
@@ -14,9 +16,13 @@ from click.testing import CliRunner
 
 from agenttui.cli import main
 from agenttui.errors import ConfigError
+from agenttui.runs.selection.batch import CancelRuns, select
+from agenttui.runs.selection.indexed import candidate_statuses, count_statuses
+from agenttui.runs.selection.where import parse_where
 from agenttui.runs.statuses import index as status_index
 from agenttui.runs.statuses.index import Verdict
 from agenttui.runs.statuses.indexer import Progress, catch_up, run_indexer
+from agenttui.runs.statuses.shared import in_use
 from agenttui.runs.statuses.status import RunStatus, list_statuses, run_status
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.postgres.run_index import TRIGGERS, VERDICT_COLUMNS, SharedRunIndex
@@ -27,6 +33,7 @@ from tests.runs.test_status_index import exact, index_files, kept
 from tests.runs.test_summary_statuses import comparable
 
 HOLDER = "test-indexer"
+NOW = datetime.now(UTC)
 
 
 @pytest.fixture
@@ -224,3 +231,52 @@ def test_a_store_that_keeps_no_shared_index_says_so(tmp_path: Path) -> None:
         err
         == "agenttui: Configuration error: only a PostgreSQL journal (the Bide SDK's layout) keeps a shared run index\n"
     )
+
+
+FILTERS = [
+    "status=halted and tool=refund_payment",
+    "status=in-flight,sleeping,ready",
+    "leased or lapsed",
+    "not status=complete",
+    "idle>1h or age<30s",
+    "tool=refund_* and not sub",
+    "id=*a100[0-4]*",
+    "turns>=2 and tokens<2000",
+]
+
+
+async def selected_by(store: PostgresStore, text: str) -> list[RunStatus]:
+    where = parse_where(text)
+    return [comparable(s) async for s in candidate_statuses(store, where, NOW) if where.matches(s, NOW)]
+
+
+async def test_a_filters_runs_and_the_counts_through_the_index_are_the_exact_ones(
+    postgres_cluster: PostgresCluster,
+) -> None:
+    """On the demo store (a run leased, one whose lease lapsed, one asleep, one woken), before
+    and after runs are written past the indexer: every filter's runs and every count."""
+    store = await PostgresStore.open(await postgres_cluster.demo_schema("where", bulk_turns=1))
+    try:
+        await index_of(store).install()
+        await indexed_now(store)
+        assert await in_use(store)
+        for written_since in (False, True):
+            if written_since:
+                await store.insert("later-run", "@journal", b'{"name":"@journal","kind":"header","format":"bide/1"}')
+            everything = await no_cache(store)
+            for text in FILTERS:
+                where = parse_where(text)
+                assert await selected_by(store, text) == [s for s in everything if where.matches(s, NOW)], text
+            assert await count_statuses(store, NOW) == Counter(s.state for s in everything)
+            selection = await select(store, CancelRuns(), where=parse_where("not status=complete"), now=NOW)
+            status_index.disable()
+            try:
+                exact = await select(store, CancelRuns(), where=parse_where("not status=complete"), now=NOW)
+            finally:
+                status_index.disable(False)
+            assert [comparable(s) for s in selection.fitting] == [comparable(s) for s in exact.fitting]
+            assert [(comparable(s), why) for s, why in selection.unfit] == [
+                (comparable(s), why) for s, why in exact.unfit
+            ]
+    finally:
+        await store.close()

@@ -281,9 +281,10 @@ async def select(
     each page of runs."""
     if run_ids is None and not store.IMPLEMENTS_LISTING:
         raise ConfigError(f"selecting runs needs a store that can list them; {store.display_url} cannot")
-    matches = where.matcher(now or datetime.now(UTC)) if where is not None else None
+    now = now or datetime.now(UTC)
+    matches = where.matcher(now) if where is not None else None
     selection = Selection(action, where)
-    async for status in _statuses(store, run_ids):
+    async for status in _statuses(store, run_ids, where, now):
         selection.read += 1
         if on_progress is not None and selection.read % 500 == 0:
             on_progress(selection.read)
@@ -339,9 +340,18 @@ async def _beneath_the_lease(store: Store, leased: RunStatus) -> RunStatus:
     return beneath._replace(lease_holder=leased.lease_holder, lease=leased.lease, lease_unknown=leased.lease_unknown)
 
 
-async def _statuses(store: Store, run_ids: Sequence[str] | None) -> AsyncIterator[RunStatus]:
+async def _statuses(
+    store: Store, run_ids: Sequence[str] | None, where: RunFilter | None, now: datetime
+) -> AsyncIterator[RunStatus]:
+    """The statuses to select from: of ``run_ids``, or of every run ``where`` may match (on a
+    store with a shared run index, those its SQL selects), or of every run."""
     if run_ids is None:
-        async for status in list_statuses(store):
+        # Deferred: the filter language's module only where a filter is given (as the CLI's ``runs``).
+        from agenttui.runs.selection.indexed import candidate_statuses
+        from agenttui.runs.selection.where import Where
+
+        listed = candidate_statuses(store, where, now) if isinstance(where, Where) else list_statuses(store)
+        async for status in listed:
             yield status
         return
     for start in range(0, len(run_ids), 500):

@@ -69,22 +69,33 @@ class Where:
     def verdict(self, status: RunStatus, now: datetime) -> Truth:
         """Whether ``status`` matches at ``now`` (aware, UTC): TRUE, FALSE, or UNKNOWN when it
         depends on what the run's records do not say (a time, a lease row that could not be read)."""
-        return self._root.verdict(status, _unix_ms(now))
+        return self._root.verdict(status, unix_ms(now))
 
     def matches(self, status: RunStatus, now: datetime) -> bool:
         """True only when the run surely matches (``verdict`` is TRUE)."""
-        return self._root.verdict(status, _unix_ms(now)) is Truth.TRUE
+        return self._root.verdict(status, unix_ms(now)) is Truth.TRUE
 
     def matcher(self, now: datetime) -> Callable[[RunStatus], bool]:
         """``matches`` at ``now``, as a predicate of a status alone: a list that asks it of
         100,000 rows converts ``now`` once, not once a row."""
-        root, now_ms = self._root, _unix_ms(now)
+        root, now_ms = self._root, unix_ms(now)
         return lambda status: root.verdict(status, now_ms) is Truth.TRUE
 
     @property
     def uses_time(self) -> bool:
         """Whether the filter mentions ``idle`` or ``age`` (its verdicts change with ``now``)."""
         return self._root.uses_time
+
+    def condition(self) -> Condition:
+        """The filter as plain data, for a store that narrows a selection itself
+        (``runs.selection.where_sql``): ``("all", (c, ...))``, ``("any", (c, ...))``,
+        ``("not", c)``, ``("everything",)``, ``("flag", name)``, ``("text", field, op, values)``
+        (statuses or glob patterns), ``("number", field, op, n)``, ``("interval", field, op, ms)``."""
+        return self._root.condition()
+
+
+#: A filter as plain data (``Where.condition``).
+Condition = tuple[object, ...]
 
 
 def looks_like_where(text: str) -> bool:
@@ -105,10 +116,16 @@ class _Node:
     def verdict(self, status: RunStatus, now_ms: int) -> Truth:
         raise NotImplementedError
 
+    def condition(self) -> Condition:
+        raise NotImplementedError
+
 
 class _Everything(_Node):
     def verdict(self, status: RunStatus, now_ms: int) -> Truth:
         return Truth.TRUE
+
+    def condition(self) -> Condition:
+        return ("everything",)
 
 
 @dataclass(frozen=True)
@@ -117,6 +134,9 @@ class _Not(_Node):
 
     def verdict(self, status: RunStatus, now_ms: int) -> Truth:
         return self.operand.verdict(status, now_ms).negated()
+
+    def condition(self) -> Condition:
+        return ("not", self.operand.condition())
 
     @property
     def uses_time(self) -> bool:  # type: ignore[override]  # a property over the class default
@@ -136,6 +156,9 @@ class _All(_Node):
             result = min(result, truth)
         return result
 
+    def condition(self) -> Condition:
+        return ("all", tuple(operand.condition() for operand in self.operands))
+
     @property
     def uses_time(self) -> bool:  # type: ignore[override]  # a property over the class default
         return any(operand.uses_time for operand in self.operands)
@@ -154,6 +177,9 @@ class _Any(_Node):
             result = max(result, truth)
         return result
 
+    def condition(self) -> Condition:
+        return ("any", tuple(operand.condition() for operand in self.operands))
+
     @property
     def uses_time(self) -> bool:  # type: ignore[override]  # a property over the class default
         return any(operand.uses_time for operand in self.operands)
@@ -164,10 +190,15 @@ class _Test(_Node):
     """A leaf: a comparison or a flag, as a function of the status and the time in Unix ms."""
 
     test: Callable[[RunStatus, int], Truth]
+    spec: Condition
+    """What it tests, as plain data (``Where.condition``)."""
     uses_time: bool = False
 
     def verdict(self, status: RunStatus, now_ms: int) -> Truth:
         return self.test(status, now_ms)
+
+    def condition(self) -> Condition:
+        return self.spec
 
 
 def _truth(value: bool) -> Truth:
@@ -234,7 +265,7 @@ def _flag(name: str) -> _Test:
         "leased": lambda s, _: Truth.UNKNOWN if s.lease_unknown else _truth(bool(s.lease_holder)),
         "lapsed": lambda s, _: Truth.UNKNOWN if s.lease_unknown else _truth(s.lease_lapsed),
     }
-    return _Test(tests[name])
+    return _Test(tests[name], ("flag", name))
 
 
 def _glob_test(
@@ -462,17 +493,21 @@ class _Parser:
         self.at += len(op)
         if field_name in ("status", "id", "tool", "call", "interrupt", "lease"):
             values = self._values(f"{name}{op}", field_name)
-            return _Test(self._text_test(field_name, op, values))
+            return _Test(self._text_test(field_name, op, values), ("text", field_name, op, tuple(v for v, _ in values)))
         self._skip()
         value_at = self.at
         value = self._value(f"{name}{op}", field_name)
         if field_name in ("idle", "age"):
             bound = _duration_ms(value, value_at)
             reader = idle_interval if field_name == "idle" else age_interval
-            return _Test(lambda s, now: _interval_truth(op, *reader(s, now), bound), uses_time=True)
+            return _Test(
+                lambda s, now: _interval_truth(op, *reader(s, now), bound),
+                ("interval", field_name, op, bound),
+                uses_time=True,
+            )
         number = _number(value, value_at)
         member = field_name
-        return _Test(lambda s, _: _truth(_compare(op, getattr(s, member), number)))
+        return _Test(lambda s, _: _truth(_compare(op, getattr(s, member), number)), ("number", member, op, number))
 
     def _text_test(self, field_name: str, op: str, values: list[tuple[str, int]]) -> Callable[[RunStatus, int], Truth]:
         if field_name == "status":
@@ -579,7 +614,7 @@ def _duration_ms(value: str, at: int) -> int:
     return int(total)  # to the millisecond below: a bound finer than that says nothing more
 
 
-def _unix_ms(now: datetime) -> int:
+def unix_ms(now: datetime) -> int:
     """``now`` in Unix milliseconds, exactly (a float timestamp loses the last ones)."""
     return (now - _EPOCH) // timedelta(milliseconds=1)
 

@@ -18,9 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agenttui.errors import ConfigError, StoreError
+from agenttui.journal.keys import root_run_id
 from agenttui.runs.statuses.status import unleased_verdicts
 from agenttui.stores.base import Store
-from agenttui.stores.postgres.run_index import IndexLostError, SharedRunIndex
+from agenttui.stores.postgres.run_index import IndexLostError, IndexRow, SharedRunIndex
 
 #: How long the indexer's lease runs unless renewed: a standby takes over this long after the
 #: holder stops renewing it (killed, or cut off from the database).
@@ -66,7 +67,8 @@ async def catch_up(store: Store, holder: str, progress: Progress, *, batch: int 
         async with index.claim(holder, LEASE_SECONDS, batch) as claimed:
             if claimed.run_ids:
                 read = await unleased_verdicts(store, claimed.run_ids)
-                await claimed.write(read.rows, read.vanished, read.again)
+                rows = [IndexRow(run_id, root_run_id(run_id), mark, verdict) for run_id, mark, verdict in read.rows]
+                await claimed.write(rows, read.vanished, read.again)
         progress.batches += 1
         progress.runs += len(claimed.run_ids)
         progress.watermark = max(progress.watermark, claimed.watermark)

@@ -23,7 +23,7 @@ from agenttui.runs.statuses.index import Changes, KeptLines, Verdict, enabled
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
-    from agenttui.stores.postgres.run_index import SharedRunIndex
+    from agenttui.stores.postgres.run_index import Counted, Selected, SharedRunIndex
 
 
 #: How long a store found without a usable shared index is not asked again: a look reads a
@@ -94,3 +94,26 @@ async def shared_verdicts(store: Store, run_ids: Sequence[str]) -> dict[str, Ver
 def _holds(sorted_ids: Sequence[str], run_id: str) -> bool:
     at = bisect.bisect_left(sorted_ids, run_id)
     return at < len(sorted_ids) and sorted_ids[at] == run_id
+
+
+async def shared_selection(store: Store, condition: str, args: Sequence[object]) -> Selected | None:
+    """The runs the SQL ``condition`` may select from the shared run index, with those its
+    lease rows and the clock decide, and the runs to read from the journal
+    (``SharedRunIndex.select``); None where the index is not read."""
+    index = _index_of(store)
+    if index is None:
+        return None
+    if (selected := await index.select(condition, args)) is None:
+        _unused(store)
+    return selected
+
+
+async def shared_counts(store: Store) -> Counted | None:
+    """The runs counted by state in the shared run index (``SharedRunIndex.counts``); None
+    where the index is not read."""
+    index = _index_of(store)
+    if index is None:
+        return None
+    if (counted := await index.counts()) is None:
+        _unused(store)
+    return counted

@@ -699,6 +699,18 @@ def _kept_verdict(status: RunStatus) -> Verdict | None:
     return _verdict(status) if INT64_MIN <= status.tokens <= INT64_MAX else None
 
 
+async def statuses_of_verdicts(store: Store, rows: Sequence[tuple[str, Verdict]], now: datetime) -> list[RunStatus]:
+    """The statuses of runs from their verdicts (the shared run index's, say), each with its
+    lease row read now (one query) and the clock at ``now``; a run whose verdict makes no
+    status is read from the store."""
+    leases = await _leases(store, {root_run_id(run_id) for run_id, _ in rows})
+    made = []
+    for run_id, verdict in rows:
+        status = _from_verdict(run_id, verdict, _lease_in(leases, run_id), now)
+        made.append(status if status is not None else await run_status(store, run_id))
+    return made
+
+
 class KeptStatuses(NamedTuple):
     """What ``kept_statuses`` found."""
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import asyncpg
 
@@ -149,6 +149,39 @@ class IndexedRows:
     """Each run held, not queued, whose verdict is kept: its verdict columns."""
 
 
+class IndexRow(NamedTuple):
+    """What the indexer writes of a run."""
+
+    run_id: str
+    root_id: str
+    """The run whose lease row is this run's (``journal.keys.root_run_id``)."""
+    mark: tuple[int, int]
+    """The validator of the entries the verdict was made of: their count and highest seq."""
+    verdict: Sequence[Any] | None
+    """Its verdict columns (``VERDICT_COLUMNS``); None where it is not kept."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selected:
+    """What a selection found in one snapshot (``SharedRunIndex.select``)."""
+
+    rows: list[tuple[Any, ...]]
+    """Each run the condition may select, or whose status hangs on its lease row or the clock
+    (the caller decides those): its run id, root run id and verdict columns, in run id order."""
+    pending: list[str]
+    """Runs to read from the journal: a change is queued for them, or their verdict is not kept."""
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """Runs counted by state in one snapshot (``SharedRunIndex.counts``)."""
+
+    states: dict[str, int]
+    """The runs whose status is their verdict's state (no lease row, no wake time), by state."""
+    rest: Selected
+    """The others: runs whose status hangs on a lease row or the clock, and runs to read."""
+
+
 class Claimed:
     """A batch of changes taken off the queue (``SharedRunIndex.claim``): their runs, to be read
     and written back (``write``) in the same transaction, which commits when the batch ends."""
@@ -160,19 +193,14 @@ class Claimed:
         """The runs the changes name, each once, in byte order."""
         self.watermark = watermark
 
-    async def write(
-        self,
-        rows: Sequence[tuple[str, tuple[int, int], Sequence[Any] | None]],
-        vanished: Sequence[str],
-        again: Sequence[str],
-    ) -> None:
+    async def write(self, rows: Sequence[IndexRow], vanished: Sequence[str], again: Sequence[str]) -> None:
         """Keep each run's verdict (None: not kept; the run is read by every reader) with its
         validator, drop the rows of runs the journal no longer holds, and queue ``again`` the
         runs that could not be read now."""
         if rows:
             await self._conn.executemany(
                 self._sql.upsert,
-                [(run_id, count, last, *(verdict or _NO_VERDICT)) for run_id, (count, last), verdict in rows],
+                [(row.run_id, row.root_id, *row.mark, *(row.verdict or _NO_VERDICT)) for row in rows],
             )
         if vanished:
             await self._conn.execute(self._sql.drop_runs, list(vanished))
@@ -191,13 +219,18 @@ class SharedRunIndex:
     """The shared run index of one PostgreSQL journal (``PostgresStore.run_index``)."""
 
     def __init__(
-        self, pool: asyncpg.Pool, names: Names, retrying: Callable[[Callable[[], Awaitable[T]]], Awaitable[T]]
+        self,
+        pool: asyncpg.Pool,
+        names: Names,
+        retrying: Callable[[Callable[[], Awaitable[T]]], Awaitable[T]],
+        *,
+        has_leases: bool,
     ) -> None:
         self.schema = index_schema(names)
         self._pool = pool
         self._names = names
         self._retrying: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] = retrying
-        self._sql = _Sql(names, self.schema)
+        self._sql = _Sql(names, self.schema, has_leases=has_leases)
 
     # -- install, uninstall, state -----------------------------------------------------------
 
@@ -338,6 +371,41 @@ class SharedRunIndex:
         result: IndexedRows | None = await self._retrying(read)
         return result
 
+    async def select(self, condition: str, args: Sequence[object]) -> Selected | None:
+        """The rows ``condition`` may select (SQL over the columns of ``runs AS r``, its
+        parameters ``args`` from ``$1``; a row it leaves NULL is not selected), with every row
+        whose status hangs on its lease row or the clock, and the runs to read from the journal,
+        in one snapshot; None where readers cannot use the index. The caller decides: the
+        condition narrows, the status rules and the filter decide."""
+
+        async def read() -> Selected | None:
+            async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
+                if await self._problem(conn):
+                    return None
+                rows = await conn.fetch(self._sql.select(condition), *args)
+                pending = await conn.fetchval(self._sql.to_read)
+            return Selected([tuple(row) for row in rows], list(pending or []))
+
+        result: Selected | None = await self._retrying(read)
+        return result
+
+    async def counts(self) -> Counted | None:
+        """The runs counted by their verdict's state, where nothing but the verdict decides
+        their status; and the others, to be decided by the caller; in one snapshot (None where
+        readers cannot use the index)."""
+
+        async def read() -> Counted | None:
+            async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
+                if await self._problem(conn):
+                    return None
+                states = await conn.fetch(self._sql.counts)
+                rest = await conn.fetch(self._sql.select("false"))
+                pending = await conn.fetchval(self._sql.to_read)
+            return Counted(dict(states), Selected([tuple(row) for row in rest], list(pending or [])))
+
+        result: Counted | None = await self._retrying(read)
+        return result
+
     async def usable(self) -> bool:
         """Whether readers use the index (``IndexState.usable``)."""
 
@@ -359,8 +427,9 @@ def _q(identifier: str) -> str:
 class _Sql:
     """Every statement of one index, built once from its validated names."""
 
-    def __init__(self, names: Names, schema: str) -> None:
+    def __init__(self, names: Names, schema: str, *, has_leases: bool) -> None:
         steps = names.qualified("steps")
+        leases = names.qualified("leases")
         q = _q(schema)
         meta, changes, runs, indexer = (f"{q}.{_q(t)}" for t in ("meta", "changes", "runs", "indexer"))
         verdict_ddl = ", ".join(f"{name} pg_catalog.{kind}" for name, kind in VERDICT_COLUMNS)
@@ -381,10 +450,16 @@ class _Sql:
             CREATE INDEX changes_run ON {changes} (run_id);
             CREATE TABLE {runs} (
                 run_id pg_catalog.text COLLATE pg_catalog."C" PRIMARY KEY,
+                root_id pg_catalog.text COLLATE pg_catalog."C" NOT NULL,
                 count pg_catalog.int8 NOT NULL, last pg_catalog.int8 NOT NULL,
                 {verdict_ddl},
                 indexed_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now()
             );
+            -- A selection by status, and the counts; the runs a lease row may make in flight;
+            -- the runs the clock decides.
+            CREATE INDEX runs_state ON {runs} (state, run_id);
+            CREATE INDEX runs_root ON {runs} (root_id);
+            CREATE INDEX runs_waking ON {runs} (run_id) WHERE wake_at IS NOT NULL;
             CREATE TABLE {indexer} (
                 id pg_catalog.int4 PRIMARY KEY CHECK (id = 1),
                 holder pg_catalog.text NOT NULL DEFAULT '',
@@ -499,9 +574,9 @@ class _Sql:
             UPDATE {indexer} SET watermark = GREATEST(watermark, COALESCE($1::pg_catalog.int8, 0)),
                 caught_up_at = CASE WHEN $2::pg_catalog.bool THEN pg_catalog.now() ELSE caught_up_at END
         """
-        columns = ", ".join(["run_id", "count", "last", *_VERDICT_NAMES])
-        placeholders = ", ".join(f"${at}" for at in range(1, 4 + len(VERDICT_COLUMNS)))
-        updates = ", ".join(f"{name} = EXCLUDED.{name}" for name in ["count", "last", *_VERDICT_NAMES])
+        columns = ", ".join(["run_id", "root_id", "count", "last", *_VERDICT_NAMES])
+        placeholders = ", ".join(f"${at}" for at in range(1, 5 + len(VERDICT_COLUMNS)))
+        updates = ", ".join(f"{name} = EXCLUDED.{name}" for name in ["root_id", "count", "last", *_VERDICT_NAMES])
         self.upsert = (
             f"INSERT INTO {runs} ({columns}) VALUES ({placeholders}) ON CONFLICT (run_id) DO UPDATE SET {updates},"
             " indexed_at = pg_catalog.now()"
@@ -528,6 +603,41 @@ class _Sql:
             f"SELECT {selected} FROM {runs} AS r WHERE r.run_id = ANY($1::pg_catalog.text[]) AND r.state IS NOT NULL"
             f" AND NOT EXISTS (SELECT FROM {changes} AS c WHERE c.run_id = r.run_id)"
         )
+
+        selected_columns = ", ".join(["r.run_id", "r.root_id", *(f"r.{name}" for name in _VERDICT_NAMES)])
+        unqueued = f"NOT EXISTS (SELECT FROM {changes} AS c WHERE c.run_id = r.run_id)"
+        leased = (
+            f'UNION SELECT r.run_id FROM {leases} AS l JOIN {runs} AS r ON r.root_id = l.run_id COLLATE "C"'
+            if has_leases
+            else ""
+        )
+        unleased = (
+            f'NOT EXISTS (SELECT FROM {leases} AS l WHERE l.run_id COLLATE "C" = r.root_id)' if has_leases else "true"
+        )
+        # Doubled braces: ``select`` fills in the condition.
+        self._select = (
+            "WITH chosen AS ("
+            f"SELECT r.run_id FROM {runs} AS r WHERE r.state IS NOT NULL AND ({{condition}})"
+            f" UNION SELECT r.run_id FROM {runs} AS r WHERE r.wake_at IS NOT NULL {leased})"
+            f" SELECT {selected_columns} FROM chosen JOIN {runs} AS r ON r.run_id = chosen.run_id"
+            f" WHERE r.state IS NOT NULL AND {unqueued} ORDER BY r.run_id"
+        )
+        self.counts = (
+            f"SELECT r.state, pg_catalog.count(*) FROM {runs} AS r WHERE r.state IS NOT NULL AND r.wake_at IS NULL"
+            f" AND {unleased} AND {unqueued} GROUP BY r.state"
+        )
+        self.to_read = f"""
+            SELECT pg_catalog.array_agg(run_id ORDER BY run_id) FROM (
+                SELECT q.run_id FROM (SELECT DISTINCT run_id FROM {changes}) AS q
+                WHERE EXISTS (SELECT FROM {steps} AS s WHERE s.run_id = q.run_id)
+                UNION SELECT run_id FROM {runs} WHERE state IS NULL
+            ) AS queued
+        """
+
+    def select(self, condition: str) -> str:
+        """The runs ``condition`` may select, with those the lease rows and the clock decide
+        (each part by its own index: an ``OR`` of them would read every row)."""
+        return self._select.format(condition=condition)
 
     def grant_to(self, role: str) -> str:
         return self._grant.format(role=role if role == "PUBLIC" else _q(role.replace('"', '""')))

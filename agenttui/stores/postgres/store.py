@@ -392,7 +392,7 @@ class PostgresStore(Store):
         if self.layout != "current":
             return None
         if self._run_index is None:
-            self._run_index = SharedRunIndex(self._pool, self._names, self._retrying)
+            self._run_index = SharedRunIndex(self._pool, self._names, self._retrying, has_leases=self._has_leases)
         return self._run_index
 
     # -- run summaries ----------------------------------------------------------------------------

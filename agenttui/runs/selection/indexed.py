@@ -1,0 +1,64 @@
+"""A filter's runs and the counts by status, read through the shared run index where the store
+keeps one (``runs.statuses.shared``): the filter narrows the selection on the database
+(``where_sql``), and decides on the few statuses it hands back; without the index, every
+run's status is read and the filter asked of each.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator
+from datetime import datetime
+
+from agenttui.runs.selection.where import Where, unix_ms
+from agenttui.runs.selection.where_sql import where_sql
+from agenttui.runs.statuses.index import Verdict
+from agenttui.runs.statuses.shared import shared_counts, shared_selection
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import RunStatus, list_statuses, statuses, statuses_of_verdicts
+from agenttui.stores.base import Store
+
+#: How many runs one read of the journal asks for (``statuses``' page).
+_PAGE = 500
+
+
+async def candidate_statuses(store: Store, where: Where, now: datetime) -> AsyncIterator[RunStatus]:
+    """The status of every run ``where`` may match at ``now``, in run id order, at least every
+    run it matches: the caller asks the filter of each. From the shared run index, the rows its
+    SQL selects and the runs changed since the indexer read them; else every run's status."""
+    condition, args = where_sql(where, unix_ms(now))
+    selected = await shared_selection(store, condition, args)
+    if selected is None:
+        async for status in list_statuses(store):
+            yield status
+        return
+    made = await statuses_of_verdicts(store, [(row[0], Verdict._make(row[2:])) for row in selected.rows], now)
+    read = [status for start in range(0, len(selected.pending), _PAGE)
+            for status in await statuses(store, selected.pending[start : start + _PAGE])]  # fmt: skip
+    for status in sorted([*made, *read], key=lambda status: status.run_id):
+        yield status
+
+
+async def count_statuses(store: Store, now: datetime, where: Where | None = None) -> Counter[RunState]:
+    """How many runs are in each status (those ``where`` matches, if given): counted on the
+    database from the shared run index where nothing but a run's verdict decides its status,
+    the rest made here; else every run's status read and counted."""
+    counted: Counter[RunState] = Counter()
+    if where is not None:
+        matches = where.matcher(now)
+        async for status in candidate_statuses(store, where, now):
+            if matches(status):
+                counted[status.state] += 1
+        return counted
+    indexed = await shared_counts(store)
+    if indexed is None:
+        async for status in list_statuses(store):
+            counted[status.state] += 1
+        return counted
+    counted.update({RunState(state): count for state, count in indexed.states.items()})
+    rest = indexed.rest
+    made = await statuses_of_verdicts(store, [(row[0], Verdict._make(row[2:])) for row in rest.rows], now)
+    read = [status for start in range(0, len(rest.pending), _PAGE)
+            for status in await statuses(store, rest.pending[start : start + _PAGE])]  # fmt: skip
+    counted.update(status.state for status in [*made, *read])
+    return counted

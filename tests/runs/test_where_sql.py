@@ -1,0 +1,124 @@
+"""A filter compiled to SQL over the shared run index (``runs.selection.where_sql``): on a real
+PostgreSQL index of runs of every shape, random filters select every run the filter itself
+matches, and, but for globs with a set (``[...]``, left to the filter), no other."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+
+import asyncpg
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from agenttui.journal.keys import root_run_id
+from agenttui.runs.selection.where import parse_where
+from agenttui.runs.selection.where_sql import where_sql
+from agenttui.runs.statuses.index import Verdict
+from agenttui.runs.statuses.indexer import Progress, catch_up
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import RunStatus, statuses_of_verdicts
+from agenttui.stores.postgres import PostgresStore
+from tests.pg import PostgresCluster
+from tests.runs.test_where import NAME_CHARS, NOW, NOW_MS, Node, printed_filters
+
+RUNS = 400
+
+
+def population() -> list[tuple[str, Verdict]]:
+    """Runs of every shape the filter reads, as the index keeps them: ids with sub-runs and
+    glob characters, each state, open calls or none, counts on the filters' bounds, times or
+    none, first and last exact or not (a seeded draw: the same runs every time)."""
+    draw = random.Random(50)
+
+    def name(least: int = 0) -> str:
+        return "".join(draw.choice(NAME_CHARS) for _ in range(draw.randint(least, 5)))
+
+    runs: dict[str, Verdict] = {}
+    while len(runs) < RUNS:
+        run_id = draw.choice([name(1), f"{name(1)}>{name(1)}", f"{name(1)}>@turn/1", "a", "a>b"])
+        waits = draw.random() < 0.5
+        timed = draw.random() < 0.7
+        ago = [0, 1, 29, 30, 31, 60, 90, 3599, 3600, 5400, 7200, 7201, 86_400, 700_000]
+        earliest, latest = sorted(NOW_MS - draw.choice(ago) * 1000 for _ in range(2))
+        runs[run_id] = Verdict(
+            draw.choice([state.value for state in RunState]), "detail",
+            name() if waits else "", name() if waits else "", name() if waits else "",
+            draw.random() < 0.2, "", draw.randint(0, 40),
+            draw.choice([0, 3, 999, 1000, 1001, 1500, 10_000]), draw.choice([0, 1_499_999, 1_500_000, 2_000_001]),
+            earliest if timed else None, latest if timed else None,
+            draw.random() < 0.5 if timed else None, draw.random() < 0.5 if timed else None, None,
+        )  # fmt: skip
+    return sorted(runs.items())
+
+
+class Indexed:
+    """An index holding ``population()``'s rows, its journal empty and its indexer caught up."""
+
+    def __init__(self, url: str, statuses: list[RunStatus]) -> None:
+        self.url = url
+        self.statuses = statuses
+
+
+@pytest.fixture(scope="module")
+def indexed(postgres_cluster: PostgresCluster) -> Iterator[Indexed]:
+    url = postgres_cluster.schema_url("wheresql")
+    rows = population()
+
+    async def build() -> list[RunStatus]:
+        store = await PostgresStore.open(url)
+        try:
+            index = store.run_index()
+            assert index is not None
+            await index.install()
+            assert await index.take_lease("test", 30)
+            await catch_up(store, "test", Progress("test"))
+            conn = await asyncpg.connect(postgres_cluster.dsn)
+            try:
+                columns = ", ".join(["run_id", "root_id", "count", "last", *Verdict._fields])
+                places = ", ".join(f"${at}" for at in range(1, 5 + len(Verdict._fields)))
+                await conn.executemany(
+                    f'INSERT INTO "{index.schema}".runs ({columns}) VALUES ({places})',
+                    [(run_id, root_run_id(run_id), verdict.steps, 0, *verdict) for run_id, verdict in rows],
+                )
+            finally:
+                await conn.close()
+            return await statuses_of_verdicts(store, rows, NOW)
+        finally:
+            await store.close()
+
+    yield Indexed(url, asyncio.run(build()))
+
+
+async def selected(url: str, text: str) -> set[str]:
+    store = await PostgresStore.open(url, read_only=True)
+    try:
+        index = store.run_index()
+        assert index is not None
+        condition, args = where_sql(parse_where(text), NOW_MS)
+        chosen = await index.select(condition, args)
+        assert chosen is not None and not chosen.pending
+        return {row[0] for row in chosen.rows}
+    finally:
+        await store.close()
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(printed_filters())
+def test_the_sql_selects_every_run_the_filter_matches(indexed: Indexed, printed: tuple[Node, str]) -> None:
+    _, text = printed
+    where = parse_where(text)
+    matched = {status.run_id for status in indexed.statuses if where.matches(status, NOW)}
+    chosen = asyncio.run(selected(indexed.url, text))
+    assert matched <= chosen
+    if "[" not in text:  # every other test is said exactly in SQL
+        assert chosen == matched
+
+
+def test_the_population_has_every_shape(indexed: Indexed) -> None:
+    assert {status.state for status in indexed.statuses} == set(RunState)
+    assert any(status.times is None for status in indexed.statuses)
+    assert any(root_run_id(status.run_id) != status.run_id for status in indexed.statuses)
