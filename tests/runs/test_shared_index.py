@@ -280,3 +280,26 @@ async def test_a_filters_runs_and_the_counts_through_the_index_are_the_exact_one
             ]
     finally:
         await store.close()
+
+
+async def test_an_index_of_an_older_version_is_made_again_and_a_newer_one_left_alone(
+    journal: PostgresStore, postgres_cluster: PostgresCluster
+) -> None:
+    index = index_of(journal)
+    await index.install()
+    await indexed_now(journal)
+    await index.release_lease(HOLDER)
+    conn = await asyncpg.connect(postgres_cluster.dsn)
+    try:
+        await conn.execute(f"UPDATE \"{index.schema}\".meta SET value = '1' WHERE key = 'version'")
+        assert not await index.usable()
+        progress = await run_indexer(journal, holder=HOLDER, once=True, idle=0)
+        assert progress.rebuilt and progress.runs == len(CASES)
+        assert await index.usable() and await listed(journal) == await no_cache(journal)
+        await conn.execute(f"UPDATE \"{index.schema}\".meta SET value = '99' WHERE key = 'version'")
+        with pytest.raises(ConfigError, match="newer than this agenttui's"):
+            await run_indexer(journal, holder=HOLDER, once=True, idle=0)
+        assert not await index.usable()
+        assert "it is of version 99" in (await index.state()).usable
+    finally:
+        await conn.close()

@@ -99,7 +99,9 @@ async def run_indexer(
             progress.holding = await index.take_lease(progress.holder, LEASE_SECONDS)
             if progress.holding:
                 try:
-                    progress.rebuilt = await index.rebuild_if_stale(progress.holder) or progress.rebuilt
+                    if await index.rebuild_if_stale(progress.holder):
+                        progress.rebuilt = True
+                        await index.take_lease(progress.holder, LEASE_SECONDS)  # made again, it held none
                     await catch_up(store, progress.holder, progress, batch=batch)
                 except IndexLostError:
                     progress.holding = False

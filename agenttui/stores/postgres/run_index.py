@@ -41,9 +41,9 @@ from agenttui.stores.postgres.schema import MAX_IDENTIFIER, SCHEMA_VERSION, Name
 
 T = TypeVar("T")
 
-#: The index's layout: an index of another version is emptied and built again by the indexer,
-#: and read by nobody meanwhile.
-INDEX_VERSION = 1
+#: The index's layout: an index of an older version is made again by the indexer, one of a newer
+#: version left alone, and neither is read meanwhile.
+INDEX_VERSION = 2
 #: The advisory lock install and uninstall run under ("agtx" in ASCII).
 INSTALL_LOCK = 0x61677478
 #: The triggers install adds to the journal's table, by the statements they note.
@@ -285,7 +285,7 @@ class SharedRunIndex:
         if row["triggers"] != len(TRIGGERS) + 1:
             return "its triggers on the journal's table are missing: run agenttui index install again"
         if row["version"] != str(INDEX_VERSION) or row["journal_version"] != str(SCHEMA_VERSION):
-            return "it is of another version: the indexer builds it again"
+            return f"it is of version {row['version']} (this agenttui's: {INDEX_VERSION}): its indexer builds it again"
         if caught_up and row["caught_up"] is None:
             return "the indexer has not caught up with the journal yet"
         return ""
@@ -313,17 +313,30 @@ class SharedRunIndex:
         await self._retrying(lambda: self._pool.execute(self._sql.release_lease, holder))
 
     async def rebuild_if_stale(self, holder: str) -> bool:
-        """Empty the index and queue every run if it is of another version (or the journal's
-        schema is): True if it did. Under the lease's row lock, as a batch is."""
+        """Make the index again where it is of an older version (its tables change: as
+        ``install`` does, which drops it first, and the lease with it), or empty it and queue
+        every run where the journal's schema version moved (under the lease's row lock, as a
+        batch is): True if it did. Refuses an index of a newer version, which a newer agenttui
+        keeps: an older indexer never takes it back."""
+        async with self._pool.acquire() as conn:
+            row = await conn.fetchrow(self._sql.usable)
+        version = int(row["version"] or 0)
+        if version > INDEX_VERSION:
+            raise ConfigError(
+                f"the shared run index is of version {version}, newer than this agenttui's ({INDEX_VERSION}):"
+                " run the indexer of the agenttui that made it"
+            )
+        if version < INDEX_VERSION:
+            await self.install()
+            return True
+        if row["journal_version"] == str(SCHEMA_VERSION):
+            return False
         async with self._pool.acquire() as conn, conn.transaction():
             if await conn.fetchval(self._sql.hold, holder) is None:
                 raise IndexLostError("another indexer holds the index's lease")
-            row = await conn.fetchrow(self._sql.usable)
-            if row["version"] == str(INDEX_VERSION) and row["journal_version"] == str(SCHEMA_VERSION):
-                return False
             await conn.execute(self._sql.rebuild)
             await conn.execute(self._sql.queue_every_run)
-            return True
+        return True
 
     @contextlib.asynccontextmanager
     async def claim(self, holder: str, ttl: float, limit: int) -> AsyncIterator[Claimed]:
