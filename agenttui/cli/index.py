@@ -154,14 +154,35 @@ def _size(value: int) -> str:
 @click.argument("store")
 @click.option("--once", is_flag=True, help="Catch up once, then stop (for a job run on a schedule).")
 @click.option("--holder", metavar="NAME", help="The name the lease holds (default: host:pid).")
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Changes a batch takes off the queue (default 2,000): each batch is one transaction.",
+)
+@click.option(
+    "--lease",
+    type=click.FloatRange(min=1),
+    metavar="SECONDS",
+    help="How long the lease runs unless renewed (default 30): a standby takes over this long after"
+    " the indexer holding it stops.",
+)
+@click.option(
+    "--poll",
+    type=click.FloatRange(min=0.01),
+    metavar="SECONDS",
+    help="How often an indexer that caught up looks at the queue again (default 0.5).",
+)
 @run_async
-async def run_index(store: str, once: bool, holder: str | None) -> None:
+async def run_index(
+    store: str, once: bool, holder: str | None, batch: int | None, lease: float | None, poll: float | None
+) -> None:
     """Keep the index current: take the runs written since, read them with the status rules
     and write their statuses, until stopped (SIGTERM or ctrl+c give the lease up). One indexer
     works at a time: another started elsewhere waits as a standby and takes over once the
-    first stops renewing its lease (30 s). Killed at any point, none of its work is lost or
+    first stops renewing its lease (--lease, 30 s). Killed at any point, none of its work is lost or
     done twice."""
-    from agenttui.runs.statuses.indexer import run_indexer
+    from agenttui.runs.statuses.indexer import BATCH_CHANGES, IDLE_SECONDS, LEASE_SECONDS, run_indexer
 
     said: list[tuple[object, ...]] = []
     started = time.monotonic()
@@ -180,6 +201,14 @@ async def run_index(store: str, once: bool, holder: str | None) -> None:
         click.echo(f"agenttui index: {printable(progress.holder)}: {line}", err=True)
 
     async def body(opened: Store) -> None:
-        await run_indexer(opened, holder=holder, once=once, on_progress=report)
+        await run_indexer(
+            opened,
+            holder=holder,
+            once=once,
+            batch=batch or BATCH_CHANGES,
+            lease=lease or LEASE_SECONDS,
+            idle=poll or IDLE_SECONDS,
+            on_progress=report,
+        )
 
     await with_store(store, body, read_only=False)

@@ -237,6 +237,13 @@ RECIPES: dict[str, Recipe] = {
         Call([str(aids.out / "missing.db")], expect=(2,)),
         Call([store.url, "--port", "70000"], expect=(2,)),
     ],
+    # The shared run index: PostgreSQL's alone (a SQLite store is refused, exit 2). Whether an
+    # index is there when each runs depends on the order the commands' tests run in: either way
+    # each ends with a code from the table, and none writes to the journal's rows.
+    "index install": lambda store, aids: [Call([store.url], writes=True)],
+    "index run": lambda store, aids: [Call([store.url, "--once", "--holder", f"h{OSC52}"], writes=True)],
+    "index status": lambda store, aids: [Call([store.url]), Call([store.url, "--json"])],
+    "index uninstall": lambda store, aids: [Call([store.url]), Call([store.url, "--yes"], writes=True)],
     "demo": lambda store, aids: [
         Call(["--path", store.url, "--no-tui", "--bulk-turns", "1"]),
         # --force replaces a file that is no journal (another application's), never a journal.

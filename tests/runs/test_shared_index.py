@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.postgres.run_index import TRIGGERS, VERDICT_COLUMNS, SharedRunIndex
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import CASES, write_corpus
+from tests.hardening.hostile_corpus import build_postgres_schema
 from tests.pg import PostgresCluster
 from tests.runs.test_status_index import exact, index_files, kept
 from tests.runs.test_summary_statuses import comparable
@@ -303,3 +305,18 @@ async def test_an_index_of_an_older_version_is_made_again_and_a_newer_one_left_a
         assert "it is of version 99" in (await index.state()).usable
     finally:
         await conn.close()
+
+
+async def test_a_hostile_journal_is_indexed_as_it_is_read(postgres_cluster: PostgresCluster) -> None:
+    """Hostile ids, names and payloads, a value 100,000 levels deep, bytes that are no UTF-8 nor
+    JSON, a lapsed lease with control characters in its holder: indexed, each status as read."""
+    corpus = await build_postgres_schema(postgres_cluster.dsn, f"hostile_{uuid.uuid4().hex[:8]}")
+    store = await PostgresStore.open(corpus.url)
+    try:
+        await index_of(store).install()
+        await indexed_now(store)
+        assert await in_use(store)
+        assert await listed(store) == await no_cache(store)
+    finally:
+        await index_of(store).uninstall()
+        await store.close()

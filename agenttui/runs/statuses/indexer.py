@@ -60,11 +60,13 @@ def index_of(store: Store) -> SharedRunIndex:
     return index
 
 
-async def catch_up(store: Store, holder: str, progress: Progress, *, batch: int = BATCH_CHANGES) -> None:
+async def catch_up(
+    store: Store, holder: str, progress: Progress, *, batch: int = BATCH_CHANGES, lease: float = LEASE_SECONDS
+) -> None:
     """Take batches off the queue until it is empty (the index then says it caught up)."""
     index = index_of(store)
     while True:
-        async with index.claim(holder, LEASE_SECONDS, batch) as claimed:
+        async with index.claim(holder, lease, batch) as claimed:
             if claimed.run_ids:
                 read = await unleased_verdicts(store, claimed.run_ids)
                 rows = [IndexRow(run_id, root_run_id(run_id), mark, verdict) for run_id, mark, verdict in read.rows]
@@ -85,30 +87,32 @@ async def run_indexer(
     once: bool = False,
     idle: float = IDLE_SECONDS,
     batch: int = BATCH_CHANGES,
+    lease: float = LEASE_SECONDS,
     on_progress: Callable[[Progress], None] = lambda progress: None,
 ) -> Progress:
     """Keep the store's shared run index current until cancelled (``once``: until it has caught
-    up once). Waits as a standby while another indexer holds the lease; builds the index again
-    where it is of another version. The lease is given up on the way out."""
+    up once). Waits as a standby while another indexer holds the lease (``lease`` seconds, each
+    batch renewing it), looking again every third of it; builds the index again where it is of
+    an older version. The lease is given up on the way out."""
     index = index_of(store)
     progress = Progress(holder or default_holder())
     if not await index.installed():
         raise ConfigError(f"no shared run index is installed (schema {index.schema}): run agenttui index install")
     try:
         while True:
-            progress.holding = await index.take_lease(progress.holder, LEASE_SECONDS)
+            progress.holding = await index.take_lease(progress.holder, lease)
             if progress.holding:
                 try:
                     if await index.rebuild_if_stale(progress.holder):
                         progress.rebuilt = True
-                        await index.take_lease(progress.holder, LEASE_SECONDS)  # made again, it held none
-                    await catch_up(store, progress.holder, progress, batch=batch)
+                        await index.take_lease(progress.holder, lease)  # made again, it held none
+                    await catch_up(store, progress.holder, progress, batch=batch, lease=lease)
                 except IndexLostError:
                     progress.holding = False
             on_progress(progress)
             if once and progress.caught_up:
                 return progress
-            await asyncio.sleep(idle if progress.holding else LEASE_SECONDS / 3)
+            await asyncio.sleep(idle if progress.holding else lease / 3)
     finally:
         if progress.holding:
             await asyncio.shield(_release(index, progress.holder))
