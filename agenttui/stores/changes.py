@@ -4,7 +4,9 @@ SQLite: OS file notifications (watchfiles) on the database file and its WAL, the
 query for the runs whose entries are newer than the last seen. PostgreSQL: LISTEN to the
 channel agenttui's own writers NOTIFY on commit, plus slow polling for writers that never
 notify (Go services), each poll first asking whether anything at all was written
-(``Store.write_mark``). Anything else: the same polling.
+(``Store.write_mark``), then, where the store keeps a shared run index, which runs: its change
+marks past the last poll's, and the lease rows that changed (``IndexedTail``), never the whole
+store. Anything else: the same polling.
 """
 
 from __future__ import annotations
@@ -98,12 +100,14 @@ async def _listen(store: Store, changed: Changed, set_state: Callable[[str], obj
     last_heard = loop.time()
 
     written = await WrittenSince.noted(store)  # where the store is now, as the SQLite feed notes it
+    tail = await IndexedTail.noted(store)
 
     async def poll_when_quiet() -> None:
         while True:
             await asyncio.sleep(POLL_INTERVAL)
-            if loop.time() - last_heard > QUIET_BEFORE_POLLING and await written.anything():
-                changed(None)
+            quiet = loop.time() - last_heard > QUIET_BEFORE_POLLING
+            if quiet and await written.anything() and (runs := await tail.runs()) != set():
+                changed(runs)
 
     poller = asyncio.create_task(poll_when_quiet())
     try:
@@ -129,10 +133,11 @@ async def _poll(
 ) -> None:
     set_state("polling")
     written = await WrittenSince.noted(store)
+    tail = await IndexedTail.noted(store)
     while True:
         await sleep(POLL_INTERVAL)
-        if await written.anything():
-            changed(None)
+        if await written.anything() and (runs := await tail.runs()) != set():
+            changed(runs)
 
 
 class WrittenSince:
@@ -161,3 +166,49 @@ class WrittenSince:
         moved = not self._asked or mark is None or mark != self._mark
         self._mark, self._asked = mark, True
         return moved
+
+
+class IndexedTail:
+    """Which runs were written since the last look, where the store keeps a shared run index
+    (``stores.postgres.run_index``): its change marks past the last look's, and the runs under
+    each lease row that came, went, changed hands or came back to life. A look reads the index
+    and the lease table, never the journal; where there is no index in use, it cannot tell."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._mark: int | None = None
+        self._leases: dict[str, tuple[str, bool]] = {}
+
+    @classmethod
+    async def noted(cls, store: Store) -> IndexedTail:
+        """One that has noted where the index is now: it answers for what is written after."""
+        tail = cls(store)
+        await tail.runs()
+        return tail
+
+    async def runs(self) -> set[str] | None:
+        """The runs written since the last look (None: it cannot tell which)."""
+        index = self.store.run_index()
+        if index is None:
+            return None
+        try:
+            found = await index.changed_since(self._mark)
+            if found is None:
+                self._mark = None  # an index in use again later starts from its own look
+                return None
+            leases = found.leases
+            roots = {
+                run_id
+                for run_id in leases.keys() | self._leases.keys()
+                if leases.get(run_id) != self._leases.get(run_id)
+            }
+            runs = (
+                found.runs
+                | roots
+                | (await index.runs_under(sorted(roots)) if roots and self._mark is not None else set())
+            )
+        except AgentTuiError:
+            return None
+        first = self._mark is None
+        self._mark, self._leases = found.mark, leases
+        return None if first else runs

@@ -82,3 +82,49 @@ async def test_a_silent_writers_commit_to_postgres_is_reported_by_a_poll(
         feed.cancel()
         await reader.close()
         await silent.close()
+
+
+@pytest.mark.postgres
+async def test_with_a_shared_run_index_a_poll_names_the_runs_a_silent_writer_wrote(
+    postgres_cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Go writers never notify: a poll then reads the index's change marks and the lease table,
+    not the store, and names the runs: those written, and a leased root with its sub-runs."""
+    from agenttui.runs.statuses.indexer import Progress, catch_up
+
+    monkeypatch.setattr(changes, "POLL_INTERVAL", 0.02)
+    monkeypatch.setattr(changes, "QUIET_BEFORE_POLLING", 0.0)
+    url = postgres_cluster.schema_url("tail")
+    silent = await PostgresStore.open(url, notify=False)
+    reader = await PostgresStore.open(url, read_only=True)
+    for run_id in ("root", "root>child", "other"):
+        await silent.insert(run_id, "a", b"1")
+    index = silent.run_index()
+    assert index is not None
+    await index.install()
+    assert await index.take_lease("test", 30)
+    await catch_up(silent, "test", Progress("test"))
+    reported: list[set[str] | None] = []
+    listening = asyncio.Event()
+    feed = asyncio.create_task(changes.follow_changes(reader, reported.append, lambda state: listening.set()))
+
+    async def next_report() -> set[str] | None:
+        for _ in range(1000):
+            if reported:
+                return reported.pop(0)
+            await asyncio.sleep(0.01)
+        raise AssertionError("nothing was reported")
+
+    try:
+        await asyncio.wait_for(listening.wait(), 30)
+        await asyncio.sleep(0.1)  # the tail has noted where the index is
+        reported.clear()
+        await silent.insert("other", "b", b"2")
+        assert await next_report() == {"other"}
+        await catch_up(silent, "test", Progress("test"))  # indexed: named by its row now, not again
+        await silent.acquire_lease("root", "a-go-node", 60)
+        assert await next_report() == {"root", "root>child"}
+    finally:
+        feed.cancel()
+        await reader.close()
+        await silent.close()

@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 #: The index's layout: an index of an older version is made again by the indexer, one of a newer
 #: version left alone, and neither is read meanwhile.
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 #: The advisory lock install and uninstall run under ("agtx" in ASCII).
 INSTALL_LOCK = 0x61677478
 #: The triggers install adds to the journal's table, by the statements they note.
@@ -182,15 +182,31 @@ class Counted:
     """The others: runs whose status hangs on a lease row or the clock, and runs to read."""
 
 
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """What a live tail's look at the index found (``SharedRunIndex.changed_since``)."""
+
+    runs: set[str]
+    """The runs written since the mark it was asked from."""
+    mark: int
+    """The mark to ask from next."""
+    leases: dict[str, tuple[str, bool]]
+    """Every lease row: its holder, and whether it is live (by the server's clock)."""
+
+
 class Claimed:
     """A batch of changes taken off the queue (``SharedRunIndex.claim``): their runs, to be read
     and written back (``write``) in the same transaction, which commits when the batch ends."""
 
-    def __init__(self, conn: asyncpg.Connection, sql: _Sql, run_ids: list[str], watermark: int) -> None:
+    def __init__(
+        self, conn: asyncpg.Connection, sql: _Sql, run_ids: list[str], xids: list[int], watermark: int
+    ) -> None:
         self._conn = conn
         self._sql = sql
         self.run_ids = run_ids
         """The runs the changes name, each once, in byte order."""
+        self._xid_of = dict(zip(run_ids, xids, strict=True))
+        """Each run's newest change's transaction id, kept on its row for live tails."""
         self.watermark = watermark
 
     async def write(self, rows: Sequence[IndexRow], vanished: Sequence[str], again: Sequence[str]) -> None:
@@ -200,7 +216,10 @@ class Claimed:
         if rows:
             await self._conn.executemany(
                 self._sql.upsert,
-                [(row.run_id, row.root_id, *row.mark, *(row.verdict or _NO_VERDICT)) for row in rows],
+                [
+                    (row.run_id, row.root_id, self._xid_of.get(row.run_id), *row.mark, *(row.verdict or _NO_VERDICT))
+                    for row in rows
+                ],
             )
         if vanished:
             await self._conn.execute(self._sql.drop_runs, list(vanished))
@@ -349,7 +368,7 @@ class SharedRunIndex:
                 raise IndexLostError("another indexer holds the index's lease")
             row = await conn.fetchrow(self._sql.claim, limit)
             run_ids, watermark = row["run_ids"] or [], row["watermark"]
-            yield Claimed(conn, self._sql, run_ids, watermark or 0)
+            yield Claimed(conn, self._sql, run_ids, row["xids"] or [], watermark or 0)
             await conn.execute(self._sql.worked, watermark, not run_ids)
 
     # -- readers -------------------------------------------------------------------------------
@@ -419,6 +438,31 @@ class SharedRunIndex:
         result: Counted | None = await self._retrying(read)
         return result
 
+    async def changed_since(self, mark: int | None) -> Changed | None:
+        """The runs written since ``mark`` (a snapshot's oldest running transaction, as this
+        returned it: None for none yet), the mark to ask from next time, and every lease row
+        (holder, and whether it is live), from the index's change marks and the lease table
+        alone: never the journal. A transaction still running at one look is past the mark it
+        returns, so its runs come at the next. None where readers cannot use the index."""
+
+        async def read() -> Changed | None:
+            async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
+                if await self._problem(conn):
+                    return None
+                row = await conn.fetchrow(self._sql.changed_since, mark or 0)
+            leases = dict(
+                zip(row["leased"] or [], zip(row["holders"] or [], row["live"] or [], strict=True), strict=True)
+            )
+            return Changed(set(row["runs"]) if mark is not None else set(), row["mark"], leases)
+
+        result: Changed | None = await self._retrying(read)
+        return result
+
+    async def runs_under(self, roots: Sequence[str]) -> set[str]:
+        """The runs the index holds under each of ``roots`` (their lease rows are the roots')."""
+        rows = await self._retrying(lambda: self._pool.fetch(self._sql.runs_under, list(roots)))
+        return {row[0] for row in rows}
+
     async def usable(self) -> bool:
         """Whether readers use the index (``IndexState.usable``)."""
 
@@ -458,12 +502,15 @@ class _Sql:
             CREATE TABLE {changes} (
                 id pg_catalog.int8 GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                 run_id pg_catalog.text COLLATE pg_catalog."C" NOT NULL,
-                noted_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now()
+                noted_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
+                -- The writer's transaction: a live tail reads the changes past its last snapshot's.
+                xid pg_catalog.xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id()
             );
             CREATE INDEX changes_run ON {changes} (run_id);
             CREATE TABLE {runs} (
                 run_id pg_catalog.text COLLATE pg_catalog."C" PRIMARY KEY,
                 root_id pg_catalog.text COLLATE pg_catalog."C" NOT NULL,
+                xid pg_catalog.xid8,
                 count pg_catalog.int8 NOT NULL, last pg_catalog.int8 NOT NULL,
                 {verdict_ddl},
                 indexed_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now()
@@ -473,6 +520,7 @@ class _Sql:
             CREATE INDEX runs_state ON {runs} (state, run_id);
             CREATE INDEX runs_root ON {runs} (root_id);
             CREATE INDEX runs_waking ON {runs} (run_id) WHERE wake_at IS NOT NULL;
+            CREATE INDEX runs_xid ON {runs} (xid);
             CREATE TABLE {indexer} (
                 id pg_catalog.int4 PRIMARY KEY CHECK (id = 1),
                 holder pg_catalog.text NOT NULL DEFAULT '',
@@ -578,22 +626,41 @@ class _Sql:
             WITH taken AS (
                 DELETE FROM {changes} WHERE id IN (
                     SELECT id FROM {changes} ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED
-                ) RETURNING id, run_id
-            )
-            SELECT (SELECT pg_catalog.array_agg(DISTINCT run_id ORDER BY run_id) FROM taken) AS run_ids,
+                ) RETURNING id, run_id, xid
+            ), runs AS (SELECT run_id, pg_catalog.max(xid) AS xid FROM taken GROUP BY run_id)
+            SELECT (SELECT pg_catalog.array_agg(run_id ORDER BY run_id) FROM runs) AS run_ids,
+                (SELECT pg_catalog.array_agg(xid ORDER BY run_id) FROM runs) AS xids,
                 (SELECT pg_catalog.max(id) FROM taken) AS watermark
         """
         self.worked = f"""
             UPDATE {indexer} SET watermark = GREATEST(watermark, COALESCE($1::pg_catalog.int8, 0)),
                 caught_up_at = CASE WHEN $2::pg_catalog.bool THEN pg_catalog.now() ELSE caught_up_at END
         """
-        columns = ", ".join(["run_id", "root_id", "count", "last", *_VERDICT_NAMES])
-        placeholders = ", ".join(f"${at}" for at in range(1, 5 + len(VERDICT_COLUMNS)))
-        updates = ", ".join(f"{name} = EXCLUDED.{name}" for name in ["root_id", "count", "last", *_VERDICT_NAMES])
+        columns = ", ".join(["run_id", "root_id", "xid", "count", "last", *_VERDICT_NAMES])
+        placeholders = ", ".join(
+            ["$1", "$2", "$3::pg_catalog.xid8", *(f"${at}" for at in range(4, 6 + len(VERDICT_COLUMNS)))]
+        )
+        updates = ", ".join(
+            f"{name} = EXCLUDED.{name}" for name in ["root_id", "xid", "count", "last", *_VERDICT_NAMES]
+        )
         self.upsert = (
             f"INSERT INTO {runs} ({columns}) VALUES ({placeholders}) ON CONFLICT (run_id) DO UPDATE SET {updates},"
             " indexed_at = pg_catalog.now()"
         )
+        leases_now = (
+            f""",
+                ARRAY(SELECT run_id FROM {leases} ORDER BY run_id) AS leased,
+                ARRAY(SELECT holder FROM {leases} ORDER BY run_id) AS holders,
+                ARRAY(SELECT expiry >= pg_catalog.now() FROM {leases} ORDER BY run_id) AS live"""
+            if has_leases
+            else ", NULL AS leased, NULL AS holders, NULL AS live"
+        )
+        self.changed_since = f"""
+            SELECT pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot()) AS mark,
+                ARRAY(SELECT run_id FROM {changes} WHERE xid >= $1::pg_catalog.xid8
+                      UNION SELECT run_id FROM {runs} WHERE xid >= $1::pg_catalog.xid8) AS runs{leases_now}
+        """
+        self.runs_under = f"SELECT run_id FROM {runs} WHERE root_id = ANY($1::pg_catalog.text[])"
         self.drop_runs = f"DELETE FROM {runs} WHERE run_id = ANY($1::pg_catalog.text[])"
         self.requeue = f"INSERT INTO {changes} (run_id) SELECT pg_catalog.unnest($1::pg_catalog.text[])"
         # As one array a column: asyncpg decodes an array in C (a row a run cost the client a
