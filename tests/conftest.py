@@ -14,7 +14,7 @@ import pytest
 from agenttui.stores.base import Store
 from agenttui.stores.memory import MemStore
 from tests import idle
-from tests.pg import PostgresCluster, postgres_cluster  # noqa: F401  (session fixture)
+from tests.pg import PostgresCluster, postgres_cluster, replicated_postgres  # noqa: F401  (fixtures)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -235,3 +235,73 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
                 cluster.stop()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@dataclass
+class Replicated:
+    """A primary and a hot standby streaming from it."""
+
+    primary: PostgresCluster
+    standby: PostgresCluster
+
+    async def caught_up(self) -> None:
+        """Return once the standby has replayed everything the primary has written so far."""
+        import asyncio
+
+        import asyncpg
+
+        primary = await asyncpg.connect(self.primary.dsn)
+        standby = await asyncpg.connect(self.standby.dsn)
+        try:
+            written = await primary.fetchval("SELECT pg_current_wal_lsn()")
+            async with asyncio.timeout(30):
+                # Polled: replay is the standby's own, and tells no one.
+                while not await standby.fetchval("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", written):  # noqa: ASYNC110
+                    await asyncio.sleep(0.02)
+        finally:
+            await primary.close()
+            await standby.close()
+
+
+@pytest.fixture(scope="module")
+def replicated_postgres() -> Iterator[Replicated]:
+    """A throwaway primary (``wal_level = replica``) and a hot standby made from it by
+    ``pg_basebackup``, streaming: what a deployment's read replica is. Not under
+    ``AGENTTUI_TEST_PG_DSN``: the test makes both servers itself."""
+    user = _server_user()
+    base = Path(tempfile.mkdtemp(prefix="agenttui-pg-replica-"))
+    started: list[PostgresCluster] = []
+    try:
+        if user is not None:
+            _check_traversable(base)
+            shutil.chown(base, user=user)  # the server user reaches both clusters under it
+        (base / "primary").mkdir()
+        primary = _initdb(base / "primary", user, port=free_port())
+        assert primary.data_dir is not None
+        with (primary.data_dir / "postgresql.conf").open("a") as conf:
+            conf.write("wal_level = replica\nmax_wal_senders = 4\nhot_standby = on\n")
+        primary.start()
+        started.append(primary)
+        standby_base = base / "standby"
+        standby_base.mkdir()
+        if user is not None:
+            shutil.chown(standby_base, user=user)
+        backup = subprocess.run(
+            ["pg_basebackup", "-h", primary.host, "-p", str(primary.port), "-U", primary.user,
+             "-D", str(standby_base / "data"), "-R", "-X", "stream", "--no-sync"],
+            check=False, user=user, capture_output=True, text=True, timeout=120,
+            env={**os.environ, "PGPASSWORD": primary.password},
+        )  # fmt: skip
+        if backup.returncode != 0:
+            pytest.fail(f"pg_basebackup failed: {backup.stdout}{backup.stderr}", pytrace=False)
+        standby = PostgresCluster(
+            host=primary.host, port=free_port(), user=primary.user, password=primary.password,
+            data_dir=standby_base / "data", run_as=user,
+        )  # fmt: skip
+        standby.start()
+        started.append(standby)
+        yield Replicated(primary, standby)
+    finally:
+        for cluster in reversed(started):
+            cluster.stop()
+        shutil.rmtree(base, ignore_errors=True)

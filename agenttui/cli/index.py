@@ -96,14 +96,18 @@ async def status(store: str, as_json: bool) -> None:
     is (changes queued, the oldest one's age) and which indexer holds its lease."""
     from agenttui.runs.statuses.indexer import index_of
 
-    async def body(opened: Store) -> IndexState:
-        return await index_of(opened).state()
+    async def body(opened: Store) -> tuple[IndexState, str | None, float | None]:
+        return await index_of(opened).state(), opened.replica, await opened.replica_lag()
 
-    state = await with_store(store, body)
+    state, replica, lag = await with_store(store, body)
     if as_json:
-        click.echo(json.dumps(_state_json(state), indent=2))
+        click.echo(json.dumps({**_state_json(state), "replica": replica, "replica_lag_seconds": lag}, indent=2))
         return
-    click.echo("\n".join(_state_lines(state)))
+    lines = _state_lines(state)
+    if replica is not None:
+        behind = "its lag unknown" if lag is None else f"{_seconds(lag)} behind the primary"
+        lines.append(f"read from     the replica at {printable(replica)}, {behind}")
+    click.echo("\n".join(lines))
 
 
 def _state_json(state: IndexState) -> dict[str, Any]:

@@ -400,6 +400,15 @@ class Store(abc.ABC):
 
     # -- the shared run index (``agenttui index``; PostgreSQL's alone) ---------------------------
 
+    replica: str | None = None
+    """The read replica a viewer's statements go to (``HOST:PORT``), if any (PostgreSQL's
+    ``?replica=``)."""
+
+    async def replica_lag(self) -> float | None:
+        """How far the replica it reads from is behind its primary, in seconds; None when it
+        reads from no replica."""
+        return None
+
     def run_index(self) -> SharedRunIndex | None:
         """The shared run index this store's journal may have in its database (installed or
         not: ``SharedRunIndex.lines`` says whether readers use it), or None where a store keeps

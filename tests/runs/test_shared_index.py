@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from agenttui.cli import main
-from agenttui.errors import ConfigError
+from agenttui.errors import ConfigError, StoreURLError
 from agenttui.runs.selection.batch import CancelRuns, select
 from agenttui.runs.selection.indexed import candidate_statuses, count_statuses
 from agenttui.runs.selection.where import parse_where
@@ -26,11 +26,13 @@ from agenttui.runs.statuses.indexer import Progress, catch_up, run_indexer
 from agenttui.runs.statuses.shared import in_use
 from agenttui.runs.statuses.status import RunStatus, list_statuses, run_status
 from agenttui.stores.postgres import PostgresStore
+from agenttui.stores.postgres.connection import parse_dsn
 from agenttui.stores.postgres.run_index import TRIGGERS, VERDICT_COLUMNS, SharedRunIndex
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import CASES, write_corpus
 from tests.hardening.hostile_corpus import build_postgres_schema
-from tests.pg import PostgresCluster
+from tests.pg import PostgresCluster, Replicated
+from tests.processes import agenttui
 from tests.runs.test_status_index import exact, index_files, kept
 from tests.runs.test_summary_statuses import comparable
 
@@ -320,3 +322,57 @@ async def test_a_hostile_journal_is_indexed_as_it_is_read(postgres_cluster: Post
     finally:
         await index_of(store).uninstall()
         await store.close()
+
+
+async def test_a_viewer_reads_from_a_replica_and_writes_go_to_the_primary(replicated_postgres: Replicated) -> None:
+    """``?replica=HOST:PORT``: a read-only store reads every status from the standby, the shared
+    run index's too, and says how far behind it is; a writable one ignores it."""
+    primary, standby = replicated_postgres.primary, replicated_postgres.standby
+    url = primary.schema_url("replica")
+    writer = await PostgresStore.open(url)
+    try:
+        await write_corpus(writer)
+        await index_of(writer).install()
+        await indexed_now(writer)
+        await replicated_postgres.caught_up()
+        replica_url = f"{url}&replica={standby.host}:{standby.port}"
+        viewer = await PostgresStore.open(replica_url, read_only=True)
+        try:
+            assert viewer.replica == f"{standby.host}:{standby.port}"
+            assert f"replica={standby.host}%3A{standby.port}" in viewer.display_url
+            assert await viewer.replica_lag() == 0
+            assert not viewer.IMPLEMENTS_NOTIFICATIONS  # it polls the replica it reads
+            assert await in_use(viewer)
+            assert await listed(viewer) == await no_cache(writer)
+            conn = await asyncpg.connect(standby.dsn)
+            try:
+                assert await conn.fetchval("SELECT pg_is_in_recovery()")
+            finally:
+                await conn.close()
+        finally:
+            await viewer.close()
+        done = await asyncio.to_thread(agenttui, "index", "status", replica_url)
+        assert done.returncode == 0, done.stderr
+        assert f"read from     the replica at {standby.host}:{standby.port}, 0.0 s behind" in done.stdout
+        both = await PostgresStore.open(replica_url)  # writable: the primary alone
+        try:
+            assert both.replica is None and await both.replica_lag() is None
+            await both.insert("written-through", "@journal", b'{"name":"@journal","kind":"header","format":"bide/1"}')
+        finally:
+            await both.close()
+    finally:
+        await writer.close()
+
+
+@pytest.mark.parametrize("address", ["db:port", "user@db", "db/x", ""])
+def test_a_replica_address_that_is_no_host_and_port_is_refused(address: str) -> None:
+    with pytest.raises(StoreURLError, match=r"\?replica= takes HOST\[:PORT\]"):
+        parse_dsn(f"postgresql://agent@db/agents?replica={address}")
+
+
+def test_a_replica_keeps_the_primarys_user_database_and_port() -> None:
+    replica = parse_dsn("postgresql://agent:pw@db:6432/agents?schema=bide&replica=replica-1").replica
+    assert replica is not None
+    driver, address, target = replica
+    assert (driver, address) == ("postgresql://agent:pw@replica-1:6432/agents", "replica-1:6432")
+    assert (target.user, target.database, target.host, target.port) == ("agent", "agents", "replica-1", 6432)

@@ -66,7 +66,7 @@ class Target:
 
 
 #: Query parameters of a store URL that are agenttui's, never sent to the server.
-_OWN_PARAMETERS = ("schema", "notify")
+_OWN_PARAMETERS = ("schema", "notify", "replica")
 
 
 class ParsedDSN(NamedTuple):
@@ -77,6 +77,9 @@ class ParsedDSN(NamedTuple):
     """``?schema=``."""
     notify: bool | None
     """``?notify=on|off``, or None when the URL does not say."""
+    replica: tuple[str, str, Target] | None = None
+    """``?replica=HOST[:PORT]``: a read replica's driver URL (the same user, password and
+    database), its address as written, and its target for messages."""
 
 
 def parse_dsn(dsn: str) -> ParsedDSN:
@@ -111,7 +114,33 @@ def parse_dsn(dsn: str) -> ParsedDSN:
     )
     # asyncpg would send unknown parameters to the server as settings; drop ours.
     driver_dsn = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in params if k not in _OWN_PARAMETERS])))
-    return ParsedDSN(driver_dsn, target, schema, None if notify is None else notify.lower() == "on")
+    replica = next((value for key, value in params if key == "replica"), None)
+    return ParsedDSN(
+        driver_dsn,
+        target,
+        schema,
+        None if notify is None else notify.lower() == "on",
+        None if replica is None else _replica(driver_dsn, target, replica),
+    )
+
+
+def _replica(driver_dsn: str, target: Target, address: str) -> tuple[str, str, Target]:
+    """The driver URL, address and target of the read replica at ``address`` (``HOST[:PORT]``,
+    ``[IPv6]:PORT``): the primary's URL with its host and port replaced."""
+    try:
+        parts = urlsplit(f"//{address}")
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:
+        raise StoreURLError(f"?replica= takes HOST[:PORT], not {address!r}: {exc}") from None
+    if not host or parts.path or parts.query or parts.username is not None:
+        raise StoreURLError(f"?replica= takes HOST[:PORT], not {address!r}")
+    port = port or target.port
+    driver = urlsplit(driver_dsn)
+    userinfo = driver.netloc.rpartition("@")[0]
+    shown_host = f"[{host}]" if ":" in host else host
+    netloc = f"{userinfo}@{shown_host}:{port}" if userinfo else f"{shown_host}:{port}"
+    replaced = Target(target.user, target.password, host, port, target.database, target.query)
+    return urlunsplit(driver._replace(netloc=netloc)), f"{shown_host}:{port}", replaced
 
 
 def _env_port() -> int:

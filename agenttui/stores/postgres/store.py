@@ -101,8 +101,17 @@ class PostgresStore(Store):
         layout: Layout,
         has_leases: bool,
         notify: bool,
+        replica: str | None = None,
+        pool_target: Target | None = None,
     ) -> None:
         """Use ``PostgresStore.open``; this only assembles what it found."""
+        self.replica = replica  # a viewer's only: every statement goes to it
+        if replica is not None:
+            # A notification comes from the primary, ahead of what the replica has replayed: a
+            # read it prompted could miss what it announced. A replica's viewer polls the
+            # replica instead, whose snapshot moves once it has replayed a commit.
+            self.IMPLEMENTS_NOTIFICATIONS = False
+        self._pool_target = pool_target or target
         self.read_only = read_only
         self.layout = layout
         self.schema = schema
@@ -149,7 +158,7 @@ class PostgresStore(Store):
         holds only a legacy ``steps`` table and the open is writable, or (read-only) holds no
         journal at all.
         """
-        driver_dsn, target, url_schema, url_notify = parse_dsn(dsn)
+        driver_dsn, target, url_schema, url_notify, replica = parse_dsn(dsn)
         schema = schema if schema is not None else url_schema
         notify = notify if notify is not None else url_notify is not False
         check_names(schema, table_prefix)
@@ -161,13 +170,19 @@ class PostgresStore(Store):
             "server_settings": settings,
             "timeout": CONNECT_TIMEOUT,
         }
-        with translated(target):
+        # A viewer reads from the replica, if one is named: every statement of a read-only
+        # store only reads. A writable store never does: its writes, its leases and the reads
+        # that decide them go to the primary. LISTEN, which a standby refuses, stays there.
+        pool_target, pool_kwargs = target, connect_kwargs
+        if replica is not None and read_only:
+            pool_target, pool_kwargs = replica[2], {**connect_kwargs, "dsn": replica[0]}
+        with translated(pool_target):
             # No per-release reset: the store keeps no session state (its advisory locks are
             # transaction-scoped and LISTEN has its own connection), and the default reset
             # costs a round trip on every statement.
-            pool = await asyncpg.create_pool(min_size=1, max_size=POOL_SIZE, reset=_no_reset, **connect_kwargs)
+            pool = await asyncpg.create_pool(min_size=1, max_size=POOL_SIZE, reset=_no_reset, **pool_kwargs)
         try:
-            with translated(target):
+            with translated(pool_target):
                 async with pool.acquire() as conn:
                     found = await prepare_schema(conn, schema, table_prefix, read_only=read_only, create=create)
         except BaseException:
@@ -185,6 +200,8 @@ class PostgresStore(Store):
             layout=layout,
             has_leases=has_leases,
             notify=notify,
+            replica=replica[1] if replica is not None and read_only else None,
+            pool_target=pool_target,
         )
 
     @property
@@ -193,6 +210,7 @@ class PostgresStore(Store):
         userinfo = quote(t.user, safe="") + (":***" if t.password else "")
         query = list(t.query) + ([("schema", self.schema)] if self._schema_given else [])
         query += [("notify", "off")] if not (self._notify or self.read_only) else []
+        query += [("replica", self.replica)] if self.replica is not None else []
         return urlunsplit(
             ("postgresql", f"{userinfo}@{t.address}", "/" + quote(t.database, safe=""), urlencode(query), "")
         )
@@ -466,7 +484,15 @@ class PostgresStore(Store):
     # -- internals --------------------------------------------------------------------------------
 
     def _translated(self) -> contextlib.AbstractContextManager[None]:
-        return translated(self._target)
+        return translated(self._pool_target)
+
+    async def replica_lag(self) -> float | None:
+        """How far the replica this store reads from is behind its primary, in seconds (0 when
+        it has replayed all it received); None when it reads from the primary."""
+        if self.replica is None:
+            return None
+        lag = await self._retrying(lambda: self._pool.fetchval(_REPLICA_LAG))
+        return None if lag is None else float(lag)
 
     async def _retrying(
         self, operation: Callable[[], Awaitable[T]], transient: tuple[type[BaseException], ...] = _TRANSIENT
@@ -486,6 +512,15 @@ class PostgresStore(Store):
                     ceiling = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** min(failures, 10))
                     failures += 1
                     await asyncio.sleep(random.uniform(0, ceiling))
+
+
+#: A standby's lag: none when it has replayed every WAL record it received, else the time since
+#: the last transaction it replayed committed on the primary.
+_REPLICA_LAG = (
+    "SELECT CASE WHEN NOT pg_catalog.pg_is_in_recovery() THEN NULL"
+    " WHEN pg_catalog.pg_last_wal_receive_lsn() = pg_catalog.pg_last_wal_replay_lsn() THEN 0"
+    " ELSE extract(epoch FROM pg_catalog.now() - pg_catalog.pg_last_xact_replay_timestamp()) END"
+)
 
 
 async def _no_reset(_conn: asyncpg.Connection) -> None:
