@@ -126,7 +126,9 @@ async def list_runs(
 ) -> RunPage:
     """Runs the filter selects, in run id order from ``cursor``, at most ``limit``, having read
     at most ``SCAN_AT_MOST`` statuses (the cursor then says where to read on)."""
+    from agenttui.runs.selection.indexed import candidate_statuses
     from agenttui.runs.selection.where import parse_where
+    from agenttui.runs.statuses.shared import in_use
     from agenttui.runs.statuses.status import statuses
 
     wanted = {RunState(state) for state in states}
@@ -135,6 +137,17 @@ async def list_runs(
     found: list[dict[str, Any]] = []
     scanned, last = 0, None
     page: list[str] = []
+    if (where or states) and await in_use(store):  # the filter narrows on the database
+        chosen = [f"({where})"] if where else []
+        chosen += [f"status={','.join(sorted(wanted))}"] if wanted else []
+        selection = parse_where(" and ".join(chosen))
+        async for status in candidate_statuses(store, selection, now, after=run_after(cursor)):
+            scanned, last = scanned + 1, status.run_id
+            if selection.matches(status, now):
+                found.append(status_line(status))
+            if len(found) >= limit or scanned >= SCAN_AT_MOST:
+                return RunPage(found, scanned, cursor_of(last))
+        return RunPage(found, scanned, None)
 
     async def take(page: list[str]) -> bool:
         """Read a page's statuses; whether the list is full."""

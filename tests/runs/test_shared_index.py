@@ -17,8 +17,10 @@ from click.testing import CliRunner
 
 from agenttui.cli import main
 from agenttui.errors import ConfigError, StoreURLError
+from agenttui.mcp_server.reading import list_runs
+from agenttui.runs.selection import indexed as indexed_module
 from agenttui.runs.selection.batch import CancelRuns, select
-from agenttui.runs.selection.indexed import candidate_statuses, count_statuses
+from agenttui.runs.selection.indexed import CANDIDATE_PAGE, candidate_statuses, count_statuses
 from agenttui.runs.selection.where import parse_where
 from agenttui.runs.statuses import index as status_index
 from agenttui.runs.statuses.index import Verdict
@@ -254,11 +256,15 @@ async def selected_by(store: PostgresStore, text: str) -> list[RunStatus]:
     return [comparable(s) async for s in candidate_statuses(store, where, NOW) if where.matches(s, NOW)]
 
 
+@pytest.mark.parametrize("page", [3, CANDIDATE_PAGE])
 async def test_a_filters_runs_and_the_counts_through_the_index_are_the_exact_ones(
-    postgres_cluster: PostgresCluster,
+    postgres_cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch, page: int
 ) -> None:
     """On the demo store (a run leased, one whose lease lapsed, one asleep, one woken), before
-    and after runs are written past the indexer: every filter's runs and every count."""
+    and after runs are written past the indexer: every filter's runs, read a page at a time
+    (of three runs: pages that end inside a tree of sub-runs, and between queued runs), and
+    every count."""
+    monkeypatch.setattr(indexed_module, "CANDIDATE_PAGE", page)
     store = await PostgresStore.open(await postgres_cluster.demo_schema("where", bulk_turns=1))
     try:
         await index_of(store).install()
@@ -376,3 +382,32 @@ def test_a_replica_keeps_the_primarys_user_database_and_port() -> None:
     driver, address, target = replica
     assert (driver, address) == ("postgresql://agent:pw@replica-1:6432/agents", "replica-1:6432")
     assert (target.user, target.database, target.host, target.port) == ("agent", "agents", "replica-1", 6432)
+
+
+async def test_the_mcp_run_list_narrows_on_the_database_and_pages_alike(postgres_cluster: PostgresCluster) -> None:
+    """The coding agents' run list, followed cursor by cursor, is the same with the index as
+    without it, for a filter and for statuses."""
+    store = await PostgresStore.open(await postgres_cluster.demo_schema("mcp", bulk_turns=1))
+
+    async def followed(where: str | None, states: list[str]) -> list[dict[str, object]]:
+        found, cursor = [], None
+        while True:
+            page = await list_runs(store, where=where, states=states, cursor=cursor, limit=2)
+            found += page.runs
+            if page.next_cursor is None:
+                return found
+            cursor = page.next_cursor
+
+    try:
+        await index_of(store).install()
+        await indexed_now(store)
+        assert await in_use(store)
+        for where, states in [("not status=complete", []), (None, ["halted", "in-flight"]), ("leased", ["stalled"])]:
+            through_index = await followed(where, states)
+            status_index.disable()
+            try:
+                assert through_index == await followed(where, states), (where, states)
+            finally:
+                status_index.disable(False)
+    finally:
+        await store.close()

@@ -20,23 +20,37 @@ from agenttui.stores.base import Store
 
 #: How many runs one read of the journal asks for (``statuses``' page).
 _PAGE = 500
+#: How many runs a page of a selection from the shared run index covers.
+CANDIDATE_PAGE = 5000
 
 
-async def candidate_statuses(store: Store, where: Where, now: datetime) -> AsyncIterator[RunStatus]:
-    """The status of every run ``where`` may match at ``now``, in run id order, at least every
-    run it matches: the caller asks the filter of each. From the shared run index, the rows its
-    SQL selects and the runs changed since the indexer read them; else every run's status."""
+async def candidate_statuses(store: Store, where: Where, now: datetime, *, after: str = "") -> AsyncIterator[RunStatus]:
+    """The status of every run after ``after`` that ``where`` may match at ``now``, in run id
+    order, at least every run it matches: the caller asks the filter of each. From the shared
+    run index, a page at a time by keyset (the rows its SQL selects and the runs changed since
+    the indexer read them, each page in one snapshot); else every run's status."""
     condition, args = where_sql(where, unix_ms(now))
-    selected = await shared_selection(store, condition, args)
-    if selected is None:
-        async for status in list_statuses(store):
+    while (page := await shared_selection(store, condition, args, after=after, limit=CANDIDATE_PAGE)) is not None:
+        made = await statuses_of_verdicts(store, [(row[0], Verdict._make(row[2:])) for row in page.rows], now)
+        read = [status for start in range(0, len(page.pending), _PAGE)
+                for status in await statuses(store, page.pending[start : start + _PAGE])]  # fmt: skip
+        for status in sorted([*made, *read], key=lambda status: status.run_id):
+            yield status
+        if page.upto is None:
+            return
+        after = page.upto
+    if after:  # the index went out of use midway: the rest as without it
+        async for status in _statuses_after(store, after):
             yield status
         return
-    made = await statuses_of_verdicts(store, [(row[0], Verdict._make(row[2:])) for row in selected.rows], now)
-    read = [status for start in range(0, len(selected.pending), _PAGE)
-            for status in await statuses(store, selected.pending[start : start + _PAGE])]  # fmt: skip
-    for status in sorted([*made, *read], key=lambda status: status.run_id):
+    async for status in list_statuses(store):
         yield status
+
+
+async def _statuses_after(store: Store, after: str) -> AsyncIterator[RunStatus]:
+    async for run_ids in store.run_pages(after=after):
+        for status in await statuses(store, run_ids):
+            yield status
 
 
 async def count_statuses(store: Store, now: datetime, where: Where | None = None) -> Counter[RunState]:

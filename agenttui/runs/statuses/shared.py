@@ -96,14 +96,16 @@ def _holds(sorted_ids: Sequence[str], run_id: str) -> bool:
     return at < len(sorted_ids) and sorted_ids[at] == run_id
 
 
-async def shared_selection(store: Store, condition: str, args: Sequence[object]) -> Selected | None:
-    """The runs the SQL ``condition`` may select from the shared run index, with those its
-    lease rows and the clock decide, and the runs to read from the journal
-    (``SharedRunIndex.select``); None where the index is not read."""
+async def shared_selection(
+    store: Store, condition: str, args: Sequence[object], *, after: str = "", limit: int | None = None
+) -> Selected | None:
+    """The runs after ``after`` the SQL ``condition`` may select from the shared run index, with
+    those its lease rows and the clock decide, and the runs to read from the journal, through
+    the ``limit``-th (``SharedRunIndex.select``); None where the index is not read."""
     index = _index_of(store)
     if index is None:
         return None
-    if (selected := await index.select(condition, args)) is None:
+    if (selected := await index.select(condition, args, after=after, limit=limit)) is None:
         _unused(store)
     return selected
 

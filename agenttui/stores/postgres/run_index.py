@@ -170,6 +170,8 @@ class Selected:
     (the caller decides those): its run id, root run id and verdict columns, in run id order."""
     pending: list[str]
     """Runs to read from the journal: a change is queued for them, or their verdict is not kept."""
+    upto: str | None = None
+    """The last run a page covers (read on after it); None where it covers every run after its start."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,20 +405,30 @@ class SharedRunIndex:
         result: IndexedRows | None = await self._retrying(read)
         return result
 
-    async def select(self, condition: str, args: Sequence[object]) -> Selected | None:
+    async def select(
+        self, condition: str, args: Sequence[object], *, after: str = "", limit: int | None = None
+    ) -> Selected | None:
         """The rows ``condition`` may select (SQL over the columns of ``runs AS r``, its
         parameters ``args`` from ``$1``; a row it leaves NULL is not selected), with every row
         whose status hangs on its lease row or the clock, and the runs to read from the journal,
         in one snapshot; None where readers cannot use the index. The caller decides: the
-        condition narrows, the status rules and the filter decide."""
+        condition narrows, the status rules and the filter decide.
+
+        From the run after ``after``, and, with ``limit``, through the ``limit``-th such run only
+        (``Selected.upto``: a page, read on from there by keyset)."""
 
         async def read() -> Selected | None:
             async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
                 if await self._problem(conn):
                     return None
-                rows = await conn.fetch(self._sql.select(condition), *args)
+                paged = limit is not None
+                rows = await conn.fetch(
+                    self._sql.select(condition, len(args) + 1, paged=paged), *args, after, *([limit] if paged else [])
+                )
                 pending = await conn.fetchval(self._sql.to_read)
-            return Selected([tuple(row) for row in rows], list(pending or []))
+            upto = rows[0]["upto"] if rows and paged else None
+            queued = [run_id for run_id in pending or [] if run_id > after and (upto is None or run_id <= upto)]
+            return Selected([tuple(row)[:-2] for row in rows if row["kept"]], queued, upto)
 
         result: Selected | None = await self._retrying(read)
         return result
@@ -431,9 +443,9 @@ class SharedRunIndex:
                 if await self._problem(conn):
                     return None
                 states = await conn.fetch(self._sql.counts)
-                rest = await conn.fetch(self._sql.select("false"))
+                rest = [row for row in await conn.fetch(self._sql.select("false", 1, paged=False), "") if row["kept"]]
                 pending = await conn.fetchval(self._sql.to_read)
-            return Counted(dict(states), Selected([tuple(row) for row in rest], list(pending or [])))
+            return Counted(dict(states), Selected([tuple(row)[:-2] for row in rest], list(pending or [])))
 
         result: Counted | None = await self._retrying(read)
         return result
@@ -686,22 +698,18 @@ class _Sql:
 
         selected_columns = ", ".join(["r.run_id", "r.root_id", *(f"r.{name}" for name in _VERDICT_NAMES)])
         unqueued = f"NOT EXISTS (SELECT FROM {changes} AS c WHERE c.run_id = r.run_id)"
-        leased = (
-            f'UNION SELECT r.run_id FROM {leases} AS l JOIN {runs} AS r ON r.root_id = l.run_id COLLATE "C"'
-            if has_leases
-            else ""
-        )
         unleased = (
             f'NOT EXISTS (SELECT FROM {leases} AS l WHERE l.run_id COLLATE "C" = r.root_id)' if has_leases else "true"
         )
-        # Doubled braces: ``select`` fills in the condition.
-        self._select = (
-            "WITH chosen AS ("
-            f"SELECT r.run_id FROM {runs} AS r WHERE r.state IS NOT NULL AND ({{condition}})"
-            f" UNION SELECT r.run_id FROM {runs} AS r WHERE r.wake_at IS NOT NULL {leased})"
-            f" SELECT {selected_columns} FROM chosen JOIN {runs} AS r ON r.run_id = chosen.run_id"
-            f" WHERE r.state IS NOT NULL AND {unqueued} ORDER BY r.run_id"
-        )
+        self._selected_columns = selected_columns
+        self._unqueued = unqueued
+        self._branches = (
+            f"SELECT r.run_id FROM {runs} AS r WHERE r.state IS NOT NULL AND ({{condition}})",
+            f"SELECT r.run_id FROM {runs} AS r WHERE r.wake_at IS NOT NULL",
+            *([f'SELECT r.run_id FROM {leases} AS l JOIN {runs} AS r ON r.root_id = l.run_id COLLATE "C" WHERE true']
+              if has_leases else []),
+        )  # fmt: skip
+        self._runs = runs
         self.counts = (
             f"SELECT r.state, pg_catalog.count(*) FROM {runs} AS r WHERE r.state IS NOT NULL AND r.wake_at IS NULL"
             f" AND {unleased} AND {unqueued} GROUP BY r.state"
@@ -714,10 +722,27 @@ class _Sql:
             ) AS queued
         """
 
-    def select(self, condition: str) -> str:
-        """The runs ``condition`` may select, with those the lease rows and the clock decide
-        (each part by its own index: an ``OR`` of them would read every row)."""
-        return self._select.format(condition=condition)
+    def select(self, condition: str, after: int, *, paged: bool) -> str:
+        """The runs ``condition`` may select past the run id ``$<after>``, with those the lease
+        rows and the clock decide (each part by its own index: an ``OR`` of them would read every
+        row); ``paged``, the first ``$<after + 1>`` of them only, each part ordered and cut by
+        itself (so each reads its index from ``after`` on, no further), and with each row the
+        last run the page covers (``upto``)."""
+        limit = f" ORDER BY r.run_id LIMIT ${after + 1}" if paged else ""
+        parts = " UNION ".join(
+            f"({branch.format(condition=condition)} AND r.run_id > ${after}{limit})" for branch in self._branches
+        )
+        bounded = (
+            f"SELECT run_id FROM chosen ORDER BY run_id LIMIT ${after + 1}" if paged else "SELECT run_id FROM chosen"
+        )
+        upto = f"(SELECT CASE WHEN count(*) = ${after + 1} THEN max(run_id) END FROM bounded)" if paged else "NULL"
+        # Every run of the page comes back, and says whether it is to be read from its row
+        # (``kept``): a page whose runs are all queued still says where it ends.
+        return (
+            f"WITH chosen AS ({parts}), bounded AS ({bounded})"
+            f" SELECT {self._selected_columns}, r.state IS NOT NULL AND {self._unqueued} AS kept, {upto} AS upto"
+            f" FROM bounded JOIN {self._runs} AS r ON r.run_id = bounded.run_id ORDER BY r.run_id"
+        )
 
     def grant_to(self, role: str) -> str:
         return self._grant.format(role=role if role == "PUBLIC" else _q(role.replace('"', '""')))
