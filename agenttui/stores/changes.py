@@ -135,9 +135,23 @@ async def _poll(
     written = await WrittenSince.noted(store)
     tail = await IndexedTail.noted(store)
     while True:
+        set_state(await _polling_state(store, tail))
         await sleep(POLL_INTERVAL)
         if await written.anything() and (runs := await tail.runs()) != set():
             changed(runs)
+
+
+async def _polling_state(store: Store, tail: IndexedTail) -> str:
+    """What a poll reads, said in the status bar: the shared run index's marks where they tell
+    which runs changed, and how far behind the replica it reads is."""
+    state = "polling the index" if tail.in_use else "polling"
+    if store.replica is not None:
+        try:
+            lag = await store.replica_lag()
+        except AgentTuiError:
+            lag = None
+        state += ", replica lag unknown" if lag is None else f", replica {lag:.1f} s behind"
+    return state
 
 
 class WrittenSince:
@@ -212,3 +226,8 @@ class IndexedTail:
         first = self._mark is None
         self._mark, self._leases = found.mark, leases
         return None if first else runs
+
+    @property
+    def in_use(self) -> bool:
+        """Whether the last look read the index's marks (the next poll names the runs)."""
+        return self._mark is not None

@@ -27,6 +27,7 @@ from agenttui.runs.statuses.index import Verdict
 from agenttui.runs.statuses.indexer import Progress, catch_up, run_indexer
 from agenttui.runs.statuses.shared import in_use
 from agenttui.runs.statuses.status import RunStatus, list_statuses, run_status
+from agenttui.stores.changes import follow_changes
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.postgres.connection import parse_dsn
 from agenttui.stores.postgres.run_index import TRIGGERS, VERDICT_COLUMNS, SharedRunIndex
@@ -350,6 +351,20 @@ async def test_a_viewer_reads_from_a_replica_and_writes_go_to_the_primary(replic
             assert not viewer.IMPLEMENTS_NOTIFICATIONS  # it polls the replica it reads
             assert await in_use(viewer)
             assert await listed(viewer) == await no_cache(writer)
+            states: list[str] = []
+            seen = asyncio.Event()
+
+            def said(state: str) -> None:
+                states.append(state)
+                if "replica" in state:
+                    seen.set()
+
+            feed = asyncio.create_task(follow_changes(viewer, lambda runs: None, said))
+            try:
+                await asyncio.wait_for(seen.wait(), 30)
+            finally:
+                feed.cancel()
+            assert states[-1] == "polling the index, replica 0.0 s behind"
             conn = await asyncpg.connect(standby.dsn)
             try:
                 assert await conn.fetchval("SELECT pg_is_in_recovery()")
