@@ -39,7 +39,8 @@ async def install(store: str) -> None:
     """Create the index and queue every run for the indexer; nothing if it is there already.
 
     It lives in a schema of its own (<schema>_agenttui) and adds to the journal's table four
-    statement triggers, agenttui_index_*, that note which runs a statement changed. It needs
+    triggers, agenttui_index_*, that note which runs an insert, update, delete or truncate
+    changed. It needs
     CREATE on the database and TRIGGER on the journal's table.
     """
     from agenttui.runs.statuses.indexer import index_of

@@ -426,3 +426,29 @@ async def test_the_mcp_run_list_narrows_on_the_database_and_pages_alike(postgres
                 status_index.disable(False)
     finally:
         await store.close()
+
+
+async def test_a_hand_that_updates_deletes_or_truncates_the_journal_is_noted_too(
+    journal: PostgresStore, postgres_cluster: PostgresCluster
+) -> None:
+    """The SDK only inserts; a person with psql may do anything. Each is noted, and once the
+    indexer has read it, every status through the index is the journal's again."""
+    index = index_of(journal)
+    await index.install()
+    await indexed_now(journal)
+    steps = f'"{journal.schema}".bide_steps'
+    conn = await asyncpg.connect(postgres_cluster.dsn)
+    try:
+        first, second = CASES[0].run_id, CASES[1].run_id
+        await conn.execute(f"UPDATE {steps} SET data = data WHERE run_id = $1", first)
+        await conn.execute(f"DELETE FROM {steps} WHERE run_id = $1", second)
+        lines = await index.lines()
+        assert lines is not None and lines.pending == [first] and lines.gone == [second]
+        assert await listed(journal) == await no_cache(journal)  # read from the journal meanwhile
+        await indexed_now(journal)
+        assert await listed(journal) == await no_cache(journal)
+        assert second not in (await index.lines() or lines).run_ids
+        await conn.execute(f"TRUNCATE {steps}")
+        assert (await index.state()).runs == 0 and await listed(journal) == []
+    finally:
+        await conn.close()

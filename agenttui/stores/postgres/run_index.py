@@ -3,12 +3,13 @@
 Opt-in (``agenttui index install STORE``) and reversible (``agenttui index uninstall STORE``). It
 lives in a schema of its own beside the journal's, ``<schema>_agenttui`` (``<schema>_<prefix>
 agenttui`` for a table prefix other than ``bide_``), and adds to the journal's table nothing but
-four statement triggers, ``agenttui_index_*``, that note which runs an insert, update, delete or
-truncate touched::
+four triggers, ``agenttui_index_*``, that note which runs an insert, update, delete or truncate
+touched (``TRIGGERS``)::
 
     <index>.meta     key text PRIMARY KEY, value text     the index's version, the journal it indexes
     <index>.changes  id int8 identity, run_id text, noted_at timestamptz
-                     a row a statement a run: the runs changed since the indexer last read them
+                     a row an inserted entry (a statement's run, for an update or a delete):
+                     the runs changed since the indexer last read them
     <index>.runs     run_id text COLLATE "C" PRIMARY KEY, count int8, last int8, <verdict columns>
                      what the status rules make of each run without its lease row, with the
                      validator (entry count, highest seq) of the entries it was made of
@@ -43,14 +44,21 @@ T = TypeVar("T")
 
 #: The index's layout: an index of an older version is made again by the indexer, one of a newer
 #: version left alone, and neither is read meanwhile.
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 #: The advisory lock install and uninstall run under ("agtx" in ASCII).
 INSTALL_LOCK = 0x61677478
 #: The triggers install adds to the journal's table, by the statements they note.
+#: An insert is noted row by row: the SDK's statement inserts one row, and a row trigger with no
+#: transition table costs it least. An update or a delete (a hand's, never the SDK's) is noted
+#: once a statement a run.
 TRIGGERS = {
-    "agenttui_index_insert": "AFTER INSERT ON {steps} REFERENCING NEW TABLE AS changed_rows",
-    "agenttui_index_update": "AFTER UPDATE ON {steps} REFERENCING NEW TABLE AS changed_rows",
-    "agenttui_index_delete": "AFTER DELETE ON {steps} REFERENCING OLD TABLE AS changed_rows",
+    "agenttui_index_insert": "AFTER INSERT ON {steps} FOR EACH ROW EXECUTE FUNCTION {note_row}()",
+    "agenttui_index_update": (
+        "AFTER UPDATE ON {steps} REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION {note}()"
+    ),
+    "agenttui_index_delete": (
+        "AFTER DELETE ON {steps} REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION {note}()"
+    ),
 }
 TRUNCATE_TRIGGER = "agenttui_index_truncate"
 
@@ -504,8 +512,9 @@ class _Sql:
         verdict_ddl = ", ".join(f"{name} pg_catalog.{kind}" for name, kind in VERDICT_COLUMNS)
         note = f"{q}.note_changes"
         truncated = f"{q}.note_truncate"
+        note_row = f"{q}.note_row"
         triggers = "\n".join(
-            f"CREATE TRIGGER {name} {when.format(steps=steps)} FOR EACH STATEMENT EXECUTE FUNCTION {note}();"
+            f"CREATE TRIGGER {name} {when.format(steps=steps, note=note, note_row=note_row)};"
             for name, when in TRIGGERS.items()
         )
         self.create = f"""
@@ -518,7 +527,6 @@ class _Sql:
                 -- The writer's transaction: a live tail reads the changes past its last snapshot's.
                 xid pg_catalog.xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id()
             );
-            CREATE INDEX changes_run ON {changes} (run_id);
             CREATE TABLE {runs} (
                 run_id pg_catalog.text COLLATE pg_catalog."C" PRIMARY KEY,
                 root_id pg_catalog.text COLLATE pg_catalog."C" NOT NULL,
@@ -553,6 +561,13 @@ class _Sql:
                 RETURN NULL;
             END
             $agenttui$;
+            CREATE FUNCTION {note_row}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+                SET search_path = pg_catalog, pg_temp AS $agenttui$
+            BEGIN
+                INSERT INTO {changes} (run_id) VALUES (NEW.run_id);
+                RETURN NULL;
+            END
+            $agenttui$;
             CREATE FUNCTION {truncated}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
                 SET search_path = pg_catalog, pg_temp AS $agenttui$
             BEGIN
@@ -561,7 +576,7 @@ class _Sql:
                 RETURN NULL;
             END
             $agenttui$;
-            REVOKE ALL ON FUNCTION {note}(), {truncated}() FROM PUBLIC;
+            REVOKE ALL ON FUNCTION {note}(), {note_row}(), {truncated}() FROM PUBLIC;
             {triggers}
             CREATE TRIGGER {TRUNCATE_TRIGGER} AFTER TRUNCATE ON {steps} FOR EACH STATEMENT EXECUTE FUNCTION {truncated}();
         """
