@@ -653,14 +653,18 @@ async def unleased_verdicts(store: Store, run_ids: Sequence[str]) -> UnleasedVer
     its own. What a reader makes of it with the lease row and the clock at its look is what
     ``run_status`` says (``_from_verdict``)."""
     summaries: dict[str, RunSummary] = {}
-    for start in range(0, len(run_ids), SUMMARY_PAGE):
-        page = run_ids[start : start + SUMMARY_PAGE]
-        try:
-            summaries.update((s.run_id, s) for s in await store.summaries(page, keys.END_MARKERS))
-        except (StoreConnectionError, StoreLockedError):
-            raise
-        except StoreError:  # a damaged page: its runs are read one by one
-            pass
+    ahead = asyncio.Semaphore(PAGES_AHEAD)  # the database sums pages up side by side, as a look's
+
+    async def sum_up(page: Sequence[str]) -> None:
+        async with ahead:
+            try:
+                summaries.update((s.run_id, s) for s in await store.summaries(page, keys.END_MARKERS))
+            except (StoreConnectionError, StoreLockedError):
+                raise
+            except StoreError:  # a damaged page: its runs are read one by one
+                pass
+
+    await asyncio.gather(*(sum_up(run_ids[at : at + SUMMARY_PAGE]) for at in range(0, len(run_ids), SUMMARY_PAGE)))
     rows: list[tuple[str, tuple[int, int], Verdict | None]] = []
     short: dict[str, RunSummary | None] = {}
     alone: list[str] = []
