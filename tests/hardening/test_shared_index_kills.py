@@ -138,3 +138,26 @@ async def test_kills_at_any_moment_lose_and_double_nothing(
             indexer.wait()
         await reader.close()
     assert kills >= ROUNDS  # the draw killed indexers every round, not once
+
+
+async def test_sigterm_gives_the_lease_up_at_once(journal: tuple[PostgresStore, str]) -> None:
+    """A service manager's stop: the indexer ends with 143 and its lease is free for a standby
+    at once, not a lease's life later."""
+    store, url = journal
+    index = store.run_index()
+    assert index is not None
+    indexer = start_indexer(url, "stopped-by-a-service-manager")
+    try:
+        for _ in range(600):
+            if (await index.state()).holder == "stopped-by-a-service-manager":
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the indexer never took the lease")
+        indexer.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(indexer.wait, 30) == 128 + signal.SIGTERM
+        assert (await index.state()).holder == ""
+    finally:
+        if indexer.poll() is None:
+            indexer.kill()
+            indexer.wait()
