@@ -20,7 +20,7 @@ _NUMBER_COLUMNS = {"turns": "r.turns", "tokens": "r.tokens", "steps": "r.steps"}
 _INT8 = (-(2**63), 2**63 - 1)
 
 
-class _Sql:
+class _Params:
     """The parameters of one compiled condition, numbered from ``$1``."""
 
     def __init__(self, now_ms: int) -> None:
@@ -43,12 +43,12 @@ class _Sql:
 def where_sql(where: Where, now_ms: int) -> tuple[str, list[object]]:
     """The SQL condition over ``runs AS r`` that holds for every row ``where`` may match at
     ``now_ms`` (Unix ms), and its parameters."""
-    sql = _Sql(now_ms)
+    sql = _Params(now_ms)
     may, _ = _compiled(where.condition(), sql)
     return may, sql.args
 
 
-def _compiled(condition: Condition, sql: _Sql) -> tuple[str, str]:
+def _compiled(condition: Condition, sql: _Params) -> tuple[str, str]:
     """(may, must): SQL that is TRUE where the condition may be TRUE, and only where it must."""
     kind = condition[0]
     if kind == "everything":
@@ -64,7 +64,7 @@ def _compiled(condition: Condition, sql: _Sql) -> tuple[str, str]:
     return (exact, exact) if exact is not None else ("true", "false")
 
 
-def _test(condition: Condition, sql: _Sql) -> str | None:
+def _test(condition: Condition, sql: _Params) -> str | None:
     """One test's SQL over a row decided by its verdict alone; None where it cannot say exactly."""
     kind, *rest = condition
     if kind == "flag":
@@ -90,7 +90,7 @@ def _test(condition: Condition, sql: _Sql) -> str | None:
     raise AssertionError(f"a filter test of no known kind: {condition!r}")
 
 
-def _text(field: str, op: str, values: tuple[str, ...], sql: _Sql) -> str | None:
+def _text(field: str, op: str, values: tuple[str, ...], sql: _Params) -> str | None:
     if field == "status":
         matched = f"(r.state = ANY({sql.param(list(values), 'text[]')}))"
     elif field == "lease":
@@ -123,7 +123,7 @@ def _regex(pattern: str) -> str | None:
     return "".join(out)
 
 
-def _interval(field: str, op: str, bound: int, sql: _Sql) -> str:
+def _interval(field: str, op: str, bound: int, sql: _Params) -> str:
     """``runs.selection.where._interval_truth`` over the interval the row's times give: the
     idle time is ``now - latest`` exactly when the last record carries the latest time, at most
     that otherwise; the age is ``now - earliest`` exactly when the first carries the earliest,

@@ -38,65 +38,36 @@ from typing import Any, NamedTuple, TypeVar
 import asyncpg
 
 from agenttui.errors import ConfigError, StoreError
-from agenttui.stores.postgres.schema import MAX_IDENTIFIER, SCHEMA_VERSION, Names
+from agenttui.stores.postgres.run_index_sql import (
+    INDEX_VERSION,
+    INSTALL_LOCK,
+    TRIGGERS,
+    TRUNCATE_TRIGGER,
+    VERDICT_COLUMNS,
+    IndexStatements,
+    index_schema,
+)
+from agenttui.stores.postgres.schema import SCHEMA_VERSION, Names
+
+__all__ = [
+    "INDEX_VERSION",
+    "TRIGGERS",
+    "TRUNCATE_TRIGGER",
+    "VERDICT_COLUMNS",
+    "Changed",
+    "Claimed",
+    "Counted",
+    "IndexLines",
+    "IndexLostError",
+    "IndexRow",
+    "IndexState",
+    "IndexedRows",
+    "Selected",
+    "SharedRunIndex",
+    "index_schema",
+]
 
 T = TypeVar("T")
-
-#: The index's layout: an index of an older version is made again by the indexer, one of a newer
-#: version left alone, and neither is read meanwhile.
-INDEX_VERSION = 4
-#: The advisory lock install and uninstall run under ("agtx" in ASCII).
-INSTALL_LOCK = 0x61677478
-#: The triggers install adds to the journal's table, by the statements they note.
-#: An insert is noted row by row: the SDK's statement inserts one row, and a row trigger with no
-#: transition table costs it least. An update or a delete (a hand's, never the SDK's) is noted
-#: once a statement a run.
-TRIGGERS = {
-    "agenttui_index_insert": "AFTER INSERT ON {steps} FOR EACH ROW EXECUTE FUNCTION {note_row}()",
-    "agenttui_index_update": (
-        "AFTER UPDATE ON {steps} REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION {note}()"
-    ),
-    "agenttui_index_delete": (
-        "AFTER DELETE ON {steps} REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION {note}()"
-    ),
-}
-TRUNCATE_TRIGGER = "agenttui_index_truncate"
-
-#: What the index keeps of a status, in ``runs.statuses.index.Verdict``'s order (a test holds the
-#: two equal), with each column's type.
-VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("state", "text"),
-    ("detail", "text"),
-    ("tool_use_id", "text"),
-    ("tool_name", "text"),
-    ("interrupt_name", "text"),
-    ("legacy", "bool"),
-    ("fork_of", "text"),
-    ("steps", "int8"),
-    ("turns", "int8"),
-    ("tokens", "int8"),
-    ("earliest_ms", "int8"),
-    ("latest_ms", "int8"),
-    ("first_is_earliest", "bool"),
-    ("last_is_latest", "bool"),
-    ("wake_at", "text"),
-)
-_VERDICT_NAMES = [name for name, _ in VERDICT_COLUMNS]
-#: A verdict that says no more than a status line: no open call, interrupt, fork, legacy
-#: journal, times or wake time (``runs.statuses.index.KeptLines.plain``).
-_PLAIN = (
-    "tool_use_id = '' AND tool_name = '' AND interrupt_name = '' AND NOT legacy AND fork_of = ''"
-    " AND earliest_ms IS NULL AND wake_at IS NULL"
-)
-
-
-def index_schema(names: Names) -> str:
-    """The schema the index of the journal ``names`` names lives in."""
-    tail = "agenttui" if names.prefix == "bide_" else f"{names.prefix}agenttui"
-    schema = f"{names.schema}_{tail}"
-    if len(schema.encode()) > MAX_IDENTIFIER:
-        raise ConfigError(f"the index's schema name {schema!r} does not fit PostgreSQL's 63-byte names")
-    return schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +180,7 @@ class Claimed:
     and written back (``write``) in the same transaction, which commits when the batch ends."""
 
     def __init__(
-        self, conn: asyncpg.Connection, sql: _Sql, run_ids: list[str], xids: list[int], watermark: int
+        self, conn: asyncpg.Connection, sql: IndexStatements, run_ids: list[str], xids: list[int], watermark: int
     ) -> None:
         self._conn = conn
         self._sql = sql
@@ -259,7 +230,7 @@ class SharedRunIndex:
         self._pool = pool
         self._names = names
         self._retrying: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] = retrying
-        self._sql = _Sql(names, self.schema, has_leases=has_leases)
+        self._sql = IndexStatements(names, self.schema, has_leases=has_leases)
 
     # -- install, uninstall, state -----------------------------------------------------------
 
@@ -313,8 +284,11 @@ class SharedRunIndex:
         row = await conn.fetchrow(self._sql.usable)
         if row["triggers"] != len(TRIGGERS) + 1:
             return "its triggers on the journal's table are missing: run agenttui index install again"
-        if row["version"] != str(INDEX_VERSION) or row["journal_version"] != str(SCHEMA_VERSION):
-            return f"it is of version {row['version']} (this agenttui's: {INDEX_VERSION}): its indexer builds it again"
+        version = int(row["version"] or 0)
+        if version > INDEX_VERSION:
+            return f"it is of version {version}, newer than this agenttui's ({INDEX_VERSION}): upgrade agenttui"
+        if version < INDEX_VERSION or row["journal_version"] != str(SCHEMA_VERSION):
+            return f"it is of version {version} (this agenttui's: {INDEX_VERSION}): its indexer builds it again"
         if caught_up and row["caught_up"] is None:
             return "the indexer has not caught up with the journal yet"
         return ""
@@ -495,269 +469,3 @@ class SharedRunIndex:
     async def installed(self) -> bool:
         """Whether the index's schema is there (usable or not): one catalog lookup."""
         return bool(await self._retrying(lambda: self._pool.fetchval(self._sql.schema_exists)))
-
-
-def _q(identifier: str) -> str:
-    return f'"{identifier}"'
-
-
-class _Sql:
-    """Every statement of one index, built once from its validated names."""
-
-    def __init__(self, names: Names, schema: str, *, has_leases: bool) -> None:
-        steps = names.qualified("steps")
-        leases = names.qualified("leases")
-        q = _q(schema)
-        meta, changes, runs, indexer = (f"{q}.{_q(t)}" for t in ("meta", "changes", "runs", "indexer"))
-        verdict_ddl = ", ".join(f"{name} pg_catalog.{kind}" for name, kind in VERDICT_COLUMNS)
-        note = f"{q}.note_changes"
-        truncated = f"{q}.note_truncate"
-        note_row = f"{q}.note_row"
-        triggers = "\n".join(
-            f"CREATE TRIGGER {name} {when.format(steps=steps, note=note, note_row=note_row)};"
-            for name, when in TRIGGERS.items()
-        )
-        self.create = f"""
-            CREATE SCHEMA {q};
-            CREATE TABLE {meta} (key pg_catalog.text PRIMARY KEY, value pg_catalog.text NOT NULL);
-            CREATE TABLE {changes} (
-                id pg_catalog.int8 GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                run_id pg_catalog.text COLLATE pg_catalog."C" NOT NULL,
-                noted_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
-                -- The writer's transaction: a live tail reads the changes past its last snapshot's.
-                xid pg_catalog.xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id()
-            );
-            CREATE TABLE {runs} (
-                run_id pg_catalog.text COLLATE pg_catalog."C" PRIMARY KEY,
-                root_id pg_catalog.text COLLATE pg_catalog."C" NOT NULL,
-                xid pg_catalog.xid8,
-                count pg_catalog.int8 NOT NULL, last pg_catalog.int8 NOT NULL,
-                {verdict_ddl},
-                indexed_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now()
-            );
-            -- A selection by status, and the counts; the runs a lease row may make in flight;
-            -- the runs the clock decides.
-            CREATE INDEX runs_state ON {runs} (state, run_id);
-            CREATE INDEX runs_root ON {runs} (root_id);
-            CREATE INDEX runs_waking ON {runs} (run_id) WHERE wake_at IS NOT NULL;
-            CREATE INDEX runs_xid ON {runs} (xid);
-            CREATE TABLE {indexer} (
-                id pg_catalog.int4 PRIMARY KEY CHECK (id = 1),
-                holder pg_catalog.text NOT NULL DEFAULT '',
-                expiry pg_catalog.timestamptz NOT NULL DEFAULT '-infinity',
-                watermark pg_catalog.int8 NOT NULL DEFAULT 0,
-                caught_up_at pg_catalog.timestamptz,
-                beat_at pg_catalog.timestamptz
-            );
-            INSERT INTO {indexer} (id) VALUES (1);
-            INSERT INTO {meta} (key, value) VALUES
-                ('version', '{INDEX_VERSION}'), ('journal_version', '{SCHEMA_VERSION}'),
-                ('journal', '{steps}'), ('installed_at', pg_catalog.now()::pg_catalog.text),
-                ('installed_by', current_user::pg_catalog.text);
-            CREATE FUNCTION {note}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-                SET search_path = pg_catalog, pg_temp AS $agenttui$
-            BEGIN
-                INSERT INTO {changes} (run_id) SELECT DISTINCT run_id FROM changed_rows;
-                RETURN NULL;
-            END
-            $agenttui$;
-            CREATE FUNCTION {note_row}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-                SET search_path = pg_catalog, pg_temp AS $agenttui$
-            BEGIN
-                INSERT INTO {changes} (run_id) VALUES (NEW.run_id);
-                RETURN NULL;
-            END
-            $agenttui$;
-            CREATE FUNCTION {truncated}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-                SET search_path = pg_catalog, pg_temp AS $agenttui$
-            BEGIN
-                DELETE FROM {runs};
-                DELETE FROM {changes};
-                RETURN NULL;
-            END
-            $agenttui$;
-            REVOKE ALL ON FUNCTION {note}(), {note_row}(), {truncated}() FROM PUBLIC;
-            {triggers}
-            CREATE TRIGGER {TRUNCATE_TRIGGER} AFTER TRUNCATE ON {steps} FOR EACH STATEMENT EXECUTE FUNCTION {truncated}();
-        """
-        trigger_names = ", ".join(f"'{name}'" for name in [*TRIGGERS, TRUNCATE_TRIGGER])
-        self.trigger_count = (
-            "SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger"
-            f" WHERE tgrelid = pg_catalog.to_regclass('{steps}') AND tgname IN ({trigger_names})"
-        )
-        drop_triggers = "\n".join(
-            f"DROP TRIGGER IF EXISTS {name} ON {steps};" for name in [*TRIGGERS, TRUNCATE_TRIGGER]
-        )
-        self.drop = f"{drop_triggers}\nDROP SCHEMA IF EXISTS {q} CASCADE;"
-        self.schema_exists = f"SELECT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = '{schema}')"
-        self.usable = f"""
-            SELECT ({self.trigger_count} AND tgenabled <> 'D') AS triggers,
-                (SELECT value FROM {meta} WHERE key = 'version') AS version,
-                (SELECT value FROM {meta} WHERE key = 'journal_version') AS journal_version,
-                (SELECT caught_up_at FROM {indexer}) AS caught_up
-        """
-        self.rights = f"""
-            SELECT current_user::pg_catalog.text AS role,
-                pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE') AS create,
-                pg_catalog.has_table_privilege('{steps}', 'TRIGGER') AS trigger
-        """
-        # Every role that may read the journal may read its index (the owner reads it anyway).
-        self.readers = f"""
-            SELECT COALESCE(pg_catalog.array_agg(DISTINCT
-                CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE r.rolname::pg_catalog.text END), '{{}}')
-            FROM pg_catalog.pg_class AS c CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) AS a
-            LEFT JOIN pg_catalog.pg_roles AS r ON r.oid = a.grantee
-            WHERE c.oid = '{steps}'::pg_catalog.regclass AND a.privilege_type = 'SELECT'
-        """
-        self._grant = f"GRANT USAGE ON SCHEMA {q} TO {{role}}; GRANT SELECT ON ALL TABLES IN SCHEMA {q} TO {{role}};"
-        self.queue_every_run = f"INSERT INTO {changes} (run_id) SELECT DISTINCT run_id FROM {steps}"
-        self.rebuild = f"""
-            DELETE FROM {runs};
-            DELETE FROM {changes};
-            UPDATE {meta} SET value = '{INDEX_VERSION}' WHERE key = 'version';
-            UPDATE {meta} SET value = '{SCHEMA_VERSION}' WHERE key = 'journal_version';
-            UPDATE {indexer} SET caught_up_at = NULL;
-        """
-        self.state = f"""
-            SELECT (SELECT value FROM {meta} WHERE key = 'version')::pg_catalog.int4 AS version,
-                (SELECT pg_catalog.count(*) FROM {runs}) AS runs,
-                (SELECT pg_catalog.count(*) FROM {changes}) AS pending,
-                (SELECT pg_catalog.count(DISTINCT run_id) FROM {changes}) AS pending_runs,
-                (SELECT extract(epoch FROM pg_catalog.now() - pg_catalog.min(noted_at))::pg_catalog.float8
-                 FROM {changes}) AS oldest_pending_seconds,
-                i.watermark,
-                extract(epoch FROM pg_catalog.now() - i.caught_up_at)::pg_catalog.float8 AS caught_up_seconds,
-                i.holder,
-                CASE WHEN i.holder <> '' THEN extract(epoch FROM i.expiry - pg_catalog.now())::pg_catalog.float8
-                END AS lease_seconds,
-                extract(epoch FROM pg_catalog.now() - i.beat_at)::pg_catalog.float8 AS beat_seconds,
-                (SELECT COALESCE(pg_catalog.sum(pg_catalog.pg_total_relation_size(c.oid)), 0)::pg_catalog.int8
-                 FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
-                 WHERE n.nspname = '{schema}' AND c.relkind = 'r') AS index_bytes,
-                pg_catalog.pg_total_relation_size('{steps}') AS journal_bytes
-            FROM {indexer} AS i
-        """
-        self.take_lease = f"""
-            UPDATE {indexer} SET holder = $1,
-                expiry = pg_catalog.now() + $2::pg_catalog.float8 * interval '1 second', beat_at = pg_catalog.now()
-            WHERE holder = $1 OR holder = '' OR expiry < pg_catalog.now() RETURNING true
-        """
-        self.release_lease = f"UPDATE {indexer} SET holder = '', expiry = '-infinity' WHERE holder = $1"
-        self.hold = f"SELECT true FROM {indexer} WHERE holder = $1 AND expiry >= pg_catalog.now() FOR UPDATE"
-        self.hold_renewing = f"""
-            UPDATE {indexer} SET expiry = pg_catalog.now() + $2::pg_catalog.float8 * interval '1 second',
-                beat_at = pg_catalog.now()
-            WHERE holder = $1 AND expiry >= pg_catalog.now() RETURNING true
-        """
-        self.claim = f"""
-            WITH taken AS (
-                DELETE FROM {changes} WHERE id IN (
-                    SELECT id FROM {changes} ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED
-                ) RETURNING id, run_id, xid
-            ), runs AS (SELECT run_id, pg_catalog.max(xid) AS xid FROM taken GROUP BY run_id)
-            SELECT (SELECT pg_catalog.array_agg(run_id ORDER BY run_id) FROM runs) AS run_ids,
-                (SELECT pg_catalog.array_agg(xid ORDER BY run_id) FROM runs) AS xids,
-                (SELECT pg_catalog.max(id) FROM taken) AS watermark
-        """
-        self.worked = f"""
-            UPDATE {indexer} SET watermark = GREATEST(watermark, COALESCE($1::pg_catalog.int8, 0)),
-                caught_up_at = CASE WHEN $2::pg_catalog.bool THEN pg_catalog.now() ELSE caught_up_at END
-        """
-        columns = ", ".join(["run_id", "root_id", "xid", "count", "last", *_VERDICT_NAMES])
-        placeholders = ", ".join(
-            ["$1", "$2", "$3::pg_catalog.xid8", *(f"${at}" for at in range(4, 6 + len(VERDICT_COLUMNS)))]
-        )
-        updates = ", ".join(
-            f"{name} = EXCLUDED.{name}" for name in ["root_id", "xid", "count", "last", *_VERDICT_NAMES]
-        )
-        self.upsert = (
-            f"INSERT INTO {runs} ({columns}) VALUES ({placeholders}) ON CONFLICT (run_id) DO UPDATE SET {updates},"
-            " indexed_at = pg_catalog.now()"
-        )
-        leases_now = (
-            f""",
-                ARRAY(SELECT run_id FROM {leases} ORDER BY run_id) AS leased,
-                ARRAY(SELECT holder FROM {leases} ORDER BY run_id) AS holders,
-                ARRAY(SELECT expiry >= pg_catalog.now() FROM {leases} ORDER BY run_id) AS live"""
-            if has_leases
-            else ", NULL AS leased, NULL AS holders, NULL AS live"
-        )
-        self.changed_since = f"""
-            SELECT pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot()) AS mark,
-                ARRAY(SELECT run_id FROM {changes} WHERE xid >= $1::pg_catalog.xid8
-                      UNION SELECT run_id FROM {runs} WHERE xid >= $1::pg_catalog.xid8) AS runs{leases_now}
-        """
-        self.runs_under = f"SELECT run_id FROM {runs} WHERE root_id = ANY($1::pg_catalog.text[])"
-        self.drop_runs = f"DELETE FROM {runs} WHERE run_id = ANY($1::pg_catalog.text[])"
-        self.requeue = f"INSERT INTO {changes} (run_id) SELECT pg_catalog.unnest($1::pg_catalog.text[])"
-        # As one array a column: asyncpg decodes an array in C (a row a run cost the client a
-        # tenth of a second of 100,000 runs). The subquery's order is the primary key's.
-        aggregated = ", ".join(
-            f"pg_catalog.array_agg({column})" for column in ["run_id", "count", "last", *_VERDICT_NAMES]
-        )
-        self.lines = (
-            f"SELECT {aggregated}, pg_catalog.array_agg(COALESCE({_PLAIN}, false)::pg_catalog.int4)"
-            f' FROM (SELECT * FROM {runs} ORDER BY run_id COLLATE "C") AS r'
-        )
-        self.pending_runs = f"""
-            SELECT pg_catalog.array_agg(c.run_id ORDER BY c.run_id) FILTER (WHERE c.held),
-                pg_catalog.array_agg(c.run_id) FILTER (WHERE NOT c.held)
-            FROM (SELECT q.run_id, EXISTS (SELECT FROM {steps} AS s WHERE s.run_id = q.run_id) AS held
-                  FROM (SELECT DISTINCT run_id FROM {changes}) AS q) AS c
-        """
-        selected = ", ".join(["r.run_id", *(f"r.{name}" for name in _VERDICT_NAMES)])
-        self.rows = (
-            f"SELECT {selected} FROM {runs} AS r WHERE r.run_id = ANY($1::pg_catalog.text[]) AND r.state IS NOT NULL"
-            f" AND NOT EXISTS (SELECT FROM {changes} AS c WHERE c.run_id = r.run_id)"
-        )
-
-        selected_columns = ", ".join(["r.run_id", "r.root_id", *(f"r.{name}" for name in _VERDICT_NAMES)])
-        unqueued = f"NOT EXISTS (SELECT FROM {changes} AS c WHERE c.run_id = r.run_id)"
-        unleased = (
-            f'NOT EXISTS (SELECT FROM {leases} AS l WHERE l.run_id COLLATE "C" = r.root_id)' if has_leases else "true"
-        )
-        self._selected_columns = selected_columns
-        self._unqueued = unqueued
-        self._branches = (
-            f"SELECT r.run_id FROM {runs} AS r WHERE r.state IS NOT NULL AND ({{condition}})",
-            f"SELECT r.run_id FROM {runs} AS r WHERE r.wake_at IS NOT NULL",
-            *([f'SELECT r.run_id FROM {leases} AS l JOIN {runs} AS r ON r.root_id = l.run_id COLLATE "C" WHERE true']
-              if has_leases else []),
-        )  # fmt: skip
-        self._runs = runs
-        self.counts = (
-            f"SELECT r.state, pg_catalog.count(*) FROM {runs} AS r WHERE r.state IS NOT NULL AND r.wake_at IS NULL"
-            f" AND {unleased} AND {unqueued} GROUP BY r.state"
-        )
-        self.to_read = f"""
-            SELECT pg_catalog.array_agg(run_id ORDER BY run_id) FROM (
-                SELECT q.run_id FROM (SELECT DISTINCT run_id FROM {changes}) AS q
-                WHERE EXISTS (SELECT FROM {steps} AS s WHERE s.run_id = q.run_id)
-                UNION SELECT run_id FROM {runs} WHERE state IS NULL
-            ) AS queued
-        """
-
-    def select(self, condition: str, after: int, *, paged: bool) -> str:
-        """The runs ``condition`` may select past the run id ``$<after>``, with those the lease
-        rows and the clock decide (each part by its own index: an ``OR`` of them would read every
-        row); ``paged``, the first ``$<after + 1>`` of them only, each part ordered and cut by
-        itself (so each reads its index from ``after`` on, no further), and with each row the
-        last run the page covers (``upto``)."""
-        limit = f" ORDER BY r.run_id LIMIT ${after + 1}" if paged else ""
-        parts = " UNION ".join(
-            f"({branch.format(condition=condition)} AND r.run_id > ${after}{limit})" for branch in self._branches
-        )
-        bounded = (
-            f"SELECT run_id FROM chosen ORDER BY run_id LIMIT ${after + 1}" if paged else "SELECT run_id FROM chosen"
-        )
-        upto = f"(SELECT CASE WHEN count(*) = ${after + 1} THEN max(run_id) END FROM bounded)" if paged else "NULL"
-        # Every run of the page comes back, and says whether it is to be read from its row
-        # (``kept``): a page whose runs are all queued still says where it ends.
-        return (
-            f"WITH chosen AS ({parts}), bounded AS ({bounded})"
-            f" SELECT {self._selected_columns}, r.state IS NOT NULL AND {self._unqueued} AS kept, {upto} AS upto"
-            f" FROM bounded JOIN {self._runs} AS r ON r.run_id = bounded.run_id ORDER BY r.run_id"
-        )
-
-    def grant_to(self, role: str) -> str:
-        return self._grant.format(role=role if role == "PUBLIC" else _q(role.replace('"', '""')))
