@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from agenttui.runs.selection.where import Where, unix_ms
 from agenttui.runs.selection.where_sql import where_sql
@@ -17,6 +18,9 @@ from agenttui.runs.statuses.shared import shared_counts, shared_selection
 from agenttui.runs.statuses.state import RunState
 from agenttui.runs.statuses.status import RunStatus, list_statuses, statuses, statuses_of_verdicts
 from agenttui.stores.base import Store
+
+if TYPE_CHECKING:
+    from agenttui.stores.postgres.run_index import Selected
 
 #: How many runs one read of the journal asks for (``statuses``' page).
 _PAGE = 500
@@ -31,10 +35,7 @@ async def candidate_statuses(store: Store, where: Where, now: datetime, *, after
     the indexer read them, each page in one snapshot); else every run's status."""
     condition, args = where_sql(where, unix_ms(now))
     while (page := await shared_selection(store, condition, args, after=after, limit=CANDIDATE_PAGE)) is not None:
-        made = await statuses_of_verdicts(store, [(row[0], Verdict._make(row[2:])) for row in page.rows], now)
-        read = [status for start in range(0, len(page.pending), _PAGE)
-                for status in await statuses(store, page.pending[start : start + _PAGE])]  # fmt: skip
-        for status in sorted([*made, *read], key=lambda status: status.run_id):
+        for status in await _statuses_of(store, page, now):
             yield status
         if page.upto is None:
             return
@@ -70,9 +71,16 @@ async def count_statuses(store: Store, now: datetime, where: Where | None = None
             counted[status.state] += 1
         return counted
     counted.update({RunState(state): count for state, count in indexed.states.items()})
-    rest = indexed.rest
-    made = await statuses_of_verdicts(store, [(row[0], Verdict._make(row[2:])) for row in rest.rows], now)
-    read = [status for start in range(0, len(rest.pending), _PAGE)
-            for status in await statuses(store, rest.pending[start : start + _PAGE])]  # fmt: skip
-    counted.update(status.state for status in [*made, *read])
+    counted.update(status.state for status in await _statuses_of(store, indexed.rest, now))
     return counted
+
+
+async def _statuses_of(store: Store, selected: Selected, now: datetime) -> list[RunStatus]:
+    """The statuses of a selection's runs, in run id order: those of its rows made of their
+    verdicts, with their lease rows and the clock at ``now``; those of the runs to read, read
+    from the journal a page at a time."""
+    made = await statuses_of_verdicts(store, [(row[0], Verdict._make(row[2:])) for row in selected.rows], now)
+    pending = selected.pending
+    read = [status for start in range(0, len(pending), _PAGE)
+            for status in await statuses(store, pending[start : start + _PAGE])]  # fmt: skip
+    return sorted([*made, *read], key=lambda status: status.run_id)
