@@ -30,7 +30,7 @@ from agenttui.runs.statuses.status import RunStatus, list_statuses, run_status
 from agenttui.stores.changes import follow_changes
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.postgres.connection import parse_dsn
-from agenttui.stores.postgres.run_index import TRIGGERS, VERDICT_COLUMNS, SharedRunIndex
+from agenttui.stores.postgres.run_index import INDEX_VERSION, TRIGGERS, VERDICT_COLUMNS, SharedRunIndex
 from agenttui.stores.sqlite import SQLiteStore
 from tests.gocorpus import CASES, write_corpus
 from tests.hardening.hostile_corpus import build_postgres_schema
@@ -311,7 +311,8 @@ async def test_an_index_of_an_older_version_is_made_again_and_a_newer_one_left_a
         with pytest.raises(ConfigError, match="newer than this agenttui's"):
             await run_indexer(journal, holder=HOLDER, once=True, idle=0)
         assert not await index.usable()
-        assert (await index.state()).usable == "it is of version 99, newer than this agenttui's (4): upgrade agenttui"
+        expected = f"it is of version 99, newer than this agenttui's ({INDEX_VERSION}): upgrade agenttui"
+        assert (await index.state()).usable == expected
     finally:
         await conn.close()
 
@@ -447,8 +448,10 @@ async def test_a_hand_that_updates_deletes_or_truncates_the_journal_is_noted_too
         assert await listed(journal) == await no_cache(journal)  # read from the journal meanwhile
         await indexed_now(journal)
         assert await listed(journal) == await no_cache(journal)
+        assert await count_statuses(journal, NOW) == Counter(status.state for status in await no_cache(journal))
         assert second not in (await index.lines() or lines).run_ids
         await conn.execute(f"TRUNCATE {steps}")
         assert (await index.state()).runs == 0 and await listed(journal) == []
+        assert await count_statuses(journal, NOW) == Counter()
     finally:
         await conn.close()

@@ -31,6 +31,7 @@ nodes write on unchanged.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
@@ -194,6 +195,7 @@ class Claimed:
         """Keep each run's verdict (None: not kept; the run is read by every reader) with its
         validator, drop the rows of runs the journal no longer holds, and queue ``again`` the
         runs that could not be read now."""
+        await self._count(rows, vanished)
         if rows:
             await self._conn.executemany(
                 self._sql.upsert,
@@ -206,6 +208,13 @@ class Claimed:
             await self._conn.execute(self._sql.drop_runs, list(vanished))
         if again:
             await self._conn.execute(self._sql.requeue, list(again))
+
+    async def _count(self, rows: Sequence[IndexRow], vanished: Sequence[str]) -> None:
+        """Move the counts by state from the rows as they are to the rows as they will be."""
+        moved: Counter[str] = Counter(row.verdict[0] for row in rows if row.verdict is not None)
+        moved.subtract(await self._conn.fetchval(self._sql.states_of_array, [*(row.run_id for row in rows), *vanished]))
+        if changed := {state: by for state, by in moved.items() if by}:
+            await self._conn.execute(self._sql.add_counts, list(changed), list(changed.values()))
 
 
 _NO_VERDICT = (None,) * len(VERDICT_COLUMNS)
@@ -424,10 +433,15 @@ class SharedRunIndex:
             async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
                 if await self._problem(conn):
                     return None
-                states = await conn.fetch(self._sql.counts)
+                states: Counter[str] = Counter(dict(await conn.fetch(self._sql.counts)))
                 rest = [row for row in await conn.fetch(self._sql.select("false", 1, paged=False), "") if row["kept"]]
+                queued = await conn.fetch(self._sql.queued_states)
                 pending = await conn.fetchval(self._sql.to_read)
-            return Counted(dict(states), Selected([tuple(row)[:-2] for row in rest], list(pending or [])))
+            # Those whose status is not their verdict's alone are the caller's to count.
+            states.subtract(row["state"] for row in rest)
+            states.subtract(row[0] for row in queued)
+            counted = {state: runs for state, runs in states.items() if runs}
+            return Counted(counted, Selected([tuple(row)[:-2] for row in rest], list(pending or [])))
 
         result: Counted | None = await self._retrying(read)
         return result

@@ -9,7 +9,7 @@ from agenttui.stores.postgres.schema import MAX_IDENTIFIER, SCHEMA_VERSION, Name
 
 #: The index's layout: an index of an older version is made again by the indexer, one of a newer
 #: version left alone, and neither is read meanwhile.
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 #: The advisory lock install and uninstall run under ("agtx" in ASCII).
 INSTALL_LOCK = 0x61677478
 #: The triggers install adds to the journal's table, by the statements they note.
@@ -75,7 +75,9 @@ class IndexStatements:
         steps = names.qualified("steps")
         leases = names.qualified("leases")
         q = _q(schema)
-        meta, changes, runs, indexer = (f"{q}.{_q(t)}" for t in ("meta", "changes", "runs", "indexer"))
+        meta, changes, runs, indexer, counts = (
+            f"{q}.{_q(t)}" for t in ("meta", "changes", "runs", "indexer", "counts")
+        )
         verdict_ddl = ", ".join(f"{name} pg_catalog.{kind}" for name, kind in VERDICT_COLUMNS)
         note = f"{q}.note_changes"
         truncated = f"{q}.note_truncate"
@@ -108,6 +110,8 @@ class IndexStatements:
             CREATE INDEX runs_root ON {runs} (root_id);
             CREATE INDEX runs_waking ON {runs} (run_id) WHERE wake_at IS NOT NULL;
             CREATE INDEX runs_xid ON {runs} (xid);
+            -- The rows by their verdict's state, kept with them: counts that read no row.
+            CREATE TABLE {counts} (state pg_catalog.text PRIMARY KEY, runs pg_catalog.int8 NOT NULL);
             CREATE TABLE {indexer} (
                 id pg_catalog.int4 PRIMARY KEY CHECK (id = 1),
                 holder pg_catalog.text NOT NULL DEFAULT '',
@@ -140,6 +144,7 @@ class IndexStatements:
             BEGIN
                 DELETE FROM {runs};
                 DELETE FROM {changes};
+                DELETE FROM {counts};
                 RETURN NULL;
             END
             $agenttui$;
@@ -181,6 +186,7 @@ class IndexStatements:
         self.rebuild = f"""
             DELETE FROM {runs};
             DELETE FROM {changes};
+            DELETE FROM {counts};
             UPDATE {meta} SET value = '{INDEX_VERSION}' WHERE key = 'version';
             UPDATE {meta} SET value = '{SCHEMA_VERSION}' WHERE key = 'journal_version';
             UPDATE {indexer} SET caught_up_at = NULL;
@@ -256,6 +262,15 @@ class IndexStatements:
         """
         self.runs_under = f"SELECT run_id FROM {runs} WHERE root_id = ANY($1::pg_catalog.text[])"
         self.drop_runs = f"DELETE FROM {runs} WHERE run_id = ANY($1::pg_catalog.text[])"
+        self.states_of_array = (
+            f"SELECT COALESCE(pg_catalog.array_agg(state), '{{}}') FROM {runs}"
+            " WHERE run_id = ANY($1::pg_catalog.text[]) AND state IS NOT NULL"
+        )
+        self.add_counts = (
+            f"INSERT INTO {counts} AS n (state, runs)"
+            " SELECT * FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.int8[]))"
+            " ON CONFLICT (state) DO UPDATE SET runs = n.runs + EXCLUDED.runs"
+        )
         self.requeue = f"INSERT INTO {changes} (run_id) SELECT pg_catalog.unnest($1::pg_catalog.text[])"
         # As one array a column: asyncpg decodes an array in C (a row a run cost the client a
         # tenth of a second of 100,000 runs). The subquery's order is the primary key's.
@@ -280,9 +295,6 @@ class IndexStatements:
 
         selected_columns = ", ".join(["r.run_id", "r.root_id", *(f"r.{name}" for name in _VERDICT_NAMES)])
         unqueued = f"NOT EXISTS (SELECT FROM {changes} AS c WHERE c.run_id = r.run_id)"
-        unleased = (
-            f'NOT EXISTS (SELECT FROM {leases} AS l WHERE l.run_id COLLATE "C" = r.root_id)' if has_leases else "true"
-        )
         self._selected_columns = selected_columns
         self._unqueued = unqueued
         self._branches = (
@@ -292,9 +304,11 @@ class IndexStatements:
               if has_leases else []),
         )  # fmt: skip
         self._runs = runs
-        self.counts = (
-            f"SELECT r.state, pg_catalog.count(*) FROM {runs} AS r WHERE r.state IS NOT NULL AND r.wake_at IS NULL"
-            f" AND {unleased} AND {unqueued} GROUP BY r.state"
+        self.counts = f"SELECT state, runs FROM {counts} WHERE runs <> 0"
+        # The states counted of runs whose changes are queued: they are read from the journal.
+        self.queued_states = (
+            f"SELECT r.state FROM (SELECT DISTINCT run_id FROM {changes}) AS q"
+            f" JOIN {runs} AS r ON r.run_id = q.run_id WHERE r.state IS NOT NULL"
         )
         self.to_read = f"""
             SELECT pg_catalog.array_agg(run_id ORDER BY run_id) FROM (
