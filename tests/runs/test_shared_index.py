@@ -23,10 +23,13 @@ from agenttui.runs.selection.batch import CancelRuns, select
 from agenttui.runs.selection.indexed import CANDIDATE_PAGE, candidate_statuses, count_statuses
 from agenttui.runs.selection.where import parse_where
 from agenttui.runs.statuses import index as status_index
+from agenttui.runs.statuses import status as status_module
 from agenttui.runs.statuses.index import Verdict
 from agenttui.runs.statuses.indexer import Progress, catch_up, run_indexer
 from agenttui.runs.statuses.shared import in_use
-from agenttui.runs.statuses.status import RunStatus, list_statuses, run_status
+from agenttui.runs.statuses.state import RunState
+from agenttui.runs.statuses.status import UNKNOWN_LEASE, RunStatus, list_statuses, run_status, state_of_verdict
+from agenttui.stores.base import LeaseInfo
 from agenttui.stores.changes import follow_changes
 from agenttui.stores.postgres import PostgresStore
 from agenttui.stores.postgres.connection import parse_dsn
@@ -455,3 +458,24 @@ async def test_a_hand_that_updates_deletes_or_truncates_the_journal_is_noted_too
         assert await count_statuses(journal, NOW) == Counter()
     finally:
         await conn.close()
+
+
+def test_a_verdicts_state_alone_is_its_whole_statuss() -> None:
+    """What counting makes of a verdict is the state ``_from_verdict`` makes of it, for every
+    state, with and without a wake time, under every kind of lease row, for a run and a
+    session's journal."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    leases = [None, UNKNOWN_LEASE, LeaseInfo("r", "w", 30.0), LeaseInfo("r", "w", -30.0)]
+    for run_id in ("r", "r>@session", "r>child"):
+        for state in [*(s.value for s in RunState), "no-such-state"]:
+            for wake_at in (None, "2025-12-31T00:00:00+00:00", "2026-01-02T00:00:00+00:00", "not a time"):
+                verdict = Verdict(state, "", "", "", "", False, "", 1, 0, 0, None, None, None, None, wake_at)
+                for lease in leases:
+                    made = status_module._from_verdict(run_id, verdict, lease, now)
+                    expected = None if made is None else made.state
+                    assert state_of_verdict(run_id, state, wake_at, lease, now) == expected, (
+                        run_id,
+                        state,
+                        wake_at,
+                        lease,
+                    )

@@ -703,6 +703,20 @@ def _kept_verdict(status: RunStatus) -> Verdict | None:
     return _verdict(status) if INT64_MIN <= status.tokens <= INT64_MAX else None
 
 
+async def states_of_verdicts(
+    store: Store, rows: Sequence[tuple[str, str, str | None]], now: datetime
+) -> list[RunState]:
+    """The state of each run of ``rows`` (run id, its verdict's state and wake time), with its
+    lease row read now (one query) and the clock at ``now`` (``state_of_verdict``); a run whose
+    verdict makes no state is read from the store."""
+    leases = await _leases(store, {root_run_id(run_id) for run_id, _, _ in rows})
+    made = []
+    for run_id, state, wake_at in rows:
+        kept = state_of_verdict(run_id, state, wake_at, _lease_in(leases, run_id), now)
+        made.append(kept if kept is not None else (await run_status(store, run_id)).state)
+    return made
+
+
 async def statuses_of_verdicts(store: Store, rows: Sequence[tuple[str, Verdict]], now: datetime) -> list[RunStatus]:
     """The statuses of runs from their verdicts (the shared run index's, say), each with its
     lease row read now (one query) and the clock at ``now``; a run whose verdict makes no
@@ -865,10 +879,16 @@ def _leased(
     if lease is None:  # most runs: no lease row, every lease member at its default
         return RunStatus(run_id, state, detail, tool_use_id, tool_name, interrupt_name, wake_at, **rest)
     leased = _lease_fields(lease)
-    row = leased["lease"]
-    if row is not None and row.live and _lease_decides(run_id, state):
-        return RunStatus(run_id, RunState.IN_FLIGHT, f"leased by {row.holder}", **rest, **leased)
+    if _lease_in_flight(run_id, state, lease):
+        return RunStatus(run_id, RunState.IN_FLIGHT, f"leased by {lease.holder}", **rest, **leased)
     return RunStatus(run_id, state, detail, tool_use_id, tool_name, interrupt_name, wake_at, **rest, **leased)
+
+
+def _lease_in_flight(run_id: str, state: RunState, lease: LeaseInfo | None) -> bool:
+    """Rule 3 of ``status_of``: whether a live lease row makes a run in flight that the rules
+    made ``state`` without one (they decided some before they looked at the lease; a lease row
+    that could not be read makes nothing)."""
+    return lease is not None and lease is not UNKNOWN_LEASE and lease.live and _lease_decides(run_id, state)
 
 
 def _lease_decides(run_id: str, unleased: RunState) -> bool:
@@ -894,6 +914,23 @@ def _verdict(status: RunStatus) -> Verdict:
 
 #: Each state by its value (a dict lookup, a fifth of ``RunState(value)``'s time).
 _STATE_OF = {state.value: state for state in RunState}
+
+
+def state_of_verdict(
+    run_id: str, state: str, wake_at: str | None, lease: LeaseInfo | None, now: datetime
+) -> RunState | None:
+    """The state alone of the status ``_from_verdict`` makes of a verdict of ``state`` and
+    ``wake_at``, with the run's lease row and the clock at ``now``: what counting needs, made by
+    the same rules without the rest of a status (None where ``_from_verdict`` makes none)."""
+    kept = _STATE_OF.get(state)
+    if kept is None:
+        return None
+    if wake_at is not None:
+        try:
+            kept, _ = _by_the_clock("", datetime.fromisoformat(wake_at), now)
+        except (ValueError, TypeError):
+            return None
+    return RunState.IN_FLIGHT if _lease_in_flight(run_id, kept, lease) else kept
 
 
 def _from_verdict(run_id: str, verdict: Verdict, lease: LeaseInfo | None, now: datetime) -> RunStatus | None:

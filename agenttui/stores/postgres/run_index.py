@@ -160,8 +160,11 @@ class Counted:
 
     states: dict[str, int]
     """The runs whose status is their verdict's state (no lease row, no wake time), by state."""
-    rest: Selected
-    """The others: runs whose status hangs on a lease row or the clock, and runs to read."""
+    uncertain: list[tuple[str, str, str | None]]
+    """The runs whose status hangs on a lease row or the clock: each run id, its verdict's state
+    and wake time."""
+    pending: list[str]
+    """The runs to read from the journal."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,14 +437,15 @@ class SharedRunIndex:
                 if await self._problem(conn):
                     return None
                 states: Counter[str] = Counter(dict(await conn.fetch(self._sql.counts)))
-                rest = [row for row in await conn.fetch(self._sql.select("false", 1, paged=False), "") if row["kept"]]
-                queued = await conn.fetch(self._sql.queued_states)
+                run_ids, kept, woken = await conn.fetchrow(self._sql.uncertain)
+                queued = await conn.fetchval(self._sql.queued_states)
                 pending = await conn.fetchval(self._sql.to_read)
             # Those whose status is not their verdict's alone are the caller's to count.
-            states.subtract(row["state"] for row in rest)
-            states.subtract(row[0] for row in queued)
+            states.subtract(kept or [])
+            states.subtract(queued or [])
             counted = {state: runs for state, runs in states.items() if runs}
-            return Counted(counted, Selected([tuple(row)[:-2] for row in rest], list(pending or [])))
+            uncertain = list(zip(run_ids or [], kept or [], woken or [], strict=True))
+            return Counted(counted, uncertain, list(pending or []))
 
         result: Counted | None = await self._retrying(read)
         return result

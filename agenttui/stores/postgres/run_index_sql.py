@@ -307,8 +307,20 @@ class IndexStatements:
         self.counts = f"SELECT state, runs FROM {counts} WHERE runs <> 0"
         # The states counted of runs whose changes are queued: they are read from the journal.
         self.queued_states = (
-            f"SELECT r.state FROM (SELECT DISTINCT run_id FROM {changes}) AS q"
+            f"SELECT pg_catalog.array_agg(r.state) FROM (SELECT DISTINCT run_id FROM {changes}) AS q"
             f" JOIN {runs} AS r ON r.run_id = q.run_id WHERE r.state IS NOT NULL"
+        )
+        # The runs a lease row or the clock decides, as three arrays: no more than their states need.
+        lease_branch = (
+            f" UNION SELECT r.run_id, r.state, r.wake_at FROM {leases} AS l JOIN {runs} AS r"
+            f' ON r.root_id = l.run_id COLLATE "C" WHERE r.state IS NOT NULL AND {unqueued}'
+            if has_leases
+            else ""
+        )
+        self.uncertain = (
+            "SELECT pg_catalog.array_agg(run_id), pg_catalog.array_agg(state), pg_catalog.array_agg(wake_at) FROM ("
+            f"SELECT r.run_id, r.state, r.wake_at FROM {runs} AS r"
+            f" WHERE r.wake_at IS NOT NULL AND r.state IS NOT NULL AND {unqueued}{lease_branch}) AS uncertain"
         )
         self.to_read = f"""
             SELECT pg_catalog.array_agg(run_id ORDER BY run_id) FROM (
