@@ -33,8 +33,8 @@ async def candidate_statuses(store: Store, where: Where, now: datetime, *, after
     order, at least every run it matches: the caller asks the filter of each. From the shared
     run index, a page at a time by keyset (the rows its SQL selects and the runs changed since
     the indexer read them, each page in one snapshot); else every run's status."""
-    condition, args = where_sql(where, unix_ms(now))
-    while (page := await shared_selection(store, condition, args, after=after, limit=CANDIDATE_PAGE)) is not None:
+    sql = where_sql(where, unix_ms(now))
+    while (page := await shared_selection(store, sql, after=after, limit=CANDIDATE_PAGE)) is not None:
         for status in await _statuses_of(store, page, now):
             yield status
         if page.upto is None:

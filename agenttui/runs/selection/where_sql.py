@@ -12,7 +12,11 @@ query returns is then matched by the filter itself, on the status the rules make
 
 from __future__ import annotations
 
+import re
+from typing import NamedTuple
+
 from agenttui.runs.selection.where import Condition, Where
+from agenttui.runs.statuses.state import RunState
 
 #: The columns of ``runs AS r`` a field reads (``stores.postgres.run_index.VERDICT_COLUMNS``).
 _TEXT_COLUMNS = {"id": "r.run_id", "tool": "r.tool_name", "call": "r.tool_use_id", "interrupt": "r.interrupt_name"}
@@ -40,28 +44,93 @@ class _Params:
         return self._now
 
 
-def where_sql(where: Where, now_ms: int) -> tuple[str, list[object]]:
-    """The SQL condition over ``runs AS r`` that holds for every row ``where`` may match at
-    ``now_ms`` (Unix ms), and its parameters."""
+class WhereSql(NamedTuple):
+    """A filter as SQL over ``runs AS r`` (``where_sql``)."""
+
+    settled: str
+    """Holds for every row the filter may match whose status is its verdict's (no lease row, no
+    wake time): exactly where it matches, but for globs with a set."""
+    unsettled: str
+    """Holds for every row the filter may match whatever its lease row and the clock make of it."""
+    args: list[object]
+    """The parameters of both, from ``$1``."""
+
+
+def where_sql(where: Where, now_ms: int) -> WhereSql:
+    """The SQL conditions over ``runs AS r`` that hold for every row ``where`` may match at
+    ``now_ms`` (Unix ms), and their parameters."""
     sql = _Params(now_ms)
-    may, _ = _compiled(where.condition(), sql)
-    return may, sql.args
+    settled, _ = _compiled(where.condition(), sql, settled=True)
+    unsettled, _ = _compiled(where.condition(), sql, settled=False)
+    return WhereSql(*_renumbered(settled, unsettled, sql.args))
 
 
-def _compiled(condition: Condition, sql: _Params) -> tuple[str, str]:
-    """(may, must): SQL that is TRUE where the condition may be TRUE, and only where it must."""
+#: A parameter as ``_Params.param`` writes it: its number, then its type.
+_PLACEHOLDER = re.compile(r"\$(\d+)(?=::)")
+
+
+def _renumbered(settled: str, unsettled: str, args: list[object]) -> tuple[str, str, list[object]]:
+    """The two conditions with only the parameters they use, numbered from ``$1``: a test whose
+    SQL a ``not`` or an unsettled row left out still made its parameters, and the server refuses
+    a parameter no text uses (it cannot tell its type)."""
+    used: dict[int, int] = {}
+    for text in (settled, unsettled):
+        for number in _PLACEHOLDER.findall(text):
+            used.setdefault(int(number), len(used) + 1)
+
+    def renumber(text: str) -> str:
+        return _PLACEHOLDER.sub(lambda found: f"${used[int(found.group(1))]}", text)
+
+    return renumber(settled), renumber(unsettled), [args[number - 1] for number in used]
+
+
+def _compiled(condition: Condition, sql: _Params, *, settled: bool) -> tuple[str, str]:
+    """(may, must): SQL that is TRUE where the condition may be TRUE, and only where it must;
+    ``settled``, over rows whose status is their verdict's, else over rows whose lease row and
+    the clock may change their state and clear their open call (``_leased``, ``_by_the_clock``)."""
     kind = condition[0]
     if kind == "everything":
         return "true", "true"
     if kind == "not":
-        may, must = _compiled(condition[1], sql)  # type: ignore[arg-type]
+        may, must = _compiled(condition[1], sql, settled=settled)  # type: ignore[arg-type]
         return f"(NOT {must})", f"(NOT {may})"
     if kind in ("all", "any"):
-        parts = [_compiled(operand, sql) for operand in condition[1]]  # type: ignore[attr-defined]
+        parts = [_compiled(operand, sql, settled=settled) for operand in condition[1]]  # type: ignore[attr-defined]
         joiner = " AND " if kind == "all" else " OR "
         return f"({joiner.join(may for may, _ in parts)})", f"({joiner.join(must for _, must in parts)})"
+    if not settled and (unsettled := _unsettled(condition, sql)) is not None:
+        return unsettled
     exact = _test(condition, sql)
     return (exact, exact) if exact is not None else ("true", "false")
+
+
+def _unsettled(condition: Condition, sql: _Params) -> tuple[str, str] | None:
+    """(may, must) of a test a lease row or the clock may move, over a row they may move (None
+    for a test they leave alone: its exact SQL holds). A live lease makes a run in flight and
+    clears its open call; the clock makes a sleeping run ready; a lease row's holder is not in
+    the index. Nothing is ever sure of such a row (``must`` false): the filter decides it."""
+    kind, *rest = condition
+    if kind == "flag":
+        return ("true", "false") if rest[0] in ("leased", "lapsed") else None
+    if kind != "text":
+        return None
+    field, op, values = rest
+    if field == "lease":
+        return "true", "false"
+    if field in ("tool", "call", "interrupt"):  # only ever cleared: it may match only if it does now
+        exact = _test(("text", field, "=", values), sql)
+        may = exact if exact is not None else "true"
+        return (may, "false") if op == "=" else ("true", f"(NOT {may})")
+    if field != "status":
+        return None
+    states = {str(value) for value in values}  # type: ignore[attr-defined]
+    possible = [f"(r.state = ANY({sql.param(sorted(states), 'text[]')}))"]
+    if RunState.IN_FLIGHT.value in states:
+        possible.append("true")
+    if states & {RunState.SLEEPING.value, RunState.READY.value}:
+        possible.append("(r.wake_at IS NOT NULL)")
+    matched = f"({' OR '.join(possible)})"
+    return (matched, "false") if op == "=" else ("true", f"(NOT {matched})")
 
 
 def _test(condition: Condition, sql: _Params) -> str | None:

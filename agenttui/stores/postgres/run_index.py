@@ -400,13 +400,20 @@ class SharedRunIndex:
         return result
 
     async def select(
-        self, condition: str, args: Sequence[object], *, after: str = "", limit: int | None = None
+        self,
+        condition: str,
+        args: Sequence[object],
+        *,
+        unsettled: str = "true",
+        after: str = "",
+        limit: int | None = None,
     ) -> Selected | None:
         """The rows ``condition`` may select (SQL over the columns of ``runs AS r``, its
         parameters ``args`` from ``$1``; a row it leaves NULL is not selected), with every row
         whose status hangs on its lease row or the clock, and the runs to read from the journal,
         in one snapshot; None where readers cannot use the index. The caller decides: the
-        condition narrows, the status rules and the filter decide.
+        condition narrows, the status rules and the filter decide. ``unsettled`` (over the same
+        columns and parameters) narrows the rows a lease row or the clock decides.
 
         From the run after ``after``, and, with ``limit``, through the ``limit``-th such run only
         (``Selected.upto``: a page, read on from there by keyset)."""
@@ -417,7 +424,10 @@ class SharedRunIndex:
                     return None
                 paged = limit is not None
                 rows = await conn.fetch(
-                    self._sql.select(condition, len(args) + 1, paged=paged), *args, after, *([limit] if paged else [])
+                    self._sql.select(condition, len(args) + 1, paged=paged, unsettled=unsettled),
+                    *args,
+                    after,
+                    *([limit] if paged else []),
                 )
                 pending = await conn.fetchval(self._sql.to_read)
             upto = rows[0]["upto"] if rows and paged else None

@@ -299,9 +299,9 @@ class IndexStatements:
         self._unqueued = unqueued
         self._branches = (
             f"SELECT r.run_id FROM {runs} AS r WHERE r.state IS NOT NULL AND ({{condition}})",
-            f"SELECT r.run_id FROM {runs} AS r WHERE r.wake_at IS NOT NULL",
-            *([f'SELECT r.run_id FROM {leases} AS l JOIN {runs} AS r ON r.root_id = l.run_id COLLATE "C" WHERE true']
-              if has_leases else []),
+            f"SELECT r.run_id FROM {runs} AS r WHERE r.wake_at IS NOT NULL AND ({{unsettled}})",
+            *([f'SELECT r.run_id FROM {leases} AS l JOIN {runs} AS r ON r.root_id = l.run_id COLLATE "C"'
+               " WHERE ({unsettled})"] if has_leases else []),
         )  # fmt: skip
         self._runs = runs
         self.counts = f"SELECT state, runs FROM {counts} WHERE runs <> 0"
@@ -330,7 +330,7 @@ class IndexStatements:
             ) AS queued
         """
 
-    def select(self, condition: str, after: int, *, paged: bool) -> str:
+    def select(self, condition: str, after: int, *, paged: bool, unsettled: str = "true") -> str:
         """The runs ``condition`` may select past the run id ``$<after>``, with those the lease
         rows and the clock decide (each part by its own index: an ``OR`` of them would read every
         row); ``paged``, the first ``$<after + 1>`` of them only, each part ordered and cut by
@@ -338,7 +338,8 @@ class IndexStatements:
         last run the page covers (``upto``)."""
         limit = f" ORDER BY r.run_id LIMIT ${after + 1}" if paged else ""
         parts = " UNION ".join(
-            f"({branch.format(condition=condition)} AND r.run_id > ${after}{limit})" for branch in self._branches
+            f"({branch.format(condition=condition, unsettled=unsettled)} AND r.run_id > ${after}{limit})"
+            for branch in self._branches
         )
         bounded = (
             f"SELECT run_id FROM chosen ORDER BY run_id LIMIT ${after + 1}" if paged else "SELECT run_id FROM chosen"
