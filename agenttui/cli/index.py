@@ -163,7 +163,8 @@ def _size(value: int) -> str:
     "--batch",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Changes a batch takes off the queue (default 2,000): each batch is one transaction.",
+    help="Changes a batch takes off the queue's head, each with every other change of its run"
+    " (default 2,000): each batch is one transaction.",
 )
 @click.option(
     "--lease",

@@ -479,3 +479,18 @@ def test_a_verdicts_state_alone_is_its_whole_statuss() -> None:
                         wake_at,
                         lease,
                     )
+
+
+async def test_a_batch_takes_every_change_of_the_runs_it_picks(journal: PostgresStore) -> None:
+    """Changes of ten runs queued in turn, five each: batches of three changes read each run once."""
+    index = index_of(journal)
+    await index.install()
+    await indexed_now(journal)
+    for turn in range(5):
+        for run in range(10):
+            await journal.insert(f"queued-{run}", f"note-{turn}", b'{"name":"n","kind":"note"}')
+    assert await index.take_lease(HOLDER, 30)
+    progress = Progress(HOLDER)
+    await catch_up(journal, HOLDER, progress, batch=3)
+    assert progress.runs == 10
+    assert await listed(journal) == await no_cache(journal)

@@ -119,9 +119,9 @@ async def selected(url: str, text: str) -> set[str]:
         index = store.run_index()
         assert index is not None
         sql = where_sql(parse_where(text), NOW_MS)
-        chosen = await index.select(sql.settled, sql.args, unsettled=sql.unsettled)
+        chosen = await index.select(sql.settled, sql.settled_args, unsettled=(sql.unsettled, sql.unsettled_args))
         assert chosen is not None and not chosen.pending
-        return {row[0] for row in chosen.rows}
+        return {row[0] for row in [*chosen.rows, *chosen.unsettled]}
     finally:
         await store.close()
 

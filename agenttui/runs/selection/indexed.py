@@ -7,9 +7,9 @@ run's status is read and the filter asked of each.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar
 
 from agenttui.runs.selection.where import Where, unix_ms
 from agenttui.runs.selection.where_sql import where_sql
@@ -19,8 +19,7 @@ from agenttui.runs.statuses.state import RunState
 from agenttui.runs.statuses.status import RunStatus, list_statuses, states_of_verdicts, statuses, statuses_of_verdicts
 from agenttui.stores.base import Store
 
-if TYPE_CHECKING:
-    from agenttui.stores.postgres.run_index import Selected
+_Item = TypeVar("_Item", str, tuple[Any, ...])
 
 #: How many runs one read of the journal asks for (``statuses``' page).
 _PAGE = 500
@@ -34,18 +33,36 @@ async def candidate_statuses(store: Store, where: Where, now: datetime, *, after
     run index, a page at a time by keyset (the rows its SQL selects and the runs changed since
     the indexer read them, each page in one snapshot); else every run's status."""
     sql = where_sql(where, unix_ms(now))
-    while (page := await shared_selection(store, sql, after=after, limit=CANDIDATE_PAGE)) is not None:
-        for status in await _statuses_of(store, page, now):
+    start, unsettled, pending = after, [], []
+    unsettled_sql = (sql.unsettled, sql.unsettled_args)
+    while (
+        page := await shared_selection(
+            store, sql.settled, sql.settled_args, unsettled=unsettled_sql, after=after, limit=CANDIDATE_PAGE
+        )
+    ) is not None:
+        if after == start:  # the first page holds every page's rows a lease or the clock decides
+            unsettled, pending = page.unsettled, page.pending
+        upto = page.upto
+        # A run under a lease or asleep may be among the page's rows too: one row a run.
+        rows = {row[0]: row for row in [*_within(unsettled, after, upto), *page.rows]}
+        for status in await _statuses_of(store, list(rows.values()), _within(pending, after, upto), now):
             yield status
-        if page.upto is None:
+        if upto is None:
             return
-        after = page.upto
+        after = upto
     if after:  # the index went out of use midway: the rest as without it
         async for status in _statuses_after(store, after):
             yield status
         return
     async for status in list_statuses(store):
         yield status
+
+
+def _within(items: Sequence[_Item], after: str, upto: str | None) -> list[_Item]:
+    """The ``items`` (run ids, or rows led by theirs) a page from after ``after`` through
+    ``upto`` covers (None: to the end)."""
+    return [item for item in items if (run_id := item if isinstance(item, str) else item[0]) > after
+            and (upto is None or run_id <= upto)]  # fmt: skip
 
 
 async def _statuses_after(store: Store, after: str) -> AsyncIterator[RunStatus]:
@@ -78,12 +95,13 @@ async def count_statuses(store: Store, now: datetime, where: Where | None = None
     return counted
 
 
-async def _statuses_of(store: Store, selected: Selected, now: datetime) -> list[RunStatus]:
-    """The statuses of a selection's runs, in run id order: those of its rows made of their
-    verdicts, with their lease rows and the clock at ``now``; those of the runs to read, read
-    from the journal a page at a time."""
-    made = await statuses_of_verdicts(store, [(row[0], Verdict._make(row[2:])) for row in selected.rows], now)
-    pending = selected.pending
+async def _statuses_of(
+    store: Store, rows: Sequence[tuple[Any, ...]], pending: Sequence[str], now: datetime
+) -> list[RunStatus]:
+    """The statuses of a selection's runs, in run id order: those of its ``rows`` made of their
+    verdicts, with their lease rows and the clock at ``now``; those ``pending``, read from the
+    journal a page at a time."""
+    made = await statuses_of_verdicts(store, [(row[0], Verdict._make(row[2:])) for row in rows], now)
     read = [status for start in range(0, len(pending), _PAGE)
             for status in await statuses(store, pending[start : start + _PAGE])]  # fmt: skip
     return sorted([*made, *read], key=lambda status: status.run_id)

@@ -50,38 +50,37 @@ class WhereSql(NamedTuple):
     settled: str
     """Holds for every row the filter may match whose status is its verdict's (no lease row, no
     wake time): exactly where it matches, but for globs with a set."""
+    settled_args: list[object]
+    """Its parameters, from ``$1``."""
     unsettled: str
     """Holds for every row the filter may match whatever its lease row and the clock make of it."""
-    args: list[object]
-    """The parameters of both, from ``$1``."""
+    unsettled_args: list[object]
+    """Its parameters, from ``$1``."""
 
 
 def where_sql(where: Where, now_ms: int) -> WhereSql:
     """The SQL conditions over ``runs AS r`` that hold for every row ``where`` may match at
     ``now_ms`` (Unix ms), and their parameters."""
-    sql = _Params(now_ms)
-    settled, _ = _compiled(where.condition(), sql, settled=True)
-    unsettled, _ = _compiled(where.condition(), sql, settled=False)
-    return WhereSql(*_renumbered(settled, unsettled, sql.args))
+    settled = _Params(now_ms)
+    settled_text, _ = _compiled(where.condition(), settled, settled=True)
+    unsettled = _Params(now_ms)
+    unsettled_text, _ = _compiled(where.condition(), unsettled, settled=False)
+    return WhereSql(*_renumbered(settled_text, settled.args), *_renumbered(unsettled_text, unsettled.args))
 
 
 #: A parameter as ``_Params.param`` writes it: its number, then its type.
 _PLACEHOLDER = re.compile(r"\$(\d+)(?=::)")
 
 
-def _renumbered(settled: str, unsettled: str, args: list[object]) -> tuple[str, str, list[object]]:
-    """The two conditions with only the parameters they use, numbered from ``$1``: a test whose
-    SQL a ``not`` or an unsettled row left out still made its parameters, and the server refuses
-    a parameter no text uses (it cannot tell its type)."""
+def _renumbered(text: str, args: list[object]) -> tuple[str, list[object]]:
+    """``text`` with only the parameters it uses, numbered from ``$1``: a test whose SQL a
+    ``not`` left out still made its parameters, and the server refuses a parameter no statement
+    uses (it cannot tell its type)."""
     used: dict[int, int] = {}
-    for text in (settled, unsettled):
-        for number in _PLACEHOLDER.findall(text):
-            used.setdefault(int(number), len(used) + 1)
-
-    def renumber(text: str) -> str:
-        return _PLACEHOLDER.sub(lambda found: f"${used[int(found.group(1))]}", text)
-
-    return renumber(settled), renumber(unsettled), [args[number - 1] for number in used]
+    for number in _PLACEHOLDER.findall(text):
+        used.setdefault(int(number), len(used) + 1)
+    renumbered = _PLACEHOLDER.sub(lambda found: f"${used[int(found.group(1))]}", text)
+    return renumbered, [args[number - 1] for number in used]
 
 
 def _compiled(condition: Condition, sql: _Params, *, settled: bool) -> tuple[str, str]:

@@ -23,7 +23,6 @@ from agenttui.runs.statuses.index import Changes, KeptLines, Verdict, enabled
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
-    from agenttui.runs.selection.where_sql import WhereSql
     from agenttui.stores.postgres.run_index import Counted, Selected, SharedRunIndex
 
 
@@ -98,7 +97,13 @@ def _holds(sorted_ids: Sequence[str], run_id: str) -> bool:
 
 
 async def shared_selection(
-    store: Store, sql: WhereSql, *, after: str = "", limit: int | None = None
+    store: Store,
+    condition: str,
+    args: Sequence[object],
+    *,
+    unsettled: tuple[str, Sequence[object]],
+    after: str = "",
+    limit: int | None = None,
 ) -> Selected | None:
     """The runs after ``after`` a filter's SQL may select from the shared run index, and the
     runs to read from the journal, through the ``limit``-th (``SharedRunIndex.select``); None
@@ -106,9 +111,7 @@ async def shared_selection(
     index = _index_of(store)
     if index is None:
         return None
-    if (
-        selected := await index.select(sql.settled, sql.args, unsettled=sql.unsettled, after=after, limit=limit)
-    ) is None:
+    if (selected := await index.select(condition, args, unsettled=unsettled, after=after, limit=limit)) is None:
         _unused(store)
     return selected
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 import asyncpg
@@ -146,12 +146,16 @@ class Selected:
     """What a selection found in one snapshot (``SharedRunIndex.select``)."""
 
     rows: list[tuple[Any, ...]]
-    """Each run the condition may select, or whose status hangs on its lease row or the clock
-    (the caller decides those): its run id, root run id and verdict columns, in run id order."""
+    """Each run the condition may select: its run id, root run id and verdict columns, in run id
+    order."""
     pending: list[str]
-    """Runs to read from the journal: a change is queued for them, or their verdict is not kept."""
+    """Runs to read from the journal: a change is queued for them, or their verdict is not kept
+    (every page's, on the first)."""
     upto: str | None = None
     """The last run a page covers (read on after it); None where it covers every run after its start."""
+    unsettled: list[tuple[Any, ...]] = field(default_factory=list)
+    """The rows a lease row or the clock decides that the selection may hold, as ``rows`` are
+    (every page's, on the first)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,35 +408,34 @@ class SharedRunIndex:
         condition: str,
         args: Sequence[object],
         *,
-        unsettled: str = "true",
+        unsettled: tuple[str, Sequence[object]] = ("true", ()),
         after: str = "",
         limit: int | None = None,
     ) -> Selected | None:
-        """The rows ``condition`` may select (SQL over the columns of ``runs AS r``, its
-        parameters ``args`` from ``$1``; a row it leaves NULL is not selected), with every row
-        whose status hangs on its lease row or the clock, and the runs to read from the journal,
-        in one snapshot; None where readers cannot use the index. The caller decides: the
-        condition narrows, the status rules and the filter decide. ``unsettled`` (over the same
-        columns and parameters) narrows the rows a lease row or the clock decides.
+        """The rows after ``after`` that ``condition`` may select (SQL over the columns of
+        ``runs AS r``, its parameters ``args`` from ``$1``; a row it leaves NULL is not selected),
+        through the ``limit``-th (``Selected.upto``: a page, read on from there by keyset), in
+        one snapshot; None where readers cannot use the index. The caller decides: the condition
+        narrows, the status rules and the filter decide.
 
-        From the run after ``after``, and, with ``limit``, through the ``limit``-th such run only
-        (``Selected.upto``: a page, read on from there by keyset)."""
+        The first page (``after`` empty) also holds, of every page, the rows a lease row or the
+        clock decides that ``unsettled`` (a condition over the same columns, and its parameters)
+        may select, and the runs to read from the journal."""
 
         async def read() -> Selected | None:
             async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
                 if await self._problem(conn):
                     return None
                 paged = limit is not None
+                at = len(args) + 1
                 rows = await conn.fetch(
-                    self._sql.select(condition, len(args) + 1, paged=paged, unsettled=unsettled),
-                    *args,
-                    after,
-                    *([limit] if paged else []),
+                    self._sql.settled(condition, at, paged=paged), *args, after, *([limit] if paged else [])
                 )
-                pending = await conn.fetchval(self._sql.to_read)
-            upto = rows[0]["upto"] if rows and paged else None
-            queued = [run_id for run_id in pending or [] if run_id > after and (upto is None or run_id <= upto)]
-            return Selected([tuple(row)[:-2] for row in rows if row["kept"]], queued, upto)
+                first = not after
+                undecided = await conn.fetch(self._sql.unsettled(unsettled[0]), *unsettled[1]) if first else []
+                pending = await conn.fetchval(self._sql.to_read) if first else []
+            upto = rows[-1]["run_id"] if paged and len(rows) == limit else None
+            return Selected([tuple(row) for row in rows], list(pending or []), upto, [tuple(row) for row in undecided])
 
         result: Selected | None = await self._retrying(read)
         return result

@@ -9,7 +9,7 @@ from agenttui.stores.postgres.schema import MAX_IDENTIFIER, SCHEMA_VERSION, Name
 
 #: The index's layout: an index of an older version is made again by the indexer, one of a newer
 #: version left alone, and neither is read meanwhile.
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 #: The advisory lock install and uninstall run under ("agtx" in ASCII).
 INSTALL_LOCK = 0x61677478
 #: The triggers install adds to the journal's table, by the statements they note.
@@ -95,7 +95,14 @@ class IndexStatements:
                 noted_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
                 -- The writer's transaction: a live tail reads the changes past its last snapshot's.
                 xid pg_catalog.xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id()
+            ) WITH (
+                -- A queue: rows come and go all day. Vacuumed by the thousand dead rows, not by a
+                -- share of a table that is empty most of the time.
+                autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+                autovacuum_analyze_scale_factor = 0, autovacuum_analyze_threshold = 1000
             );
+            -- A batch takes every change of the runs it picks; readers look up a run's.
+            CREATE INDEX changes_run ON {changes} (run_id);
             CREATE TABLE {runs} (
                 run_id pg_catalog.text COLLATE pg_catalog."C" PRIMARY KEY,
                 root_id pg_catalog.text COLLATE pg_catalog."C" NOT NULL,
@@ -223,10 +230,14 @@ class IndexStatements:
             WHERE holder = $1 AND expiry >= pg_catalog.now() RETURNING true
         """
         self.claim = f"""
-            WITH taken AS (
-                DELETE FROM {changes} WHERE id IN (
-                    SELECT id FROM {changes} ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED
-                ) RETURNING id, run_id, xid
+            WITH picked AS (
+                SELECT DISTINCT run_id FROM (
+                    SELECT run_id FROM {changes} ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED
+                ) AS head
+            ), taken AS (
+                -- Every change of each run picked, not only those at the head: a run is read once
+                -- a batch, and not again by the next for a change queued behind the first.
+                DELETE FROM {changes} AS c USING picked WHERE c.run_id = picked.run_id RETURNING c.id, c.run_id, c.xid
             ), runs AS (SELECT run_id, pg_catalog.max(xid) AS xid FROM taken GROUP BY run_id)
             SELECT (SELECT pg_catalog.array_agg(run_id ORDER BY run_id) FROM runs) AS run_ids,
                 (SELECT pg_catalog.array_agg(xid ORDER BY run_id) FROM runs) AS xids,
@@ -297,11 +308,10 @@ class IndexStatements:
         unqueued = f"NOT EXISTS (SELECT FROM {changes} AS c WHERE c.run_id = r.run_id)"
         self._selected_columns = selected_columns
         self._unqueued = unqueued
-        self._branches = (
-            f"SELECT r.run_id FROM {runs} AS r WHERE r.state IS NOT NULL AND ({{condition}})",
-            f"SELECT r.run_id FROM {runs} AS r WHERE r.wake_at IS NOT NULL AND ({{unsettled}})",
-            *([f'SELECT r.run_id FROM {leases} AS l JOIN {runs} AS r ON r.root_id = l.run_id COLLATE "C"'
-               " WHERE ({unsettled})"] if has_leases else []),
+        self._unsettled_parts = (
+            f"SELECT {selected_columns} FROM {runs} AS r WHERE r.wake_at IS NOT NULL",
+            *([f'SELECT {selected_columns} FROM {leases} AS l JOIN {runs} AS r ON r.root_id = l.run_id COLLATE "C"'
+               " WHERE true"] if has_leases else []),
         )  # fmt: skip
         self._runs = runs
         self.counts = f"SELECT state, runs FROM {counts} WHERE runs <> 0"
@@ -330,28 +340,24 @@ class IndexStatements:
             ) AS queued
         """
 
-    def select(self, condition: str, after: int, *, paged: bool, unsettled: str = "true") -> str:
-        """The runs ``condition`` may select past the run id ``$<after>``, with those the lease
-        rows and the clock decide (each part by its own index: an ``OR`` of them would read every
-        row); ``paged``, the first ``$<after + 1>`` of them only, each part ordered and cut by
-        itself (so each reads its index from ``after`` on, no further), and with each row the
-        last run the page covers (``upto``)."""
-        limit = f" ORDER BY r.run_id LIMIT ${after + 1}" if paged else ""
-        parts = " UNION ".join(
-            f"({branch.format(condition=condition, unsettled=unsettled)} AND r.run_id > ${after}{limit})"
-            for branch in self._branches
-        )
-        bounded = (
-            f"SELECT run_id FROM chosen ORDER BY run_id LIMIT ${after + 1}" if paged else "SELECT run_id FROM chosen"
-        )
-        upto = f"(SELECT CASE WHEN count(*) = ${after + 1} THEN max(run_id) END FROM bounded)" if paged else "NULL"
-        # Every run of the page comes back, and says whether it is to be read from its row
-        # (``kept``): a page whose runs are all queued still says where it ends.
+    def settled(self, condition: str, after: int, *, paged: bool) -> str:
+        """The rows ``condition`` may select past the run id ``$<after>``, no change queued, in
+        run id order; ``paged``, the first ``$<after + 1>`` of them: read by the index the
+        condition picks (its state's, or the primary key from ``after`` on), no further."""
+        limit = f" LIMIT ${after + 1}" if paged else ""
         return (
-            f"WITH chosen AS ({parts}), bounded AS ({bounded})"
-            f" SELECT {self._selected_columns}, r.state IS NOT NULL AND {self._unqueued} AS kept, {upto} AS upto"
-            f" FROM bounded JOIN {self._runs} AS r ON r.run_id = bounded.run_id ORDER BY r.run_id"
+            f"SELECT {self._selected_columns} FROM {self._runs} AS r WHERE r.state IS NOT NULL AND ({condition})"
+            f" AND r.run_id > ${after} AND {self._unqueued} ORDER BY r.run_id{limit}"
         )
+
+    def unsettled(self, condition: str) -> str:
+        """The rows a lease row or the clock decides that ``condition`` (an unsettled one) may
+        select, no change queued: the leased driven from the lease table through the root index,
+        the asleep from their own, each read once a selection, however many pages it has."""
+        parts = " UNION ".join(
+            f"({part} AND r.state IS NOT NULL AND ({condition}) AND {self._unqueued})" for part in self._unsettled_parts
+        )
+        return f"SELECT * FROM ({parts}) AS unsettled ORDER BY run_id"
 
     def grant_to(self, role: str) -> str:
         return self._grant.format(role=role if role == "PUBLIC" else _q(role.replace('"', '""')))
