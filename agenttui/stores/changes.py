@@ -22,6 +22,8 @@ Changed = Callable[[set[str] | None], object]
 """Called with the runs that changed, or None when the feed cannot tell which."""
 
 POLL_INTERVAL = 2.0
+#: How long a SQLite file's watcher waits before it says it is in place, if nothing is written (ms).
+WATCH_START_MS = 500
 #: Without notifications for this long, a PostgreSQL feed also polls (writers that never NOTIFY).
 QUIET_BEFORE_POLLING = 5.0
 
@@ -68,22 +70,31 @@ async def _watch_file(
         await ready()
     import watchfiles  # imported here, once ready: it imports anyio, most of the watcher's 30 ms
 
-    runs, cursor = await _changes(store, cursor)  # what was committed while the feed started
-    if runs:
-        changed(runs)
     names = {path.name, path.name + "-wal"}
-    set_state("watching")
-    # Watching the directory catches a WAL file that does not exist yet, or is recreated.
+    watching = False
+    # Watching the directory catches a WAL file that does not exist yet, or is recreated. The
+    # watcher starts at the first wait for a batch, and says so by its first batch or timeout:
+    # only then is what was committed meanwhile read, and the feed said to be watching (a
+    # commit between a read before it and its start went unseen until the next one).
     async for batch in watchfiles.awatch(
-        path.parent, watch_filter=lambda _, p: Path(p).name in names, debounce=50, step=20
+        path.parent,
+        watch_filter=lambda _, p: Path(p).name in names,
+        debounce=50,
+        step=20,
+        rust_timeout=WATCH_START_MS,
+        yield_on_timeout=True,
     ):
-        del batch
+        if watching and not batch:
+            continue  # a quiet second
         if file_identity(path) != identity:
             # The open connection still reads the old file: the app must open the new one.
             raise StoreConnectionError(f"{path} was deleted or replaced")
         runs, cursor = await _changes(store, cursor)
         if runs:
             changed(runs)
+        if not watching:
+            watching = True
+            set_state("watching")
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:
