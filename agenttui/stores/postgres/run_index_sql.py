@@ -68,6 +68,16 @@ def _q(identifier: str) -> str:
     return f'"{identifier}"'
 
 
+def _trigger_function(name: str, body: str) -> str:
+    """A trigger's function: ``body`` run with the installer's rights (a writer's role needs none
+    on the index's schema), ``search_path`` fixed so that nothing a caller makes can shadow what
+    it calls, every name in it qualified."""
+    return (
+        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER"
+        f" SET search_path = pg_catalog, pg_temp AS $agenttui$ BEGIN {body} RETURN NULL; END $agenttui$;"
+    )
+
+
 class IndexStatements:
     """Every statement of one index, built once from its validated names."""
 
@@ -132,29 +142,9 @@ class IndexStatements:
                 ('version', '{INDEX_VERSION}'), ('journal_version', '{SCHEMA_VERSION}'),
                 ('journal', '{steps}'), ('installed_at', pg_catalog.now()::pg_catalog.text),
                 ('installed_by', current_user::pg_catalog.text);
-            CREATE FUNCTION {note}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-                SET search_path = pg_catalog, pg_temp AS $agenttui$
-            BEGIN
-                INSERT INTO {changes} (run_id) SELECT DISTINCT run_id FROM changed_rows;
-                RETURN NULL;
-            END
-            $agenttui$;
-            CREATE FUNCTION {note_row}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-                SET search_path = pg_catalog, pg_temp AS $agenttui$
-            BEGIN
-                INSERT INTO {changes} (run_id) VALUES (NEW.run_id);
-                RETURN NULL;
-            END
-            $agenttui$;
-            CREATE FUNCTION {truncated}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-                SET search_path = pg_catalog, pg_temp AS $agenttui$
-            BEGIN
-                DELETE FROM {runs};
-                DELETE FROM {changes};
-                DELETE FROM {counts};
-                RETURN NULL;
-            END
-            $agenttui$;
+            {_trigger_function(note, f"INSERT INTO {changes} (run_id) SELECT DISTINCT run_id FROM changed_rows;")}
+            {_trigger_function(note_row, f"INSERT INTO {changes} (run_id) VALUES (NEW.run_id);")}
+            {_trigger_function(truncated, f"DELETE FROM {runs}; DELETE FROM {changes}; DELETE FROM {counts};")}
             REVOKE ALL ON FUNCTION {note}(), {note_row}(), {truncated}() FROM PUBLIC;
             {triggers}
             CREATE TRIGGER {TRUNCATE_TRIGGER} AFTER TRUNCATE ON {steps} FOR EACH STATEMENT EXECUTE FUNCTION {truncated}();
