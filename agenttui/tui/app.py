@@ -325,6 +325,8 @@ class AgentTuiApp(App[int]):
         if isinstance(error, StoreConnectionError):
             # The store went away: views keep what they show, and the app reconnects by itself.
             # Only a write the user asked for gets a dialog, saying nothing was written.
+            if worker.group == "tail":
+                self.tail_state = "paused"  # until reconnected: the feed starts again then
             self.reconnect(error.message)
             if worker.group == "operation":
                 self.push_screen(
@@ -359,6 +361,8 @@ class AgentTuiApp(App[int]):
             break
         self.post_message(ConnectionChanged("connected"))
         self.post_message(StoreChanged(None))
+        if self._tail:
+            self.follow_store()  # a feed the outage stopped (a SQLite file moved away) starts again
 
     async def _reopen(self) -> None:
         """The store's file was replaced: open the new one, and read every view afresh from it."""

@@ -159,6 +159,7 @@ async def test_the_live_tail_resumes_when_the_sqlite_file_comes_back(demo_db: Pa
             file.rename(away / file.name)
         (demo_db.parent / (demo_db.name + "-wal")).touch()  # any event in the watched names wakes the feed
         await until(pilot, lambda: bar.connection == "reconnecting", "the status bar to say reconnecting")
+        assert bar.tail == "paused"
         (demo_db.parent / (demo_db.name + "-wal")).unlink()
         for file in away.iterdir():
             file.rename(demo_db.parent / file.name)
