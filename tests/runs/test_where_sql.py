@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from agenttui.journal.keys import root_run_id
+from agenttui.runs.selection.indexed import count_statuses
 from agenttui.runs.selection.where import parse_where
 from agenttui.runs.selection.where_sql import where_sql
 from agenttui.runs.statuses.index import Verdict
@@ -100,6 +102,11 @@ def indexed(postgres_cluster: PostgresCluster) -> Iterator[Indexed]:
                     f'INSERT INTO "{index.schema}".runs ({columns}) VALUES ({places})',
                     [(run_id, root_run_id(run_id), verdict.steps, 0, *verdict) for run_id, verdict in rows],
                 )
+                await conn.execute(  # the counts the indexer keeps beside its rows
+                    f'INSERT INTO "{index.schema}".counts AS n (state, runs)'
+                    f' SELECT state, pg_catalog.count(*) FROM "{index.schema}".runs GROUP BY state'
+                    " ON CONFLICT (state) DO UPDATE SET runs = EXCLUDED.runs"
+                )
                 await conn.executemany(
                     f"INSERT INTO \"{store.schema}\".bide_leases VALUES ($1, $2, now() + $3 * interval '1 hour')",
                     [(root, f"worker-{root}", 1 if live else -1) for root, live in leased_roots().items()],
@@ -147,6 +154,20 @@ def test_the_population_has_every_shape(indexed: Indexed) -> None:
     assert {RunState.IN_FLIGHT, RunState.SLEEPING, RunState.READY} <= {s.state for s in indexed.statuses}
     assert any(status.lease_lapsed for status in indexed.statuses)
     assert len(indexed.settled) > RUNS / 2
+
+
+def test_counts_decide_what_a_lease_or_the_clock_moves_as_every_status_does(indexed: Indexed) -> None:
+    """Counted on the database, a live lease row's runs (sub-runs too) are in flight, a lapsed
+    one's and a woken run's are as their verdicts and the clock make them: each as read."""
+
+    async def counted() -> Counter[RunState]:
+        store = await PostgresStore.open(indexed.url, read_only=True)
+        try:
+            return await count_statuses(store, NOW)
+        finally:
+            await store.close()
+
+    assert asyncio.run(counted()) == Counter(status.state for status in indexed.statuses)
 
 
 @pytest.mark.parametrize(

@@ -88,7 +88,7 @@ async def count_statuses(store: Store, now: datetime, where: Where | None = None
             counted[status.state] += 1
         return counted
     counted.update({RunState(state): count for state, count in indexed.states.items()})
-    counted.update(await states_of_verdicts(store, indexed.uncertain, now))
+    counted.update(await states_of_verdicts(store, indexed.uncertain, now, indexed.leases))
     pending = indexed.pending
     for start in range(0, len(pending), _PAGE):
         counted.update(status.state for status in await statuses(store, pending[start : start + _PAGE]))

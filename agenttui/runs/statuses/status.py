@@ -704,12 +704,17 @@ def _kept_verdict(status: RunStatus) -> Verdict | None:
 
 
 async def states_of_verdicts(
-    store: Store, rows: Sequence[tuple[str, str, str | None]], now: datetime
+    store: Store,
+    rows: Sequence[tuple[str, str, str | None]],
+    now: datetime,
+    leases: dict[str, LeaseInfo] | None = None,
 ) -> list[RunState]:
     """The state of each run of ``rows`` (run id, its verdict's state and wake time), with its
-    lease row read now (one query) and the clock at ``now`` (``state_of_verdict``); a run whose
-    verdict makes no state is read from the store."""
-    leases = await _leases(store, {root_run_id(run_id) for run_id, _, _ in rows})
+    lease row (of ``leases``, by root run id, where the caller read them with the verdicts; else
+    read now, one query) and the clock at ``now`` (``state_of_verdict``); a run whose verdict
+    makes no state is read from the store."""
+    if leases is None:
+        leases = await _leases(store, {root_run_id(run_id) for run_id, _, _ in rows})
     made = []
     for run_id, state, wake_at in rows:
         kept = state_of_verdict(run_id, state, wake_at, _lease_in(leases, run_id), now)

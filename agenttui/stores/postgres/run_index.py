@@ -39,6 +39,7 @@ from typing import Any, NamedTuple, TypeVar
 import asyncpg
 
 from agenttui.errors import ConfigError, StoreError
+from agenttui.stores.base import LeaseInfo
 from agenttui.stores.postgres.run_index_sql import (
     INDEX_VERSION,
     INSTALL_LOCK,
@@ -167,6 +168,8 @@ class Counted:
     uncertain: list[tuple[str, str, str | None]]
     """The runs whose status hangs on a lease row or the clock: each run id, its verdict's state
     and wake time."""
+    leases: dict[str, LeaseInfo]
+    """The lease rows of those runs, by root run id, read in the same snapshot."""
     pending: list[str]
     """The runs to read from the journal."""
 
@@ -450,7 +453,7 @@ class SharedRunIndex:
                 if await self._problem(conn):
                     return None
                 states: Counter[str] = Counter(dict(await conn.fetch(self._sql.counts)))
-                run_ids, kept, woken = await conn.fetchrow(self._sql.uncertain)
+                run_ids, kept, woken, leased, holders, expires_in = await conn.fetchrow(self._sql.uncertain)
                 queued = await conn.fetchval(self._sql.queued_states)
                 pending = await conn.fetchval(self._sql.to_read)
             # Those whose status is not their verdict's alone are the caller's to count.
@@ -458,7 +461,10 @@ class SharedRunIndex:
             states.subtract(queued or [])
             counted = {state: runs for state, runs in states.items() if runs}
             uncertain = list(zip(run_ids or [], kept or [], woken or [], strict=True))
-            return Counted(counted, uncertain, list(pending or []))
+            leases = {root: LeaseInfo(root, holder, seconds)
+                      for root, holder, seconds in zip(leased or [], holders or [], expires_in or [], strict=True)
+                      if root is not None}  # fmt: skip
+            return Counted(counted, uncertain, leases, list(pending or []))
 
         result: Counted | None = await self._retrying(read)
         return result

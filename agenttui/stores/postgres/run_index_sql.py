@@ -5,7 +5,7 @@ journal's."""
 from __future__ import annotations
 
 from agenttui.errors import ConfigError
-from agenttui.stores.postgres.schema import MAX_IDENTIFIER, SCHEMA_VERSION, Names
+from agenttui.stores.postgres.schema import MAX_IDENTIFIER, SCHEMA_VERSION, Names, lease_expires_in
 
 #: The index's layout: an index of an older version is made again by the indexer, one of a newer
 #: version left alone, and neither is read meanwhile.
@@ -313,17 +313,33 @@ class IndexStatements:
             f"SELECT pg_catalog.array_agg(r.state) FROM (SELECT DISTINCT run_id FROM {changes}) AS q"
             f" JOIN {runs} AS r ON r.run_id = q.run_id WHERE r.state IS NOT NULL"
         )
-        # The runs a lease row or the clock decides, as three arrays: no more than their states need.
-        lease_branch = (
-            f" UNION SELECT r.run_id, r.state, r.wake_at FROM {leases} AS l CROSS JOIN LATERAL {under_lease}"
-            f" WHERE r.state IS NOT NULL AND {unqueued}"
-            if has_leases
-            else ""
+        # The runs a lease row or the clock decides, as arrays: no more than their states need,
+        # with their lease rows read in the same snapshot (a second statement sending back 20,000
+        # ids took a third of the counts' time at a million runs). Only live lease rows (as
+        # ``LeaseInfo.live`` judges them: ``expires_in > 0``) are read: a lapsed one changes no
+        # run's state, and a fleet's lease table keeps a row for each run ever driven. The two
+        # branches are disjoint (a waking run; a leased run with no wake time), so no run found
+        # twice is sorted out.
+        live = (
+            f"(SELECT run_id, holder, {lease_expires_in('expiry')} AS expires_in FROM {leases}"
+            " WHERE expiry > pg_catalog.now())"
         )
         self.uncertain = (
-            "SELECT pg_catalog.array_agg(run_id), pg_catalog.array_agg(state), pg_catalog.array_agg(wake_at) FROM ("
-            f"SELECT r.run_id, r.state, r.wake_at FROM {runs} AS r"
-            f" WHERE r.wake_at IS NOT NULL AND r.state IS NOT NULL AND {unqueued}{lease_branch}) AS uncertain"
+            "SELECT pg_catalog.array_agg(run_id), pg_catalog.array_agg(state), pg_catalog.array_agg(wake_at),"
+            " pg_catalog.array_agg(leased), pg_catalog.array_agg(holder), pg_catalog.array_agg(expires_in) FROM ("
+            + (
+                f"SELECT r.run_id, r.state, r.wake_at, l.run_id AS leased, l.holder, l.expires_in"
+                f' FROM {runs} AS r LEFT JOIN {live} AS l ON l.run_id COLLATE "C" = r.root_id'
+                f" WHERE r.wake_at IS NOT NULL AND r.state IS NOT NULL AND {unqueued}"
+                f" UNION ALL SELECT r.run_id, r.state, r.wake_at, l.run_id, l.holder, l.expires_in"
+                f" FROM {live} AS l CROSS JOIN LATERAL {under_lease}"
+                f" WHERE r.wake_at IS NULL AND r.state IS NOT NULL AND {unqueued}"
+                if has_leases
+                else "SELECT r.run_id, r.state, r.wake_at, NULL::pg_catalog.text AS leased,"
+                " NULL::pg_catalog.text AS holder, NULL::pg_catalog.float8 AS expires_in"
+                f" FROM {runs} AS r WHERE r.wake_at IS NOT NULL AND r.state IS NOT NULL AND {unqueued}"
+            )
+            + ") AS uncertain"
         )
         self.to_read = f"""
             SELECT pg_catalog.array_agg(run_id ORDER BY run_id) FROM (

@@ -526,10 +526,7 @@ class Statements:
             " WHERE run_id = $1 AND holder = $2 AND expiry >= pg_catalog.now() RETURNING true"
         )
         self.release = f"DELETE FROM {leases} WHERE run_id = $1 AND holder = $2"
-        self.every_lease = (
-            "SELECT run_id, holder, extract(epoch FROM expiry - pg_catalog.now())::pg_catalog.float8 AS expires_in"
-            f" FROM {leases}"
-        )
+        self.every_lease = f"SELECT run_id, holder, {lease_expires_in('expiry')} AS expires_in FROM {leases}"
         self.get_leases = f"{self.every_lease} WHERE run_id = ANY($1::pg_catalog.text[])"
         self.summaries = _SUMMARIES.format(
             steps=steps, usage=_usage_checks(), window=_KIND_WINDOW, kind_bytes=_KIND_BYTES
@@ -571,3 +568,9 @@ class Statements:
                 f" WHERE x.run_id = r.id AND x.name = ANY(${n}::pg_catalog.text[]) OFFSET 0)"
             )
         return sql + f" ORDER BY id LIMIT {LIST_PAGE_SIZE}"
+
+
+def lease_expires_in(expiry: str) -> str:
+    """A lease row's seconds to live on the database's clock (``LeaseInfo.expires_in``), of its
+    ``expiry`` column as the statement names it."""
+    return f"extract(epoch FROM {expiry} - pg_catalog.now())::pg_catalog.float8"
