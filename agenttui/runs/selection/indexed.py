@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -27,31 +28,60 @@ _PAGE = 500
 CANDIDATE_PAGE = 5000
 
 
+@dataclass
+class Paging:
+    """Where a read of a filter's candidates a page at a time stands (``next_candidates``)."""
+
+    where: Where
+    after: str = ""
+    """The last run read: the next page starts past it."""
+    done: bool = False
+    started: bool = False
+    """Whether a page was read: the first reads what ``unsettled`` and ``pending`` hold."""
+    unsettled: list[tuple[Any, ...]] = field(default_factory=list)
+    """The rows a lease row or the clock decides that the filter may select: every page's, read
+    with the first."""
+    pending: list[str] = field(default_factory=list)
+    """The runs changed since the indexer read them, every page's, read from the journal."""
+
+
+async def next_candidates(
+    store: Store, paging: Paging, now: datetime, *, limit: int = CANDIDATE_PAGE
+) -> list[RunStatus] | None:
+    """The status of every run of the next page of ``paging``'s candidates (a page covers
+    ``limit`` rows of the shared run index, in run id order, by keyset) that ``paging.where`` may
+    match at ``now``, ``paging`` moved past them (``done`` after the last page); None where the
+    shared run index is not read. The caller asks the filter of each."""
+    sql = where_sql(paging.where, unix_ms(now))
+    page = await shared_selection(store, sql.settled, sql.settled_args, unsettled=(sql.unsettled, sql.unsettled_args),
+                                  after=paging.after, limit=limit, first=not paging.started)  # fmt: skip
+    if page is None:
+        return None
+    if not paging.started:  # the first page holds every page's rows a lease or the clock decides
+        paging.unsettled, paging.pending, paging.started = page.unsettled, page.pending, True
+    after, upto = paging.after, page.upto
+    # A run under a lease or asleep may be among the page's rows too: one row a run.
+    rows = {row[0]: row for row in [*_within(paging.unsettled, after, upto), *page.rows]}
+    read = await _statuses_of(store, list(rows.values()), _within(paging.pending, after, upto), now)
+    if upto is None:
+        paging.done = True
+    else:
+        paging.after = upto
+    return read
+
+
 async def candidate_statuses(store: Store, where: Where, now: datetime, *, after: str = "") -> AsyncIterator[RunStatus]:
     """The status of every run after ``after`` that ``where`` may match at ``now``, in run id
     order, at least every run it matches: the caller asks the filter of each. From the shared
-    run index, a page at a time by keyset (the rows its SQL selects and the runs changed since
-    the indexer read them, each page in one snapshot); else every run's status."""
-    sql = where_sql(where, unix_ms(now))
-    start, unsettled, pending = after, [], []
-    unsettled_sql = (sql.unsettled, sql.unsettled_args)
-    while (
-        page := await shared_selection(
-            store, sql.settled, sql.settled_args, unsettled=unsettled_sql, after=after, limit=CANDIDATE_PAGE
-        )
-    ) is not None:
-        if after == start:  # the first page holds every page's rows a lease or the clock decides
-            unsettled, pending = page.unsettled, page.pending
-        upto = page.upto
-        # A run under a lease or asleep may be among the page's rows too: one row a run.
-        rows = {row[0]: row for row in [*_within(unsettled, after, upto), *page.rows]}
-        for status in await _statuses_of(store, list(rows.values()), _within(pending, after, upto), now):
+    run index, a page at a time by keyset (``next_candidates``); else every run's status."""
+    paging = Paging(where, after)
+    while not paging.done and (page := await next_candidates(store, paging, now)) is not None:
+        for status in page:
             yield status
-        if upto is None:
-            return
-        after = upto
-    if after:  # the index went out of use midway: the rest as without it
-        async for status in _statuses_after(store, after):
+    if paging.done:
+        return
+    if paging.after:  # the index went out of use midway: the rest as without it
+        async for status in _statuses_after(store, paging.after):
             yield status
         return
     async for status in list_statuses(store):

@@ -414,6 +414,7 @@ class SharedRunIndex:
         unsettled: tuple[str, Sequence[object]] = ("true", ()),
         after: str = "",
         limit: int | None = None,
+        first: bool = True,
     ) -> Selected | None:
         """The rows after ``after`` that ``condition`` may select (SQL over the columns of
         ``runs AS r``, its parameters ``args`` from ``$1``; a row it leaves NULL is not selected),
@@ -421,9 +422,9 @@ class SharedRunIndex:
         one snapshot; None where readers cannot use the index. The caller decides: the condition
         narrows, the status rules and the filter decide.
 
-        The first page (``after`` empty) also holds, of every page, the rows a lease row or the
-        clock decides that ``unsettled`` (a condition over the same columns, and its parameters)
-        may select, and the runs to read from the journal."""
+        The ``first`` page of a read (wherever it starts) also holds, of every page, the rows a
+        lease row or the clock decides that ``unsettled`` (a condition over the same columns, and
+        its parameters) may select, and the runs to read from the journal."""
 
         async def read() -> Selected | None:
             async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
@@ -434,7 +435,6 @@ class SharedRunIndex:
                 rows = await conn.fetch(
                     self._sql.settled(condition, at, paged=paged), *args, after, *([limit] if paged else [])
                 )
-                first = not after
                 undecided = await conn.fetch(self._sql.unsettled(unsettled[0]), *unsettled[1]) if first else []
                 pending = await conn.fetchval(self._sql.to_read) if first else []
             upto = rows[-1]["run_id"] if paged and len(rows) == limit else None
