@@ -37,9 +37,8 @@ query.
 - **(h)** the TUI's first page with statuses, ``agenttui STORE`` in a pseudo-terminal of 120x40
   (``benchmarks/startup.py``'s way): from the process's start to the first frame that shows the
   store's first run with its state; floor: a bare Textual app's first frame (one ``Static``), in
-  the same rounds. Target ≤ 1 s. Then, not a target, the same process's start to the frame whose
-  header counts every top-level run with no listing left, and its peak RSS then: what the list
-  holding every run costs (it does not page over the index yet). Its CPU is the process's alone.
+  the same rounds. Target ≤ 1 s. Its peak RSS then, and its CPU (the process's alone): the list
+  reads a page at a time over the index, so neither grows with the store.
 
 Then each figure's growth from size to size.
 
@@ -326,17 +325,15 @@ def measure(fleet: Fleet, runs: int, repeats: int, counts: Counts, server_cpu: C
 
 
 def measure_tui(fleet: Fleet, runs: int, size: Size) -> None:
-    """(h): one round of the TUI's first page and its floor, then the TUI to every run listed."""
-    first, state, roots = asyncio.run(first_root(fleet.dsn, runs))
+    """(h): one round of the TUI's first page and its floor."""
+    first, state = asyncio.run(first_root(fleet.dsn, runs))
     # The list clips a long id in the middle, by the width the rows listed so far need: its
     # last 8 characters show whatever the clip, then the state on the same row.
     first_page = re.compile(re.escape(first[-8:].encode()) + rb"[^\r\n]{0,60}" + re.escape(state.encode()))
-    every_run = re.compile(f"{roots:,} runs".encode() + rb"(?! \()")  # no "(listing…)" after it
     env = environment(ROOT, fleet.scratch / "bytecode")
     for name, painted, argv in [
         ("h floor", re.compile(rb"floor-row-0000001"), ["-c", BARE_STATIC]),
         ("h", first_page, ["-m", "agenttui", fleet.url(runs)]),
-        ("h listed", every_run, ["-m", "agenttui", fleet.url(runs)]),
     ]:
         cache_home = tempfile.mkdtemp(prefix="xdg-", dir=fleet.scratch)
         case = PaintCase(name, [sys.executable, *argv], env | {"XDG_CACHE_HOME": cache_home}, fleet.scratch,
@@ -350,14 +347,13 @@ def measure_tui(fleet: Fleet, runs: int, size: Size) -> None:
         timings.loads.append(load)
 
 
-async def first_root(dsn: str, runs: int) -> tuple[str, str, int]:
-    """The first top-level run of the store of ``runs`` runs, its state, and how many there are."""
+async def first_root(dsn: str, runs: int) -> tuple[str, str]:
+    """The first top-level run of the store of ``runs`` runs, and its state."""
     conn = await asyncpg.connect(dsn)
     try:
         index = f'"{index_schema_of(runs)}".runs'
         first = await conn.fetchrow(f"SELECT run_id, state FROM {index} WHERE run_id = root_id ORDER BY run_id LIMIT 1")
-        roots = await conn.fetchval(f"SELECT count(*) FROM {index} WHERE run_id = root_id")
-        return first["run_id"], first["state"], roots
+        return first["run_id"], first["state"]
     finally:
         await conn.close()
 
@@ -642,9 +638,6 @@ def report(
                      f"{share:.1%} ({size.index_bytes / 1e6:,.1f} of {size.journal_bytes / 1e6:,.1f} MB)", "", "", "", "",
                      TARGETS["f"].text, verdict(share <= TARGETS["f"].limit, smoke=smoke), "", ""])  # fmt: skip
         rows.append(process_row(size, "h", smoke=smoke))
-        listed = size.timings["h listed"]
-        rows.append(["(h) every top-level run listed (not a target)", f"{size.runs:,}", f"{listed.wall:.2f} s",
-                     f"{listed.cpu:.2f} s", "", "", "", "", "", f"{max(listed.peaks_mb):.0f} MB", listed.load()])  # fmt: skip
     without, with_ = (statistics.median(cost.walls[side]) for side in ("without", "with"))
     cpu_without, cpu_with = (statistics.median(cost.cpus[side]) for side in ("without", "with"))
     loads = load_range(cost.loads)

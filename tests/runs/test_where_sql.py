@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from agenttui.journal.keys import root_run_id
-from agenttui.runs.selection.indexed import count_statuses
+from agenttui.runs.selection.indexed import Paging, count_statuses, next_candidates
 from agenttui.runs.selection.where import parse_where
 from agenttui.runs.selection.where_sql import where_sql
 from agenttui.runs.statuses.index import Verdict
@@ -154,6 +154,26 @@ def test_the_population_has_every_shape(indexed: Indexed) -> None:
     assert {RunState.IN_FLIGHT, RunState.SLEEPING, RunState.READY} <= {s.state for s in indexed.statuses}
     assert any(status.lease_lapsed for status in indexed.statuses)
     assert len(indexed.settled) > RUNS / 2
+
+
+@pytest.mark.parametrize("text", ["", "leased", "lapsed", "status=in-flight", "status=sleeping,ready", "sub"])
+def test_a_selection_read_a_few_rows_a_page_holds_what_it_holds_read_whole(indexed: Indexed, text: str) -> None:
+    """Each page reads the runs of its own range a lease row or the clock decides: a sub-run
+    past a page's start under a leased top-level run before it (``a`` < ``a-x`` < ``a>b``) too."""
+
+    async def paged() -> set[str]:
+        store = await PostgresStore.open(indexed.url, read_only=True)
+        try:
+            paging, found = Paging(parse_where(text)), set()
+            while not paging.done:
+                page = await next_candidates(store, paging, NOW, limit=3)
+                assert page is not None
+                found |= {status.run_id for status in page}
+            return found
+        finally:
+            await store.close()
+
+    assert asyncio.run(paged()) == asyncio.run(selected(indexed.url, text))
 
 
 def test_counts_decide_what_a_lease_or_the_clock_moves_as_every_status_does(indexed: Indexed) -> None:

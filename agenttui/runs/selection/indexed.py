@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -36,13 +36,6 @@ class Paging:
     after: str = ""
     """The last run read: the next page starts past it."""
     done: bool = False
-    started: bool = False
-    """Whether a page was read: the first reads what ``unsettled`` and ``pending`` hold."""
-    unsettled: list[tuple[Any, ...]] = field(default_factory=list)
-    """The rows a lease row or the clock decides that the filter may select: every page's, read
-    with the first."""
-    pending: list[str] = field(default_factory=list)
-    """The runs changed since the indexer read them, every page's, read from the journal."""
 
 
 async def next_candidates(
@@ -54,15 +47,13 @@ async def next_candidates(
     shared run index is not read. The caller asks the filter of each."""
     sql = where_sql(paging.where, unix_ms(now))
     page = await shared_selection(store, sql.settled, sql.settled_args, unsettled=(sql.unsettled, sql.unsettled_args),
-                                  after=paging.after, limit=limit, first=not paging.started)  # fmt: skip
+                                  after=paging.after, limit=limit)  # fmt: skip
     if page is None:
         return None
-    if not paging.started:  # the first page holds every page's rows a lease or the clock decides
-        paging.unsettled, paging.pending, paging.started = page.unsettled, page.pending, True
     after, upto = paging.after, page.upto
     # A run under a lease or asleep may be among the page's rows too: one row a run.
-    rows = {row[0]: row for row in [*_within(paging.unsettled, after, upto), *page.rows]}
-    read = await _statuses_of(store, list(rows.values()), _within(paging.pending, after, upto), now)
+    rows = {row[0]: row for row in [*page.unsettled, *page.rows]}
+    read = await _statuses_of(store, list(rows.values()), _within(page.pending, after, upto), now)
     if upto is None:
         paging.done = True
     else:

@@ -104,15 +104,14 @@ async def shared_selection(
     unsettled: tuple[str, Sequence[object]],
     after: str = "",
     limit: int | None = None,
-    first: bool = True,
 ) -> Selected | None:
-    """The runs after ``after`` a filter's SQL may select from the shared run index, and (on
-    the ``first`` page of a read) the runs to read from the journal, through the ``limit``-th
-    (``SharedRunIndex.select``); None where the index is not read."""
+    """The runs after ``after`` a filter's SQL may select from the shared run index, and the
+    runs to read from the journal, through the ``limit``-th (``SharedRunIndex.select``); None
+    where the index is not read."""
     index = _index_of(store)
     if index is None:
         return None
-    selected = await index.select(condition, args, unsettled=unsettled, after=after, limit=limit, first=first)
+    selected = await index.select(condition, args, unsettled=unsettled, after=after, limit=limit)
     if selected is None:
         _unused(store)
     return selected

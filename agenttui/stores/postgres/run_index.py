@@ -151,12 +151,12 @@ class Selected:
     order."""
     pending: list[str]
     """Runs to read from the journal: a change is queued for them, or their verdict is not kept
-    (every page's, on the first)."""
+    (every page's: few, a moment's writes; the caller keeps the page's)."""
     upto: str | None = None
     """The last run a page covers (read on after it); None where it covers every run after its start."""
     unsettled: list[tuple[Any, ...]] = field(default_factory=list)
-    """The rows a lease row or the clock decides that the selection may hold, as ``rows`` are
-    (every page's, on the first)."""
+    """The rows of the page's range a lease row or the clock decides that the selection may
+    hold, as ``rows`` are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,7 +414,6 @@ class SharedRunIndex:
         unsettled: tuple[str, Sequence[object]] = ("true", ()),
         after: str = "",
         limit: int | None = None,
-        first: bool = True,
     ) -> Selected | None:
         """The rows after ``after`` that ``condition`` may select (SQL over the columns of
         ``runs AS r``, its parameters ``args`` from ``$1``; a row it leaves NULL is not selected),
@@ -422,9 +421,9 @@ class SharedRunIndex:
         one snapshot; None where readers cannot use the index. The caller decides: the condition
         narrows, the status rules and the filter decide.
 
-        The ``first`` page of a read (wherever it starts) also holds, of every page, the rows a
-        lease row or the clock decides that ``unsettled`` (a condition over the same columns, and
-        its parameters) may select, and the runs to read from the journal."""
+        It also holds the rows of its range that a lease row or the clock decides that
+        ``unsettled`` (a condition over the same columns, and its parameters) may select, and the
+        runs to read from the journal."""
 
         async def read() -> Selected | None:
             async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
@@ -435,9 +434,13 @@ class SharedRunIndex:
                 rows = await conn.fetch(
                     self._sql.settled(condition, at, paged=paged), *args, after, *([limit] if paged else [])
                 )
-                undecided = await conn.fetch(self._sql.unsettled(unsettled[0]), *unsettled[1]) if first else []
-                pending = await conn.fetchval(self._sql.to_read) if first else []
-            upto = rows[-1]["run_id"] if paged and len(rows) == limit else None
+                upto = rows[-1]["run_id"] if paged and len(rows) == limit else None
+                bounds = [after, _prefixes(after), *([] if upto is None else [upto])]
+                at = len(unsettled[1]) + 1
+                undecided = await conn.fetch(
+                    self._sql.unsettled(unsettled[0], at, bounded=upto is not None), *unsettled[1], *bounds
+                )
+                pending = await conn.fetchval(self._sql.to_read)
             return Selected([tuple(row) for row in rows], list(pending or []), upto, [tuple(row) for row in undecided])
 
         result: Selected | None = await self._retrying(read)
@@ -506,3 +509,9 @@ class SharedRunIndex:
     async def installed(self) -> bool:
         """Whether the index's schema is there (usable or not): one catalog lookup."""
         return bool(await self._retrying(lambda: self._pool.fetchval(self._sql.schema_exists)))
+
+
+def _prefixes(run_id: str) -> list[str]:
+    """Every id ``run_id`` begins with, itself too: the top-level runs a run past it may be a
+    sub-run of (a run between a top-level run and one of its sub-runs begins with its id)."""
+    return [run_id[:end] for end in range(1, len(run_id) + 1)]

@@ -301,11 +301,8 @@ class IndexStatements:
         # Each lease row's runs through the root index, a probe a lease row (OFFSET 0 keeps the
         # planner from a hash join that reads every run: 0.5 s of a million).
         under_lease = f'(SELECT * FROM {runs} AS r WHERE r.root_id = l.run_id COLLATE "C" OFFSET 0) AS r'
-        self._unsettled_parts = (
-            f"SELECT {selected_columns} FROM {runs} AS r WHERE r.wake_at IS NOT NULL",
-            *([f"SELECT {selected_columns} FROM {leases} AS l CROSS JOIN LATERAL {under_lease} WHERE true"]
-              if has_leases else []),
-        )  # fmt: skip
+        self._leases = leases if has_leases else None
+        self._under_lease = under_lease
         self._runs = runs
         self.counts = f"SELECT state, runs FROM {counts} WHERE runs <> 0"
         # The states counted of runs whose changes are queued: they are read from the journal.
@@ -359,14 +356,25 @@ class IndexStatements:
             f" AND r.run_id > ${after} AND {self._unqueued} ORDER BY r.run_id{limit}"
         )
 
-    def unsettled(self, condition: str) -> str:
+    def unsettled(self, condition: str, after: int, *, bounded: bool) -> str:
         """The rows a lease row or the clock decides that ``condition`` (an unsettled one) may
-        select, no change queued: the leased driven from the lease table through the root index,
-        the asleep from their own, each read once a selection, however many pages it has."""
-        parts = " UNION ".join(
-            f"({part} AND r.state IS NOT NULL AND ({condition}) AND {self._unqueued})" for part in self._unsettled_parts
+        select past the run id ``$<after>`` (``bounded``, through ``$<after + 2>``: a page's
+        range), no change queued: the asleep through their own index, the leased from the lease
+        rows of the top-level runs in the range, and of those whose ids begin ``$<after>`` (the
+        array ``$<after + 1>``: a run past it may be a sub-run of theirs), through the root index.
+        A page reads its own: the first page of a million runs waits on no more."""
+        within = f"r.run_id > ${after}" + (f" AND r.run_id <= ${after + 2}" if bounded else "")
+        roots = f'l.run_id COLLATE "C" > ${after}' + (f' AND l.run_id COLLATE "C" <= ${after + 2}' if bounded else "")
+        parts = [f"SELECT {self._selected_columns} FROM {self._runs} AS r WHERE r.wake_at IS NOT NULL AND {within}"]
+        if self._leases is not None:
+            parts.append(
+                f"SELECT {self._selected_columns} FROM {self._leases} AS l CROSS JOIN LATERAL {self._under_lease}"
+                f' WHERE ({roots} OR l.run_id COLLATE "C" = ANY(${after + 1}::pg_catalog.text[])) AND {within}'
+            )
+        unioned = " UNION ".join(
+            f"({part} AND r.state IS NOT NULL AND ({condition}) AND {self._unqueued})" for part in parts
         )
-        return f"SELECT * FROM ({parts}) AS unsettled ORDER BY run_id"
+        return f"SELECT * FROM ({unioned}) AS unsettled ORDER BY run_id"
 
     def grant_to(self, role: str) -> str:
         return self._grant.format(role=role if role == "PUBLIC" else _q(role.replace('"', '""')))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -31,6 +33,7 @@ from agenttui.tui.messages import (
     StoreReopened,
 )
 from agenttui.tui.runs_model import RunsModel, ShownCost
+from agenttui.tui.runs_paging import FIRST_PAGE_SCREENS, PAGE_RUNS, paging_where, parents_missing, wants_more
 from agenttui.tui.screens.base import StoreScreen
 from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.key_footer import KeyFooter
@@ -39,6 +42,7 @@ from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from agenttui.runs.cost.reading import StoreSpend
+    from agenttui.runs.selection.indexed import Paging
     from agenttui.runs.statuses.columns import StatusColumns
     from agenttui.runs.statuses.status import RunStatus
     from agenttui.stores.base import LeaseInfo
@@ -71,6 +75,21 @@ class RunsScreen(StoreScreen):
         done: bool = False
         statuses: StatusColumns | None = None
         """Their statuses, where the status index vouched for them (a reopen), place by place."""
+
+    @dataclass
+    class RunsPaged(Message):
+        """A page of runs read over the shared run index, with their statuses, in run id order."""
+
+        statuses: list[RunStatus]
+        paging: Paging
+        """The read it is a page of: a page of a read since replaced is dropped."""
+
+    @dataclass
+    class RunsCounted(Message):
+        """The runs a paged list selects, counted by status on the database."""
+
+        counts: Counter[RunState]
+        paging: Paging
 
     @dataclass
     class UnfinishedListed(Message):
@@ -136,6 +155,11 @@ class RunsScreen(StoreScreen):
         self.shown = self.model.rows()
         """The rows the table shows (``RunsModel.rows`` as last rebuilt)."""
         self._listed = False
+        self._paging: Paging | None = None
+        """Where the list stands over the shared run index (``runs_paging``); None: the store
+        has none in use, and every run is listed."""
+        self._counted: Counter[RunState] | None = None
+        """A paged list's counts by status, from the database (None: being counted)."""
         self._list_when_shown = False
         """The store opened while another screen covered this one (a run opened with ``--run``):
         the runs are listed once this screen shows, not behind that one."""
@@ -226,6 +250,16 @@ class RunsScreen(StoreScreen):
         the store's statuses) the rest comes at once, with every status the index vouches for
         (``kept_statuses``: a third of the work of reading them a page at a time); else in
         batches, their statuses read behind them."""
+        from agenttui.runs.statuses.shared import in_use
+
+        if await in_use(self.store):
+            from agenttui.runs.selection.indexed import Paging
+
+            self._paging = Paging(paging_where(self.model))
+            self._count_runs()
+            await self._read_page(FIRST_PAGE_SCREENS * max(self.size.height, 1))
+            return
+        self._paging = None
         if self.tui.first_rows_shown.is_set():
             self._list_unfinished()  # else once the first rows are on screen (_after_first_rows)
         listing = self._listing(first_screen=max(self.size.height, 1))
@@ -254,6 +288,67 @@ class RunsScreen(StoreScreen):
             self.post_message(RunsScreen.RunsListed([], done=True))
         finally:
             rest.cancel()
+
+    async def _read_page(self, limit: int) -> None:
+        """Read the paged list's next page (``limit`` runs), with the runs above the sub-runs
+        among them that the list lacks; if the index went out of use, list every run instead."""
+        from agenttui.runs.selection.indexed import next_candidates
+        from agenttui.runs.statuses.status import statuses
+
+        paging = self._paging
+        assert paging is not None
+        page = await next_candidates(self.store, paging, datetime.now(UTC), limit=limit)
+        if page is None:
+            self.call_later(self.action_reload)
+            return
+        if missing := parents_missing((status.run_id for status in page), self.model.runs):
+            page = sorted([*page, *await statuses(self.store, missing)], key=lambda status: status.run_id)
+        self.post_message(RunsScreen.RunsPaged(page, paging))
+
+    @work(exclusive=True, group="runs-list", exit_on_error=False)
+    async def _read_more(self) -> None:
+        await self._read_page(PAGE_RUNS)
+
+    def _want_more(self) -> None:
+        """Read the paged list's next page when the rows on screen come near the end of those
+        read (and the filter, if an expression, parses: else no row shows, however many are read)."""
+        paging = self._paging
+        if paging is None or paging.done or self.model.filter_error:
+            return
+        if any(worker.group == "runs-list" and not worker.is_finished for worker in self.workers):
+            return
+        table = self.table
+        if wants_more(len(self.shown), round(table.scroll_offset.y) + table.size.height, table.size.height):
+            self._read_more()
+
+    def on_runs_screen_runs_paged(self, message: RunsScreen.RunsPaged) -> None:
+        if message.paging is not self._paging:
+            return  # a page of a read the filters have since replaced
+        new = self.model.add_runs([status.run_id for status in message.statuses])
+        self.model.set_statuses(message.statuses)
+        self.table.measure(new)
+        self._listed = message.paging.done
+        self._note_clock_changes(message.statuses)
+        self._refresh_rows()
+        if not self.tui.first_rows_shown.is_set():
+            self.app.call_after_refresh(self._after_first_rows, [])
+        self.call_after_refresh(self._want_more)
+
+    @work(exclusive=True, group="runs-counts", exit_on_error=False)
+    async def _count_runs(self) -> None:
+        """Count a paged list's runs by status on the database (``count_statuses``)."""
+        from agenttui.runs.selection.indexed import count_statuses
+
+        paging = self._paging
+        if paging is None:
+            return
+        where = paging.where if paging.where.text else None
+        self.post_message(RunsScreen.RunsCounted(await count_statuses(self.store, datetime.now(UTC), where), paging))
+
+    def on_runs_screen_runs_counted(self, message: RunsScreen.RunsCounted) -> None:
+        if message.paging is self._paging:
+            self._counted = message.counts
+            self._show_counts()
 
     async def _listing(self, *, first_screen: int) -> AsyncIterator[list[str]]:
         """Every run id, in batches: the first of ``first_screen`` runs, then one each
@@ -339,7 +434,8 @@ class RunsScreen(StoreScreen):
         starts what waited for the frame (``first_rows_painted``)."""
         if not self.tui.first_rows_shown.is_set():  # a second batch may be listed before the frame
             self.tui.first_rows_painted()
-            self._list_unfinished()
+            if self._paging is None:
+                self._list_unfinished()
         if new:
             self.compute_statuses(new)
 
@@ -404,6 +500,9 @@ class RunsScreen(StoreScreen):
     def _apply_changes(self) -> None:
         self._refresh_pending = False
         dirty, self._dirty = self._dirty, set()
+        if self._paging is not None:
+            self._apply_paged_changes(dirty)
+            return
         if dirty is None:
             self._costs = ""  # read again once listed
             self._forget_costs()
@@ -416,6 +515,25 @@ class RunsScreen(StoreScreen):
             self.compute_statuses(sorted(dirty), urgent=True)
             if new:
                 self._refresh_rows()
+
+    def _apply_paged_changes(self, dirty: set[str] | None) -> None:
+        """Changes under a paged list: the runs it has read so far read again, those within its
+        pages so far joined, the others left to their page; the counts made again."""
+        paging = self._paging
+        assert paging is not None
+        if dirty is None:
+            self.action_reload()
+            return
+        within = sorted(
+            run_id for run_id in dirty if paging.done or run_id <= paging.after or run_id in self.model.runs
+        )
+        self._costs_changed({keys.root_run_id(run_id) for run_id in within})
+        new = self.model.add_runs(within)
+        self.table.measure(new)
+        self.compute_statuses(within, urgent=True)
+        if new:
+            self._refresh_rows()
+        self._count_runs()
 
     def _may_move(self, run_id: str) -> bool:
         status = self.model.statuses.get(run_id)
@@ -458,18 +576,24 @@ class RunsScreen(StoreScreen):
 
     def _want_shown_costs(self) -> None:
         """Read the costs of the top-level runs on screen that have none yet, once the cost
-        column shows and the listing is done (a cost rolls its sub-runs up): what a person sees,
-        a screenful at a time, so an idle list prices nothing."""
+        column shows and the listing is done, or a paged list has read their sub-runs (a cost
+        rolls its sub-runs up): what a person sees, a screenful at a time, so an idle list prices
+        nothing."""
         self._scrolled_pending = False
-        if not self.table.columns.counts or not self._listed or self.tui.store is None:
+        paging = self._paging
+        if not self.table.columns.counts or not (self._listed or paging) or self.tui.store is None:
             return
         wanted = self._shown_roots() - self._costs_asked - self.model.costs.keys()
+        if paging is not None and not paging.done:  # the last run read may have sub-runs still unread
+            wanted.discard(keys.root_run_id(paging.after))
         if wanted:
             self._costs_asked |= wanted
             self._read_costs(sorted(wanted))
 
     def _scrolled(self) -> None:
-        """The rows on screen moved: their costs are asked for once the scrolling pauses."""
+        """The rows on screen moved: their costs are asked for once the scrolling pauses (and a
+        paged list reads on if they near its end)."""
+        self._want_more()
         if not self._scrolled_pending:
             self._scrolled_pending = True
             self.set_timer(REFRESH_SECONDS, self._want_shown_costs)
@@ -609,15 +733,28 @@ class RunsScreen(StoreScreen):
         self._show_counts()
         self._scrolled()  # more rows may show
 
-    def _show_counts(self) -> None:
-        """The counts line: how many runs, how many in each state, and the filter in force. The
-        filter is never pushed off: past the width it takes a line of its own (``HeaderBar``)."""
-        counts = self.model.counts()
+    def _listed_total(self) -> tuple[Counter[RunState], Text]:
+        """The top-level runs listed, by state, and how far the listing is."""
         total = Text(f"{len(self.model.roots):,} runs", style="bold")
         if not self._listed:
             total.append(" (listing…)", style="not bold")
         elif self.model.pending:
             total.append(f" ({self.model.pending:,} statuses to compute)", style="not bold")
+        return self.model.counts(), total
+
+    def _paged_total(self) -> tuple[Counter[RunState], Text]:
+        """A paged list's runs by state, every one the filters select counted on the database
+        (sub-runs too, as ``runs --count``), and how many of them were read so far."""
+        counts = self._counted or Counter()
+        total = Text(f"{counts.total():,} runs" if self._counted is not None else "counting runs…", style="bold")
+        if not self._listed:
+            total.append(f" ({len(self.model.runs):,} read, more as you scroll)", style="not bold")
+        return counts, total
+
+    def _show_counts(self) -> None:
+        """The counts line: how many runs, how many in each state, and the filter in force. The
+        filter is never pushed off: past the width it takes a line of its own (``HeaderBar``)."""
+        counts, total = self._paged_total() if self._paging is not None else self._listed_total()
         present = [state for state in RunState if counts[state]]
         shown_filter = Text(f"filter: {self.model.filter_name}" + (" · by cost" if self.model.by_cost else ""))
         if self.model.text_filter:
@@ -651,6 +788,11 @@ class RunsScreen(StoreScreen):
             return in_filter == (action == "filter_done")
         return super().check_action(action, parameters)
 
+    def unavailable(self, action: str) -> str | None:
+        if action == "sort_by_cost" and self._paging is not None:
+            return "sorting by cost needs every run's cost: not over a shared run index, read a page at a time"
+        return super().unavailable(action)
+
     def explanation(self) -> tuple[str, str] | None:
         """The run under the cursor: its status and what it waits on, whole, when the list cut it."""
         row = self.table.current
@@ -678,7 +820,7 @@ class RunsScreen(StoreScreen):
         field = self.query_one("#runs-filter", Input)
         if not field.value and not field.display and self.model.status_filter:
             self.model.status_filter = 0
-            self._refresh_rows()
+            self._filters_changed()
             self.notify(f"showing {self.model.filter_name} runs", timeout=2)
             return
         field.value = ""
@@ -688,19 +830,28 @@ class RunsScreen(StoreScreen):
     @on(Input.Changed, "#runs-filter")
     def filter_changed(self, event: Input.Changed) -> None:
         self.model.text_filter = event.value.strip()
-        self._refresh_rows()
+        self._filters_changed()
 
     def action_cycle_status(self) -> None:
         name = self.model.cycle_status_filter()
-        self._refresh_rows()
+        self._filters_changed()
         self.notify(f"showing {name} runs", timeout=2)
+
+    def _filters_changed(self) -> None:
+        """Show what the filters select: of the runs listed, or, over the shared run index, read
+        afresh as far as the database narrows them."""
+        if self._paging is not None and self._paging.where.text != paging_where(self.model).text:
+            self.action_reload()
+        else:
+            self._refresh_rows()
+            self._want_more()
 
     def action_reload(self) -> None:
         by_cost = self.model.by_cost
         self.model = RunsModel(text_filter=self.model.text_filter, status_filter=self.model.status_filter)
         self.model.by_cost = by_cost
         self._clock_changes, self._costs, self._costs_asked, self._spend = {}, "", set(), None
-        self._listed = False
+        self._listed, self._counted = False, None
         self._refresh_rows()
         self.load_runs()
 
@@ -714,6 +865,7 @@ class RunsScreen(StoreScreen):
     @on(RunsTable.CursorMoved)
     def table_cursor_moved(self) -> None:
         self.refresh_bindings()  # W shows when the run under the cursor has its detail cut
+        self._want_more()
 
     @on(RunsTable.FoldToggled)
     def toggle_fold(self, event: RunsTable.FoldToggled) -> None:
