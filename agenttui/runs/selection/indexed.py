@@ -17,7 +17,13 @@ from agenttui.runs.selection.where_sql import where_sql
 from agenttui.runs.statuses.index import Verdict
 from agenttui.runs.statuses.shared import shared_counts, shared_selection
 from agenttui.runs.statuses.state import RunState
-from agenttui.runs.statuses.status import RunStatus, list_statuses, states_of_verdicts, statuses, statuses_of_verdicts
+from agenttui.runs.statuses.status import (
+    RunStatus,
+    list_statuses,
+    states_of_leased_verdicts,
+    statuses,
+    statuses_of_verdicts,
+)
 from agenttui.stores.base import Store
 
 _Item = TypeVar("_Item", str, tuple[Any, ...])
@@ -109,7 +115,7 @@ async def count_statuses(store: Store, now: datetime, where: Where | None = None
             counted[status.state] += 1
         return counted
     counted.update({RunState(state): count for state, count in indexed.states.items()})
-    counted.update(await states_of_verdicts(store, indexed.uncertain, now, indexed.leases))
+    counted.update(await states_of_leased_verdicts(store, indexed.uncertain, now))
     pending = indexed.pending
     for start in range(0, len(pending), _PAGE):
         counted.update(status.state for status in await statuses(store, pending[start : start + _PAGE]))

@@ -369,11 +369,17 @@ def _open_attempt(call_id: str, by_name: dict[str, Record]) -> bool:
 
 def _by_the_clock(what: str, wake_at: datetime, now: datetime) -> tuple[RunState, str]:
     """The state and detail of a run whose open call ``what`` waits on a timer that wakes at
-    ``wake_at``: sleeping until then, ready after."""
+    ``wake_at`` (``_state_by_the_clock``)."""
     at = wake_at.isoformat(timespec="seconds")
-    if wake_at > now:
+    if _state_by_the_clock(wake_at, now) is RunState.SLEEPING:
         return RunState.SLEEPING, f"until {at}"
     return RunState.READY, f"{what} woke at {at}: re-drive to go on"
+
+
+def _state_by_the_clock(wake_at: datetime, now: datetime) -> RunState:
+    """The state of a run that waits on a timer that wakes at ``wake_at``: sleeping until then,
+    ready after."""
+    return RunState.SLEEPING if wake_at > now else RunState.READY
 
 
 def _wake_time(timer: Record) -> datetime | None:
@@ -703,21 +709,15 @@ def _kept_verdict(status: RunStatus) -> Verdict | None:
     return _verdict(status) if INT64_MIN <= status.tokens <= INT64_MAX else None
 
 
-async def states_of_verdicts(
-    store: Store,
-    rows: Sequence[tuple[str, str, str | None]],
-    now: datetime,
-    leases: dict[str, LeaseInfo] | None = None,
+async def states_of_leased_verdicts(
+    store: Store, rows: Sequence[tuple[str, str, str | None, LeaseInfo | None]], now: datetime
 ) -> list[RunState]:
-    """The state of each run of ``rows`` (run id, its verdict's state and wake time), with its
-    lease row (of ``leases``, by root run id, where the caller read them with the verdicts; else
-    read now, one query) and the clock at ``now`` (``state_of_verdict``); a run whose verdict
-    makes no state is read from the store."""
-    if leases is None:
-        leases = await _leases(store, {root_run_id(run_id) for run_id, _, _ in rows})
+    """The state of each run of ``rows`` (run id, its verdict's state and wake time, its lease
+    row as read with them) at ``now`` (``state_of_verdict``); a run whose verdict makes no state
+    is read from the store."""
     made = []
-    for run_id, state, wake_at in rows:
-        kept = state_of_verdict(run_id, state, wake_at, _lease_in(leases, run_id), now)
+    for run_id, state, wake_at, lease in rows:
+        kept = state_of_verdict(run_id, state, wake_at, lease, now)
         made.append(kept if kept is not None else (await run_status(store, run_id)).state)
     return made
 
@@ -932,7 +932,7 @@ def state_of_verdict(
         return None
     if wake_at is not None:
         try:
-            kept, _ = _by_the_clock("", datetime.fromisoformat(wake_at), now)
+            kept = _state_by_the_clock(datetime.fromisoformat(wake_at), now)
         except (ValueError, TypeError):
             return None
     return RunState.IN_FLIGHT if _lease_in_flight(run_id, kept, lease) else kept

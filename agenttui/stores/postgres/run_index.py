@@ -165,11 +165,9 @@ class Counted:
 
     states: dict[str, int]
     """The runs whose status is their verdict's state (no lease row, no wake time), by state."""
-    uncertain: list[tuple[str, str, str | None]]
+    uncertain: list[tuple[str, str, str | None, LeaseInfo | None]]
     """The runs whose status hangs on a lease row or the clock: each run id, its verdict's state
-    and wake time."""
-    leases: dict[str, LeaseInfo]
-    """The lease rows of those runs, by root run id, read in the same snapshot."""
+    and wake time, and its live lease row (its top-level run's), read in the same snapshot."""
     pending: list[str]
     """The runs to read from the journal."""
 
@@ -463,11 +461,11 @@ class SharedRunIndex:
             states.subtract(kept or [])
             states.subtract(queued or [])
             counted = {state: runs for state, runs in states.items() if runs}
-            uncertain = list(zip(run_ids or [], kept or [], woken or [], strict=True))
-            leases = {root: LeaseInfo(root, holder, seconds)
-                      for root, holder, seconds in zip(leased or [], holders or [], expires_in or [], strict=True)
-                      if root is not None}  # fmt: skip
-            return Counted(counted, uncertain, leases, list(pending or []))
+            uncertain = [(run_id, state, wake_at, None if root is None else LeaseInfo(root, holder, seconds))
+                         for run_id, state, wake_at, root, holder, seconds
+                         in zip(run_ids or [], kept or [], woken or [], leased or [], holders or [], expires_in or [],
+                                strict=True)]  # fmt: skip
+            return Counted(counted, uncertain, list(pending or []))
 
         result: Counted | None = await self._retrying(read)
         return result
