@@ -13,8 +13,10 @@ query.
 - **(a)** ``agenttui runs STORE --where 'status=halted and tool=refund_payment' --json``; floor:
   the one query over the index's ``runs`` table that returns those rows, printed as JSON.
   Target ≤ 1 s.
-- **(b)** counts by status, ``agenttui runs STORE --count --json``; floor: ``SELECT state,
-  count(*) FROM <index>.runs GROUP BY state``. Target ≤ 0.5 s.
+- **(b)** counts by status, ``agenttui runs STORE --count --json``; floor: what the counts need,
+  read in one snapshot, one connection: the counts the index keeps by state, the runs a live
+  lease row or the clock decides with those lease rows, the states of the runs queued, and the
+  runs queued (the statements agenttui runs; the floor decides no state). Target ≤ 0.5 s.
 - **(c)** a bulk preview, ``agenttui cancel STORE --where 'status=halted,not-started'`` (nothing
   written): 0.9% of the runs, 9,190 at a million; floor: the query selecting those runs' rows from
   the index. Target ≤ 2 s.
@@ -96,6 +98,7 @@ from agenttui.journal.codec import encode_record  # noqa: E402
 from agenttui.runs.statuses.indexer import index_of  # noqa: E402
 from agenttui.stores.postgres import PostgresStore  # noqa: E402
 from agenttui.stores.postgres.run_index import VERDICT_COLUMNS  # noqa: E402
+from agenttui.stores.postgres.run_index_sql import IndexStatements  # noqa: E402
 from agenttui.stores.postgres.schema import Names, Statements  # noqa: E402
 
 SIZES = (100_000, 300_000, 1_000_000)
@@ -227,13 +230,16 @@ class Size:
 
 # -- the floors ----------------------------------------------------------------------------------
 
-#: A floor: one connection, one query, its rows printed as JSON.
+#: A floor: one connection, its statements in one snapshot, the first's rows printed as JSON.
 QUERY_FLOOR = """
 import asyncio, json, sys
 import asyncpg
 async def main():
     conn = await asyncpg.connect(sys.argv[1])
-    rows = await conn.fetch(sys.argv[2])
+    async with conn.transaction(isolation="repeatable_read", readonly=True):
+        rows = await conn.fetch(sys.argv[2])
+        for statement in sys.argv[3:]:
+            await conn.fetch(statement)
     json.dump([dict(row) for row in rows], sys.stdout)
     await conn.close()
 asyncio.run(main())
@@ -253,21 +259,22 @@ asyncio.run(main())
 """
 
 
-def floor_sql(runs: int) -> dict[str, str]:
-    """The floors' queries over the index of the store of ``runs`` runs: (a)'s rows, (b)'s counts
-    and (c)'s rows, each exactly what the result holds."""
+def floor_sql(runs: int) -> dict[str, list[str]]:
+    """The floors' statements over the index of the store of ``runs`` runs: (a)'s rows, (b)'s
+    counts and what deciding them needs, and (c)'s rows, each exactly what the result holds."""
     index = f'"{index_schema_of(runs)}".runs'
     row = ", ".join(["run_id", *(name for name, _ in VERDICT_COLUMNS)])  # a run's id and its status's verdict
     states = ", ".join(f"'{state}'" for state in C_WHERE.removeprefix("status=").split(","))
+    counting = IndexStatements(Names(schema_of(runs), "bide_"), index_schema_of(runs), has_leases=True)
     return {
-        "a": f"SELECT {row} FROM {index} WHERE state = 'halted' AND tool_name = 'refund_payment'",
-        "b": f"SELECT state, count(*) FROM {index} GROUP BY state",
-        "c": f"SELECT {row} FROM {index} WHERE state IN ({states})",
+        "a": [f"SELECT {row} FROM {index} WHERE state = 'halted' AND tool_name = 'refund_payment'"],
+        "b": [counting.counts, counting.uncertain, counting.queued_states, counting.to_read],
+        "c": [f"SELECT {row} FROM {index} WHERE state IN ({states})"],
     }
 
 
-def query_floor(dsn: str, sql: str) -> Case:
-    return Case([sys.executable, "-c", QUERY_FLOOR, dsn, sql])
+def query_floor(dsn: str, statements: list[str]) -> Case:
+    return Case([sys.executable, "-c", QUERY_FLOOR, dsn, *statements])
 
 
 # -- measuring one size --------------------------------------------------------------------------
@@ -306,7 +313,7 @@ def measure(fleet: Fleet, runs: int, repeats: int, counts: Counts, server_cpu: C
                     size.time(name, case, server_cpu)
         for key in cases:
             rows = json.loads((Path(outputs) / f"{key}.json").read_text())
-            size.floor_rows[key] = f"{len(rows):,} rows" if key != "b" else f"{sum(r['count'] for r in rows):,} runs"
+            size.floor_rows[key] = f"{len(rows):,} rows" if key != "b" else f"{sum(r['runs'] for r in rows):,} runs"
     for key, (floor, ours) in cases.items():
         size.plans[f"({key}) floor"] = explained(fleet, runs, floor(explaining(fleet.dsn)))
         size.plans[f"({key}) agenttui"] = explained(fleet, runs, ours(explaining(url)))
