@@ -25,10 +25,11 @@ query.
   --once STORE``; floor: the journal's entries of exactly those runs, read. Target ≤ 2 s. The
   records are deleted again afterwards and the index caught up (untimed): the cached store is
   left as it was built.
-- **(e)** the triggers' cost on the journal's inserts: 5,000 inserts with the Go SDK's statement,
-  each its own transaction, into a fresh schema, without the index and with it installed,
-  alternately over 5 rounds; the medians' ratio, wall and CPU. Target ≤ 1.10x. Measured once, at
-  no size: it does not depend on the store's.
+- **(e)** the triggers' cost on the journal's inserts: inserts with the Go SDK's statement, each
+  its own transaction, into two fresh schemas, one without the index and one with it installed,
+  in blocks of 500 taken in turn (A B, B A, ...) over 24 rounds, so that a moment's load falls on
+  both sides alike; the medians' ratio, wall and CPU. Target ≤ 1.10x. Measured once, at no size:
+  it does not depend on the store's.
 - **(f)** the index's size against the journal's (``agenttui index status --json``: every table
   of the index's schema, the journal's table, both with their indexes and TOAST). Target ≤ 25%.
 - **(g)** the plans: each case of (a)-(d) and its floor run once more, untimed, with the server's
@@ -121,11 +122,11 @@ class Counts:
     """(d): the new records, ``changed_runs`` x ``records_a_run`` (10,000)."""
     trigger_inserts: int
     trigger_rounds: int
-    """(e): inserts a side a round, and the rounds, A/B alternately."""
+    """(e): inserts a side a round (a block), and the rounds, A/B alternately."""
 
 
-FULL = Counts(changed_runs=1_250, records_a_run=8, trigger_inserts=5_000, trigger_rounds=5)
-SMOKE = Counts(changed_runs=20, records_a_run=5, trigger_inserts=200, trigger_rounds=2)
+FULL = Counts(changed_runs=1_250, records_a_run=8, trigger_inserts=500, trigger_rounds=24)
+SMOKE = Counts(changed_runs=20, records_a_run=5, trigger_inserts=50, trigger_rounds=2)
 #: A page of the runs list, as the index's ``rows`` reads it.
 PAGE = 50
 #: (g): the statements shown of each case (the most buffers first), and as much of each one's text.
@@ -548,7 +549,8 @@ def _sequential_scans(node: dict[str, Any]) -> Iterator[str]:
 
 # -- (e): the triggers' cost -----------------------------------------------------------------------
 
-TRIGGER_SCHEMA = "fleet_trigger_cost"
+#: (e): the schema each side inserts into.
+TRIGGER_SCHEMAS = {"without": "fleet_trigger_cost_a", "with": "fleet_trigger_cost_b"}
 
 
 @dataclass
@@ -562,19 +564,18 @@ class TriggerCost:
 
 
 def trigger_cost(fleet: Fleet, counts: Counts, server_cpu: Callable[[], float]) -> TriggerCost:
-    """(e): ``trigger_inserts`` inserts a side into a fresh schema, the index uninstalled (A) and
-    installed (B), alternately, A first in even rounds and B first in odd ones, so that neither
-    side always meets the larger table."""
+    """(e): a block of ``trigger_inserts`` inserts a side a round, into a fresh schema without the
+    index (A) and one with it installed (B), A first in even rounds and B first in odd ones."""
     cost = TriggerCost(inserts=counts.trigger_inserts)
-    url = f"{fleet.dsn}?schema={TRIGGER_SCHEMA}"
-    asyncio.run(_fresh_schema(fleet.dsn, url))
+    asyncio.run(_drop(fleet.dsn))
+    for side, schema in TRIGGER_SCHEMAS.items():
+        asyncio.run(_fresh_schema(f"{fleet.dsn}?schema={schema}", installed=side == "with"))
     try:
         for round_number in range(counts.trigger_rounds):
-            sides = ("without", "with") if round_number % 2 == 0 else ("with", "without")
-            for side in sides:
-                asyncio.run(_installed(url, side == "with"))
+            for side in ("without", "with") if round_number % 2 == 0 else ("with", "without"):
                 cost.loads.append(os.getloadavg()[0])
-                wall, cpu = asyncio.run(_inserts(fleet.dsn, f"{round_number}-{side}", counts, server_cpu))
+                tag = f"{round_number}-{side}"
+                wall, cpu = asyncio.run(_inserts(fleet.dsn, TRIGGER_SCHEMAS[side], tag, counts, server_cpu))
                 cost.walls[side].append(wall)
                 cost.cpus[side].append(cpu)
     finally:
@@ -582,38 +583,38 @@ def trigger_cost(fleet: Fleet, counts: Counts, server_cpu: Callable[[], float]) 
     return cost
 
 
-async def _fresh_schema(dsn: str, url: str) -> None:
-    await _drop(dsn)
-    await (await PostgresStore.open(url)).close()  # the journal's tables, as agenttui makes them
+async def _fresh_schema(url: str, *, installed: bool) -> None:
+    """The journal's tables, as agenttui makes them, and the shared run index if ``installed``."""
+    store = await PostgresStore.open(url)
+    try:
+        if installed:
+            await index_of(store).install()
+    finally:
+        await store.close()
 
 
 async def _drop(dsn: str) -> None:
     conn = await asyncpg.connect(dsn)
     try:
-        await fleet_store.drop_store(conn, TRIGGER_SCHEMA)
+        for schema in TRIGGER_SCHEMAS.values():
+            await fleet_store.drop_store(conn, schema)
     finally:
         await conn.close()
 
 
-async def _installed(url: str, installed: bool) -> None:
-    """The shared run index installed on the store at ``url``, or not."""
-    store = await PostgresStore.open(url)
-    try:
-        await (index_of(store).install() if installed else index_of(store).uninstall())
-    finally:
-        await store.close()
-
-
-async def _inserts(dsn: str, tag: str, counts: Counts, server_cpu: Callable[[], float]) -> tuple[float, float]:
-    """``counts.trigger_inserts`` value records into a tenth as many new runs (the ``tag``'s), each
-    insert its own statement and transaction, as the SDK writes; their wall time, and the CPU
-    time of this process and the server meanwhile. The records are encoded before the clock starts."""
+async def _inserts(
+    dsn: str, schema: str, tag: str, counts: Counts, server_cpu: Callable[[], float]
+) -> tuple[float, float]:
+    """``counts.trigger_inserts`` value records into a tenth as many new runs (the ``tag``'s) of
+    ``schema``, each insert its own statement and transaction, as the SDK writes; their wall time,
+    and the CPU time of this process and the server meanwhile. The records are encoded before
+    the clock starts."""
     run_ids = [f"trigger-{tag}-{n:04d}" for n in range(max(1, counts.trigger_inserts // 10))]
     names = [f"value/{n}" for n in range(counts.trigger_inserts // len(run_ids))]
     rows = [(run_id, name, value_record(name)) for name in names for run_id in run_ids]
     conn = await asyncpg.connect(dsn)
     try:
-        insert = await conn.prepare(sdk_insert(TRIGGER_SCHEMA))
+        insert = await conn.prepare(sdk_insert(schema))
         cpu_before, server_before = time.process_time(), server_cpu()
         started = time.perf_counter()
         for row in rows:
