@@ -95,6 +95,18 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     return cache
 
 
+@pytest.fixture(autouse=True)
+def no_user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test reads a config file of its own (none, until it writes one), never the user's
+    ``~/.config/agenttui/config.toml``: its path, and the process's reading of it forgotten."""
+    from agenttui.config import CONFIG_ENV, user_config
+
+    path = tmp_path_factory.mktemp("xdg-config") / "config.toml"
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    user_config.cache_clear()
+    return path
+
+
 @pytest.fixture
 async def store(make_store: StoreFactory) -> Store:
     """A writable store of each kind."""

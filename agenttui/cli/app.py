@@ -175,7 +175,9 @@ class AgentTuiGroup(click.Group):
 
             near = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
             hint = (
-                f" (did you mean '{near[0]}'?)" if near else " (agenttui --help lists them; a store is a path or a URL)"
+                f" (did you mean '{near[0]}'?)"
+                if near
+                else " (agenttui --help lists them; a store is a path, a URL or a name the config file gives)"
             )
             raise click.UsageError(f"no such command '{printable_id(name)}'{hint}", ctx)
         return super().resolve_command(ctx, args)
@@ -218,12 +220,16 @@ class AgentTuiGroup(click.Group):
 
 def names_a_store(word: str) -> bool:
     """Whether ``word`` is meant as a store rather than a command: a file that is there, a URL
-    (``sqlite:``, ``postgresql:``... with its scheme), ``memory:``, or a path (it has a
-    separator or a dot), which ``open`` then says is missing. A bare word is a command, mistyped."""
+    (``sqlite:``, ``postgresql:``... with its scheme), ``memory:``, a path (it has a separator
+    or a dot), which ``open`` then says is missing, or a store the config file names. Any other
+    bare word is a command, mistyped."""
+    from agenttui.config import user_config
+
     return (
         os.path.exists(os.path.expanduser(word))
         or _SCHEME.match(word) is not None
         or any(mark in word for mark in ("/", os.sep, "."))
+        or word in user_config().stores
     )
 
 

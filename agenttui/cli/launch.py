@@ -36,8 +36,9 @@ def open_command(
 
     STORE may come from the environment (AGENTTUI_STORE), which keeps a password out of the
     process list."""
+    from agenttui.config import user_config
     from agenttui.render.bulk import collector_paused
-    from agenttui.stores import sqlite_path
+    from agenttui.stores import named_store, sqlite_path
     from agenttui.stores.sqlite import require_file
 
     with collector_paused():  # what the TUI's imports make lives on: a collector's pass would free nothing
@@ -50,13 +51,14 @@ def open_command(
 
         PriceBook.load(prices_path)  # a file that is not prices: said here, before the app's screen
     try:
-        if (path := sqlite_path(store)) is not None:
+        if named_store(store) is None and (path := sqlite_path(store)) is not None:
             require_file(path)  # said here, before the terminal switches to the app's screen
     except AgentTuiError as exc:
         fail(f"{exc.title}: {exc.message}")
     if run_id is not None:
         run_async(require_run)(store, run_id)  # no such run: said as every command says it (exit 1)
     refused = NO_WRITES_REASON if no_writes else ""
+    theme = theme or user_config().theme
     sys.exit(
         launch(
             store, theme=theme, agent_spec=agent_spec, run_id=run_id, writes_refused=refused, prices_path=prices_path

@@ -12,9 +12,20 @@ from agenttui.lazy import lazy_names
 from agenttui.stores.base import Entry, Inserted, LeaseInfo, Store
 
 if TYPE_CHECKING:
+    from agenttui.config import NamedStore
     from agenttui.stores.memory import MemStore
 
-__all__ = ["Entry", "Inserted", "LeaseInfo", "MemStore", "Store", "describe_url", "open_store", "sqlite_path"]
+__all__ = [
+    "Entry",
+    "Inserted",
+    "LeaseInfo",
+    "MemStore",
+    "Store",
+    "describe_url",
+    "named_store",
+    "open_store",
+    "sqlite_path",
+]
 
 LAZY = {"memory": ("MemStore",)}
 """Each store's module is imported when it is opened, or its class first asked for: a viewer of
@@ -42,6 +53,31 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
     url = url.strip()
     if not url:
         raise StoreURLError(f"no store given: expected {_URL_FORMS}")
+    if (named := named_store(url)) is not None:
+        store = await _open_url(named.url, read_only, create, password=named.password())
+        store.name = named.name
+        return store
+    return await _open_url(url, read_only, create)
+
+
+def named_store(argument: str) -> NamedStore | None:
+    """The store the user's config file names ``argument``, if it names one: only an argument
+    that is a name (letters, digits, ``-``, ``_``: no path or URL is one) is looked up, and one
+    that is also a file here is refused as ambiguous."""
+    from agenttui.config import STORE_NAME, user_config
+
+    if not STORE_NAME.fullmatch(argument):
+        return None
+    config = user_config()
+    named = config.stores.get(argument)
+    if named is not None and Path(argument).exists():
+        raise StoreURLError(
+            f"{argument!r} is both a file here and a store {config.path} names: write ./{argument} for the file"
+        )
+    return named
+
+
+async def _open_url(url: str, read_only: bool, create: bool, *, password: str | None = None) -> Store:
     if url == "memory:":
         from agenttui.stores.memory import MemStore
 
@@ -50,7 +86,7 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
     if scheme in ("postgresql", "postgres"):
         from agenttui.stores.postgres import PostgresStore
 
-        return await PostgresStore.open(url, read_only=read_only, create=create)
+        return await PostgresStore.open(url, read_only=read_only, create=create, password=password)
     path = sqlite_path(url)
     if path is None:
         raise StoreURLError(f"unknown store scheme {scheme!r}: expected {_URL_FORMS}")

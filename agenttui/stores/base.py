@@ -211,9 +211,19 @@ class Store(abc.ABC):
     read_only: bool = False
     """Opened for reading only: every write raises ``ReadOnlyStoreError`` and nothing on disk changes."""
 
+    name: str | None = None
+    """The name the user's config gives this store (``agenttui prod``; ``agenttui.config``), or
+    None when it was opened by its URL."""
+
+    @property
+    def display_url(self) -> str:
+        """The store as every view and answer shows it: its name when the config gives it one,
+        else where it lives (``url_shown``)."""
+        return self.name if self.name is not None else self.url_shown
+
     @property
     @abc.abstractmethod
-    def display_url(self) -> str:
+    def url_shown(self) -> str:
         """Where this store lives, safe to show: a password is always masked."""
 
     # -- the base contract ------------------------------------------------------------------

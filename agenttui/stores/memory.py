@@ -45,7 +45,7 @@ class MemStore(Store):
         return other
 
     @property
-    def display_url(self) -> str:
+    def url_shown(self) -> str:
         return "memory:"
 
     async def insert(self, run_id: str, name: str, data: bytes) -> Inserted:

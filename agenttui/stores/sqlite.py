@@ -300,7 +300,7 @@ class SQLiteStore(Store):
         return cls(conn, path, read_only=read_only, layout=layout, table_prefix=table_prefix)
 
     @property
-    def display_url(self) -> str:
+    def url_shown(self) -> str:
         return _url(self._path)
 
     async def close(self) -> None:

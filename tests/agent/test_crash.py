@@ -150,7 +150,7 @@ class BoundaryStore(Store):
         self.inner, self.boundary = inner, boundary
 
     @property
-    def display_url(self) -> str:
+    def url_shown(self) -> str:
         return self.inner.display_url
 
     async def insert(self, run_id: str, name: str, data: bytes) -> Inserted:

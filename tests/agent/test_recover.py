@@ -76,7 +76,7 @@ class UnlistedStore(Store):
         self.inner = MemStore()
 
     @property
-    def display_url(self) -> str:
+    def url_shown(self) -> str:
         return "unlisted:"
 
     async def insert(self, run_id: str, name: str, data: bytes) -> Inserted:

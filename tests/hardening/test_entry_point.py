@@ -103,7 +103,10 @@ def test_fork_fails_in_one_inert_line(store_with_osc52: Path, args: list[str], s
     [
         (["mermiad", "STORE", "r"], "no such command 'mermiad' (did you mean 'mermaid'?)"),
         (["rnus", "STORE"], "no such command 'rnus' (did you mean 'runs'?)"),
-        (["zzz"], "no such command 'zzz' (agenttui --help lists them; a store is a path or a URL)"),
+        (
+            ["zzz"],
+            "no such command 'zzz' (agenttui --help lists them; a store is a path, a URL or a name the config file gives)",
+        ),
         ([f"zz{OSC52}"], "no such command 'zz\\x1b]52;c;cm0gLXJmIH4gIw==\\x07'"),
     ],
 )

@@ -240,6 +240,9 @@ RECIPES: dict[str, Recipe] = {
     # The shared run index: PostgreSQL's alone (a SQLite store is refused, exit 2). Whether an
     # index is there when each runs depends on the order the commands' tests run in: either way
     # each ends with a code from the table, and none writes to the journal's rows.
+    # The config file: the test's own, none (no store is read).
+    "config path": lambda store, aids: [Call([])],
+    "config check": lambda store, aids: [Call([])],
     "index install": lambda store, aids: [Call([store.url], writes=True)],
     "index run": lambda store, aids: [Call([store.url, "--once", "--holder", f"h{OSC52}"], writes=True)],
     "index status": lambda store, aids: [Call([store.url]), Call([store.url, "--json"])],

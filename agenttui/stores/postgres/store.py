@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from functools import partial
@@ -140,6 +141,7 @@ class PostgresStore(Store):
         create: bool = True,
         table_prefix: str = "bide_",
         notify: bool | None = None,
+        password: str | None = None,
     ) -> PostgresStore:
         """Connect to ``dsn`` (a ``postgresql://`` URL) and make sure the journal tables are there.
 
@@ -150,7 +152,8 @@ class PostgresStore(Store):
         is ever created); a read-only open changes nothing. ``notify=False`` (or ``?notify=off`` in
         the URL) skips the ``NOTIFY`` per insert: each notifying commit takes a database-wide
         lock, so heavy writers with no live viewers may prefer to; viewers then fall back to
-        polling, as for Go writers.
+        polling, as for Go writers. ``password``, when given, is the login's (a named store's
+        ``password_command``'s): it is never in the URL, and masked in every message.
 
         Raises ``ConfigError`` for a bad schema or prefix name, ``StoreURLError`` for a URL that
         is not PostgreSQL's, ``StoreConnectionError`` when the server cannot be reached or
@@ -159,6 +162,9 @@ class PostgresStore(Store):
         journal at all.
         """
         driver_dsn, target, url_schema, url_notify, replica = parse_dsn(dsn)
+        if password is not None:
+            target = dataclasses.replace(target, password=password)
+            replica = replica and (replica[0], replica[1], dataclasses.replace(replica[2], password=password))
         schema = schema if schema is not None else url_schema
         notify = notify if notify is not None else url_notify is not False
         check_names(schema, table_prefix)
@@ -169,6 +175,7 @@ class PostgresStore(Store):
             "dsn": driver_dsn,
             "server_settings": settings,
             "timeout": CONNECT_TIMEOUT,
+            **({"password": password} if password is not None else {}),
         }
         # A viewer reads from the replica, if one is named: every statement of a read-only
         # store only reads. A writable store never does: its writes, its leases and the reads
@@ -205,7 +212,7 @@ class PostgresStore(Store):
         )
 
     @property
-    def display_url(self) -> str:
+    def url_shown(self) -> str:
         t = self._target
         userinfo = quote(t.user, safe="") + (":***" if t.password else "")
         query = list(t.query) + ([("schema", self.schema)] if self._schema_given else [])

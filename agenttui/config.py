@@ -1,0 +1,220 @@
+"""The user's config file: ``$XDG_CONFIG_HOME/agenttui/config.toml`` (docs/guide/config.md).
+
+It names stores (``[stores.prod] url = ...``, then ``agenttui prod``) and sets the theme. It is
+read with ``tomllib`` once a process, when a command first needs it. A bad file never stops a
+command: what it ignores is a ``Problem``, one line naming the file, the line and the key
+(``agenttui config check`` lists them; the TUI says them once it starts).
+
+A store's credentials are never in the file: a URL with a password is refused, and the password
+comes from PostgreSQL's own ways (``~/.pgpass``, ``PGPASSWORD``, ``PGSERVICE``, client
+certificates) or from a ``password_command`` whose output is used and never shown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from agenttui.errors import AgentTuiWarning, ConfigError
+
+#: A config file elsewhere than the platform's place (a team's shared file, a test's).
+CONFIG_ENV = "AGENTTUI_CONFIG"
+#: How a store's name is written: what a shell passes whole and no path or URL looks like.
+STORE_NAME = re.compile(r"[A-Za-z0-9_-]+")
+#: How long a ``password_command`` may take.
+PASSWORD_COMMAND_SECONDS = 30
+#: The keys of a ``[stores.NAME]`` table.
+STORE_KEYS = ("url", "password_command")
+#: The top-level keys, and what each holds.
+TOP_KEYS = {"theme": "a theme's name", "stores": "a table of named stores"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in the config file that was ignored, and why."""
+
+    path: Path
+    line: int | None
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class NamedStore:
+    """A store the config names: its URL (no password in it) and how to get its password."""
+
+    name: str
+    url: str
+    password_command: str | None = None
+
+    def password(self) -> str | None:
+        """The output of ``password_command`` (its last line break dropped), or None without one.
+        Raises ``ConfigError`` saying why the command failed; never with its output."""
+        if self.password_command is None:
+            return None
+        try:
+            done = subprocess.run(
+                shlex.split(self.password_command), capture_output=True, timeout=PASSWORD_COMMAND_SECONDS, check=False
+            )
+        except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+            raise ConfigError(f"store {self.name!r}: its password_command could not run: {exc}") from None
+        if done.returncode != 0:
+            raise ConfigError(f"store {self.name!r}: its password_command exited {done.returncode}")
+        return done.stdout.decode("utf-8", "replace").removesuffix("\n").removesuffix("\r")
+
+
+@dataclass(frozen=True)
+class Config:
+    """What the config file says, and what of it was ignored."""
+
+    path: Path
+    exists: bool = False
+    theme: str | None = None
+    stores: dict[str, NamedStore] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def config_path() -> Path:
+    """Where the config file is read from: ``$AGENTTUI_CONFIG``, else the platform's config
+    directory (``$XDG_CONFIG_HOME``, else ``~/.config``)."""
+    if given := os.environ.get(CONFIG_ENV, "").strip():
+        return Path(given).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
+    return root / "agenttui" / "config.toml"
+
+
+@cache
+def user_config() -> Config:
+    """The config file, read once a process; what it ignores is said, once, as a warning each
+    (the CLI prints them, the TUI shows them)."""
+    import warnings
+
+    read = read_config(config_path())
+    for problem in read.problems:
+        warnings.warn(ConfigWarning(f"config: {problem}"), stacklevel=2)
+    return read
+
+
+class ConfigWarning(AgentTuiWarning):
+    """Something in the config file was ignored."""
+
+
+def read_config(path: Path) -> Config:
+    """The config file at ``path`` (an empty config if there is none)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        return Config(path, True, problems=[Problem(path, None, "", f"cannot be read: {exc}")])
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None) or _line_in_message(str(exc))
+        return Config(path, True, problems=[Problem(path, line, "", f"not TOML, so all of it is ignored: {exc}")])
+    return _Reader(path, text).read(data)
+
+
+class _Reader:
+    """Reads a parsed file into a ``Config``, a ``Problem`` for each thing it ignores."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+        self.problems: list[Problem] = []
+
+    def read(self, data: dict[str, Any]) -> Config:
+        for key in data.keys() - TOP_KEYS.keys():
+            self._problem((key,), f"not a key agenttui reads (it reads {', '.join(TOP_KEYS)})")
+        theme = data.get("theme")
+        if theme is not None and not isinstance(theme, str):
+            self._problem(("theme",), "should be a theme's name, in quotes")
+            theme = None
+        stores = data.get("stores", {})
+        if not isinstance(stores, dict):
+            self._problem(("stores",), "should be a table: [stores.NAME] url = ...")
+            stores = {}
+        named = {name: store for name, table in stores.items() if (store := self._store(name, table)) is not None}
+        return Config(self.path, True, theme, named, self.problems)
+
+    def _store(self, name: str, table: object) -> NamedStore | None:
+        key = ("stores", name)
+        if not STORE_NAME.fullmatch(name):
+            self._problem(key, "a store's name is letters, digits, '-' and '_' (what no path or URL looks like)")
+            return None
+        if not isinstance(table, dict):
+            self._problem(key, "should be a table with a url")
+            return None
+        for extra in table.keys() - set(STORE_KEYS):
+            self._problem((*key, extra), f"not a key of a store (it has {', '.join(STORE_KEYS)})")
+        url, command = table.get("url"), table.get("password_command")
+        if not isinstance(url, str) or not url.strip():
+            self._problem((*key, "url"), "the store's URL is missing, or not in quotes: the store is ignored")
+            return None
+        if _has_password(url):
+            self._problem((*key, "url"), "holds a password: the store is ignored. Keep it in ~/.pgpass,"
+                          " PGPASSWORD or PGSERVICE, or give a password_command")  # fmt: skip
+            return None
+        if command is not None and (not isinstance(command, str) or not command.strip()):
+            self._problem((*key, "password_command"), "should be a command, in quotes: the store is ignored")
+            return None
+        return NamedStore(name, url.strip(), command)
+
+    def _problem(self, key: tuple[str, ...], message: str) -> None:
+        self.problems.append(Problem(self.path, _line_of(self.lines, key), ".".join(key), message))
+
+
+def _has_password(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.password is not None or any(k.lower() == "password" for k, _ in parse_qsl(parts.query))
+    except ValueError:
+        return "@" in url  # too broken to tell: as if it had one
+
+
+def _line_of(lines: list[str], key: tuple[str, ...]) -> int | None:
+    """The line (from 1) where ``key`` is set: a table's header (``[stores.prod]``), a key in its
+    table (``url = ``), or a dotted key (``stores.prod.url = ``); a key that is missing, its
+    table's; None where it cannot be told."""
+    found = _line_set(lines, key)
+    return found if found is not None or len(key) == 1 else _line_of(lines, key[:-1])
+
+
+def _line_set(lines: list[str], key: tuple[str, ...]) -> int | None:
+    *tables, last = key
+    header = re.compile(r"\s*\[\s*" + r"\s*\.\s*".join(map(_key_pattern, key)) + r"\s*\]")
+    dotted = re.compile(r"\s*" + r"\s*\.\s*".join(map(_key_pattern, key)) + r"\s*=")
+    table_header = re.compile(r"\s*\[\s*" + r"\s*\.\s*".join(map(_key_pattern, tables)) + r"\s*\]") if tables else None
+    in_table = table_header is None
+    for number, line in enumerate(lines, 1):
+        if header.match(line) or dotted.match(line):
+            return number
+        if line.lstrip().startswith("["):
+            in_table = table_header is not None and bool(table_header.match(line))
+        elif in_table and re.match(r"\s*" + _key_pattern(last) + r"\s*=", line):
+            return number
+    return None
+
+
+def _key_pattern(key: str) -> str:
+    """A key as TOML may write it: bare, or in either kind of quotes."""
+    escaped = re.escape(key)
+    return f"(?:{escaped}|\"{escaped}\"|'{escaped}')"
+
+
+def _line_in_message(message: str) -> int | None:
+    found = re.search(r"line (\d+)", message)
+    return int(found.group(1)) if found else None
