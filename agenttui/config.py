@@ -1,6 +1,8 @@
 """The user's config file: ``$XDG_CONFIG_HOME/agenttui/config.toml`` (docs/guide/config.md).
 
-It names stores (``[stores.prod] url = ...``, then ``agenttui prod``) and sets the theme. It is
+It names stores (``[stores.prod] url = ...``, then ``agenttui prod``), saves views (a filter
+under a name: ``[views.refunds] where = ...``, then ``--view refunds`` or ``:`` in the TUI) and
+sets the theme. It is
 read with ``tomllib`` once a process, when a command first needs it. A bad file never stops a
 command: what it ignores is a ``Problem``, one line naming the file, the line and the key
 (``agenttui config check`` lists them; the TUI says them once it starts).
@@ -17,6 +19,7 @@ import re
 import shlex
 import subprocess
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -33,8 +36,10 @@ STORE_NAME = re.compile(r"[A-Za-z0-9_-]+")
 PASSWORD_COMMAND_SECONDS = 30
 #: The keys of a ``[stores.NAME]`` table.
 STORE_KEYS = ("url", "password_command")
+#: The keys of a ``[views.NAME]`` table.
+VIEW_KEYS = ("where", "store")
 #: The top-level keys, and what each holds.
-TOP_KEYS = {"theme": "a theme's name", "stores": "a table of named stores"}
+TOP_KEYS = {"theme": "a theme's name", "stores": "a table of named stores", "views": "a table of saved views"}
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,19 @@ class NamedStore:
 
 
 @dataclass(frozen=True)
+class View:
+    """A saved view: a filter expression (``runs --where``'s language), for every store or one."""
+
+    name: str
+    where: str
+    store: str | None = None
+    """The store it is offered for (a store's name or URL, as given to commands); None: every store."""
+
+    def offered_for(self, store: str) -> bool:
+        return self.store is None or self.store == store
+
+
+@dataclass(frozen=True)
 class Config:
     """What the config file says, and what of it was ignored."""
 
@@ -83,7 +101,19 @@ class Config:
     exists: bool = False
     theme: str | None = None
     stores: dict[str, NamedStore] = field(default_factory=dict)
+    views: dict[str, View] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+
+    def view(self, name: str, store: str) -> View:
+        """The view ``name`` offered for ``store``; raises ``ConfigError`` naming those there are."""
+        view = self.views.get(name)
+        if view is not None and view.offered_for(store):
+            return view
+        offered = sorted(v.name for v in self.views.values() if v.offered_for(store))
+        there = (
+            f"the config file's views for it: {', '.join(offered)}" if offered else "the config file saves none for it"
+        )
+        raise ConfigError(f"no view {name!r} for this store ({there}; {self.path})")
 
 
 def config_path() -> Path:
@@ -112,8 +142,10 @@ class ConfigWarning(AgentTuiWarning):
     """Something in the config file was ignored."""
 
 
-def read_config(path: Path) -> Config:
-    """The config file at ``path`` (an empty config if there is none)."""
+def read_config(path: Path, check_where: Callable[[str], str | None] | None = None) -> Config:
+    """The config file at ``path`` (an empty config if there is none). ``check_where``, given,
+    says what is wrong with a view's filter (None: nothing): the filter language is the runs
+    layer's, which this module does not import; a view that does not parse says so when used."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -125,15 +157,16 @@ def read_config(path: Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None) or _line_in_message(str(exc))
         return Config(path, True, problems=[Problem(path, line, "", f"not TOML, so all of it is ignored: {exc}")])
-    return _Reader(path, text).read(data)
+    return _Reader(path, text, check_where).read(data)
 
 
 class _Reader:
     """Reads a parsed file into a ``Config``, a ``Problem`` for each thing it ignores."""
 
-    def __init__(self, path: Path, text: str) -> None:
+    def __init__(self, path: Path, text: str, check_where: Callable[[str], str | None] | None) -> None:
         self.path = path
         self.lines = text.splitlines()
+        self.check_where = check_where
         self.problems: list[Problem] = []
 
     def read(self, data: dict[str, Any]) -> Config:
@@ -148,7 +181,34 @@ class _Reader:
             self._problem(("stores",), "should be a table: [stores.NAME] url = ...")
             stores = {}
         named = {name: store for name, table in stores.items() if (store := self._store(name, table)) is not None}
-        return Config(self.path, True, theme, named, self.problems)
+        views = data.get("views", {})
+        if not isinstance(views, dict):
+            self._problem(("views",), "should be a table: [views.NAME] where = ...")
+            views = {}
+        saved = {name: view for name, table in views.items() if (view := self._view(name, table)) is not None}
+        return Config(self.path, True, theme, named, saved, self.problems)
+
+    def _view(self, name: str, table: object) -> View | None:
+        key = ("views", name)
+        if not STORE_NAME.fullmatch(name):
+            self._problem(key, "a view's name is letters, digits, '-' and '_'")
+            return None
+        if not isinstance(table, dict):
+            self._problem(key, "should be a table with a where")
+            return None
+        for extra in table.keys() - set(VIEW_KEYS):
+            self._problem((*key, extra), f"not a key of a view (it has {', '.join(VIEW_KEYS)})")
+        where, store = table.get("where"), table.get("store")
+        if not isinstance(where, str):
+            self._problem((*key, "where"), "the view's filter is missing, or not in quotes: the view is ignored")
+            return None
+        if self.check_where is not None and (wrong := self.check_where(where)) is not None:
+            self._problem((*key, "where"), f"does not parse, {wrong}: the view is ignored")
+            return None
+        if store is not None and not isinstance(store, str):
+            self._problem((*key, "store"), "should be a store's name or URL, in quotes: the view is ignored")
+            return None
+        return View(name, where.strip(), store)
 
     def _store(self, name: str, table: object) -> NamedStore | None:
         key = ("stores", name)

@@ -10,11 +10,21 @@ import asyncio
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import wraps
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from agenttui.cli.app import EXIT_NOT_FOUND, EXIT_RUNS_FAILED, fail, main, run_async, with_store
+from agenttui.cli.app import (
+    EXIT_NOT_FOUND,
+    EXIT_RUNS_FAILED,
+    fail,
+    main,
+    run_async,
+    view_option,
+    with_store,
+    with_view,
+)
 from agenttui.journal.inert import printable, safe_json
 from agenttui.stores.base import LeaseInfo, Store
 
@@ -26,7 +36,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def selection_options(command: F) -> F:
-    """``--where``, ``--yes`` and ``--json``: act on every run a filter selects, not one."""
+    """``--where``, ``--view``, ``--yes`` and ``--json``: act on every run a filter selects, not
+    one (a view's filter joins ``--where``'s, and the command sees the two as one)."""
+
+    selecting = command
+
+    @wraps(selecting)
+    def viewed(*args: Any, view_name: str | None = None, **kwargs: Any) -> Any:
+        kwargs["where"] = with_view(kwargs["where"], view_name, kwargs["store"])
+        return selecting(*args, **kwargs)
+
+    command = cast(F, view_option(viewed))
     command = click.option(
         "--json", "as_json", is_flag=True,
         help="With --where: the preview as one JSON object; with --yes, each run's outcome as a JSON line.",

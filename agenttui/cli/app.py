@@ -282,6 +282,23 @@ _GROUP_FLAGS = ("--no-cache",)
 
 
 theme_option = click.option("--theme", default=None, help="Theme name (see themes/).")
+view_option = click.option(
+    "--view", "view_name", metavar="NAME",
+    help="A view the config file saves ([views.NAME] where = ...): its filter, and --where's if given too.",
+)  # fmt: skip
+
+
+def with_view(where: str | None, view_name: str | None, store: str) -> str | None:
+    """``where`` and the filter of the view ``view_name`` the config file saves for ``store``,
+    both (``--view``); raises ``ConfigError`` for a view it does not save, naming those it does."""
+    if view_name is None:
+        return where
+    from agenttui.config import user_config
+
+    saved = user_config().view(view_name, store).where
+    return saved if not where else f"({saved}) and ({where})"
+
+
 agent_option = click.option(
     "--agent",
     "agent_spec",

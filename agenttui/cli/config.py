@@ -35,8 +35,16 @@ def check() -> None:
     """Read the config file and list what in it is ignored, one line each (file, line, key, why);
     exit 2 if anything is. A file that is not there is no error: there is nothing to ignore."""
     from agenttui.config import config_path, read_config
+    from agenttui.runs.selection.where import WhereError, parse_where
 
-    read = read_config(config_path())
+    def wrong(where: str) -> str | None:
+        try:
+            parse_where(where)
+        except WhereError as bad:
+            return bad.message
+        return None
+
+    read = read_config(config_path(), check_where=wrong)
     if not read.exists:
         click.echo(f"no config file at {printable(str(read.path))}: nothing to check")
         return
@@ -44,5 +52,5 @@ def check() -> None:
         click.echo(f"agenttui: {printable(str(problem))}", err=True)
     if read.problems:
         sys.exit(EXIT_USAGE)
-    stores = ", ".join(read.stores) or "none"
-    click.echo(f"{printable(str(read.path))}: fine; named stores: {printable(stores)}")
+    stores, views = ", ".join(read.stores) or "none", ", ".join(read.views) or "none"
+    click.echo(f"{printable(str(read.path))}: fine; named stores: {printable(stores)}; views: {printable(views)}")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from agenttui.errors import StoreURLError
+from agenttui.errors import StoreMissingError, StoreURLError
 from agenttui.lazy import lazy_names
 from agenttui.stores.base import Entry, Inserted, LeaseInfo, Store
 
@@ -57,7 +57,19 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
         store = await _open_url(named.url, read_only, create, password=named.password())
         store.name = named.name
         return store
-    return await _open_url(url, read_only, create)
+    try:
+        return await _open_url(url, read_only, create)
+    except StoreMissingError as missing:
+        raise StoreMissingError(missing.message + _names_given(url)) from None
+
+
+def _names_given(argument: str) -> str:
+    """For a missing file whose name could be a store's: the names the config file does give."""
+    from agenttui.config import STORE_NAME, user_config
+
+    if not STORE_NAME.fullmatch(argument) or not (names := sorted(user_config().stores)):
+        return ""
+    return f", nor a store the config file names (it names {', '.join(names)})"
 
 
 def named_store(argument: str) -> NamedStore | None:

@@ -234,6 +234,7 @@ class AgentTuiApp(App[int]):
             self.notify(f"no theme {self._wanted_theme!r}; using {DEFAULT_THEME}", severity="warning")
         for problem in self._theme_problems:
             self.notify(f"theme not loaded: {problem}", severity="warning")
+        self._say_config_problems()
         self.push_screen(RunsScreen())
         if self.initial_run is not None:
             self.open_run(self.initial_run)  # it starts reading once the store is open
@@ -257,6 +258,17 @@ class AgentTuiApp(App[int]):
                 return
         self._store_file_identity = self._identity_of_store_file()
         self.post_message(StoreOpened(self.store.display_url))
+
+    def _say_config_problems(self) -> None:
+        """What the config file ignored, a notification each (the command line said it before the
+        screen switched to the app's, where it cannot be seen)."""
+        from agenttui.config import ConfigWarning, user_config
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConfigWarning)  # said here instead
+            problems = user_config().problems
+        for problem in problems:
+            self.notify(printable(f"config: {problem}"), severity="warning", timeout=10, markup=False)
 
     def on_store_opened(self, message: StoreOpened) -> None:
         self.connection = "connected"

@@ -25,6 +25,7 @@ TITLES: dict[str, str] = {
     "app.theme": "app: Next theme",
     "runs.filter": "runs: Filter",
     "runs.status-filter": "runs: Cycle status filter",
+    "runs.open-view": "runs: Open a saved view (the config file's)…",
     "runs.reload": "runs: Reload",
     "runs.copy": "runs: Copy the selected run id",
     "run.back": "run: Back to runs",

@@ -74,7 +74,7 @@ password_command = "true"
     lines = sorted(str(problem) for problem in read.problems)
     assert lines == sorted([
         f"{path}:1: theme: should be a theme's name, in quotes",
-        f"{path}:2: colours: not a key agenttui reads (it reads theme, stores)",
+        f"{path}:2: colours: not a key agenttui reads (it reads theme, stores, views)",
         f"{path}:9: stores.leaky.url: holds a password: the store is ignored. Keep it in ~/.pgpass, PGPASSWORD or"
         " PGSERVICE, or give a password_command",
         f"{path}:12: stores.query.url: holds a password: the store is ignored. Keep it in ~/.pgpass, PGPASSWORD or"
@@ -101,7 +101,7 @@ def test_config_check_lists_every_problem_and_exits_2(no_user_config: Path) -> N
         " password_command)\n"  # fmt: skip
     written(no_user_config, '[stores.prod]\nurl = "prod.db"\n')
     done = agenttui("config", "check")
-    assert (done.returncode, done.stdout) == (0, f"{no_user_config}: fine; named stores: prod\n")
+    assert (done.returncode, done.stdout) == (0, f"{no_user_config}: fine; named stores: prod; views: none\n")
     assert agenttui("config", "path").stdout == f"{no_user_config}\n"
 
 
@@ -115,7 +115,8 @@ def test_a_named_sqlite_store_opens_by_its_name_everywhere(no_user_config: Path,
     written(no_user_config, f"[stores.local]\nurl = {str(demo_db)!r}\n")
     by_name, by_path = agenttui("runs", "local", "--json"), agenttui("runs", str(demo_db), "--json")
     assert by_name.returncode == 0 and by_name.stdout == by_path.stdout
-    assert agenttui("runs", "lokal").returncode == 2  # a name the config does not give is a missing file
+    missing = agenttui("runs", "lokal")  # a name the config does not give is a missing file
+    assert missing.returncode == 2 and "nor a store the config file names (it names local)" in missing.stderr
 
     async def shown() -> str:
         store = await open_store("local", read_only=True)
@@ -162,3 +163,90 @@ def test_a_postgres_store_takes_its_password_from_its_command_and_never_shows_it
     with pytest.raises(ConfigError, match="its password_command exited 3") as raised:
         asyncio.run(open_store("pg", read_only=True))
     assert "oops" not in str(raised.value)
+
+
+async def test_the_tui_says_what_the_config_file_ignored(no_user_config: Path, demo_db: Path) -> None:
+    from agenttui.tui.app import AgentTuiApp
+    from tests.tui.conftest import notices, settle
+
+    written(no_user_config, '[stores.local]\nurl = "local.db"\nflavour = "x"\n')
+    app = AgentTuiApp(str(demo_db))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        said = [notice for notice in notices(app) if notice.startswith("config: ")]
+    assert said == [
+        f"config: {no_user_config}:3: stores.local.flavour: not a key of a store (it has url, password_command)"
+    ]
+
+
+VIEWS = """
+[views.halted]
+where = "status=halted"
+
+[views.refunds]
+where = "tool=refund_payment"
+store = "local"
+
+[views.broken]
+where = "status=nosuch"
+
+[views.odd]
+where = "sub"
+sort = "cost"
+"""
+
+
+def test_config_check_says_which_views_do_not_parse(no_user_config: Path) -> None:
+    written(no_user_config, VIEWS)
+    done = agenttui("config", "check")
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith(f"agenttui: {no_user_config}:10: views.broken.where: does not parse, ")
+    assert lines[1] == f"agenttui: {no_user_config}:14: views.odd.sort: not a key of a view (it has where, store)"
+    assert len(lines) == 2
+
+
+def test_a_view_selects_as_its_filter_does_with_runs_and_a_bulk_action(no_user_config: Path, demo_db: Path) -> None:
+    written(no_user_config, VIEWS + f"\n[stores.local]\nurl = {str(demo_db)!r}\n")
+    by_view = agenttui("runs", str(demo_db), "--view", "halted", "--json")
+    assert (
+        by_view.returncode == 0
+        and by_view.stdout == agenttui("runs", str(demo_db), "--where", "status=halted", "--json").stdout
+    )
+    both = agenttui("runs", "local", "--view", "refunds", "--where", "status=halted", "--json")
+    assert both.stdout == agenttui("runs", "local", "--where", "tool=refund_payment and status=halted", "--json").stdout
+    preview = agenttui("cancel", str(demo_db), "--view", "halted")
+    assert (
+        preview.returncode == 0
+        and preview.stdout == agenttui("cancel", str(demo_db), "--where", "status=halted").stdout
+    )
+    # A view saved for one store is not offered for another; one that is not saved names those that are.
+    elsewhere = agenttui("runs", str(demo_db), "--view", "refunds")
+    assert elsewhere.returncode == 2 and "no view 'refunds' for this store" in elsewhere.stderr
+    assert "views for it: broken, halted, odd" in elsewhere.stderr  # a filter that does not parse says so when used
+
+
+async def test_colon_opens_a_saved_view_in_the_tui(no_user_config: Path, demo_db: Path) -> None:
+    from textual.widgets import Input
+
+    from agenttui.tui.app import AgentTuiApp
+    from agenttui.tui.screens.dialogs import ChoiceDialog
+    from agenttui.tui.screens.runs import RunsScreen
+    from tests.tui.conftest import notices, screen_of, settle, wait_for_screen
+
+    app = AgentTuiApp(str(demo_db))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("colon")
+        assert any("saves no view for this store" in notice for notice in notices(app))
+    written(no_user_config, '[views.halted]\nwhere = "status=halted"\n')
+    app = AgentTuiApp(str(demo_db))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("colon")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+        assert screen.query_one("#runs-filter", Input).value == "status=halted"
+        assert {row.line.state.value for row in screen.table.items if row.line} == {"halted"}

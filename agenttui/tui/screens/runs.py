@@ -41,6 +41,7 @@ from agenttui.tui.widgets.runs_table import RunsHeader, RunsTable
 from agenttui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
+    from agenttui.config import View
     from agenttui.runs.cost.reading import StoreSpend
     from agenttui.runs.selection.indexed import Paging
     from agenttui.runs.statuses.columns import StatusColumns
@@ -133,6 +134,7 @@ class RunsScreen(StoreScreen):
         Binding("slash", "filter", "Filter", priority=True, id="runs.filter"),
         Binding("enter", "filter_done", "Done", show=False, priority=True, id="runs.filter-done"),
         Binding("s", "cycle_status", "Status filter", id="runs.status-filter"),
+        Binding("colon", "open_view", "Open a saved view", show=False, id="runs.open-view"),
         Binding("escape", "clear_filter", "Clear filter", show=False, priority=True, id="runs.clear-filter"),
         Binding("ctrl+r", "reload", "Reload", show=False, id="runs.reload"),
         Binding("o", "operate", "Act on run", id="runs.operate"),
@@ -792,6 +794,34 @@ class RunsScreen(StoreScreen):
         if action == "sort_by_cost" and self._paging is not None:
             return "sorting by cost needs every run's cost: not over a shared run index, read a page at a time"
         return super().unavailable(action)
+
+    def _saved_views(self) -> list[View]:
+        """The views the config file saves for this store, by name."""
+        from agenttui.config import user_config
+
+        views = user_config().views.values()
+        return sorted((view for view in views if view.offered_for(self.tui.url)), key=lambda view: view.name)
+
+    def action_open_view(self) -> None:
+        """Pick a saved view: its filter becomes the list's (the text filter, shown). With none, say
+        where views are saved (the key stays listed: it is how a person learns of them)."""
+        views = self._saved_views()
+        if not views:
+            self.notify("the config file saves no view for this store: [views.NAME] where = ... (agenttui config path)",
+                        severity="warning", timeout=5)  # fmt: skip
+            return
+
+        def chosen(index: int | None) -> None:
+            if index is not None:
+                field = self.query_one("#runs-filter", Input)
+                field.value = views[index].where
+                field.display = True
+                self.notify(f"view {views[index].name}", timeout=2)
+
+        from agenttui.tui.screens.dialogs import ChoiceDialog
+
+        choices = [f"{view.name}: {view.where}" for view in views]
+        self.app.push_screen(ChoiceDialog("Open a saved view", choices), chosen)
 
     def explanation(self) -> tuple[str, str] | None:
         """The run under the cursor: its status and what it waits on, whole, when the list cut it."""
