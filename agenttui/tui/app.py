@@ -284,7 +284,7 @@ class AgentTuiApp(App[int]):
             self.pop_screen()
         self.screen.post_message(StoreReopened())
         self.connection = "connected"
-        self.notify("the store's file was replaced: reloaded from the new file", severity="warning")
+        self.notify(printable(message.said), severity="warning" if message.warning else "information", markup=False)
         if self._tail:
             self.follow_store()
 
@@ -384,6 +384,26 @@ class AgentTuiApp(App[int]):
         if old is not None:
             await old.close()
         self.post_message(StoreReopened())
+
+    @work(exclusive=True, group="switch-store", exit_on_error=False)
+    async def switch_store(self, name: str) -> None:
+        """Open the store the config file names ``name`` in place of this one, every view read
+        from it afresh; if it will not open, this one stays, and the error says why."""
+        try:
+            fresh = await open_store(name, read_only=True)
+        except AgentTuiError as error:  # not a connection this app holds: nothing to reconnect
+            from agenttui.tui.screens.dialogs import ErrorDialog
+
+            self.push_screen(ErrorDialog(error.title, f"{name} was not opened: {error.message}\nThe store open before"
+                                         " stays open."))  # fmt: skip
+            return
+        old, self.store, self.url = self.store, fresh, name
+        self.store_label = describe_url(name)
+        self._store_file_identity = self._identity_of_store_file()
+        if old is not None and self._owns_store:
+            await old.close()
+        self._owns_store = True
+        self.post_message(StoreReopened(f"switched to {name}", warning=False))
 
     def _identity_of_store_file(self) -> tuple[int, int] | None:
         path = None if self.store is None else self.store.file_path

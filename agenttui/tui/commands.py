@@ -26,6 +26,7 @@ TITLES: dict[str, str] = {
     "runs.filter": "runs: Filter",
     "runs.status-filter": "runs: Cycle status filter",
     "runs.open-view": "runs: Open a saved view (the config file's)…",
+    "runs.switch-store": "runs: Switch to another store the config file names…",
     "runs.reload": "runs: Reload",
     "runs.copy": "runs: Copy the selected run id",
     "run.back": "run: Back to runs",

@@ -68,6 +68,10 @@ class TuiHost(Protocol):
     def writing(self) -> AbstractAsyncContextManager[Store]:
         """A store handle to write with, for the length of an ``async with``."""
 
+    def switch_store(self, name: str) -> Worker[None]:
+        """Open the store the config file names ``name`` in place of this one."""
+        ...
+
     def show_keys(self) -> None:
         """The keys of the screen or dialog on top (``?``)."""
 

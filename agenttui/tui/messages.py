@@ -17,8 +17,16 @@ class StoreOpened(Message, bubble=False):
 
 @dataclass
 class StoreReopened(Message, bubble=False):
-    """The store was opened afresh (its file was replaced): every view must read it again. The
-    app hears it first, then hands it to the runs screen."""
+    """The store was opened afresh (its file was replaced, or another store was switched to):
+    every view must read it again. The app hears it first, then hands it to the runs screen."""
+
+    def __init__(
+        self, said: str = "the store's file was replaced: reloaded from the new file", *, warning: bool = True
+    ) -> None:
+        super().__init__()
+        self.said = said
+        """What the app tells the person of it (a warning, unless ``warning`` is False)."""
+        self.warning = warning
 
 
 #: The connection state while another process holds a lock on the store; views try again every

@@ -250,3 +250,58 @@ async def test_colon_opens_a_saved_view_in_the_tui(no_user_config: Path, demo_db
         screen = screen_of(app, RunsScreen)
         assert screen.query_one("#runs-filter", Input).value == "status=halted"
         assert {row.line.state.value for row in screen.table.items if row.line} == {"halted"}
+
+
+@pytest.mark.postgres
+def test_a_postgres_store_takes_its_password_from_pgpass(
+    no_user_config: Path, postgres_cluster: PostgresCluster, tmp_path: Path
+) -> None:
+    url = asyncio.run(postgres_cluster.demo_schema("pgpass", bulk_turns=1))
+    target = parse_dsn(url).target
+    assert target.password
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"{target.host}:{target.port}:{target.database}:{target.user}:{target.password}\n")
+    passfile.chmod(0o600)
+    written(no_user_config, f"[stores.pg]\nurl = {json.dumps(url.replace(f':{target.password}@', '@'))}\n")
+    done = agenttui("runs", "pg", "--count", env={"PGPASSFILE": str(passfile)})
+    assert done.returncode == 0 and "total" in done.stdout, done.stderr
+    assert target.password not in done.stdout + done.stderr
+
+
+async def test_the_tui_switches_to_another_named_store_without_restarting(
+    no_user_config: Path, demo_db: Path, tmp_path: Path
+) -> None:
+    from agenttui.journal import Journal, Record, StepKind
+    from agenttui.stores.sqlite import SQLiteStore
+    from agenttui.tui.app import AgentTuiApp
+    from agenttui.tui.screens.dialogs import ChoiceDialog, ErrorDialog
+    from agenttui.tui.screens.runs import RunsScreen
+    from tests.tui.conftest import screen_of, settle, until, wait_for_screen
+
+    other = tmp_path / "other.db"
+    writer = await SQLiteStore.open(other)
+    try:
+        await Journal(writer).append("only-run", Record("note", StepKind.VALUE, result=b'"here"'))
+    finally:
+        await writer.close()
+    written(no_user_config, f"[stores.demo]\nurl = {json.dumps(str(demo_db))}\n"
+                            f"[stores.other]\nurl = {json.dumps(str(other))}\n"
+                            f"[stores.gone]\nurl = {json.dumps(str(tmp_path / 'gone.db'))}\n")  # fmt: skip
+    app = AgentTuiApp("demo")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert len(screen_of(app, RunsScreen).table.items) > 1 and app.store_label == "demo"
+        await pilot.press("S")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("j", "enter")  # gone, other: the second
+        await until(pilot, lambda: app.store_label == "other", "the switch")
+        await settle(pilot)
+        assert [row.run_id for row in screen_of(app, RunsScreen).table.items] == ["only-run"]
+        await pilot.press("S")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("j", "enter")  # demo, gone: gone, whose file is missing
+        await wait_for_screen(pilot, ErrorDialog)
+        assert app.store_label == "other" and app.connection == "connected"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert [row.run_id for row in screen_of(app, RunsScreen).table.items] == ["only-run"]

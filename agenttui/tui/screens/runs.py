@@ -135,6 +135,7 @@ class RunsScreen(StoreScreen):
         Binding("enter", "filter_done", "Done", show=False, priority=True, id="runs.filter-done"),
         Binding("s", "cycle_status", "Status filter", id="runs.status-filter"),
         Binding("colon", "open_view", "Open a saved view", show=False, id="runs.open-view"),
+        Binding("S", "switch_store", "Switch to another named store", show=False, id="runs.switch-store"),
         Binding("escape", "clear_filter", "Clear filter", show=False, priority=True, id="runs.clear-filter"),
         Binding("ctrl+r", "reload", "Reload", show=False, id="runs.reload"),
         Binding("o", "operate", "Act on run", id="runs.operate"),
@@ -801,6 +802,27 @@ class RunsScreen(StoreScreen):
 
         views = user_config().views.values()
         return sorted((view for view in views if view.offered_for(self.tui.url)), key=lambda view: view.name)
+
+    def action_switch_store(self) -> None:
+        """Pick another store the config file names, and open it in place of this one."""
+        from agenttui.config import user_config
+        from agenttui.stores import describe_url
+
+        others = sorted(name for name in user_config().stores if name != self.tui.url)
+        if not others:
+            self.notify("the config file names no other store: [stores.NAME] url = ... (agenttui config path)",
+                        severity="warning", timeout=5)  # fmt: skip
+            return
+
+        def chosen(index: int | None) -> None:
+            if index is not None:
+                self.tui.switch_store(others[index])
+
+        from agenttui.tui.screens.dialogs import ChoiceDialog
+
+        stores = user_config().stores
+        choices = [f"{name}: {describe_url(stores[name].url)}" for name in others]
+        self.app.push_screen(ChoiceDialog("Switch to another store", choices), chosen)
 
     def action_open_view(self) -> None:
         """Pick a saved view: its filter becomes the list's (the text filter, shown). With none, say
