@@ -37,8 +37,9 @@ def open_command(
     STORE may come from the environment (AGENTTUI_STORE), which keeps a password out of the
     process list."""
     from agenttui.config import user_config
+    from agenttui.errors import StoreMissingError
     from agenttui.render.bulk import collector_paused
-    from agenttui.stores import named_store, sqlite_path
+    from agenttui.stores import named_store, names_hint, sqlite_path
     from agenttui.stores.sqlite import require_file
 
     with collector_paused():  # what the TUI's imports make lives on: a collector's pass would free nothing
@@ -53,6 +54,8 @@ def open_command(
     try:
         if named_store(store) is None and (path := sqlite_path(store)) is not None:
             require_file(path)  # said here, before the terminal switches to the app's screen
+    except StoreMissingError as exc:
+        fail(f"{exc.title}: {exc.message}{names_hint(store)}")
     except AgentTuiError as exc:
         fail(f"{exc.title}: {exc.message}")
     if run_id is not None:

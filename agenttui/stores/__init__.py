@@ -60,11 +60,12 @@ async def open_store(url: str, *, read_only: bool = False, create: bool = True) 
     try:
         return await _open_url(url, read_only, create)
     except StoreMissingError as missing:
-        raise StoreMissingError(missing.message + _names_given(url)) from None
+        raise StoreMissingError(missing.message + names_hint(url)) from None
 
 
-def _names_given(argument: str) -> str:
-    """For a missing file whose name could be a store's: the names the config file does give."""
+def names_hint(argument: str) -> str:
+    """For a missing file whose name could be a store's: the names the config file does give
+    ("" when it could not be one, or the file names none), to follow the error's text."""
     from agenttui.config import STORE_NAME, user_config
 
     if not STORE_NAME.fullmatch(argument) or not (names := sorted(user_config().stores)):

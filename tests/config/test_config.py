@@ -115,8 +115,9 @@ def test_a_named_sqlite_store_opens_by_its_name_everywhere(no_user_config: Path,
     written(no_user_config, f"[stores.local]\nurl = {str(demo_db)!r}\n")
     by_name, by_path = agenttui("runs", "local", "--json"), agenttui("runs", str(demo_db), "--json")
     assert by_name.returncode == 0 and by_name.stdout == by_path.stdout
-    missing = agenttui("runs", "lokal")  # a name the config does not give is a missing file
-    assert missing.returncode == 2 and "nor a store the config file names (it names local)" in missing.stderr
+    for command in (["runs"], ["open"]):  # a name the config does not give is a missing file
+        missing = agenttui(*command, "lokal")
+        assert missing.returncode == 2 and "nor a store the config file names (it names local)" in missing.stderr
 
     async def shown() -> str:
         store = await open_store("local", read_only=True)
