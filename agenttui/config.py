@@ -188,17 +188,25 @@ class _Reader:
         saved = {name: view for name, table in views.items() if (view := self._view(name, table)) is not None}
         return Config(self.path, True, theme, named, saved, self.problems)
 
-    def _view(self, name: str, table: object) -> View | None:
-        key = ("views", name)
+    def _named_table(self, kind: str, name: str, table: object, keys: tuple[str, ...]) -> dict[str, Any] | None:
+        """``[<kind>s.<name>]`` as a table, or None (said) where its name or it is not one; a key
+        of it that is not one of ``keys`` is said, and left alone."""
+        key = (f"{kind}s", name)
         if not STORE_NAME.fullmatch(name):
-            self._problem(key, "a view's name is letters, digits, '-' and '_'")
+            self._problem(key, f"a {kind}'s name is letters, digits, '-' and '_' (what no path or URL looks like)")
             return None
         if not isinstance(table, dict):
-            self._problem(key, "should be a table with a where")
+            self._problem(key, f"should be a table with a {keys[0]}")
             return None
-        for extra in table.keys() - set(VIEW_KEYS):
-            self._problem((*key, extra), f"not a key of a view (it has {', '.join(VIEW_KEYS)})")
-        where, store = table.get("where"), table.get("store")
+        for extra in table.keys() - set(keys):
+            self._problem((*key, extra), f"not a key of a {kind} (it has {', '.join(keys)})")
+        return table
+
+    def _view(self, name: str, table: object) -> View | None:
+        key = ("views", name)
+        if (read := self._named_table("view", name, table, VIEW_KEYS)) is None:
+            return None
+        where, store = read.get("where"), read.get("store")
         if not isinstance(where, str):
             self._problem((*key, "where"), "the view's filter is missing, or not in quotes: the view is ignored")
             return None
@@ -212,15 +220,9 @@ class _Reader:
 
     def _store(self, name: str, table: object) -> NamedStore | None:
         key = ("stores", name)
-        if not STORE_NAME.fullmatch(name):
-            self._problem(key, "a store's name is letters, digits, '-' and '_' (what no path or URL looks like)")
+        if (read := self._named_table("store", name, table, STORE_KEYS)) is None:
             return None
-        if not isinstance(table, dict):
-            self._problem(key, "should be a table with a url")
-            return None
-        for extra in table.keys() - set(STORE_KEYS):
-            self._problem((*key, extra), f"not a key of a store (it has {', '.join(STORE_KEYS)})")
-        url, command = table.get("url"), table.get("password_command")
+        url, command = read.get("url"), read.get("password_command")
         if not isinstance(url, str) or not url.strip():
             self._problem((*key, "url"), "the store's URL is missing, or not in quotes: the store is ignored")
             return None
