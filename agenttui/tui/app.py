@@ -19,7 +19,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerError, WorkerState
 
 from agenttui.errors import (
     AgentTuiError,
@@ -289,6 +289,7 @@ class AgentTuiApp(App[int]):
             self.follow_store()
 
     async def on_unmount(self) -> None:
+        await self._workers_stopped()
         if self._warnings is not None:
             self._warnings.__exit__(None, None, None)
             self._warnings = None
@@ -297,6 +298,22 @@ class AgentTuiApp(App[int]):
             # (the connection's thread is a daemon, and a reader leaves nothing half-done).
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.store.close(), timeout=CLOSE_SECONDS)
+
+    async def _workers_stopped(self) -> None:
+        """Cancel every worker and wait, bounded, for each to unwind. Textual cancels workers on
+        the way out but does not wait for them, and a stopped drive releases its run's lease as
+        it unwinds: that write must land before the process ends, not lapse minutes later."""
+        running = [worker for worker in self.workers if not worker.is_finished]
+        for worker in running:
+            if not worker.is_cancelled:  # once: a second cancel would cut its unwinding short
+                worker.cancel()
+
+        async def unwound(worker: Worker[Any]) -> None:
+            with contextlib.suppress(WorkerError):  # cancelled or failed: either way, done
+                await worker.wait()
+
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*map(unwound, running)), timeout=CLOSE_SECONDS)
 
     # -- live changes ------------------------------------------------------------------------
 

@@ -206,3 +206,28 @@ async def test_an_app_told_to_quit_mid_redrive_releases_the_runs_lease(demo_db: 
         assert lease_holders()
         app.exit()
     assert lease_holders() == []
+
+
+async def test_quitting_waits_for_a_cancelled_workers_cleanup(demo_db: Path) -> None:
+    """Textual cancels workers on the way out without waiting for them; the app waits, bounded,
+    so a cleanup that writes (a drive's lease release) lands before the app is gone."""
+    import asyncio
+
+    unwound: list[str] = []
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        started = asyncio.Event()
+
+        async def holds_then_releases() -> None:
+            try:
+                started.set()
+                await asyncio.Event().wait()
+            finally:
+                await asyncio.sleep(0.2)  # a release round trip slower than the way out
+                unwound.append("released")
+
+        app.run_worker(holds_then_releases(), group="test-cleanup")
+        await started.wait()
+        app.exit()
+    assert unwound == ["released"]
