@@ -1,9 +1,8 @@
 """The user's config file: ``$XDG_CONFIG_HOME/agenttui/config.toml`` (docs/guide/config.md).
 
 It names stores (``[stores.prod] url = ...``, then ``agenttui prod``), saves views (a filter
-under a name: ``[views.refunds] where = ...``, then ``--view refunds`` or ``:`` in the TUI) and
-sets the theme. It is
-read with ``tomllib`` once a process, when a command first needs it. A bad file never stops a
+under a name: ``[views.refunds] where = ...``, then ``--view refunds`` or ``:`` in the TUI),
+binds the TUI's keys (``[keys] "runs.mark" = "space"``) and sets the theme. It is read with ``tomllib`` once a process, when a command first needs it. A bad file never stops a
 command: what it ignores is a ``Problem``, one line naming the file, the line and the key
 (``agenttui config check`` lists them; the TUI says them once it starts).
 
@@ -39,7 +38,14 @@ STORE_KEYS = ("url", "password_command")
 #: The keys of a ``[views.NAME]`` table.
 VIEW_KEYS = ("where", "store")
 #: The top-level keys, and what each holds.
-TOP_KEYS = {"theme": "a theme's name", "stores": "a table of named stores", "views": "a table of saved views"}
+TOP_KEYS = {
+    "theme": "a theme's name",
+    "stores": "a table of named stores",
+    "views": "a table of saved views",
+    "keys": "a table of the TUI's keys, by binding id",
+}
+#: How a binding's id is written (``runs.mark``): what ``[keys]`` may name.
+BINDING_ID = re.compile(r"[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*")
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,18 @@ class Config:
     theme: str | None = None
     stores: dict[str, NamedStore] = field(default_factory=dict)
     views: dict[str, View] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    """The TUI's keys the file binds: a binding's id to its keys, as ``"j,down"``."""
     problems: list[Problem] = field(default_factory=list)
+
+    def problem(self, key: tuple[str, ...], message: str) -> Problem:
+        """A ``Problem`` with ``key``'s line in the file: for what is found wrong after reading
+        it (a key the TUI has no binding for, two bindings given one key)."""
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        return Problem(self.path, _line_of(lines, key), ".".join(key), message)
 
     def view(self, name: str, store: str) -> View:
         """The view ``name`` offered for ``store``; raises ``ConfigError`` naming those there are."""
@@ -186,7 +203,35 @@ class _Reader:
             self._problem(("views",), "should be a table: [views.NAME] where = ...")
             views = {}
         saved = {name: view for name, table in views.items() if (view := self._view(name, table)) is not None}
-        return Config(self.path, True, theme, named, saved, self.problems)
+        return Config(self.path, True, theme, named, saved, self._keys(data.get("keys", {})), self.problems)
+
+    def _keys(self, table: object) -> dict[str, str]:
+        """``[keys]``: each binding id with one key or more (``"space"``, ``"j,down"`` or a list).
+        Whether a binding has that id is the TUI's to say (``agenttui.tui.keymap``)."""
+        if not isinstance(table, dict):
+            self._problem(("keys",), 'should be a table: [keys] "runs.mark" = "space"')
+            return {}
+        keys: dict[str, str] = {}
+        # ``runs.mark = "m"`` unquoted is TOML's dotted key, a table ``runs`` with ``mark`` in it.
+        flat = {
+            f"{name}.{sub}" if isinstance(value, dict) else name: inner
+            for name, value in table.items()
+            for sub, inner in (value.items() if isinstance(value, dict) else [("", value)])
+        }
+        for binding_id, value in flat.items():
+            if not BINDING_ID.fullmatch(binding_id):
+                self._problem(
+                    ("keys", binding_id), 'not a binding\'s id, as "runs.mark" (agenttui config keys lists them)'
+                )
+            elif isinstance(value, str) and value.strip():
+                keys[binding_id] = value.strip()
+            elif isinstance(value, list) and value and all(isinstance(k, str) and k.strip() for k in value):
+                keys[binding_id] = ",".join(k.strip() for k in value)
+            else:
+                self._problem(
+                    ("keys", binding_id), 'should be a key, as "space", or keys, as "j,down" or ["j", "down"]'
+                )
+        return keys
 
     def _named_table(self, kind: str, name: str, table: object, keys: tuple[str, ...]) -> dict[str, Any] | None:
         """``[<kind>s.<name>]`` as a table, or None (said) where its name or it is not one; a key

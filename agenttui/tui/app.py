@@ -54,6 +54,7 @@ from agenttui.tui.themes import DEFAULT_THEME, load_themes
 # factory the agent loop: about 50 ms of the process's start (benchmarks/startup.py).
 if TYPE_CHECKING:
     from agenttui.agent.factory import AgentFactory
+    from agenttui.config import Config
     from agenttui.runs.cost.lens import PriceBook
     from agenttui.runs.recovery.choices import StepContext
     from agenttui.runs.recovery.operations import Operation
@@ -147,6 +148,9 @@ class AgentTuiApp(App[int]):
         self.first_rows_shown = asyncio.Event()
         """Set once the runs list has painted its first rows: the change feed waits for it to
         start watching the file (see ``follow_changes``)."""
+        self.keymap: dict[str, str] = dict(quiet_config().keys)
+        """The keys bound over the bindings' own, by binding id: the config file's ``[keys]``,
+        and, once checked against every screen (``bind_keys``), the keys they take from others."""
 
     def _start_with_theme(self, name: str) -> None:
         """Make ``name`` the theme before any stylesheet is read, so the first parse has its variables.
@@ -190,6 +194,8 @@ class AgentTuiApp(App[int]):
             return
         self.first_rows_shown.set()
         self.call_after_refresh(self.read_screen_styles)
+        if self.keymap:
+            self.bind_keys()
         if (write_meta := getattr(self._driver, "write_meta", None)) is not None:  # Textual's web driver
             write_meta({"type": READY_META})
 
@@ -235,6 +241,8 @@ class AgentTuiApp(App[int]):
         for problem in self._theme_problems:
             self.notify(f"theme not loaded: {problem}", severity="warning")
         self._say_config_problems()
+        if self.keymap:
+            self.set_keymap(self.keymap)
         self.push_screen(RunsScreen())
         if self.initial_run is not None:
             self.open_run(self.initial_run)  # it starts reading once the store is open
@@ -262,12 +270,21 @@ class AgentTuiApp(App[int]):
     def _say_config_problems(self) -> None:
         """What the config file ignored, a notification each (the command line said it before the
         screen switched to the app's, where it cannot be seen)."""
-        from agenttui.config import ConfigWarning, user_config
+        for problem in quiet_config().problems:
+            self.notify(printable(f"config: {problem}"), severity="warning", timeout=10, markup=False)
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConfigWarning)  # said here instead
-            problems = user_config().problems
-        for problem in problems:
+    @work(exclusive=True, group="keys", exit_on_error=False)
+    async def bind_keys(self) -> None:
+        """Check the config file's keys against every screen's (``tui/keymap.py``): bind the keys
+        they take from others too, and say each conflict, naming both bindings."""
+        from agenttui.tui.keymap import resolve
+
+        # It imports every screen: some 0.3 s, which the first frame does not wait for.
+        resolved = await asyncio.to_thread(resolve, quiet_config().keys)
+        self.keymap = resolved.keymap
+        self.set_keymap(self.keymap)
+        for binding_id, message in resolved.problems:
+            problem = quiet_config().problem(("keys", binding_id), message)
             self.notify(printable(f"config: {problem}"), severity="warning", timeout=10, markup=False)
 
     def on_store_opened(self, message: StoreOpened) -> None:
@@ -616,7 +633,7 @@ class AgentTuiApp(App[int]):
             operation.will_write(),
             command,
             heading="The pass, as the store stands now:",
-            yes="Recover (w)",
+            yes="Recover",
         )
         if not await self.push_screen_wait(dialog):
             self.notify("nothing written")
@@ -694,3 +711,12 @@ def launch(
     if app.failure:
         print(f"agenttui: {app.failure}", file=sys.stderr)
     return app.return_code or EXIT_OK
+
+
+def quiet_config() -> Config:
+    """The config file, its problems not warned of: the app says them as notifications."""
+    from agenttui.config import ConfigWarning, user_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfigWarning)
+        return user_config()

@@ -13,6 +13,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
 from agenttui.tui.host import TuiHost, host_of
+from agenttui.tui.keymap import key_of, keys_bound
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -165,12 +166,13 @@ class AgentTuiCommands(Provider):
             if title is None or title in seen:
                 continue
             seen.add(title)
-            yield title, partial(screen.app.run_action, binding.action, active.node), binding.description
+            key = screen.app.get_key_display(binding)  # as bound: the config file's [keys] included
+            yield title, partial(screen.app.run_action, binding.action, active.node), f"key: {key}"
         if "copy_run_id" not in actions and hasattr(screen, "action_copy_run_id"):
             yield (
                 "run: Copy the run id",
                 partial(screen.app.run_action, "copy_run_id", screen),
-                "y copies it on the runs list",
+                f"{key_of(screen, 'runs.copy', 'screens.runs:RunsScreen')} copies it on the runs list",
             )
         here = kind_of(screen)
         if here is None:
@@ -188,7 +190,12 @@ class AgentTuiCommands(Provider):
                     yield title, partial(self._needs_a_run, title), "select a run first"
                     continue
                 where = "the runs list" if kind == "runs" else f"this run's {'journal' if kind == 'run' else kind}"
-                yield title, partial(self.tui.act_on_screen, kind, binding.action, run_id), f"opens {where} first"
+                key = keys_bound(screen.app, binding)[0]
+                yield (
+                    title,
+                    partial(self.tui.act_on_screen, kind, binding.action, run_id),
+                    f"opens {where} first (key there: {key})",
+                )
 
     def _needs_a_run(self, title: str) -> None:
         self.app.notify(f"{title.partition(': ')[2]}: select a run first (on the runs list)", severity="warning")

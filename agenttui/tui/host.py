@@ -38,6 +38,8 @@ class TuiHost(Protocol):
     """Model prices once read (``read_prices``)."""
     first_rows_shown: asyncio.Event
     """Set once the first screen's first rows are painted."""
+    keymap: dict[str, str]
+    """The keys bound over the bindings' own, by binding id (``tui/keymap.py``)."""
 
     def first_rows_painted(self) -> None:
         """Say the first screen's first rows are on screen: what waited for them starts."""

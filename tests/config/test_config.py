@@ -74,7 +74,7 @@ password_command = "true"
     lines = sorted(str(problem) for problem in read.problems)
     assert lines == sorted([
         f"{path}:1: theme: should be a theme's name, in quotes",
-        f"{path}:2: colours: not a key agenttui reads (it reads theme, stores, views)",
+        f"{path}:2: colours: not a key agenttui reads (it reads theme, stores, views, keys)",
         f"{path}:9: stores.leaky.url: holds a password: the store is ignored. Keep it in ~/.pgpass, PGPASSWORD or"
         " PGSERVICE, or give a password_command",
         f"{path}:12: stores.query.url: holds a password: the store is ignored. Keep it in ~/.pgpass, PGPASSWORD or"
@@ -85,6 +85,27 @@ password_command = "true"
         f"{path}:21: stores.nourl.url: the store's URL is missing, or not in quotes: the store is ignored",
     ])  # fmt: skip
     assert all("hunter2" not in line for line in lines)
+
+
+def test_keys_are_read_by_binding_id_and_what_is_not_a_key_is_said(no_user_config: Path) -> None:
+    path = written(
+        no_user_config,
+        """[keys]
+"runs.mark" = "space"
+runs.diff = "D"
+"list.down" = ["j", "down"]
+"Mark" = "m"
+"run.back" = 3
+"run.copy" = ""
+""",
+    )
+    read = read_config(path)
+    assert read.keys == {"runs.mark": "space", "runs.diff": "D", "list.down": "j,down"}
+    assert [str(problem) for problem in read.problems] == [
+        f'{path}:5: keys.Mark: not a binding\'s id, as "runs.mark" (agenttui config keys lists them)',
+        f'{path}:6: keys.run.back: should be a key, as "space", or keys, as "j,down" or ["j", "down"]',
+        f'{path}:7: keys.run.copy: should be a key, as "space", or keys, as "j,down" or ["j", "down"]',
+    ]
 
 
 def test_a_file_that_is_not_toml_is_ignored_whole_and_says_where(no_user_config: Path) -> None:

@@ -243,6 +243,7 @@ RECIPES: dict[str, Recipe] = {
     # The config file: the test's own, none (no store is read).
     "config path": lambda store, aids: [Call([])],
     "config check": lambda store, aids: [Call([])],
+    "config keys": lambda store, aids: [Call([]), Call(["--json"])],
     "index install": lambda store, aids: [Call([store.url], writes=True)],
     "index run": lambda store, aids: [Call([store.url, "--once", "--holder", f"h{OSC52}"], writes=True)],
     "index status": lambda store, aids: [Call([store.url]), Call([store.url, "--json"])],

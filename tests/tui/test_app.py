@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import re
 import sqlite3
 from pathlib import Path
 
@@ -316,15 +317,21 @@ async def test_an_unreadable_record_shows_and_the_rest_still_shows(demo_db: Path
         assert "unreadable" in shown(screen.query_one("#inspector-content"))
 
 
-async def test_help_lists_bindings_with_ids(demo_db: Path) -> None:
+async def test_help_lists_the_screens_keys_first_grouped_in_words_and_moving_about_last(demo_db: Path) -> None:
     app = AgentTuiApp(str(demo_db), tail=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = shown(app.screen.query_one("#help-bindings"))
-        for binding_id in ("runs.filter", "runs.status-filter", "app.quit", "list.choose"):
-            assert binding_id in text
+        groups = [line for line in text.splitlines() if line and not line.startswith(" ") and "  " not in line]
+        assert groups == [
+            "Find and filter", "Act on runs (each asks first)", "Mark and compare", "Copy and export",
+            "Screens and stores", "This app", "Moving about",
+        ]  # fmt: skip
+        assert re.search(r"^s +Cycle status filter", text, re.M)
+        assert re.search(r"^m +Mark or unmark the selected run", text, re.M)
+        assert "runs.filter" not in text and "list.choose" not in text  # words, not ids
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
 

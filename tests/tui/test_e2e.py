@@ -178,14 +178,14 @@ def test_demo_in_a_real_terminal(terminal: Callable[[str], Terminal], tmp_path: 
     term.press("w")
     term.wait_for("the flowchart", lambda s: "LLM" in s and "tool: lookup_order" in s)
 
-    # Back to the runs, then the help screen lists keys with their ids.
+    # Back to the runs, then the help screen lists the keys, in words.
     term.press("Escape")
     term.wait_for("the runs screen again", lambda s: "PENDING / DETAIL" in s)
     term.press("?")
-    screen = term.wait_for("the help screen", lambda s: "runs.filter" in s)
-    assert "Status filter" in screen
+    screen = term.wait_for("the help screen", lambda s: "Cycle status filter" in s)
+    assert "Find and filter" in screen
     term.press("Escape")
-    term.wait_for("the help screen to close", lambda s: "runs.filter" not in s and "PENDING / DETAIL" in s)
+    term.wait_for("the help screen to close", lambda s: "Cycle status filter" not in s and "PENDING / DETAIL" in s)
 
     # q quits: the app exits 0, and the demo stops its background writer.
     term.press("q")

@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState
 from agenttui.journal.inert import printable
 from agenttui.stores.base import Store
 from agenttui.tui.host import TuiHost, host_of
+from agenttui.tui.keymap import key_names, own_keys
 
 ResultT = TypeVar("ResultT")
 
@@ -44,8 +45,9 @@ class AppModal(ModalScreen[ResultT]):
     ]
 
     def action_close(self) -> None:
-        """What esc does here (its binding's action), or dismiss without a result."""
-        escape = self.active_bindings.get("escape")
+        """What esc does here by default (its binding's action, whatever its key now), or
+        dismiss without a result."""
+        escape = next((a for a in self.active_bindings.values() if "escape" in own_keys(a.node, a.binding)), None)
         if escape is None or escape.binding.action == "close":
             self.dismiss()
             return
@@ -102,7 +104,7 @@ class StoreScreen(Screen[None]):
         # that no other binding takes, says why instead of doing nothing.
         own = [b for cls in type(self).__mro__ for b in cls.__dict__.get("BINDINGS", [])]
         for binding in Binding.make_bindings(own):
-            if binding.key != event.key:
+            if event.key not in key_names(self.app, binding):
                 continue
             why = self.unavailable(parse_action(binding.action)[1])
             if why is not None and event.key not in self.active_bindings:

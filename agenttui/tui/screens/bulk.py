@@ -45,6 +45,7 @@ from agenttui.stores import describe_url
 from agenttui.stores.base import Store
 from agenttui.tui.bulk_plan import Fit, bulk_choices, fits, selecting_where
 from agenttui.tui.host import TuiHost, host_of
+from agenttui.tui.keymap import key_of
 from agenttui.tui.messages import StoreChanged
 from agenttui.tui.screens.base import AppModal
 from agenttui.tui.screens.dialogs import ChoiceList, Confirmation, PromptDialog, reason_field
@@ -84,7 +85,12 @@ class BulkMenu(AppModal[int | None]):
                 id="choice-list",
             )
             if not any(fit.fits for fit in self.fitted):
-                hint = "No action fits every marked run: unmark those that differ (m), or U clears the marks."
+                from agenttui.tui.screens.runs import RunsScreen  # the marks are the runs list's
+
+                mark, clear = key_of(self, "runs.mark", RunsScreen), key_of(self, "runs.clear-marks", RunsScreen)
+                hint = (
+                    f"No action fits every marked run: unmark those that differ ({mark}), or {clear} clears the marks."
+                )
                 yield Static(Text(hint), id="bulk-hint")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -196,7 +202,7 @@ class BulkProgress(AppModal[None]):
             yield Static("", id="bulk-log")
             yield Static("", id="bulk-summary")
             yield ChoiceList(id="bulk-problems")
-            yield Static(Text("esc stops after the current run"), id="bulk-hint")
+            yield Static(Text(f"{key_of(self, 'bulk-progress.stop')} stops after the current run"), id="bulk-hint")
 
     def on_mount(self) -> None:
         self.query_one("#bulk-summary").display = False
@@ -287,7 +293,8 @@ class BulkProgress(AppModal[None]):
             problems.display = True
             self.query_one("#bulk-log").display = False
             problems.focus()
-        hint = "enter opens a run; esc or q closes" if self.problems else "esc or q closes"
+        closes = f"{key_of(self, 'bulk-progress.stop')} or {key_of(self, 'bulk-progress.close')} closes"
+        hint = f"enter opens a run; {closes}" if self.problems else closes
         self.query_one("#bulk-hint", Static).update(Text(hint))
         touched = {o.run_id for o in (*self.tally.skipped, *self.tally.failed)} | {
             s.run_id for s in self.selection.fitting

@@ -5,7 +5,7 @@ command that does the same."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -19,6 +19,7 @@ from agenttui.journal.inert import printable
 from agenttui.runs.recovery.choices import StepContext
 from agenttui.runs.recovery.operations import Cancel, Operation
 from agenttui.tui.clipboard import copy_text
+from agenttui.tui.keymap import key_of
 from agenttui.tui.screens.base import AppModal
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
@@ -63,6 +64,17 @@ class CommandLine(HorizontalScroll):
         return Text(printable(self.command), no_wrap=True, overflow="ignore")
 
 
+def command_label(dialog: AppModal[Any], copy: str) -> Static:
+    """The line over a dialog's ``CommandLine``, naming its keys as bound (``copy``: its copy
+    binding's id, the dialog's own; the command scrolls by its ``*.scroll-left``/``-right``)."""
+    area = copy.partition(".")[0]
+    keys = (key_of(dialog, copy), key_of(dialog, f"{area}.scroll-left"), key_of(dialog, f"{area}.scroll-right"))
+    return Static(
+        Text(f"Same from the command line ({keys[0]} copies it; {keys[1]} {keys[2]} scroll it):"),
+        id="dialog-command-label",
+    )
+
+
 class Confirmation(AppModal[bool]):
     """The one confirmation before a write, whatever writes: a title, a body that scrolls (what
     the write decides and what it writes), the command that does the same on one line, and two
@@ -81,7 +93,7 @@ class Confirmation(AppModal[bool]):
         Binding("right", "scroll_command(8)", "Scroll the command right", show=False, id="confirm.scroll-right"),
     ]
 
-    def __init__(self, title: str, command: str, *, yes: str = "Write it (w)", classes: str = "") -> None:
+    def __init__(self, title: str, command: str, *, yes: str = "Write it", classes: str = "") -> None:
         super().__init__()
         self._title, self._yes, self._dialog_classes = title, yes, classes
         self.command = command
@@ -105,16 +117,18 @@ class Confirmation(AppModal[bool]):
             with ScrollingPane(id="confirm-body"):
                 yield from self.body()
             yield from self.fields()
-            yield Static(Text("Same from the command line (y copies it; ← → scroll it):"), id="dialog-command-label")
+            yield command_label(self, "confirm.copy")
             yield CommandLine(self.command, id="dialog-command")
             if refused := self._refused():
                 yield Static(
                     Text(printable(f"Nothing is written here: {refused}."), style="bold"), id="confirm-refused"
                 )
             with Horizontal(id="dialog-buttons"):
-                yes = "Writes refused" if refused else self._yes
+                yes = "Writes refused" if refused else f"{self._yes} ({key_of(self, 'confirm.yes')})"
                 yield Button(yes, id="yes", variant="warning", compact=True, disabled=bool(refused))
-                yield Button("Back, write nothing (n)", id="no", variant="primary", compact=True)
+                yield Button(
+                    f"Back, write nothing ({key_of(self, 'confirm.no')})", id="no", variant="primary", compact=True
+                )
 
     def _refused(self) -> str:
         """Why the app refuses every write (``AgentTuiApp.writes_refused``), or ""."""
@@ -161,7 +175,7 @@ class ConfirmDialog(Confirmation):
         command: str,
         *,
         heading: str = "Will write:",
-        yes: str = "Write it (w)",
+        yes: str = "Write it",
         lead: str = "",
         step: StepContext | None = None,
     ) -> None:

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from agenttui.journal.inert import printable
+from agenttui.tui.keymap import key_of
 from agenttui.tui.screens.base import AppModal
 from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 
@@ -26,7 +27,8 @@ class ExplanationScreen(AppModal[None]):
         with ScrollingPane(id="explain-panel"):
             yield Static(Text(printable(self._title), style="bold"), id="explain-title")
             yield Static(Text(printable(self._text, multiline=True)), id="explain-text")
-            yield Static(Text("esc closes · j/k scroll"), id="explain-footnote")
+            down, up = key_of(self, "pane.down", ScrollingPane), key_of(self, "pane.up", ScrollingPane)
+            yield Static(Text(f"{key_of(self, 'explain.close')} closes · {down}/{up} scroll"), id="explain-footnote")
 
     def on_mount(self) -> None:
         self.query_one(ScrollingPane).focus()

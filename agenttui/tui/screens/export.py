@@ -23,8 +23,9 @@ from agenttui.stores.base import Store
 from agenttui.stores.bundle_file import BundleExistsError
 from agenttui.tui.clipboard import copy_text
 from agenttui.tui.export_plan import ExportScope, default_path, export_command, parse_redactions, report_lines
+from agenttui.tui.keymap import key_of
 from agenttui.tui.screens.base import AppModal
-from agenttui.tui.screens.dialogs import CommandLine, ConfirmDialog
+from agenttui.tui.screens.dialogs import CommandLine, ConfirmDialog, command_label
 
 
 def working_directory() -> Path:
@@ -108,12 +109,12 @@ class ExportDialog(AppModal[None]):
                 yield Input(placeholder="none (e.g. card_number, $.result.token)", id="export-redact", compact=True)
             yield Static("", id="export-note")
             yield ProgressBar(id="export-progress", show_eta=False, total=None)
-            yield Static(Text("Same from the command line (y copies it; ← → scroll it):"), id="dialog-command-label")
+            yield command_label(self, "export.copy")
             yield CommandLine(self._command(), id="dialog-command")
             with Horizontal(id="dialog-buttons"):
                 yield Static(Text("tab: next field"), id="export-hint")
-                yield Button("Export (w)", id="export", variant="warning")
-                yield Button("Cancel (esc)", id="cancel", variant="primary")
+                yield Button(f"Export ({key_of(self, 'export.write')})", id="export", variant="warning")
+                yield Button(f"Cancel ({key_of(self, 'export.cancel')})", id="cancel", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#export-progress").display = False
@@ -172,7 +173,10 @@ class ExportDialog(AppModal[None]):
         if problem:
             self._note(problem, "-error")
         elif self.path.exists():
-            self._note(f"{printable(self.path.name)} exists: w asks before replacing it", "-warning")
+            self._note(
+                f"{printable(self.path.name)} exists: {key_of(self, 'export.write')} asks before replacing it",
+                "-warning",
+            )
         else:
             self._note("")
 
@@ -227,7 +231,7 @@ class ExportDialog(AppModal[None]):
             f"{path}\n({size:,} bytes) is replaced by the bundle, once it is written whole.",
             self._command(force=True),
             heading="The file:",
-            yes="Replace (w)",
+            yes="Replace",
         )
         self.app.push_screen(replace, self._replace_answered)
 
@@ -235,13 +239,16 @@ class ExportDialog(AppModal[None]):
         if yes:
             self._start(force=True)
         else:
-            self._note(f"{printable(self.path.name)} kept: type another file, or w to be asked again", "-warning")
+            self._note(
+                f"{printable(self.path.name)} kept: type another file, or {key_of(self, 'export.write')} to be asked again",
+                "-warning",
+            )
 
     def _start(self, *, force: bool) -> None:
         self._set_running(True)
         bar = self.query_one(ProgressBar)
         bar.update(total=None, progress=0)
-        self._note("reading the runs… (esc cancels)")
+        self._note(f"reading the runs… ({key_of(self, 'export.cancel')} cancels)")
         self._worker = self._export(
             self.scope.run_ids, self.path, sub_runs=self.sub_runs, redact=self.redactions, force=force
         )
@@ -268,7 +275,11 @@ class ExportDialog(AppModal[None]):
                 self._store, run_ids, path, sub_runs=sub_runs, redact=redact, force=force, on_progress=progressed
             )
         except BundleExistsError:
-            self.post_message(ExportDialog.Failed("File exists", f"{path} appeared meanwhile: w asks to replace it"))
+            self.post_message(
+                ExportDialog.Failed(
+                    "File exists", f"{path} appeared meanwhile: {key_of(self, 'export.write')} asks to replace it"
+                )
+            )
             return
         except AgentTuiError as exc:
             self.post_message(ExportDialog.Failed(exc.title, exc.message))
@@ -288,7 +299,7 @@ class ExportDialog(AppModal[None]):
         self.query_one(ProgressBar).update(total=progress.runs_total, progress=progress.runs_done)
         self._note(
             f"{progress.runs_done:,} of {progress.runs_total:,} runs, {progress.records:,} records"
-            f" · {printable_id(progress.run_id)} (esc cancels)"
+            f" · {printable_id(progress.run_id)} ({key_of(self, 'export.cancel')} cancels)"
         )
 
     def on_export_dialog_finished(self, message: ExportDialog.Finished) -> None:

@@ -18,6 +18,7 @@ from textual.widgets import Static, TextArea
 from agenttui.journal.inert import printable
 from agenttui.journal.record import Record, StepKind
 from agenttui.replay.edit import BadEdit, editable_value, make_edit
+from agenttui.tui.keymap import key_of
 from agenttui.tui.screens.base import AppModal
 
 
@@ -48,7 +49,11 @@ class ForkEditor(AppModal[str | None]):
         with Vertical(id="fork-editor"):
             yield Static(Text(printable(self._title), style="bold"), id="fork-editor-title")
             yield Static(
-                Text("ctrl+s fork with it · ctrl+a select all · ctrl+o edit in $EDITOR · esc cancel"),
+                Text(
+                    f"{key_of(self, 'fork-editor.save')} fork with it · "
+                    f"{key_of(self, 'fork-editor.select-all', ValueArea)} select all · "
+                    f"{key_of(self, 'fork-editor.external')} edit in $EDITOR · {key_of(self, 'fork-editor.cancel')} cancel"
+                ),
                 id="fork-editor-help",
             )
             # Not ``code_editor``: its tab indents and its esc only leaves the editor; here esc cancels.

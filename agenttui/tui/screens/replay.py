@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Input, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import Input, ProgressBar, Static, TabPane
 from textual.worker import Worker, WorkerState
 
 from agenttui.agent.events import AgentEvent
@@ -30,9 +30,11 @@ from agenttui.replay.verdict import Verdict, VerdictKind
 from agenttui.runs.reading.view import RecordRows, RunView
 from agenttui.runs.statuses.chart_end import chart_end
 from agenttui.runs.statuses.status import RunStatus
+from agenttui.tui.keymap import key_of
 from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.widgets.diff_view import DiffView, diff_detail
 from agenttui.tui.widgets.events_view import EventsView
+from agenttui.tui.widgets.fitting_tabs import FittingTabs
 from agenttui.tui.widgets.flowchart_view import FlowchartView
 from agenttui.tui.widgets.header_bar import HeaderBar
 from agenttui.tui.widgets.journal_list import JournalList
@@ -116,6 +118,10 @@ def replay_end(progress: ReplayProgress, recorded: RunStatus) -> FlowStep:
     if state == ReplayState.REFUSED:
         return unfinished("not replayed")
     return unfinished(f"replayed {progress.turn} of {progress.recorded_turns} turns")
+
+
+#: Each pane's binding, whose key its tab shows.
+PANE_KEYS = {"events": "replay.events", "diff": "replay.diff", "flow": "replay.flowchart"}
 
 
 class ReplayScreen(StoreScreen):
@@ -216,7 +222,7 @@ class ReplayScreen(StoreScreen):
                     id="replay-until")  # fmt: skip
         with Horizontal(id="run-body"):
             yield JournalList(id="replayed-journal")
-            with TabbedContent(id="replay-panes", initial="events"):
+            with FittingTabs(id="replay-panes", initial="events", short_labels={"flow": "Flow"}, keys=PANE_KEYS):
                 with TabPane("Events", id="events"):
                     yield EventsView(id="events-view")
                 with TabPane("Diff", id="diff"), Vertical():
@@ -231,7 +237,10 @@ class ReplayScreen(StoreScreen):
     def on_mount(self) -> None:
         self.query_one("#replay-jump").display = False
         self.query_one("#replay-until").display = False
-        self.query_one(JournalList).empty_text = "Nothing replayed yet: n replays the next turn, e runs to the end."
+        next_turn, to_end = key_of(self, "replay.next"), key_of(self, "replay.end")
+        self.query_one(
+            JournalList
+        ).empty_text = f"Nothing replayed yet: {next_turn} replays the next turn, {to_end} runs to the end."
         if self.live_tools:  # the status bar says what this replay does to the world
             self.query_one(StatusBar).writes = f"LIVE side effects: {', '.join(self.live_tools)}"
         self.query_one(EventsView).empty_text = "No events yet."
@@ -423,7 +432,7 @@ class ReplayScreen(StoreScreen):
     def _state_text(self, progress: ReplayProgress) -> str:
         """Where the replay stands: between turns it waits for a key, and says which."""
         if progress.state in (ReplayState.READY, ReplayState.RUNNING) and not self._busy():
-            return "waiting: n next turn, e to the end"
+            return f"waiting: {key_of(self, 'replay.next')} next turn, {key_of(self, 'replay.end')} to the end"
         if progress.state == ReplayState.RUNNING:
             return "replaying…"
         return progress.state.value + (f" · {printable(progress.reason)}" if progress.reason else "")
@@ -529,12 +538,15 @@ class ReplayScreen(StoreScreen):
                 return False
         return super().check_action(action, parameters)
 
+    def _fork_hint(self) -> str:
+        return f"{key_of(self, 'replay.fork')} forks the replay at the step under the cursor"
+
     def unavailable(self, action: str) -> str | None:
         """A refused replay moves nowhere; a replay at its end goes no further, nor back from its
         start; a replay with no fork has none to save or compare."""
         if action in ("save_fork", "compare") and self._fork() is None:
             what = "save" if action == "save_fork" else "compare"
-            return f"no fork to {what}: f forks the replay at the step under the cursor"
+            return f"no fork to {what}: {self._fork_hint()}"
         if action not in ("next_turn", "run_to_end", "back_turn", "jump_prompt", "until_prompt", "fork"):
             return super().unavailable(action)
         if self.not_opened is not None:
@@ -546,9 +558,10 @@ class ReplayScreen(StoreScreen):
         if progress.state == ReplayState.REFUSED:
             return f"not replayed: {progress.reason}" if progress.reason else "not replayed: the line above says why"
         if action in ("next_turn", "run_to_end") and session.done:
-            return f"the replay has ended ({progress.state.value}): b goes back a turn, t jumps to one"
+            back, jump = key_of(self, "replay.previous"), key_of(self, "replay.jump")
+            return f"the replay has ended ({progress.state.value}): {back} goes back a turn, {jump} jumps to one"
         if action == "back_turn" and progress.turn == 0:
-            return "at the start: no turn to go back to (n replays the first)"
+            return f"at the start: no turn to go back to ({key_of(self, 'replay.next')} replays the first)"
         return None
 
     def action_jump_prompt(self) -> None:
@@ -682,7 +695,7 @@ class ReplayScreen(StoreScreen):
 
         fork = self._fork()
         if fork is None:
-            self.notify("no fork to save: f forks the replay at the step under the cursor", severity="warning")
+            self.notify(f"no fork to save: {self._fork_hint()}", severity="warning")
             return
         where = await self.app.push_screen_wait(ChoiceDialog(f"Save the fork of {self.run_id}",
             ["Into a new SQLite file…", "As a new run in this store (asks first)…"]))  # fmt: skip
@@ -717,7 +730,7 @@ class ReplayScreen(StoreScreen):
         """The fork beside the recording, turn by turn."""
         fork = self._fork()
         if fork is None:
-            self.notify("no fork to compare: f forks the replay at the step under the cursor", severity="warning")
+            self.notify(f"no fork to compare: {self._fork_hint()}", severity="warning")
             return
         from agenttui.replay.compare import Side
         from agenttui.replay.verdict import REQUEST_DIGESTS

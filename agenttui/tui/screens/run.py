@@ -30,6 +30,7 @@ from agenttui.runs.statuses.chart_end import chart_end
 from agenttui.runs.statuses.status import RunStatus, statuses
 from agenttui.stores import describe_url
 from agenttui.stores.base import seq_order
+from agenttui.tui.keymap import key_of
 from agenttui.tui.messages import StoreChanged, StoreOpened
 from agenttui.tui.screens.base import VIEW_STYLES, StoreScreen
 from agenttui.tui.screens.dialogs import ConfirmDialog
@@ -65,6 +66,14 @@ PROGRESS_SECONDS = 0.1
 screen out again (40 a conversation of a long run, when each record read said so)."""
 #: The panes' labels where their full ones do not all fit beside the journal (at 100 columns).
 SHORT_PANE_LABELS = {"inspector": "Record", "conversation": "State", "flow": "Flow"}
+#: Each pane's binding, whose key its tab shows.
+PANE_KEYS = {
+    "inspector": "run.inspector",
+    "conversation": "run.conversation",
+    "events": "run.events",
+    "flow": "run.flowchart",
+    "cost": "run.cost",
+}
 
 
 class RunScreen(StoreScreen):
@@ -193,7 +202,7 @@ class RunScreen(StoreScreen):
         yield HeaderBar(id="run-title")
         with Horizontal(id="run-body"):
             yield JournalList(id="journal")
-            with FittingTabs(id="run-panes", initial="inspector", short_labels=SHORT_PANE_LABELS):
+            with FittingTabs(id="run-panes", initial="inspector", short_labels=SHORT_PANE_LABELS, keys=PANE_KEYS):
                 with TabPane("Inspector", id="inspector"):
                     yield RecordInspector(id="record-inspector")
                 with TabPane("State at step", id="conversation"):
@@ -323,7 +332,9 @@ class RunScreen(StoreScreen):
             self.app.call_after_refresh(self.tui.first_rows_painted)
         if not len(view):
             self._status_text = "no records: this run does not exist (yet)"
-            journal.empty_text = "No records: the store has no run with this id (yet). esc lists every run."
+            journal.empty_text = (
+                f"No records: the store has no run with this id (yet). {key_of(self, 'run.back')} lists every run."
+            )
         self._title()
         if not message.tail:  # not a live run's later records: they come a few at a time, for long
             if self._set_aside is None:
@@ -585,7 +596,7 @@ class RunScreen(StoreScreen):
                 self._replay(setup, live)
 
         dialog = ConfirmDialog(f"Replay {self.run_id} with your tools' side effects live", "\n".join(f"  {n}" for n in live), command,
-                               heading="Will run for real, side effects and all (into a replay store, never this one):", yes="Run them (w)")  # fmt: skip
+                               heading="Will run for real, side effects and all (into a replay store, never this one):", yes="Run them")  # fmt: skip
         self.app.push_screen(dialog, chosen)
 
     def action_toggle_expand(self) -> None:
@@ -694,7 +705,8 @@ class RunScreen(StoreScreen):
     def _step_hit(self, *, forward: bool) -> None:
         hits, cursor = self.hits, self.journal_list.cursor
         if hits is None:
-            self.notify("/ searches the run first; then n and N walk its hits", timeout=3)
+            search, forth, back = (key_of(self, f"run.{key}") for key in ("search", "next-hit", "previous-hit"))
+            self.notify(f"{search} searches the run first; then {forth} and {back} walk its hits", timeout=3)
             return
         target = hits.after(cursor) if forward else hits.before(cursor)
         if target is None:

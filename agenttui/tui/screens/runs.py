@@ -24,6 +24,7 @@ from agenttui.journal.inert import printable, printable_id
 from agenttui.runs.statuses.scheduler import CLOCKED_STATES, StatusScheduler, clock_change_at
 from agenttui.runs.statuses.state import RunState
 from agenttui.stores.changes import WrittenSince
+from agenttui.tui.keymap import key_of
 from agenttui.tui.messages import (
     LOCK_RETRY_SECONDS,
     WAITING_FOR_LOCK,
@@ -749,8 +750,9 @@ class RunsScreen(StoreScreen):
         if not self.model.roots:
             return "No runs in this store yet."
         if self.model.filter_error:
-            return "No run is listed while the filter does not parse: fix it, or esc clears it."
-        return "No run matches the filter: esc clears the text, s cycles the status filter."
+            return f"No run is listed while the filter does not parse: fix it, or {key_of(self, 'runs.clear-filter')} clears it."
+        clear, cycle = key_of(self, "runs.clear-filter"), key_of(self, "runs.status-filter")
+        return f"No run matches the filter: {clear} clears the text, {cycle} cycles the status filter."
 
     def on_resize(self) -> None:
         self._show_counts()
@@ -1023,7 +1025,10 @@ class RunsScreen(StoreScreen):
         marks = list(self.table.marks)
         if len(marks) < 2:
             have = "one run is marked" if marks else "no run is marked"
-            self.notify(f"{have}: mark two runs with m (diff takes the two newest marks)", severity="warning")
+            self.notify(
+                f"{have}: mark two runs with {key_of(self, 'runs.mark')} (diff takes the two newest marks)",
+                severity="warning",
+            )
             return
         self.app.push_screen(DiffScreen(*marks[-2:]))
 

@@ -13,10 +13,12 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from agenttui.tui.keymap import key_of
+
 Mode = Literal["search", "jump"]
 
-SEARCH_HINT = "search step names and content, any case · ⏎ go · esc close"
-"""What a search matches, said where it is typed."""
+SEARCH_HINT = "search step names and content, any case · ⏎ go · {close} close"
+"""What a search matches, said where it is typed (``{close}``: the key that closes the bar)."""
 
 
 class FindBar(Horizontal):
@@ -55,7 +57,9 @@ class FindBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static("/", id="find-prompt")
-        yield Input(placeholder=SEARCH_HINT, id="find-input", select_on_focus=False)
+        yield Input(
+            placeholder=SEARCH_HINT.format(close=key_of(self, "find.close")), id="find-input", select_on_focus=False
+        )
         yield Static("", id="find-count")
 
     @property
@@ -75,7 +79,12 @@ class FindBar(Horizontal):
                 entry.value = self._search_query
         self.mode = mode
         self.query_one("#find-prompt", Static).update("/" if mode == "search" else ":")
-        entry.placeholder = SEARCH_HINT if mode == "search" else f"record number, 0 to {last:,} · ⏎ go · esc close"
+        close = key_of(self, "find.close")
+        entry.placeholder = (
+            SEARCH_HINT.format(close=close)
+            if mode == "search"
+            else f"record number, 0 to {last:,} · ⏎ go · {close} close"
+        )
         entry.restrict = None if mode == "search" else r"[0-9]*"
         if mode == "jump":
             self.set_count("")
