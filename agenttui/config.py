@@ -36,7 +36,13 @@ PASSWORD_COMMAND_SECONDS = 30
 #: The keys of a ``[stores.NAME]`` table.
 STORE_KEYS = ("url", "password_command")
 #: The keys of a ``[views.NAME]`` table.
-VIEW_KEYS = ("where", "store")
+VIEW_KEYS = ("where", "sort", "columns", "store")
+#: A view's orders of the runs list: the listing's (by run id), or the top-level runs by cost,
+#: the largest first.
+VIEW_SORTS = ("listing", "cost")
+#: The runs list's columns a view may choose, beside the run and its status, which always show,
+#: and what it waits on, which takes the rest of the width.
+VIEW_COLUMNS = ("steps", "turns", "tokens", "cost")
 #: The top-level keys, and what each holds.
 TOP_KEYS = {
     "theme": "a theme's name",
@@ -88,15 +94,31 @@ class NamedStore:
 
 @dataclass(frozen=True)
 class View:
-    """A saved view: a filter expression (``runs --where``'s language), for every store or one."""
+    """A saved view: a filter expression (``runs --where``'s language), the runs list's order and
+    columns, for every store or one. The command line takes its filter; the TUI all three."""
 
     name: str
     where: str
+    """"" for every run."""
     store: str | None = None
     """The store it is offered for (a store's name or URL, as given to commands); None: every store."""
 
+    sort: str = "listing"
+    """One of ``VIEW_SORTS``."""
+    columns: tuple[str, ...] = VIEW_COLUMNS
+    """Which of ``VIEW_COLUMNS`` show (where the width has room for them), in their order."""
+
     def offered_for(self, store: str) -> bool:
         return self.store is None or self.store == store
+
+    def summary(self) -> str:
+        """What it selects and shows, in a line: "status=halted · by cost · tokens, cost"."""
+        parts = [self.where or "every run"]
+        if self.sort != "listing":
+            parts.append(f"by {self.sort}")
+        if self.columns != VIEW_COLUMNS:
+            parts.append(", ".join(self.columns) or "no counts")
+        return " · ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -251,17 +273,28 @@ class _Reader:
         key = ("views", name)
         if (read := self._named_table("view", name, table, VIEW_KEYS)) is None:
             return None
-        where, store = read.get("where"), read.get("store")
+        where, store = read.get("where", ""), read.get("store")
+        sort, columns = read.get("sort", "listing"), read.get("columns", list(VIEW_COLUMNS))
         if not isinstance(where, str):
-            self._problem((*key, "where"), "the view's filter is missing, or not in quotes: the view is ignored")
+            self._problem((*key, "where"), "the view's filter should be in quotes: the view is ignored")
             return None
-        if self.check_where is not None and (wrong := self.check_where(where)) is not None:
+        if not (where.strip() or "sort" in read or "columns" in read):
+            self._problem(key, "a view needs a filter (where), a sort or columns: the view is ignored")
+            return None
+        if sort not in VIEW_SORTS:
+            self._problem((*key, "sort"), f"should be one of {', '.join(VIEW_SORTS)}: the view is ignored")
+            return None
+        if not isinstance(columns, list) or not all(c in VIEW_COLUMNS for c in columns):
+            self._problem((*key, "columns"), f"should be a list of {', '.join(VIEW_COLUMNS)}: the view is ignored")
+            return None
+        if where.strip() and self.check_where is not None and (wrong := self.check_where(where)) is not None:
             self._problem((*key, "where"), f"does not parse, {wrong}: the view is ignored")
             return None
         if store is not None and not isinstance(store, str):
             self._problem((*key, "store"), "should be a store's name or URL, in quotes: the view is ignored")
             return None
-        return View(name, where.strip(), store)
+        ordered = tuple(c for c in VIEW_COLUMNS if c in columns)
+        return View(name, where.strip(), store, sort, ordered)
 
     def _store(self, name: str, table: object) -> NamedStore | None:
         key = ("stores", name)

@@ -10,8 +10,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from functools import wraps
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -21,9 +20,8 @@ from agenttui.cli.app import (
     fail,
     main,
     run_async,
-    view_option,
+    takes_view,
     with_store,
-    with_view,
 )
 from agenttui.journal.inert import printable, safe_json
 from agenttui.stores.base import LeaseInfo, Store
@@ -39,14 +37,7 @@ def selection_options(command: F) -> F:
     """``--where``, ``--view``, ``--yes`` and ``--json``: act on every run a filter selects, not
     one (a view's filter joins ``--where``'s, and the command sees the two as one)."""
 
-    selecting = command
-
-    @wraps(selecting)
-    def viewed(*args: Any, view_name: str | None = None, **kwargs: Any) -> Any:
-        kwargs["where"] = with_view(kwargs["where"], view_name, kwargs["store"])
-        return selecting(*args, **kwargs)
-
-    command = cast(F, view_option(viewed))
+    command = takes_view("where")(command)
     command = click.option(
         "--json", "as_json", is_flag=True,
         help="With --where: the preview as one JSON object; with --yes, each run's outcome as a JSON line.",
@@ -367,6 +358,7 @@ async def recover_command(store: str, agent_spec: str, where: str | None, yes: b
 )
 @click.option("--yes", is_flag=True, help="With --force: do not ask. With --where: apply (without: a preview).")
 @click.option("--where", metavar="EXPR", help="Every run the filter EXPR selects, in place of RUN_ID.")
+@takes_view("where")
 @click.option("--json", "as_json", is_flag=True, help="With --where: the preview, or the outcomes, as JSON.")
 @run_async
 async def release(store: str, run_id: str | None, force: bool, yes: bool, where: str | None, as_json: bool) -> None:

@@ -19,7 +19,7 @@ import traceback
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import wraps
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import click
 
@@ -31,6 +31,7 @@ from agenttui.stores import open_store
 from agenttui.stores.base import Store
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_NOT_FOUND = 1
 EXIT_USAGE = 2
@@ -288,6 +289,23 @@ view_option = click.option(
 )  # fmt: skip
 
 
+def takes_view(where: str = "where_text", store: Callable[[dict[str, Any]], str] | None = None) -> Callable[[F], F]:
+    """``--view NAME`` on a command that selects runs with the filter parameter ``where``: the
+    view's filter joined to it (``with_view``), so the command sees one filter. ``store`` gives
+    the store a view is offered for from the command's parameters (its ``store``, by default)."""
+
+    def decorate(command: F) -> F:
+        @wraps(command)
+        def viewed(*args: Any, view_name: str | None = None, **kwargs: Any) -> Any:
+            if view_name is not None:
+                kwargs[where] = with_view(kwargs[where], view_name, store(kwargs) if store else kwargs["store"])
+            return command(*args, **kwargs)
+
+        return cast(F, view_option(viewed))
+
+    return decorate
+
+
 def with_view(where: str | None, view_name: str | None, store: str) -> str | None:
     """``where`` and the filter of the view ``view_name`` the config file saves for ``store``,
     both (``--view``); raises ``ConfigError`` for a view it does not save, naming those it does."""
@@ -296,6 +314,8 @@ def with_view(where: str | None, view_name: str | None, store: str) -> str | Non
     from agenttui.config import user_config
 
     saved = user_config().view(view_name, store).where
+    if not saved:
+        return where
     return saved if not where else f"({saved}) and ({where})"
 
 

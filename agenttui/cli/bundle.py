@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from agenttui.cli.app import EXIT_CONFLICT, EXIT_NOT_FOUND, fail, main, open_for_command, run_async, with_store
+from agenttui.cli.app import (
+    EXIT_CONFLICT,
+    EXIT_NOT_FOUND,
+    fail,
+    main,
+    open_for_command,
+    run_async,
+    takes_view,
+    with_store,
+)
 from agenttui.journal.inert import printable, printable_id
 from agenttui.runs.statuses.state import RunState
 from agenttui.stores import describe_url, sqlite_path
@@ -42,6 +51,7 @@ _LISTED = 20
               help="Every run whose id, status or detail contains TEXT, instead of naming runs.")  # fmt: skip
 @click.option("--where", "where_text", metavar="EXPR",
               help="Every run the filter EXPR selects (docs/guide/filters.md), instead of naming runs.")  # fmt: skip
+@takes_view()
 @click.option("--sample", type=click.IntRange(1), metavar="N",
               help="N of the runs selected (or of every run), spread over their statuses and tools: a suite's runs.")  # fmt: skip
 @click.option("--jsonl", is_flag=True, help="Write one decoded record a line (for diffs and grep), not a store.")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from agenttui.cli.app import fail, main, run_async, with_store
+from agenttui.cli.app import fail, main, run_async, takes_view, with_store
 from agenttui.journal.inert import printable, printable_id, safe_json
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ CONTEXT_CELLS = 12
 @click.argument("store")
 @click.argument("run_id", required=False)
 @click.option("--where", "where_text", metavar="EXPR", help="The runs this filter selects (docs/guide/filters.md).")
+@takes_view()
 @click.option("--by", "grouping", type=click.Choice(GROUPINGS),
               help="A line a model turn (the default for one run), run (the default), tool, model, or day"
                    " (the UTC day of a run's earliest recorded time).")  # fmt: skip

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from agenttui.cli.app import agent_option, fail, main, run_async, with_store
+from agenttui.cli.app import agent_option, fail, main, run_async, takes_view, with_store
 from agenttui.journal.inert import printable, safe_json
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     metavar="EXPR",
     help="The runs of every SOURCE this filter selects (docs/guide/filters.md).",
 )
+@takes_view(store=lambda params: params["words"][0])
 @click.option("--junit", "junit", metavar="FILE", help="With --all or --where: the suite as JUnit XML, for CI to show.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=4, show_default=True,
               help="With --all or --where: runs replayed at a time.")  # fmt: skip

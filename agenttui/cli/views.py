@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from agenttui.cli.app import fail, main, run_async, run_history, view_option, with_store, with_view
+from agenttui.cli.app import fail, main, run_async, run_history, takes_view, with_store
 from agenttui.journal.inert import clip, printable, printable_id, safe_json
 from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import Store
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     metavar="EXPR",
     help="Only runs this filter matches, as: status=halted and tool=refund_payment and idle<2h (docs/guide/filters.md).",
 )
-@view_option
+@takes_view()
 @click.option("--json", "as_json", is_flag=True, help="One JSON array of objects (with --count, one object).")
 @click.option(
     "--count",
@@ -45,13 +45,9 @@ if TYPE_CHECKING:
     help="How many runs are in each status, not the runs (with --where or --status: of those they select).",
 )
 @run_async
-async def runs(
-    store: str, states: tuple[str, ...], where_text: str | None, view_name: str | None, as_json: bool, count_only: bool
-) -> None:
+async def runs(store: str, states: tuple[str, ...], where_text: str | None, as_json: bool, count_only: bool) -> None:
     """List every run with its status, a page of runs at a time as their statuses are read."""
     from datetime import UTC, datetime
-
-    where_text = with_view(where_text, view_name, store)
 
     from agenttui.runs.statuses.status import list_status_json, list_statuses, status_json
 

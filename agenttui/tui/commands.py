@@ -27,6 +27,7 @@ TITLES: dict[str, str] = {
     "runs.filter": "runs: Filter",
     "runs.status-filter": "runs: Cycle status filter",
     "runs.open-view": "runs: Open a saved view (the config file's)…",
+    "runs.save-view": "runs: Save this view (filter, order, columns) in the config file…",
     "runs.switch-store": "runs: Switch to another store the config file names…",
     "runs.reload": "runs: Reload",
     "runs.copy": "runs: Copy the selected run id",

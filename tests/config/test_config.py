@@ -214,7 +214,14 @@ where = "status=nosuch"
 
 [views.odd]
 where = "sub"
+sort = "price"
+
+[views.costly]
 sort = "cost"
+columns = ["cost", "tokens"]
+
+[views.empty]
+store = "local"
 """
 
 
@@ -224,8 +231,16 @@ def test_config_check_says_which_views_do_not_parse(no_user_config: Path) -> Non
     assert done.returncode == 2
     lines = done.stderr.splitlines()
     assert lines[0].startswith(f"agenttui: {no_user_config}:10: views.broken.where: does not parse, ")
-    assert lines[1] == f"agenttui: {no_user_config}:14: views.odd.sort: not a key of a view (it has where, store)"
-    assert len(lines) == 2
+    assert (
+        lines[1]
+        == f"agenttui: {no_user_config}:14: views.odd.sort: should be one of listing, cost: the view is ignored"
+    )
+    assert lines[2] == (
+        f"agenttui: {no_user_config}:20: views.empty: a view needs a filter (where), a sort or columns: the view is ignored"
+    )
+    assert len(lines) == 3
+    costly = read_config(no_user_config).views["costly"]
+    assert (costly.where, costly.sort, costly.columns) == ("", "cost", ("tokens", "cost"))  # the list's own order
 
 
 def test_a_view_selects_as_its_filter_does_with_runs_and_a_bulk_action(no_user_config: Path, demo_db: Path) -> None:
@@ -245,7 +260,22 @@ def test_a_view_selects_as_its_filter_does_with_runs_and_a_bulk_action(no_user_c
     # A view saved for one store is not offered for another; one that is not saved names those that are.
     elsewhere = agenttui("runs", str(demo_db), "--view", "refunds")
     assert elsewhere.returncode == 2 and "no view 'refunds' for this store" in elsewhere.stderr
-    assert "views for it: broken, halted, odd" in elsewhere.stderr  # a filter that does not parse says so when used
+    assert "views for it: broken, costly, halted" in elsewhere.stderr  # a filter that does not parse says so when used
+    # cost, export, release and the replay suite take views too; a view with no filter selects every run.
+    assert (
+        agenttui("cost", str(demo_db), "--view", "halted", "--json").stdout
+        == agenttui("cost", str(demo_db), "--where", "status=halted", "--json").stdout
+    )
+    assert (
+        agenttui("cost", str(demo_db), "--view", "costly", "--json").stdout
+        == agenttui("cost", str(demo_db), "--json").stdout
+    )
+    exported = agenttui("export", str(demo_db), "--view", "halted", "-o", str(demo_db.parent / "halted.db"))
+    assert exported.returncode == 0 and "1 run," in exported.stdout, exported.stderr
+    suite = agenttui("replay", str(demo_db), "--view", "halted")
+    assert suite.stdout == agenttui("replay", str(demo_db), "--where", "status=halted").stdout
+    released = agenttui("release", str(demo_db), "--view", "halted")
+    assert released.stdout == agenttui("release", str(demo_db), "--where", "status=halted").stdout
 
 
 async def test_colon_opens_a_saved_view_in_the_tui(no_user_config: Path, demo_db: Path) -> None:
@@ -272,6 +302,70 @@ async def test_colon_opens_a_saved_view_in_the_tui(no_user_config: Path, demo_db
         screen = screen_of(app, RunsScreen)
         assert screen.query_one("#runs-filter", Input).value == "status=halted"
         assert {row.line.state.value for row in screen.table.items if row.line} == {"halted"}
+
+
+async def test_a_view_sets_the_lists_order_and_columns_and_the_list_saves_as_a_view(
+    no_user_config: Path, demo_db: Path
+) -> None:
+    from textual.widgets import Input
+
+    from agenttui.tui.app import AgentTuiApp
+    from agenttui.tui.screens.dialogs import ChoiceDialog, PromptDialog
+    from agenttui.tui.screens.runs import RunsScreen
+    from tests.tui.conftest import notices, screen_of, settle, until, wait_for_screen
+
+    written(no_user_config, '# my views\n[views.costly]\nsort = "cost"\ncolumns = ["tokens", "cost"]')
+    app = AgentTuiApp(str(demo_db), tail=False)
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        await settle(pilot)
+        screen = screen_of(app, RunsScreen)
+        await pilot.press("colon")
+        await wait_for_screen(pilot, ChoiceDialog)
+        await pilot.press("enter")
+        await until(
+            pilot, lambda: screen.model.by_cost and screen.table.columns.counts == ("tokens", "cost"), "the view"
+        )
+        assert screen.table.columns.header().split()[:4] == ["RUN", "STATUS", "TOKENS", "COST"]
+        # Saved back: the filter typed, by cost, two columns; a taken name and a bad one are asked again.
+        field = screen.query_one("#runs-filter", Input)
+        field.value = "status=complete"
+        await pilot.press("V")
+        await wait_for_screen(pilot, PromptDialog)
+        await pilot.press(*"costly", "enter")
+        await until(pilot, lambda: "already" in str(app.screen.query_one("#prompt-problem").render()), "refused")
+        await pilot.press(*(["backspace"] * 6), *"two words", "enter")
+        await until(pilot, lambda: "letters, digits" in str(app.screen.query_one("#prompt-problem").render()), "bad")
+        await pilot.press(*(["backspace"] * 9), *"big-done", "enter")
+        await until(pilot, lambda: any("saved view big-done" in n for n in notices(app)), "the save")
+    assert no_user_config.read_text() == (
+        '# my views\n[views.costly]\nsort = "cost"\ncolumns = ["tokens", "cost"]\n\n'
+        '[views.big-done]\nwhere = "status=complete"\nsort = "cost"\ncolumns = ["tokens", "cost"]\n'
+    )
+    saved = read_config(no_user_config).views["big-done"]
+    assert (saved.where, saved.sort, saved.columns) == ("status=complete", "cost", ("tokens", "cost"))
+
+
+async def test_a_view_is_never_saved_through_a_link_nor_into_a_new_files_place_taken(
+    no_user_config: Path, tmp_path: Path
+) -> None:
+    from agenttui.config import View
+    from agenttui.stores.files import FileRefusedError
+    from agenttui.tui.saved_views import ViewTakenError, save_view
+
+    real = tmp_path / "dotfiles" / "config.toml"
+    real.parent.mkdir()
+    real.write_text('[views.a]\nwhere = "status=halted"')
+    link = tmp_path / "linked.toml"
+    link.symlink_to(real)
+    with pytest.raises(FileRefusedError, match="symbolic link"):
+        await save_view(View("b", "status=complete"), link)
+    with pytest.raises(ViewTakenError):
+        await save_view(View("a", "status=complete"), real)
+    path, line = await save_view(View("b", "status=complete"), real)
+    assert (path, line) == (real, 4) and real.read_text().endswith('\n\n[views.b]\nwhere = "status=complete"\n')
+    fresh = tmp_path / "new" / "dir" / "config.toml"
+    assert await save_view(View("c", "", sort="cost"), fresh) == (fresh, 1)
+    assert fresh.read_text() == '[views.c]\nwhere = ""\nsort = "cost"\n'
 
 
 @pytest.mark.postgres

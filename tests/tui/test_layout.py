@@ -16,11 +16,12 @@ from agenttui.tui.layout import (
 )
 from agenttui.tui.widgets.key_footer import KEY_PRIORITY, Shown, fitting_keys, key_width
 from agenttui.tui.widgets.runs_table import (
-    COUNTS_WIDTH,
+    COUNT_WIDTHS,
     DETAIL_WANT,
     ID_COMFORT,
     ID_MIN,
     STATUS_WIDTH,
+    counts_width,
     label_width,
     runs_columns,
 )
@@ -98,8 +99,13 @@ def test_runs_columns_give_way_by_priority() -> None:
     assert runs_columns(159, long_ids).id_width == 24 + 20  # what is left, shared with the detail
     assert runs_columns(400, long_ids).id_width == 64  # the id column's cap
     assert runs_columns(50, long_ids).id_width == ID_MIN  # never below: the detail narrows instead
+    # A saved view's columns: fewer fit sooner; none leaves the detail the room.
+    assert (
+        runs_columns(109, demo, ("tokens", "cost")).counts == ("tokens", "cost") and not runs_columns(109, demo).counts
+    )
+    assert runs_columns(159, demo, ()).counts == ()
     assert "STEPS" in at_160.header() and at_160.header().index("STATUS") == demo + 1
-    assert at_160.header().index("PENDING") == demo + 1 + STATUS_WIDTH + COUNTS_WIDTH
+    assert at_160.header().index("PENDING") == demo + 1 + STATUS_WIDTH + counts_width(tuple(COUNT_WIDTHS))
 
 
 def test_sub_runs_measure_by_their_last_part() -> None:

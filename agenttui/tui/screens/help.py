@@ -23,7 +23,7 @@ from agenttui.tui.widgets.scrolling_pane import ScrollingPane
 #: come after them, and last whatever no group names: moving about a list or a pane.
 GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
     ("Find and filter", frozenset({
-        "runs.filter", "runs.filter-done", "runs.clear-filter", "runs.status-filter", "runs.open-view",
+        "runs.filter", "runs.filter-done", "runs.clear-filter", "runs.status-filter", "runs.open-view", "runs.save-view",
         "runs.sort-cost", "run.search", "run.next-hit", "run.previous-hit", "run.jump", "compare.next",
         "compare.previous", "compare.differing",
     })),

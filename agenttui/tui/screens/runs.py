@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -140,6 +140,7 @@ class RunsScreen(StoreScreen):
         Binding("s", "cycle_status", "Status filter", id="runs.status-filter"),
         Binding("colon", "open_view", "Open a saved view", show=False, id="runs.open-view"),
         Binding("S", "switch_store", "Switch to another named store", show=False, id="runs.switch-store"),
+        Binding("V", "save_view", "Save this view", show=False, id="runs.save-view"),
         Binding("escape", "clear_filter", "Clear filter", show=False, priority=True, id="runs.clear-filter"),
         Binding("ctrl+r", "reload", "Reload", show=False, id="runs.reload"),
         Binding("o", "operate", "Act on run", id="runs.operate"),
@@ -720,8 +721,11 @@ class RunsScreen(StoreScreen):
 
     def action_sort_by_cost(self) -> None:
         """Top-level runs by cost, the largest first; again, in the listing's order."""
+        self._sort(by_cost=not self.model.by_cost)
+
+    def _sort(self, *, by_cost: bool) -> None:
         model = self.model
-        model.by_cost = not model.by_cost
+        model.by_cost = by_cost
         self._want_every_cost()
         self._refresh_rows()
         reading = " (costs being read…)" if model.by_cost and self._costs != "read" else ""
@@ -857,15 +861,63 @@ class RunsScreen(StoreScreen):
 
         def chosen(index: int | None) -> None:
             if index is not None:
-                field = self.query_one("#runs-filter", Input)
-                field.value = views[index].where
-                field.display = True
-                self.notify(f"view {views[index].name}", timeout=2)
+                self.open_view(views[index])
 
         from agenttui.tui.screens.dialogs import ChoiceDialog
 
-        choices = [f"{view.name}: {view.where}" for view in views]
+        choices = [f"{view.name}: {view.summary()}" for view in views]
         self.app.push_screen(ChoiceDialog("Open a saved view", choices), chosen)
+
+    def open_view(self, view: View) -> None:
+        """Show ``view``: its filter becomes the list's (the text filter, shown, to edit), its
+        order and columns the list's."""
+        field = self.query_one("#runs-filter", Input)
+        field.value = view.where
+        field.display = bool(view.where)
+        self.table.choose_counts(view.columns)
+        said = f"view {view.name}"
+        if (view.sort == "cost") != self.model.by_cost:
+            if (why := self.unavailable("sort_by_cost")) is not None:
+                said += f" (not by cost: {why})"
+            else:
+                self._sort(by_cost=view.sort == "cost")
+        self.notify(printable(said), timeout=3, markup=False)
+
+    def action_save_view(self) -> None:
+        """Save what the list shows (its filter, order and columns) as a view, under a name typed."""
+        from agenttui.config import View
+
+        where = self.query_one("#runs-filter", Input).value.strip()
+        self.save_view(
+            View("", where, sort="cost" if self.model.by_cost else "listing", columns=self.table.chosen_counts)
+        )
+
+    @work(exclusive=True, group="save-view", exit_on_error=False)
+    async def save_view(self, view: View) -> None:
+        """Ask a name for ``view`` (again, saying why, for one that will not do), then add it to
+        the config file (``tui/saved_views.py``)."""
+        from agenttui.config import STORE_NAME, config_path, user_config
+        from agenttui.tui.saved_views import save_view
+        from agenttui.tui.screens.dialogs import PromptDialog
+
+        prompt = f"{view.summary()}\n\nis added to {config_path()} as [views.NAME]: the name?"
+        name, problem = "", ""
+        while True:
+            dialog = PromptDialog("Save this view", prompt, "letters, digits, - and _", value=name, problem=problem)
+            typed = await self.app.push_screen_wait(dialog)
+            if typed is None:
+                return
+            name = typed.strip()
+            if not STORE_NAME.fullmatch(name):
+                problem = "a view's name is letters, digits, '-' and '_'"
+            elif name in user_config().views:
+                problem = f"the config file saves a view {name!r} already: choose another name"
+            else:
+                break
+        path, line = await save_view(replace(view, name=name))
+        user_config.cache_clear()
+        opens = key_of(self, "runs.open-view")
+        self.notify(printable(f"saved view {name} in {path}:{line} ({opens} opens it)"), timeout=5, markup=False)
 
     def explanation(self) -> tuple[str, str] | None:
         """The run under the cursor: its status and what it waits on, whole, when the list cut it."""

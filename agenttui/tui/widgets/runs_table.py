@@ -41,8 +41,16 @@ MARK = "●"
 STATUS_WIDTH = 2 + max(len(state.value) for state in RunState) + 1
 """The status column: the icon, a space, the longest state's word and a space."""
 COST_WIDTH = len("$1,234.56")
-COUNTS_WIDTH = len(f"{0:>7} {0:>6} {0:>7} {0:>{COST_WIDTH}}  ")
-"""The steps, turns, tokens and cost columns, shown together or not at all."""
+#: The counts columns (steps, turns, tokens, cost) and their widths, each followed by a space:
+#: those a saved view chooses (``View.columns``) show together, or none where there is no room.
+COUNT_WIDTHS = {"steps": 7, "turns": 6, "tokens": 7, "cost": COST_WIDTH}
+
+
+def counts_width(chosen: Sequence[str]) -> int:
+    """The cells the counts columns ``chosen`` take, a space after each and one more after them."""
+    return sum(COUNT_WIDTHS[column] + 1 for column in chosen) + (1 if chosen else 0)
+
+
 #: The run id column is as wide as the longest run's line (indent and fold marker included),
 #: but gives way to what a run waits on: below ``ID_COMFORT`` cells only when the detail would
 #: have less than ``DETAIL_MIN``; never below ``ID_MIN`` (ids are then cut in the middle).
@@ -58,16 +66,21 @@ class RunsColumns:
 
     id_width: int
     """Cells for the run's line (indent, fold marker, id); one space follows."""
-    counts: bool
-    """Whether the steps, turns, tokens and cost columns show."""
+    counts: tuple[str, ...] = ()
+    """The counts columns that show (of ``COUNT_WIDTHS``), in order; none where there is no room."""
 
     def header(self) -> str:
-        counts = f"{'STEPS':>7} {'TURNS':>6} {'TOKENS':>7} {'COST':>{COST_WIDTH}}  " if self.counts else ""
+        counts = self.row({column: column.upper() for column in self.counts})
         return f"{'RUN':<{self.id_width + 1}}{'STATUS':<{STATUS_WIDTH}}{counts}PENDING / DETAIL"
 
+    def row(self, values: dict[str, str]) -> str:
+        """The counts columns' cells of a line, each right-aligned in its column."""
+        return "".join(f"{values[column]:>{COUNT_WIDTHS[column]}} " for column in self.counts) + " " * bool(self.counts)
 
-def runs_columns(width: int, longest_label: int) -> RunsColumns:
-    """The columns for a table ``width`` cells wide whose longest run line is ``longest_label``.
+
+def runs_columns(width: int, longest_label: int, chosen: Sequence[str] = tuple(COUNT_WIDTHS)) -> RunsColumns:
+    """The columns for a table ``width`` cells wide whose longest run line is ``longest_label``,
+    with the counts columns ``chosen`` (a saved view's) where there is room for them.
 
     Space goes by priority: the status; the run id (at least ``ID_MIN``, cut in the middle);
     ``DETAIL_MIN`` for what the run waits on; the id up to ``ID_COMFORT``; the detail up to
@@ -79,10 +92,10 @@ def runs_columns(width: int, longest_label: int) -> RunsColumns:
     room = width - STATUS_WIDTH - 1  # the space after the id column
     id_width = min(wanted, ID_MIN)
     id_width = max(id_width, min(wanted, ID_COMFORT, room - DETAIL_MIN))
-    counts = room - id_width - DETAIL_WANT >= COUNTS_WIDTH
-    rest = room - id_width - DETAIL_WANT - (COUNTS_WIDTH if counts else 0)
+    fits = bool(chosen) and room - id_width - DETAIL_WANT >= counts_width(chosen)
+    rest = room - id_width - DETAIL_WANT - (counts_width(chosen) if fits else 0)
     id_width += max(0, min(wanted - id_width, (rest + 1) // 2))
-    return RunsColumns(id_width, counts)
+    return RunsColumns(id_width, tuple(chosen) if fits else ())
 
 
 def label_width(run_id: str) -> int:
@@ -121,7 +134,7 @@ class RunsTable(VirtualList[RunRow]):
         Binding("h,left", "fold", "Fold", id="runs.fold"),
     ]
 
-    columns: var[RunsColumns] = var(RunsColumns(ID_COMFORT, False))
+    columns: var[RunsColumns] = var(RunsColumns(ID_COMFORT))
     """The columns shown at the table's width (``runs_columns``); the header watches it."""
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -136,6 +149,13 @@ class RunsTable(VirtualList[RunRow]):
         """The prefix and suffix every top-level run id measured shares (None: none measured)."""
         self.cut_details: dict[str, bool] = {}
         """Whether each run drawn last had its detail cut to fit (``W`` on the runs list shows it whole)."""
+        self.chosen_counts: tuple[str, ...] = tuple(COUNT_WIDTHS)
+        """The counts columns to show where there is room (a saved view's ``columns``)."""
+
+    def choose_counts(self, chosen: Sequence[str]) -> None:
+        """Show the counts columns ``chosen`` (of ``COUNT_WIDTHS``), where there is room."""
+        self.chosen_counts = tuple(chosen)
+        self._lay_out()
 
     def measure(self, run_ids: Sequence[str]) -> None:
         """Note the width of newly listed runs' lines, and what their ids share (elided first
@@ -152,7 +172,7 @@ class RunsTable(VirtualList[RunRow]):
             self._lay_out()
 
     def _lay_out(self) -> None:
-        columns = runs_columns(self.scrollable_content_region.width, self.longest_label)
+        columns = runs_columns(self.scrollable_content_region.width, self.longest_label, self.chosen_counts)
         if columns != self.columns:
             self.columns = columns
             self.refresh_items()
@@ -189,7 +209,8 @@ class RunsTable(VirtualList[RunRow]):
         if columns.counts:
             # A sub-run's cost is rolled up into its top-level run's; "…" while being read.
             cost = "" if item.depth else (item.cost.text if item.cost else "…")
-            line.append(f"{status.steps:>7} {status.turns:>6} {_tokens(status.tokens):>7} {cost:>{COST_WIDTH}}  ")
+            counts = {"steps": str(status.steps), "turns": str(status.turns), "tokens": _tokens(status.tokens)}
+            line.append(columns.row({**counts, "cost": cost}))
         if item.folded and item.children:
             line.append(f"+{item.children} sub-run{'s' * (item.children != 1)}  ", style=self.muted())
         if status.legacy:
