@@ -132,12 +132,13 @@ async def looks(pilot: Pilot[Any]) -> tuple[Screen[Any], int, str]:
     raise AssertionError(f"{app.screen!r} never painted")
 
 
-async def back_to_runs(pilot: Pilot[Any]) -> None:
+async def back_to_runs(pilot: Pilot[Any], escape: str = "escape") -> None:
+    """Back to the runs list, by ``escape`` (the key that goes back, as bound), else by popping."""
     app = pilot.app
     for _ in range(8):
         if isinstance(app.screen, RunsScreen):
             return
-        await pilot.press("escape")
+        await pilot.press(escape)
         await calm(pilot)
     while not isinstance(app.screen, RunsScreen):
         app.pop_screen()

@@ -34,7 +34,7 @@ from agenttui.tui.widgets.header_bar import HeaderBar
 from tests.processes import agenttui
 from tests.tui.conftest import notices, settle, wait_for_screen
 from tests.tui.test_app import shown
-from tests.tui.test_every_key import calm
+from tests.tui.test_every_key import back_to_runs, calm
 
 SIZE = (120, 40)
 
@@ -69,6 +69,7 @@ def moved(key: str) -> str:
     return f"shift+{key}"
 
 
+MOVED_ESCAPE = OTHERS["escape"]
 #: Every binding of every place on other keys.
 EVERY_KEY_MOVED = {binding_id: ",".join(map(moved, keys)) for binding_id, keys in default_keys().items()}
 
@@ -149,21 +150,24 @@ async def reach_replay(pilot: Pilot[Any]) -> None:
     await wait_for_screen(pilot, ReplayScreen)
 
 
-async def reach_diff(pilot: Pilot[Any]) -> None:
+async def marked_two(pilot: Pilot[Any], *, mark_second: bool) -> None:
+    """Two refunds, the first marked (the second too, with ``mark_second``), the cursor on the second."""
     await press(pilot, "runs.clear-marks")
     await select(pilot, "refund-a1002")
     await press(pilot, "runs.mark")
     await select(pilot, "refund-a1003-denied")
-    await press(pilot, "runs.mark")
+    if mark_second:
+        await press(pilot, "runs.mark")
+
+
+async def reach_diff(pilot: Pilot[Any]) -> None:
+    await marked_two(pilot, mark_second=True)
     await press(pilot, "runs.diff")
     await wait_for_screen(pilot, DiffScreen)
 
 
 async def reach_compare(pilot: Pilot[Any]) -> None:
-    await press(pilot, "runs.clear-marks")
-    await select(pilot, "refund-a1002")
-    await press(pilot, "runs.mark")
-    await select(pilot, "refund-a1003-denied")
+    await marked_two(pilot, mark_second=False)
     await press(pilot, "runs.compare")
     await wait_for_screen(pilot, CompareScreen)
 
@@ -278,7 +282,7 @@ async def test_every_action_runs_by_its_new_key_and_never_by_its_old_one(
         for binding_id, (key, active) in actives.items():
             assert key in EVERY_KEY_MOVED[binding_id].split(","), f"{binding_id} is live on {key}, not a moved key"
             if not isinstance(app.screen, kind):  # the last key left: back, and there again
-                await back_to_runs(pilot)
+                await back_to_runs(pilot, MOVED_ESCAPE)
                 await reach(pilot)
             if app.screen.active_bindings.get(key) is None:
                 continue  # the last key changed what is live (a pane shown, a filter opened)
@@ -289,7 +293,7 @@ async def test_every_action_runs_by_its_new_key_and_never_by_its_old_one(
             assert (active.binding.action, type(active.node)) in ran, f"{key} ran {app.ran}, not {binding_id}"
             await leave_prompts(pilot, kind)
         # The old keys run none of this place's actions now.
-        await back_to_runs(pilot)
+        await back_to_runs(pilot, MOVED_ESCAPE)
         await reach(pilot)
         old = {key for binding_id in actives for key in default_keys()[binding_id] if len(key) == 1 and key.isalpha()}
         app.ran.clear()
@@ -305,25 +309,13 @@ async def leave_prompts(pilot: Pilot[Any], kind: type[Screen[Any]]) -> None:
     app = pilot.app
     for _ in range(3):
         if isinstance(app.screen.focused, Input) and isinstance(app.screen, kind):
-            await pilot.press("ctrl+g")  # esc, moved
+            await pilot.press(MOVED_ESCAPE)
             await calm(pilot)
             continue
         if not app.screen.is_modal or isinstance(app.screen, kind):
             return
-        await pilot.press("ctrl+g")
+        await pilot.press(MOVED_ESCAPE)
         await calm(pilot)
-
-
-async def back_to_runs(pilot: Pilot[Any]) -> None:
-    app = pilot.app
-    for _ in range(8):
-        if isinstance(app.screen, RunsScreen):
-            return
-        await pilot.press("ctrl+g")
-        await calm(pilot)
-    while not isinstance(app.screen, RunsScreen):
-        app.pop_screen()
-        await pilot.pause()
 
 
 # -- every place that names a key names it as bound --------------------------------------------
@@ -346,13 +338,13 @@ async def test_the_footer_the_help_the_palette_and_the_hints_say_the_keys_as_bou
         await pilot.press(*"nosuchrun")
         await calm(pilot)
         assert runs.table.empty_text == "No run matches the filter: ^g clears the text, ы cycles the status filter."
-        await pilot.press("ctrl+g", "ctrl+g")
+        await pilot.press(MOVED_ESCAPE, MOVED_ESCAPE)
         await calm(pilot)
         await press(pilot, "app.help")
         await wait_for_screen(pilot, HelpScreen)
         listed = shown(app.screen.query_one("#help-bindings"))
         assert re.search(r"^ы +Cycle status filter", listed, re.M) and "runs.status-filter" not in listed, listed
-        await pilot.press("ctrl+g")
+        await pilot.press(MOVED_ESCAPE)
         await calm(pilot)
         # A run's tabs name their panes' keys, as bound.
         await reach_run(pilot)
