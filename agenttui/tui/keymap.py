@@ -132,42 +132,67 @@ def resolve(chosen: Mapping[str, str]) -> Resolved:
             problems.append((binding_id, 'should be one key or more, as "space" or "ctrl+f,pagedown"'))
         else:
             wanted[binding_id] = split
-    left = {binding_id: list(keys) for binding_id, keys in defaults.items() if binding_id not in wanted}
-    said: set[frozenset[str]] = set()
+    resolution = _Resolution(defaults, wanted)
     for place in PLACES:
-        holders = _holders(place, defaults, wanted)
+        resolution.settle(place)
+    return Resolved(resolution.keymap(), problems + resolution.problems)
+
+
+class _Resolution:
+    """The file's keys settled place by place against the bindings live with them there."""
+
+    def __init__(self, defaults: dict[str, list[str]], wanted: dict[str, list[str]]) -> None:
+        self.defaults, self.wanted = defaults, wanted
+        self.left = {binding_id: list(keys) for binding_id, keys in defaults.items() if binding_id not in wanted}
+        """Each default binding's keys, less those the file's keys took from it."""
+        self.problems: list[tuple[str, str]] = []
+        self._said: set[frozenset[str]] = set()
+
+    def keymap(self) -> dict[str, str]:
+        keymap = {binding_id: ",".join(keys) for binding_id, keys in self.wanted.items()}
+        keymap.update({b: ",".join(keys) for b, keys in self.left.items() if keys != self.defaults[b]})
+        return keymap
+
+    def settle(self, place: str) -> None:
+        holders = _holders(place, self.defaults, self.wanted)
         # Bindings that share a key by default share it by design (enter finishes a filter while
         # one is typed, and opens a run otherwise): given one key again, they are no conflict.
         together = {
             frozenset((a, b))
-            for bound in _holders(place, defaults, {}).values()
+            for bound in _holders(place, self.defaults, {}).values()
             for a, _ in bound
             for b, _ in bound
-            if a != b
         }
-        for binding_id, mine in wanted.items():
-            for key in mine:
-                layer = next((layer for held, layer in holders.get(key, ()) if held == binding_id), "")
-                if layer == "":
-                    continue  # not live here
-                for other, other_layer in holders[key]:
-                    pair = frozenset((binding_id, other))
-                    if other == binding_id or not _meet(layer, other_layer) or pair in together:
-                        continue
-                    if other in wanted:
-                        if pair not in said:
-                            said.add(pair)
-                            problems.append((binding_id, f"{_shown(key)} is also {other}'s in {place} (both set "
-                                                         "here): give one of them another key"))  # fmt: skip
-                    elif len(left[other]) > 1 or key not in left[other]:
-                        left[other] = [k for k in left[other] if k != key]
-                    elif pair not in said:
-                        said.add(pair)
-                        problems.append((binding_id, f"{_shown(key)} is {other}'s only key in {place}, where "
-                                                     f"{other} keeps it: give {other} another key too"))  # fmt: skip
-    keymap = {binding_id: ",".join(keys) for binding_id, keys in wanted.items()}
-    keymap.update({b: ",".join(keys) for b, keys in left.items() if keys != defaults[b]})
-    return Resolved(keymap, problems)
+        for binding_id, keys in self.wanted.items():
+            for key in keys:
+                for other in _met_by(binding_id, key, holders):
+                    if frozenset((binding_id, other)) not in together:
+                        self._settle(place, key, binding_id, other)
+
+    def _settle(self, place: str, key: str, mine: str, other: str) -> None:
+        """``key``, the file's for ``mine``, is also ``other``'s in ``place``."""
+        if other in self.wanted:
+            self._say(mine, other, f"{_written(key)} is also {other}'s in {place} (both set here): give one of "
+                                   "them another key")  # fmt: skip
+        elif self.left[other] != [key]:
+            self.left[other] = [k for k in self.left[other] if k != key]
+        else:
+            self._say(mine, other, f"{_written(key)} is {other}'s only key in {place}, where {other} keeps it: "
+                                   f"give {other} another key too")  # fmt: skip
+
+    def _say(self, mine: str, other: str, problem: str) -> None:
+        if (pair := frozenset((mine, other))) not in self._said:
+            self._said.add(pair)
+            self.problems.append((mine, problem))
+
+
+def _met_by(binding_id: str, key: str, holders: dict[str, list[tuple[str, str | None]]]) -> list[str]:
+    """The other bindings live with ``binding_id`` on ``key`` (none where it is not live itself)."""
+    bound = holders.get(key, [])
+    layers = [layer for held, layer in bound if held == binding_id]
+    if not layers:
+        return []
+    return [other for other, layer in bound if other != binding_id and _meet(layers[0], layer)]
 
 
 def _holders(
@@ -192,10 +217,9 @@ def _meet(layer: str | None, other: str | None) -> bool:
     return layer is None or other is None or layer == other
 
 
-def _shown(key: str) -> str:
-    from textual.keys import format_key
-
-    return f'"{format_key(key)}"'
+def _written(key: str) -> str:
+    """``key`` quoted as ``[keys]`` would write it."""
+    return f'"{_as_written(key)}"'
 
 
 # -- keys in sentences -------------------------------------------------------------------------
@@ -236,17 +260,20 @@ def key_names(app: App[Any], binding: Binding) -> list[str]:
 def keys_written(keymap: Mapping[str, str], binding_id: str, own: list[str]) -> list[str]:
     """A binding's keys under ``keymap`` (else ``own``) as ``[keys]`` would write them: "?",
     "/", "escape", "ctrl+f"."""
+    return [_as_written(key) for key in (_split(keymap[binding_id]) if binding_id in keymap else own)]
+
+
+def _as_written(key: str) -> str:
+    """A key's name as a person writes it: its character where it has a plain one ("/" for
+    "slash"), else its name ("escape", "space", "up")."""
     from textual.keys import format_key, key_to_character
 
-    def written(key: str) -> str:
-        character = key_to_character(key) or format_key(key)
-        return (
-            character
-            if len(character) == 1 and character.isascii() and character.isprintable() and character != " "
-            else key
-        )
-
-    return [written(key) for key in (_split(keymap[binding_id]) if binding_id in keymap else own)]
+    character = key_to_character(key) or format_key(key)
+    return (
+        character
+        if len(character) == 1 and character.isascii() and character.isprintable() and character != " "
+        else key
+    )
 
 
 def listing() -> list[tuple[str, Binding, list[str]]]:
