@@ -427,3 +427,16 @@ def test_config_keys_lists_every_binding_as_bound_and_check_says_what_is_wrong(n
     assert checked.stderr.strip() == (
         f"agenttui: {no_user_config}:3: keys.runs.nope: no binding has this id (agenttui config keys lists them)"
     )
+
+
+def test_every_screen_key_has_a_group_in_the_help() -> None:
+    """A screen's key not in ``GROUPS`` would be listed last, under moving about."""
+    from textual.screen import ModalScreen
+
+    from agenttui.tui.screens.help import GROUPS
+
+    grouped = set().union(*(ids for _, ids in GROUPS))
+    for place in PLACES:
+        classes = place_classes(place)
+        if not issubclass(classes[0], ModalScreen):  # a screen, its widgets, then the app
+            assert set(bindings_of(classes[0])) | set(bindings_of(classes[-1])) <= grouped, place
