@@ -18,7 +18,7 @@ import re
 import shlex
 import subprocess
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -134,14 +134,15 @@ class Config:
     """The TUI's keys the file binds: a binding's id to its keys, as ``"j,down"``."""
     problems: list[Problem] = field(default_factory=list)
 
-    def problem(self, key: tuple[str, ...], message: str) -> Problem:
-        """A ``Problem`` with ``key``'s line in the file: for what is found wrong after reading
-        it (a key the TUI has no binding for, two bindings given one key)."""
+    def problems_at(self, found: Iterable[tuple[tuple[str, ...], str]]) -> list[Problem]:
+        """A ``Problem`` for each (key, message) found wrong after reading the file (a key the
+        TUI has no binding for, two bindings given one key), with the key's line in it."""
+        found = list(found)
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            lines = self.path.read_text(encoding="utf-8").splitlines() if found else []
         except (OSError, UnicodeDecodeError):
             lines = []
-        return Problem(self.path, _line_of(lines, key), ".".join(key), message)
+        return [Problem(self.path, _line_of(lines, key), ".".join(key), message) for key, message in found]
 
     def view(self, name: str, store: str) -> View:
         """The view ``name`` offered for ``store``; raises ``ConfigError`` naming those there are."""

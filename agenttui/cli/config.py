@@ -54,7 +54,7 @@ def check() -> None:
     if read.keys:
         from agenttui.tui.keymap import resolve
 
-        problems += [read.problem(("keys", binding_id), why) for binding_id, why in resolve(read.keys).problems]
+        problems += read.problems_at((("keys", binding_id), why) for binding_id, why in resolve(read.keys).problems)
     for problem in problems:
         click.echo(f"agenttui: {printable(str(problem))}", err=True)
     if problems:

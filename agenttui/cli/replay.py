@@ -193,12 +193,9 @@ async def _replay_suite(
         what = f"no run of {', '.join(stores)}" + (f" matches {where_text!r}" if where_text else "")
         fail(f"{what}: no run to replay", 1)
     if target is not None:
-        from agenttui.stores.files import open_partial, place_file
+        from agenttui.stores.files import write_whole
 
-        partial, out = open_partial(target, "wb")
-        with out:
-            out.write(junit_xml(results, tally))
-        place_file(partial, target, force=True)
+        write_whole(target, junit_xml(results, tally), force=True)
     summary = tally.summary() + (f"; JUnit XML in {junit}" if junit else "")
     click.echo(
         safe_json({"summary": summary, "exit_code": tally.exit_code}, indent=None) if as_json else printable(summary)

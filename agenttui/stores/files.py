@@ -1,6 +1,6 @@
 """The one guarded way agenttui replaces or deletes a file: every command and screen that writes a
-file of its own (an export, a saved fork, the demo) goes through ``check_replaceable`` and
-``place_file``, and a file agenttui made and keeps to itself (a partial file, a status index) is
+file of its own (an export, a saved fork, the demo, a view saved into the config file) goes
+through ``check_replaceable`` and ``place_file`` (a small file written at once: ``write_whole``), and a file agenttui made and keeps to itself (a partial file, a status index) is
 dropped by ``remove_own_file`` alone, so a file a person did not hand over is never lost.
 
 A file is refused, ``--force`` or not, when it is
@@ -170,6 +170,22 @@ def place_file(partial: Path, target: Path, *, force: bool) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def write_whole(target: Path, data: str | bytes, *, force: bool) -> None:
+    """Write ``data`` to ``target`` (checked by ``check_replaceable``) whole or not at all: under
+    a partial name beside it, synced, then moved into place (``place_file``); the partial file is
+    removed whatever fails. For a small file written at once (a config file, a JUnit report)."""
+    partial, handle = open_partial(target, "wb" if isinstance(data, bytes) else "w")
+    try:
+        with handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        place_file(partial, target, force=force)
+    except BaseException:
+        remove_own_file(partial)
+        raise
 
 
 def partial_path(target: Path) -> Path:

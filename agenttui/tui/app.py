@@ -280,11 +280,11 @@ class AgentTuiApp(App[int]):
         from agenttui.tui.keymap import resolve
 
         # It imports every screen: some 0.3 s, which the first frame does not wait for.
-        resolved = await asyncio.to_thread(resolve, quiet_config().keys)
+        config = quiet_config()
+        resolved = await asyncio.to_thread(resolve, config.keys)
         self.keymap = resolved.keymap
         self.set_keymap(self.keymap)
-        for binding_id, message in resolved.problems:
-            problem = quiet_config().problem(("keys", binding_id), message)
+        for problem in config.problems_at((("keys", binding_id), why) for binding_id, why in resolved.problems):
             self.notify(printable(f"config: {problem}"), severity="warning", timeout=10, markup=False)
 
     def on_store_opened(self, message: StoreOpened) -> None:

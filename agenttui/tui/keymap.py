@@ -83,8 +83,10 @@ def _class(path: str) -> type[DOMNode]:
     return found
 
 
+@cache
 def bindings_of(cls: type[DOMNode]) -> dict[str, tuple[Binding, list[str]]]:
-    """``cls``'s bindings with an id (its bases' too, as Textual merges them), each with its keys."""
+    """``cls``'s bindings with an id (its bases' too, as Textual merges them), each with its keys.
+    Read once a class (a hint asks for them each time it is drawn): not to be changed."""
     merged = cls._merged_bindings
     found: dict[str, tuple[Binding, list[str]]] = {}
     for key, bindings in merged.key_to_bindings.items() if merged is not None else ():

@@ -8,13 +8,14 @@ place. A name the file already saves is refused: the file is the person's to edi
 
 from __future__ import annotations
 
+import asyncio
 import json
-import os
+import tomllib
 from pathlib import Path
 
-from agenttui.config import VIEW_COLUMNS, View, config_path, read_config
+from agenttui.config import VIEW_COLUMNS, View, config_path
 from agenttui.errors import ConfigError
-from agenttui.stores.files import check_replaceable, open_partial, place_file, read_small_file
+from agenttui.stores.files import check_replaceable, read_small_file, write_whole
 
 #: The largest config file a save reads back (a hand-written file is a few kilobytes).
 CONFIG_LIMIT = 1_000_000
@@ -43,27 +44,29 @@ async def save_view(view: View, path: Path | None = None) -> tuple[Path, int]:
     """Add ``view`` to the config file (``path``, else the one in use); where it was written and
     the line of its table. Raises ``ViewTakenError`` for a name it saves already, and what the
     guarded write raises for a path that is no regular file."""
-    path = path or config_path()
-    target = await check_replaceable(path, force=True)
+    target = await check_replaceable(path or config_path(), force=True)
+    return await asyncio.to_thread(_add_view, target, view)  # a read, a write and an fsync: off the loop
+
+
+def _add_view(target: Path, view: View) -> tuple[Path, int]:
     try:
         text = read_small_file(target, limit=CONFIG_LIMIT).decode("utf-8")
     except FileNotFoundError:
         text = ""
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{target}: cannot be read, so nothing is added to it: {exc}") from None
-    if view.name in read_config(target).views or f"[views.{view.name}]" in text:
+    if view.name in _saved_names(text) or f"[views.{view.name}]" in text:
         raise ViewTakenError(f"the config file saves a view {view.name!r} already ({target}): choose another name")
     lead = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-    line = text.count("\n") + lead.count("\n") + 1
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial, handle = open_partial(target)
+    write_whole(target, text + lead + view_table(view), force=True)
+    return target, text.count("\n") + lead.count("\n") + 1
+
+
+def _saved_names(text: str) -> set[str]:
+    """The views ``text`` saves, as TOML reads it (none from a file that is not TOML)."""
     try:
-        with handle:
-            handle.write(text + lead + view_table(view))
-            handle.flush()
-            os.fsync(handle.fileno())
-        place_file(partial, target, force=True)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    return target, line
+        views = tomllib.loads(text).get("views", {})
+    except tomllib.TOMLDecodeError:
+        return set()
+    return set(views) if isinstance(views, dict) else set()
