@@ -707,18 +707,35 @@ def verdict(met: bool, *, smoke: bool) -> str:
 
 
 def growth_table(sizes: list[Size]) -> str:
-    """Each figure at each size, and how much it grew from the size before (beside how much the
-    store did)."""
+    """Each figure at each size, how much it grew from the size before (beside how much the store
+    did), and at ``PROJECTED`` runs by the same growth."""
     rows = []
     for key in ("a", "b", "c", "d", "h"):
         for name in (key, f"{key} floor"):
             if all(name in size.timings for size in sizes):
-                rows.append([f"({key}) {'floor' if name.endswith('floor') else TARGETS[key].title}",
-                             *_grown([size.timings[name].wall for size in sizes], "{:.2f} s")])  # fmt: skip
-    rows.append([f"(f) {TARGETS['f'].title}", *_grown([s.index_bytes / s.journal_bytes for s in sizes], "{:.1%}")])
-    headers = ["figure", *(f"{size.runs:,} runs" for size in sizes)]
+                walls = [size.timings[name].wall for size in sizes]
+                title = f"({key}) {'floor' if name.endswith('floor') else TARGETS[key].title}"
+                rows.append([title, *_grown(walls, "{:.2f} s"), f"{projected(sizes, walls):.2f} s"])
+    shares = [s.index_bytes / s.journal_bytes for s in sizes]
+    rows.append([f"(f) {TARGETS['f'].title}", *_grown(shares, "{:.1%}"), f"{projected(sizes, shares):.1%}"])
+    headers = ["figure", *(f"{size.runs:,} runs" for size in sizes), f"{PROJECTED:,} runs, projected"]
     runs = " → ".join(f"{later.runs / earlier.runs:.1f}x" for earlier, later in pairwise(sizes))
-    return table(headers, rows) + f"\n(the store grows {runs}; each cell's ratio is to the size before)"
+    return table(headers, rows) + (
+        f"\n(the store grows {runs}; each cell's ratio is to the size before; the projection is the straight"
+        " line through the two largest sizes, so a cost that grows as a logarithm or not at all comes in below it)"
+    )
+
+
+#: The size the growth is projected to: a fleet's store after three months of 100,000 runs a day.
+PROJECTED = 10_000_000
+
+
+def projected(sizes: list[Size], values: list[float]) -> float:
+    """``values`` (one a size) at ``PROJECTED`` runs, on the straight line through the two largest
+    sizes' (never below the largest's: a cost does not shrink as the store grows)."""
+    (small, large), (at_small, at_large) = (s.runs for s in sizes[-2:]), values[-2:]
+    slope = (at_large - at_small) / (large - small)
+    return max(at_large, at_large + slope * (PROJECTED - large))
 
 
 def _grown(values: list[float], form: str) -> list[str]:
@@ -728,8 +745,9 @@ def _grown(values: list[float], form: str) -> list[str]:
 
 
 def plans_table(sizes: list[Size]) -> str:
-    """(g): each case's statements in all, at each size, then those that touched the most buffers
-    at the largest size, with the tables their plans read whole."""
+    """(g): each case's statements in all, at each size and at ``PROJECTED`` runs by the same
+    growth, then those that touched the most buffers at the largest size, with the tables their
+    plans read whole."""
     rows = []
     largest = sizes[-1]
     for case, statements in largest.plans.items():
@@ -737,13 +755,21 @@ def plans_table(sizes: list[Size]) -> str:
         every = [Statement("", *(sum(getattr(s, figure) for s in size.plans[case])
                                  for figure in ("calls", "buffers", "read", "milliseconds"))) for size in sizes]  # fmt: skip
         whole = sorted(set().union(*(statement.sequential for statement in statements)))
-        rows.append([f"{case}: every statement", *map(_plan_cell, every), ", ".join(whole) or "-"])
+        rows.append([f"{case}: every statement", *map(_plan_cell, every),
+                     _projected_buffers(sizes, every), ", ".join(whole) or "-"])  # fmt: skip
         for statement in statements[:SHOWN_STATEMENTS] if len(statements) > 1 else []:
-            cells = [_plan_cell(at[statement.text]) if statement.text in at else "-" for at in found]
-            rows.append([f"  {statement.text[:SHOWN_TEXT]}", *cells, ", ".join(sorted(statement.sequential)) or "-"])
+            at_each = [at.get(statement.text) for at in found]
+            cells = [_plan_cell(at) if at else "-" for at in at_each]
+            projection = _projected_buffers(sizes, at_each) if all(at_each) else "-"
+            rows.append([f"  {statement.text[:SHOWN_TEXT]}", *cells, projection,
+                         ", ".join(sorted(statement.sequential)) or "-"])  # fmt: skip
     headers = ["case: statements, the most buffers first", *(f"{size.runs:,} runs" for size in sizes),
-               f"tables read whole at {largest.runs:,}"]  # fmt: skip
+               f"buffers at {PROJECTED:,}, projected", f"tables read whole at {largest.runs:,}"]  # fmt: skip
     return table(headers, rows)
+
+
+def _projected_buffers(sizes: list[Size], statements: list[Statement | None]) -> str:
+    return f"{projected(sizes, [statement.buffers if statement else 0 for statement in statements]):,.0f}"
 
 
 def _plan_cell(statement: Statement) -> str:

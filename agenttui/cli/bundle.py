@@ -6,7 +6,7 @@ import asyncio
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
@@ -26,7 +26,8 @@ from agenttui.stores import describe_url, sqlite_path
 from agenttui.stores.base import Store
 
 if TYPE_CHECKING:
-    from agenttui.runs.bundles import BundleProgress, ExportReport, ImportedRun, ImportReport
+    from agenttui.runs.bundles import ExportReport, ImportedRun, ImportReport
+    from agenttui.runs.selection.where import Where
 
 
 #: Runs an export's report names one by one; beyond, it counts them.
@@ -36,8 +37,31 @@ _LISTED = 20
 @main.command("export")
 @click.argument("store")
 @click.argument("run_ids", nargs=-1, metavar="[RUN]...")
-@click.option("-o", "--output", required=True, metavar="FILE",
+@click.option("-o", "--output", metavar="FILE",
               help="The bundle to write (a new SQLite store); with --jsonl, '-' is standard output.")  # fmt: skip
+@click.option("--otel", "otel_path", metavar="FILE",
+              help="Write OpenTelemetry traces instead: OTLP JSON lines, a trace a run ('-': standard output; "
+                   "docs/guide/observability.md).")  # fmt: skip
+@click.option("--otlp", "otlp_url", metavar="URL",
+              help="Send OpenTelemetry traces instead, over OTLP/HTTP to a collector or a backend (URL, or its "
+                   "/v1/traces endpoint); OTEL_EXPORTER_OTLP_HEADERS and the other OTEL_EXPORTER_OTLP_* "
+                   "variables are read.")  # fmt: skip
+@click.option("--header", "headers", multiple=True, metavar="NAME=VALUE",
+              help="With --otlp: a header to send, added to OTEL_EXPORTER_OTLP_HEADERS' (repeatable; a key is "
+                   "better kept in that variable than on a command line).")  # fmt: skip
+@click.option(
+    "--content",
+    is_flag=True,
+    help="With --otel/--otlp: carry message content, tool arguments and results (redacted by --redact).",
+)
+@click.option("--prices", "prices_path", metavar="FILE",
+              help="With --otel/--otlp: a TOML file of prices for each run's cost (docs/guide/cost.md).")  # fmt: skip
+@click.option("--at", "anchor", metavar="TIME",
+              help="With --otel/--otlp: the time (RFC 3339) of runs no record of which carries one; "
+                   "the Unix epoch by default.")  # fmt: skip
+@click.option("--timeout", "request_seconds", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="With --otlp: the most a request may take, its retries included (default: "
+                   "OTEL_EXPORTER_OTLP_TIMEOUT, else 10).")  # fmt: skip
 @click.option("--no-sub-runs", is_flag=True, help="Leave the runs under each run out (they travel with it by default).")
 @click.option("--redact", "redact", multiple=True, metavar="PATH",
               help="Replace the values at this JSON path by a marker, e.g. $.result.card_number, or a member name "
@@ -58,13 +82,17 @@ _LISTED = 20
 @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
 @run_async
 async def export_command(
-    store: str, run_ids: tuple[str, ...], output: str, no_sub_runs: bool, redact: tuple[str, ...],
-    drop_undecodable: bool, states: tuple[str, ...], text: str, where_text: str | None, sample: int | None,
-    jsonl: bool, force: bool,
+    store: str, run_ids: tuple[str, ...], output: str | None, otel_path: str | None, otlp_url: str | None,
+    headers: tuple[str, ...], content: bool, prices_path: str | None, anchor: str | None,
+    request_seconds: float | None, no_sub_runs: bool, redact: tuple[str, ...], drop_undecodable: bool,
+    states: tuple[str, ...], text: str, where_text: str | None, sample: int | None, jsonl: bool, force: bool,
 ) -> None:  # fmt: skip
     """Export runs to a bundle: one SQLite file that every agenttui view, `agenttui replay` and the
     Go SDK open as a store, each record's bytes as stored (leases are not copied). With --redact,
     a record that is not JSON refuses the export (exit 2), unless --drop-undecodable.
+
+    With --otel or --otlp, export them as OpenTelemetry traces by the GenAI semantic conventions
+    instead (a trace a run, with the runs below it), to a file or to a collector or a backend.
 
     \b
     agenttui export STORE RUN -o run.db            a run and its sub-runs
@@ -72,10 +100,20 @@ async def export_command(
     agenttui export STORE --where 'status=halted and tool=refund_payment' -o h.db
     agenttui export STORE RUN --redact card_number -o run.db
     agenttui export STORE --where 'status=complete' --sample 200 -o suite.db   a regression suite
+    agenttui export STORE --where 'status=halted' --otlp http://localhost:4318   to a collector
+    agenttui export STORE RUN --otel run.otlp.jsonl --content --redact card_number
     """
+    from agenttui.cli.traces import TraceTarget
     from agenttui.journal.redact import Redactor
-    from agenttui.runs.bundles import export_jsonl, export_runs, select_runs, unredacted_lines
+    from agenttui.runs.bundles import export_jsonl, export_runs, unredacted_lines
 
+    targets = [name for name, given in (("-o", output), ("--otel", otel_path), ("--otlp", otlp_url)) if given]
+    if len(targets) != 1:
+        fail("say where the runs go: -o FILE (a bundle), --otel FILE or --otlp URL (traces)" if not targets
+             else f"{' and '.join(targets)}: choose one")  # fmt: skip
+    traces = TraceTarget.of(otel_path, otlp_url, headers=headers, content=content, prices=prices_path,
+                            anchor=anchor, request_seconds=request_seconds, jsonl=jsonl, no_sub_runs=no_sub_runs,
+                            drop_undecodable=drop_undecodable)  # fmt: skip
     selecting = bool(states or text or where_text is not None or sample is not None)
     if run_ids and selecting:
         fail("name runs, or select them with --status/--filter/--where/--sample, not both")
@@ -86,6 +124,17 @@ async def export_command(
         from agenttui.runs.selection.where import parse_where
 
         chosen_by = parse_where(where_text)  # a bad filter is refused before the store is opened
+    Redactor(redact)  # a bad path is refused before the store is opened
+    if traces is not None:
+
+        async def send(opened: Store) -> None:
+            chosen = list(run_ids) or await _selected(opened, states, text, chosen_by, sample, where_text)
+            with _progress("exporting") as on_progress:
+                await traces.export(opened, chosen, redact=redact, force=force, on_progress=on_progress)
+
+        await with_store(store, send)
+        return
+    assert output is not None
     if output == "-" and not jsonl:
         fail("-o -: a bundle is a SQLite file; only --jsonl writes to standard output")
     target = None if output == "-" else sqlite_path(output)
@@ -93,14 +142,9 @@ async def export_command(
         fail(f"-o takes a file (or sqlite:///abs/path.db), not {describe_url(output)}")
     if drop_undecodable and not redact:
         fail("--drop-undecodable leaves out records that cannot be redacted: it goes with --redact")
-    Redactor(redact)  # a bad path is refused before the store is opened
 
     async def body(opened: Store) -> ExportReport:
-        chosen = list(run_ids) or await select_runs(
-            opened, states={RunState(s) for s in states}, text=text, where=chosen_by, sample=sample
-        )
-        if not chosen:
-            fail(f"no run matches {_selection(states, text, where_text)}", EXIT_NOT_FOUND)
+        chosen = list(run_ids) or await _selected(opened, states, text, chosen_by, sample, where_text)
         with _progress("exporting") as on_progress:
             options: dict[str, Any] = {"sub_runs": not no_sub_runs, "redact": redact, "force": force,
                                        "drop_undecodable": drop_undecodable, "on_progress": on_progress}  # fmt: skip
@@ -125,6 +169,18 @@ async def export_command(
         )
     for line in unredacted_lines(report, listed=_LISTED):
         say(line)
+
+
+async def _selected(
+    opened: Store, states: tuple[str, ...], text: str, where: Where | None, sample: int | None, where_text: str | None
+) -> list[str]:
+    """The runs ``--status``, ``--filter``, ``--where`` and ``--sample`` select (a miss: exit 1)."""
+    from agenttui.runs.bundles import select_runs
+
+    chosen = await select_runs(opened, states={RunState(s) for s in states}, text=text, where=where, sample=sample)
+    if not chosen:
+        fail(f"no run matches {_selection(states, text, where_text)}", EXIT_NOT_FOUND)
+    return chosen
 
 
 def _selection(states: tuple[str, ...], text: str, where: str | None) -> str:
@@ -241,15 +297,22 @@ def _say(*, to_stderr: bool) -> Callable[[str], None]:
     return say
 
 
+class Counted(Protocol):
+    """Where a job over many runs stands: an export's, an import's, a trace export's."""
+
+    @property
+    def runs_total(self) -> int: ...
+
+
 @contextmanager
-def _progress(label: str) -> Iterator[Callable[[BundleProgress], None] | None]:
+def _progress(label: str) -> Iterator[Callable[[Counted], None] | None]:
     """A progress bar on stderr for a person at a terminal; nothing otherwise (logs and pipes)."""
     if not sys.stderr.isatty():
         yield None
         return
     bar: Any = None
 
-    def on_progress(progress: BundleProgress) -> None:
+    def on_progress(progress: Counted) -> None:
         nonlocal bar
         if bar is None:
             if progress.runs_total < 2:

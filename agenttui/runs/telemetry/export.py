@@ -1,0 +1,396 @@
+"""Runs exported as OpenTelemetry traces, through the official SDK and its OTLP encoders: a file
+of OTLP JSON lines (``export_trace_file``), or OTLP/HTTP in protobuf to a collector or a
+backend (``send_traces``).
+
+A run is read with every run below it (a trace is a tree), its records redacted as a bundle's
+are (``journal.redact``) before anything is made of them, its status read as ``agenttui runs``
+reads it and its cost priced as ``agenttui cost`` prices it. Trees are read a page at a time, so
+memory holds a page, not the selection.
+
+The file holds one ``ExportTraceServiceRequest`` a line, a trace each, in the OTLP JSON
+encoding (ids in hex, enums as numbers), as the OpenTelemetry Collector's file exporter writes
+them. Over HTTP, spans go in requests of about ``BATCH_SPANS``; a request the endpoint refuses
+stops the export, naming the runs already sent (``TraceSendError``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, cast
+
+from agenttui.errors import AgentTuiError
+from agenttui.journal import keys
+from agenttui.journal.journal import decode_entry
+from agenttui.journal.record import Record
+from agenttui.journal.redact import Redactor
+from agenttui.runs.bundles.export import bundle_run_ids
+from agenttui.runs.cost.lens import PriceBook, RunCost, run_cost
+from agenttui.runs.statuses.status import lease_row, status_of
+from agenttui.runs.telemetry.conventions import SCHEMA_URL
+from agenttui.runs.telemetry.spans import Span, TracedRun, spans_of_tree
+from agenttui.stores.base import Store
+from agenttui.stores.files import check_replaceable, open_partial, place_file, remove_own_file
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+#: Runs read from the store in one round trip (with the runs below them).
+PAGE_RUNS = 200
+#: Spans in one OTLP/HTTP request, about (a tree is never split: its spans travel together).
+BATCH_SPANS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class TraceProgress:
+    """Where an export stands, after each run tree."""
+
+    runs_done: int
+    runs_total: int
+    run_id: str
+
+
+@dataclass(slots=True)
+class TraceReport:
+    """What an export wrote or sent."""
+
+    traces: list[str] = field(default_factory=list)
+    """The runs exported, a trace each (with the runs below them)."""
+    spans: int = 0
+    events: int = 0
+    untimed: list[str] = field(default_factory=list)
+    """Runs no record of whose tree carries a time: their spans are at the anchor."""
+    path: Path | None = None
+
+
+class TraceWriteError(AgentTuiError):
+    """The trace file could not be written."""
+
+    title = "Cannot write the trace file"
+
+
+class TraceSendError(AgentTuiError):
+    """An OTLP endpoint refused spans, or could not be reached."""
+
+    title = "OTLP export failed"
+
+    def __init__(self, message: str, sent: Sequence[str], failed: Sequence[str], unread: int) -> None:
+        super().__init__(message)
+        self.sent = list(sent)
+        """The runs whose spans the endpoint took, each whole."""
+        self.failed = list(failed)
+        """The runs of the request that failed."""
+        self.unread = unread
+        """The runs not yet read when it failed (so not sent either)."""
+
+
+def otel_missing() -> str | None:
+    """Why the OpenTelemetry packages cannot be imported (None: they can)."""
+    try:
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError as exc:
+        return f"the OpenTelemetry packages are not installed ({exc.name}): pip install 'agenttui[otel]'"
+    return None
+
+
+# -- reading the trees ---------------------------------------------------------------------------
+
+
+async def _read_trees(
+    store: Store, trees: Sequence[Sequence[str]], prices: PriceBook, redactor: Redactor | None
+) -> AsyncIterator[list[TracedRun]]:
+    """Each tree (a run, then every run below it, parents first) as the span mapping reads it,
+    a page of trees a round trip."""
+    for start in range(0, len(trees), PAGE_RUNS):
+        page = trees[start : start + PAGE_RUNS]
+        loaded = await store.load_runs([run_id for tree in page for run_id in tree])
+        for tree in page:
+            yield await _traced(store, tree, loaded, prices, redactor)
+
+
+def _trees(ids: Sequence[str]) -> list[list[str]]:
+    """``bundle_run_ids``' list (each chosen run followed by those below it) cut into trees."""
+    trees: list[list[str]] = []
+    for run_id in ids:
+        if trees and run_id.startswith(trees[-1][0] + ">"):
+            trees[-1].append(run_id)
+        else:
+            trees.append([run_id])
+    return trees
+
+
+async def _traced(
+    store: Store, tree: Sequence[str], loaded: dict[str, list[Any]], prices: PriceBook, redactor: Redactor | None
+) -> list[TracedRun]:
+    records: dict[str, list[Record]] = {}
+    for run_id in tree:
+        decoded = [decode_entry(entry) for entry in loaded.get(run_id, [])]
+        records[run_id] = [redactor.redact_record(r) for r in decoded] if redactor else decoded
+    lease = await lease_row(store, tree[0])
+    costs: dict[str, RunCost] = {}
+    for run_id in sorted(tree, key=lambda r: -r.count(">")):  # the deepest first: a parent sums its children
+        below = {sub: costs[sub] for sub in costs if keys.parent_run_id(sub) == run_id}
+        costs[run_id] = run_cost(run_id, records[run_id], prices, below)
+    return [TracedRun(run_id, records[run_id], status_of(run_id, records[run_id], lease), costs[run_id])
+            for run_id in tree]  # fmt: skip
+
+
+# -- the SDK's spans -----------------------------------------------------------------------------
+
+
+def resource() -> Resource:
+    """The resource every span carries: ``service.name`` agenttui and the SDK's own attributes,
+    with what ``OTEL_RESOURCE_ATTRIBUTES`` and ``OTEL_SERVICE_NAME`` say over them, read by the
+    SDK's detector. Not ``Resource.create``: it adds a ``service.instance.id`` new each time (an
+    export would never give the same bytes twice), and puts what it is given over the variables."""
+    from opentelemetry.sdk.resources import OTELResourceDetector, Resource
+    from opentelemetry.sdk.version import __version__ as sdk_version
+
+    own = Resource({"service.name": "agenttui", "telemetry.sdk.language": "python",
+                    "telemetry.sdk.name": "opentelemetry", "telemetry.sdk.version": sdk_version})  # fmt: skip
+    return own.merge(OTELResourceDetector().detect())
+
+
+def scope() -> InstrumentationScope:
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    from agenttui import __version__
+
+    return InstrumentationScope("agenttui", __version__, SCHEMA_URL)
+
+
+def readable_spans(spans: Sequence[Span], of: Resource, by: InstrumentationScope) -> list[ReadableSpan]:
+    """``spans`` as the SDK's finished spans, which its OTLP encoders take."""
+    from opentelemetry.sdk.trace import Event, ReadableSpan
+    from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+    kinds = {"internal": SpanKind.INTERNAL, "client": SpanKind.CLIENT}
+    made = []
+    for span in spans:
+        context = SpanContext(span.trace_id, span.span_id, is_remote=False, trace_flags=sampled)
+        parent = None if span.parent_id is None else SpanContext(span.trace_id, span.parent_id, False, sampled)
+        events = [Event(event.name, event.attributes, event.at.ns) for event in span.events]
+        links = [Link(SpanContext(link.trace_id, link.span_id, False, sampled), link.attributes) for link in span.links]
+        status = Status(StatusCode.ERROR, span.error) if span.error is not None else Status(StatusCode.UNSET)
+        made.append(ReadableSpan(span.name, context, parent, of, span.attributes, events, links, kinds[span.kind],
+                                 status=status, start_time=span.start.ns, end_time=span.end.ns,
+                                 instrumentation_scope=by))  # fmt: skip
+    return made
+
+
+def otlp_json_line(spans: Sequence[ReadableSpan]) -> str:
+    """One OTLP JSON line: the request the SDK's encoder makes of ``spans``, written by protobuf's
+    JSON printer with the ids in hex (protobuf writes bytes in base64; OTLP JSON wants hex)."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    from agenttui.journal.inert import safe_json
+
+    request = MessageToDict(encode_spans(spans), use_integers_for_enums=True, preserving_proto_field_name=False)
+    for resource_spans in request.get("resourceSpans", ()):
+        for scope_spans in resource_spans.get("scopeSpans", ()):
+            for span in scope_spans.get("spans", ()):
+                _hex_ids(span)
+                for link in span.get("links", ()):
+                    _hex_ids(link)
+    return safe_json(request, indent=None)
+
+
+def _hex_ids(item: dict[str, Any]) -> None:
+    for key in ("traceId", "spanId", "parentSpanId"):
+        if key in item:
+            item[key] = base64.b64decode(item[key]).hex()
+
+
+# -- to a file -----------------------------------------------------------------------------------
+
+
+async def export_trace_file(
+    store: Store,
+    run_ids: Sequence[str],
+    path: str | os.PathLike[str] | IO[str],
+    *,
+    prices: PriceBook,
+    content: bool = False,
+    redact: Sequence[str] = (),
+    anchor_ns: int = 0,
+    force: bool = False,
+    on_progress: Callable[[TraceProgress], None] | None = None,
+) -> TraceReport:
+    """Write ``run_ids`` (with the runs below them) as OTLP JSON lines, a trace a line. ``path``
+    is a file (written under a temporary name and renamed, never over a file unless ``force``) or
+    an open text stream."""
+    redactor = Redactor(redact) if redact else None
+    target = None
+    if isinstance(path, str | os.PathLike):
+        target = await check_replaceable(path, force=force, protect=[store.file_path])
+    report = TraceReport(path=target)
+    of, by = resource(), scope()
+
+    async def write(out: IO[str]) -> None:
+        async for spans, total in _span_trees(store, run_ids, prices, redactor, content, anchor_ns, report):
+            out.write(otlp_json_line(readable_spans(spans, of, by)) + "\n")
+            if on_progress is not None:
+                on_progress(TraceProgress(len(report.traces), total, report.traces[-1]))
+
+    if target is None:
+        await write(cast(IO[str], path))
+        return report
+    try:
+        partial, out = open_partial(target)
+    except OSError as exc:
+        raise TraceWriteError(f"cannot write in {target.parent}: {exc.strerror or exc}") from exc
+    try:
+        with out:
+            await write(out)
+        await check_replaceable(target, force=force, protect=[store.file_path])  # taken meanwhile?
+        place_file(partial, target, force=force)
+    except OSError as exc:
+        remove_own_file(partial)
+        raise TraceWriteError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    except BaseException:
+        remove_own_file(partial)
+        raise
+    return report
+
+
+async def _span_trees(
+    store: Store, run_ids: Sequence[str], prices: PriceBook, redactor: Redactor | None, content: bool,
+    anchor_ns: int, report: TraceReport,
+) -> AsyncIterator[tuple[list[Span], int]]:  # fmt: skip
+    """Each tree's spans (a run named under another named run travels in that one's tree), with
+    how many trees there are, noted in ``report`` as they come."""
+    trees = _trees(await bundle_run_ids(store, run_ids, sub_runs=True))
+    total = len(trees)
+    async for tree in _read_trees(store, trees, prices, redactor):
+        spans = spans_of_tree(tree, content=content, anchor_ns=anchor_ns)
+        report.traces.append(tree[0].run_id)
+        report.spans += len(spans)
+        report.events += sum(len(span.events) for span in spans)
+        if spans and spans[0].start.how == "unrecorded":
+            report.untimed.append(tree[0].run_id)
+        yield spans, total
+
+
+# -- over OTLP/HTTP ------------------------------------------------------------------------------
+
+
+def traces_endpoint(url: str) -> str:
+    """The URL spans are posted to: ``url`` itself when it ends in ``/v1/traces``, else that path
+    added to it (``http://collector:4318`` → ``http://collector:4318/v1/traces``), as the SDK
+    does with ``OTEL_EXPORTER_OTLP_ENDPOINT``."""
+    if url.rstrip("/").endswith("/v1/traces"):
+        return url
+    return url.rstrip("/") + "/v1/traces"
+
+
+async def send_traces(
+    store: Store,
+    run_ids: Sequence[str],
+    url: str | None,
+    *,
+    headers: dict[str, str] | None = None,
+    request_seconds: float | None = None,
+    prices: PriceBook,
+    content: bool = False,
+    redact: Sequence[str] = (),
+    anchor_ns: int = 0,
+    on_progress: Callable[[TraceProgress], None] | None = None,
+) -> TraceReport:
+    """Send ``run_ids`` (with the runs below them) over OTLP/HTTP to ``url`` (None: where the
+    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_ENDPOINT`` variables say, as
+    the SDK reads them; its ``*_HEADERS``, ``*_TIMEOUT``, ``*_COMPRESSION`` and certificate
+    variables too). ``headers`` are added to those the variables give; ``request_seconds`` bounds
+    each request, its retries included (None: ``OTEL_EXPORTER_OTLP_TIMEOUT``, else 10 s). Raises
+    ``TraceSendError`` naming the runs sent before a request failed."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    redactor = Redactor(redact) if redact else None
+    exporter = OTLPSpanExporter(endpoint=traces_endpoint(url) if url else None,
+                                headers=_headers(headers), timeout=request_seconds)  # fmt: skip
+    report = TraceReport()
+    of, by = resource(), scope()
+    batch: list[ReadableSpan] = []
+    batch_runs: list[str] = []
+    sent: list[str] = []
+    total = 0
+
+    async def flush() -> None:
+        if not batch:
+            return
+        with _failures_heard() as heard:
+            result = await asyncio.to_thread(exporter.export, list(batch))
+        if result is not SpanExportResult.SUCCESS:
+            where = resolved_endpoint(url)
+            why = heard[-1] if heard else "no reason given"
+            raise TraceSendError(f"{where}: {why}", sent, batch_runs, total - len(report.traces))
+        sent.extend(batch_runs)
+        batch.clear()
+        batch_runs.clear()
+
+    try:
+        async for spans, total in _span_trees(store, run_ids, prices, redactor, content, anchor_ns, report):
+            batch.extend(readable_spans(spans, of, by))
+            batch_runs.append(report.traces[-1])
+            if len(batch) >= BATCH_SPANS:
+                await flush()
+            if on_progress is not None:
+                on_progress(TraceProgress(len(report.traces), total, report.traces[-1]))
+        await flush()
+    finally:
+        exporter.shutdown()  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated
+    return report
+
+
+def resolved_endpoint(url: str | None) -> str:
+    """Where spans go: ``url``'s traces endpoint, else the one the variables name, as the SDK
+    resolves it (for messages: never the headers, which may hold a key)."""
+    if url:
+        return traces_endpoint(url)
+    if signal := os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        return signal
+    return traces_endpoint(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "http://localhost:4318")
+
+
+def _headers(given: dict[str, str] | None) -> dict[str, str] | None:
+    """The headers the variables give, with ``given`` added (None: the SDK reads the variables)."""
+    if not given:
+        return None
+    from opentelemetry.util.re import parse_env_headers
+
+    from_env = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
+    return {**parse_env_headers(from_env, liberal=True), **given}
+
+
+@contextmanager
+def _failures_heard() -> Iterator[list[str]]:
+    """What the SDK's exporter logs while it sends, kept (the last is why a request failed) and
+    kept off standard error: an endpoint's reason is said once, inert, by the caller."""
+    from agenttui.journal.inert import printable
+
+    heard: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            heard.append(printable(record.getMessage()))
+
+    logger = logging.getLogger("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    keep, propagate = Keep(logging.WARNING), logger.propagate
+    logger.addHandler(keep)
+    logger.propagate = False
+    try:
+        yield heard
+    finally:
+        logger.removeHandler(keep)
+        logger.propagate = propagate
