@@ -118,14 +118,16 @@ async def _read_trees(
 
 
 def _trees(ids: Sequence[str]) -> list[list[str]]:
-    """``bundle_run_ids``' list (each chosen run followed by those below it) cut into trees."""
-    trees: list[list[str]] = []
+    """``ids`` grouped into trees: each run with every run below it (parents first), a run under
+    another of ``ids`` in that one's tree, whatever order they were named in."""
+    chosen = set(ids)
+    trees: dict[str, list[str]] = {}
     for run_id in ids:
-        if trees and run_id.startswith(trees[-1][0] + ">"):
-            trees[-1].append(run_id)
-        else:
-            trees.append([run_id])
-    return trees
+        top = run_id
+        while keys.is_sub_run(top) and (parent := keys.parent_run_id(top)) is not None and parent in chosen:
+            top = parent
+        trees.setdefault(top, []).append(run_id)
+    return [sorted(tree, key=lambda r: r.count(">")) for tree in trees.values()]
 
 
 async def _traced(

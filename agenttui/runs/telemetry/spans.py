@@ -138,10 +138,13 @@ def spans_of_tree(runs: Sequence[TracedRun], *, content: bool = False, anchor_ns
     call_spans: dict[str, tuple[int, Moment]] = {}
     spans: list[Span] = []
     for run in runs:
-        parent = keys.parent_run_id(run.run_id)
+        parent = keys.parent_run_id(run.run_id) if keys.is_sub_run(run.run_id) else None  # a session's turn: its own
         started_by = call_spans.get(run.run_id)
         parent_span = started_by[0] if started_by else span_id_of(parent, AGENT_STEP) if parent else None
-        inherited = Moment(started_by[1].ns, "from the run that started it") if started_by else fallback
+        inherited = fallback
+        if started_by is not None:  # a call with no time of its own gives none to the run it started
+            at = started_by[1]
+            inherited = at if at.how == "unrecorded" else Moment(at.ns, "from the run that started it")
         mapped = _RunSpans(run, content=content, parent_span=parent_span, fallback=inherited)
         spans += mapped.spans()
         call_spans.update(mapped.sub_run_parents())
