@@ -161,9 +161,12 @@ def _compare(store: CorpusStore, aids: Aids) -> list[Call]:
 
 
 def _export(store: CorpusStore, aids: Aids) -> list[Call]:
-    new = str(aids.out / "bundle.db")
+    new, traces = str(aids.out / "bundle.db"), str(aids.out / "traces.jsonl")
     calls = [
         *into_odd_paths(lambda store, path: [store.url, store.runs[0], "-o", str(path), "--force"])(store, aids),
+        *into_odd_paths(lambda store, path: [store.url, store.runs[0], "--otel", str(path), "--force"])(store, aids),
+        Call([store.url, store.runs[0], "--otel", store.url, "--force"]),  # the store itself: refused
+        Call([store.url, store.runs[0], "--otlp", "http://127.0.0.1:9", "--timeout", "0.2"], expect=(2,)),
         Call([store.url, "--status", "unreadable", "--status", "complete", "-o", new, "--force"]),
         Call([store.url, "--filter", "\x1b", "-o", new, "--force"]),
         Call([store.url, "--sample", "2", "-o", new, "--force"]),
@@ -173,6 +176,8 @@ def _export(store: CorpusStore, aids: Aids) -> list[Call]:
         calls += [
             Call([store.url, run_id, "-o", new, "--force", "--redact", "q"]),
             Call([store.url, run_id, "--jsonl", "-o", "-"]),
+            Call([store.url, run_id, "--otel", traces, "--force", "--content", "--redact", "q"]),
+            Call([store.url, run_id, "--otel", "-", "--content"]),
         ]
     return calls
 

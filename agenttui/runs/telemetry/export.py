@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -34,7 +35,7 @@ from agenttui.runs.bundles.export import bundle_run_ids
 from agenttui.runs.cost.lens import PriceBook, RunCost, run_cost
 from agenttui.runs.statuses.status import lease_row, status_of
 from agenttui.runs.telemetry.conventions import SCHEMA_URL
-from agenttui.runs.telemetry.spans import Span, TracedRun, spans_of_tree
+from agenttui.runs.telemetry.spans import Attributes, Span, TracedRun, spans_of_tree
 from agenttui.stores.base import Store
 from agenttui.stores.files import check_replaceable, open_partial, place_file, remove_own_file
 
@@ -181,13 +182,26 @@ def readable_spans(spans: Sequence[Span], of: Resource, by: InstrumentationScope
     for span in spans:
         context = SpanContext(span.trace_id, span.span_id, is_remote=False, trace_flags=sampled)
         parent = None if span.parent_id is None else SpanContext(span.trace_id, span.parent_id, False, sampled)
-        events = [Event(event.name, event.attributes, event.at.ns) for event in span.events]
-        links = [Link(SpanContext(link.trace_id, link.span_id, False, sampled), link.attributes) for link in span.links]
+        events = [Event(event.name, _encodable(event.attributes), event.at.ns) for event in span.events]
+        links = [Link(SpanContext(link.trace_id, link.span_id, False, sampled), _encodable(link.attributes))
+                 for link in span.links]  # fmt: skip
         status = Status(StatusCode.ERROR, span.error) if span.error is not None else Status(StatusCode.UNSET)
-        made.append(ReadableSpan(span.name, context, parent, of, span.attributes, events, links, kinds[span.kind],
+        made.append(ReadableSpan(span.name, context, parent, of, _encodable(span.attributes), events, links, kinds[span.kind],
                                  status=status, start_time=span.start.ns, end_time=span.end.ns,
                                  instrumentation_scope=by))  # fmt: skip
     return made
+
+
+_INT64 = range(-(2**63), 2**63)
+
+
+def _encodable(attributes: Attributes) -> Attributes:
+    """``attributes`` as OTLP can carry them: a count past a 64-bit integer (a hostile or broken
+    writer's) is written as its digits, rather than dropped by the encoder with a traceback."""
+    if all(type(value) is not int or value in _INT64 for value in attributes.values()):
+        return attributes
+    return {key: str(value) if type(value) is int and value not in _INT64 else value
+            for key, value in attributes.items()}  # fmt: skip
 
 
 def otlp_json_line(spans: Sequence[ReadableSpan]) -> str:
@@ -196,7 +210,7 @@ def otlp_json_line(spans: Sequence[ReadableSpan]) -> str:
     from google.protobuf.json_format import MessageToDict
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    from agenttui.journal.inert import safe_json
+    from agenttui.journal.inert import inert_json
 
     request = MessageToDict(encode_spans(spans), use_integers_for_enums=True, preserving_proto_field_name=False)
     for resource_spans in request.get("resourceSpans", ()):
@@ -205,7 +219,7 @@ def otlp_json_line(spans: Sequence[ReadableSpan]) -> str:
                 _hex_ids(span)
                 for link in span.get("links", ()):
                     _hex_ids(link)
-    return safe_json(request, indent=None)
+    return inert_json(json.dumps(request, ensure_ascii=False, separators=(",", ":")))
 
 
 def _hex_ids(item: dict[str, Any]) -> None:
