@@ -45,7 +45,7 @@ EXIT_TERMINATED = 143
 EXIT_CODES = {
     0: "done (a replay: it matches the recording, to its end or up to where it stops)",
     EXIT_NOT_FOUND: "no such run",
-    EXIT_USAGE: "usage, store or connection error, nothing written (a replay: refused; `import`: unless the message names the runs it wrote, each whole)",
+    EXIT_USAGE: "usage, store or connection error, nothing written (a replay: refused; `import`: unless the message names the runs it wrote, each whole; `export --otlp`: the message names the runs sent before the endpoint failed)",
     EXIT_DIVERGED: "a replay diverged from the recording (`compare`: the two runs differ; a fork: it stopped where the recording cannot answer)",
     EXIT_ALREADY_DECIDED: "nothing written: the step was already decided (the standing decision is named)",
     EXIT_RUNS_FAILED: "`recover`, or an action applied with `--where … --yes`: some runs failed (the report names them)",

@@ -70,12 +70,19 @@ class TraceTarget:
         self, store: Store, run_ids: Sequence[str], *, redact: Sequence[str], force: bool,
         on_progress: Callable[[TraceProgress], None] | None,
     ) -> None:  # fmt: skip
-        from agenttui.runs.telemetry.export import TraceSendError, export_trace_file, resolved_endpoint, send_traces
+        from agenttui.runs.telemetry.export import (
+            TraceSendError,
+            default_workers,
+            export_trace_file,
+            resolved_endpoint,
+            send_traces,
+        )
 
         if self.path is not None:
             to = sys.stdout if self.path == "-" else self.path
             report = await export_trace_file(store, run_ids, to, prices=self.prices, content=self.content, redact=redact,
-                                             anchor_ns=self.anchor_ns, force=force, on_progress=on_progress)  # fmt: skip
+                                             anchor_ns=self.anchor_ns, force=force, workers=default_workers(),
+                                             on_progress=on_progress)  # fmt: skip
             _say_report(report, f"wrote {printable(str(report.path or 'standard output'))}", err=self.path == "-")
             return
         try:

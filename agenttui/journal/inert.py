@@ -86,6 +86,8 @@ def printable_id(text: str) -> str:
     the start of an escape doubled (``run\\x1b`` is ESC, ``run\\\\x1b`` the four characters), and
     letters of another script mixed into Latin ones (a Cyrillic ``а`` in ``refund-а1002``) shown
     as escapes."""
+    if text.isascii() and text.isprintable() and "\\" not in text:  # most ids: nothing to show otherwise
+        return text
     scripts = {_script(c) for c in text if c.isalpha()}
     if "LATIN" not in scripts or len(scripts) == 1:
         return _escaped(text, _UNSAFE_IN_ID)

@@ -5,6 +5,7 @@ bad input and a failing endpoint are one line and an exit code, naming the runs 
 from __future__ import annotations
 
 import base64
+import io
 import json
 import re
 import threading
@@ -204,3 +205,32 @@ def test_without_the_opentelemetry_packages_the_export_says_how_to_get_them(
     result = CliRunner().invoke(main, ["export", str(demo_db), "refund-a1002", "--otel", "-"])
     assert result.exit_code == 2
     assert result.stderr == "agenttui: the OpenTelemetry packages are not installed: pip install 'agenttui[otel]'\n"
+
+
+async def test_many_runs_are_made_on_workers_into_the_same_bytes(demo_db: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Past ``POOL_FROM_TREES`` runs the command makes the lines on worker processes: the file is
+    byte for byte the one made on the command's own process."""
+    from agenttui.runs.cost.lens import PriceBook
+    from agenttui.stores import open_store
+
+    store = await open_store(str(demo_db))
+    try:
+        copies = [f"copy-{n:03}-{run_id}" for n in range(8) for run_id in ("refund-a1002", "eligibility-a1004",
+                  "refund-a1004-halted", "saga-a1003-rolled-back", "question-a1001", "audit-bulk", "lookup-z0042",
+                  "refund-a1003-denied", "settlement-a1002", "refund-a1001-cancelled", "lookup-a1001-damaged",
+                  "saga-a1003-cancelling", "refund-a1005", "refund-a1005-approved")]  # fmt: skip
+        for copy in copies:
+            original = copy.split("-", 2)[2]
+            for source in [original, *[r async for r in store.runs(prefix=original + ">")]]:
+                async for entry in store.load(source):
+                    await store.insert(copy + source[len(original) :], entry.name, entry.data)
+        assert len(copies) >= export.POOL_FROM_TREES
+        alone = io.StringIO()
+        await export.export_trace_file(store, sorted(copies), alone, prices=PriceBook(), content=True)
+    finally:
+        await store.close()
+    out = tmp_path / "many.jsonl"
+    done = agenttui("export", str(demo_db), "--filter", "copy-", "--otel", str(out), "--content")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"wrote {out}: {len(copies)} traces, ")
+    assert sorted(out.read_text().splitlines()) == sorted(alone.getvalue().splitlines())

@@ -19,24 +19,29 @@ import asyncio
 import base64
 import json
 import logging
+import multiprocessing
 import os
+import signal
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from agenttui.errors import AgentTuiError
+from agenttui.errors import AgentTuiError, StoreConnectionError, StoreError
 from agenttui.journal import keys
 from agenttui.journal.journal import decode_entry
 from agenttui.journal.record import Record
 from agenttui.journal.redact import Redactor
 from agenttui.runs.bundles.export import bundle_run_ids
-from agenttui.runs.cost.lens import PriceBook, RunCost, run_cost
-from agenttui.runs.statuses.status import lease_row, status_of
+from agenttui.runs.cost.lens import PriceBook, RunCost, RunTokens, run_cost
+from agenttui.runs.statuses.status import UNKNOWN_LEASE, status_of
 from agenttui.runs.telemetry.conventions import SCHEMA_URL
 from agenttui.runs.telemetry.spans import Attributes, Span, TracedRun, spans_of_tree
-from agenttui.stores.base import Store
+from agenttui.stores.base import Entry, LeaseInfo, Store
 from agenttui.stores.files import check_replaceable, open_partial, place_file, remove_own_file
 
 if TYPE_CHECKING:
@@ -95,27 +100,75 @@ class TraceSendError(AgentTuiError):
 
 def otel_missing() -> str | None:
     """Why the OpenTelemetry packages cannot be imported (None: they can)."""
-    try:
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter
-        import opentelemetry.sdk.trace  # noqa: F401
-    except ImportError as exc:
-        return f"the OpenTelemetry packages are not installed ({exc.name}): pip install 'agenttui[otel]'"
+    from importlib.util import find_spec
+
+    for module in ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"):
+        try:
+            found = find_spec(module) is not None
+        except ImportError:  # a parent package is missing
+            found = False
+        if not found:
+            return f"the OpenTelemetry packages are not installed ({module}): pip install 'agenttui[otel]'"
     return None
 
 
 # -- reading the trees ---------------------------------------------------------------------------
 
 
-async def _read_trees(
-    store: Store, trees: Sequence[Sequence[str]], prices: PriceBook, redactor: Redactor | None
-) -> AsyncIterator[list[TracedRun]]:
-    """Each tree (a run, then every run below it, parents first) as the span mapping reads it,
-    a page of trees a round trip."""
+@dataclass(frozen=True, slots=True)
+class TraceOptions:
+    """What every tree's spans are made with."""
+
+    prices: PriceBook
+    content: bool = False
+    redact: tuple[str, ...] = ()
+    anchor_ns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Tree:
+    """A run and every run below it (parents first) as read from the store: its entries as
+    stored, and its root's lease row. Plain data: a worker process takes it as it is."""
+
+    run_ids: list[str]
+    entries: dict[str, list[Entry]]
+    lease: LeaseInfo | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """What a tree became: its OTLP JSON line (a file's), and what the report counts of it."""
+
+    root: str
+    line: str
+    spans: int
+    events: int
+    untimed: bool
+
+
+async def _read_trees(store: Store, trees: Sequence[Sequence[str]]) -> AsyncIterator[_Tree]:
+    """Each tree as stored, a page of trees a round trip."""
     for start in range(0, len(trees), PAGE_RUNS):
         page = trees[start : start + PAGE_RUNS]
         loaded = await store.load_runs([run_id for tree in page for run_id in tree])
+        leases = await _leases(store, [tree[0] for tree in page])
         for tree in page:
-            yield await _traced(store, tree, loaded, prices, redactor)
+            yield _Tree(list(tree), {run_id: loaded.get(run_id, []) for run_id in tree},
+                        leases.get(keys.root_run_id(tree[0])))  # fmt: skip
+
+
+async def _leases(store: Store, run_ids: Sequence[str]) -> dict[str, LeaseInfo]:
+    """The lease rows of the trees' roots, in one query; a lease table that cannot be read gives
+    ``UNKNOWN_LEASE`` to each, as ``lease_row`` does."""
+    if not store.IMPLEMENTS_LEASES:
+        return {}
+    roots = {keys.root_run_id(run_id) for run_id in run_ids}
+    try:
+        return await store.get_leases(roots)
+    except StoreConnectionError:
+        raise
+    except StoreError:
+        return dict.fromkeys(roots, UNKNOWN_LEASE)
 
 
 def _trees(ids: Sequence[str]) -> list[list[str]]:
@@ -131,20 +184,46 @@ def _trees(ids: Sequence[str]) -> list[list[str]]:
     return [sorted(tree, key=lambda r: r.count(">")) for tree in trees.values()]
 
 
-async def _traced(
-    store: Store, tree: Sequence[str], loaded: dict[str, list[Any]], prices: PriceBook, redactor: Redactor | None
-) -> list[TracedRun]:
+async def _tree_ids(store: Store, run_ids: Sequence[str]) -> list[list[str]]:
+    return _trees(await bundle_run_ids(store, run_ids, sub_runs=True))
+
+
+def tree_spans(tree: _Tree, options: TraceOptions) -> list[Span]:
+    """A tree's spans: its records decoded (and redacted, as a bundle's are), each run's status
+    read as ``agenttui runs`` reads it and its cost priced as ``agenttui cost`` prices it."""
+    redactor = _redactor(options.redact)
     records: dict[str, list[Record]] = {}
-    for run_id in tree:
-        decoded = [decode_entry(entry) for entry in loaded.get(run_id, [])]
+    for run_id in tree.run_ids:
+        decoded = [decode_entry(entry) for entry in tree.entries[run_id]]
         records[run_id] = [redactor.redact_record(r) for r in decoded] if redactor else decoded
-    lease = await lease_row(store, tree[0])
     costs: dict[str, RunCost] = {}
-    for run_id in sorted(tree, key=lambda r: -r.count(">")):  # the deepest first: a parent sums its children
+    for run_id in sorted(tree.run_ids, key=lambda r: -r.count(">")):  # the deepest first: a parent sums its children
         below = {sub: costs[sub] for sub in costs if keys.parent_run_id(sub) == run_id}
-        costs[run_id] = run_cost(run_id, records[run_id], prices, below)
-    return [TracedRun(run_id, records[run_id], status_of(run_id, records[run_id], lease), costs[run_id])
-            for run_id in tree]  # fmt: skip
+        costs[run_id] = _cost(run_id, records[run_id], options.prices, below)
+    runs = [TracedRun(run_id, records[run_id], status_of(run_id, records[run_id], tree.lease), costs[run_id])
+            for run_id in tree.run_ids]  # fmt: skip
+    return spans_of_tree(runs, content=options.content, anchor_ns=options.anchor_ns)
+
+
+@cache
+def _redactor(paths: tuple[str, ...]) -> Redactor | None:
+    return Redactor(paths) if paths else None
+
+
+def _cost(run_id: str, records: Sequence[Record], prices: PriceBook, below: dict[str, RunCost]) -> RunCost:
+    """The run's cost as ``agenttui cost`` prices it: its tokens summed by model and priced once
+    a model (a trace carries the total, not each turn's), or turn by turn where a price has tiers."""
+    tokens = RunTokens.of(records)
+    priced = tokens.priced(run_id, prices, below) if tokens is not None else None
+    return priced if priced is not None else run_cost(run_id, records, prices, below)
+
+
+def _count(report: TraceReport, root: str, spans: int, events: int, untimed: bool) -> None:
+    report.traces.append(root)
+    report.spans += spans
+    report.events += events
+    if untimed:
+        report.untimed.append(root)
 
 
 # -- the SDK's spans -----------------------------------------------------------------------------
@@ -186,8 +265,8 @@ def readable_spans(spans: Sequence[Span], of: Resource, by: InstrumentationScope
         links = [Link(SpanContext(link.trace_id, link.span_id, False, sampled), _encodable(link.attributes))
                  for link in span.links]  # fmt: skip
         status = Status(StatusCode.ERROR, span.error) if span.error is not None else Status(StatusCode.UNSET)
-        made.append(ReadableSpan(span.name, context, parent, of, _encodable(span.attributes), events, links, kinds[span.kind],
-                                 status=status, start_time=span.start.ns, end_time=span.end.ns,
+        made.append(ReadableSpan(span.name, context, parent, of, _encodable(span.attributes), events, links,
+                                 kinds[span.kind], status=status, start_time=span.start.ns, end_time=span.end.ns,
                                  instrumentation_scope=by))  # fmt: skip
     return made
 
@@ -228,6 +307,99 @@ def _hex_ids(item: dict[str, Any]) -> None:
             item[key] = base64.b64decode(item[key]).hex()
 
 
+def made_trees(trees: list[_Tree], options: TraceOptions) -> list[_Made]:
+    """Trees as OTLP JSON lines, a tree a line: all of an export's work past reading the store
+    (a worker's task: it makes its own resource and scope, from the environment the export was
+    started in)."""
+    of, by = resource(), scope()
+    made = []
+    for tree in trees:
+        spans = tree_spans(tree, options)
+        line = otlp_json_line(readable_spans(spans, of, by))
+        untimed = bool(spans) and spans[0].start.how == "unrecorded"
+        made.append(_Made(tree.run_ids[0], line, len(spans), sum(len(s.events) for s in spans), untimed))
+    return made
+
+
+def default_workers() -> int:
+    """Worker processes for a large export: one a core, up to four (more add little: the export
+    reads the store on one)."""
+    return min(4, os.cpu_count() or 1)
+
+
+#: Records a worker's task holds, about (whole trees): enough that passing its entries costs little
+#: beside the work, few enough that the workers share a selection's long runs evenly.
+TASK_RECORDS = 1_000
+#: An export of fewer trees makes them itself: starting workers costs more than they save.
+POOL_FROM_TREES = 100
+_ENCODING_MODULES = ("opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.common.trace_encoder",
+                     "google.protobuf.json_format", "genai_prices")  # fmt: skip
+
+
+class _Makers:
+    """Where trees are made into lines: on the export's own process, or, for many trees on a
+    machine of several cores, on worker processes while the export reads on (decoding, mapping
+    and encoding are nearly all of an export's CPU; the SDK's encoder and protobuf's JSON
+    printer are pure Python)."""
+
+    def __init__(self, options: TraceOptions, runs: int, workers: int) -> None:
+        """``runs``: how many runs were named or selected (trees are as many, or fewer)."""
+        self.options = options
+        self.workers = workers
+        self.pooled = runs >= POOL_FROM_TREES and workers > 1
+        self.pool: ProcessPoolExecutor | None = None
+
+    async def __aenter__(self) -> _Makers:
+        if self.pooled:
+            context = multiprocessing.get_context("forkserver")
+            # Each worker forks from a server that imported the SDK and the encoders once.
+            context.set_forkserver_preload([__name__, *_ENCODING_MODULES])
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_quiet_worker)
+            for _ in range(self.workers):  # started now: they import while the export lists and reads
+                self.pool.submit(_ready)
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if self.pool is not None:  # done: the workers are waited for; stopped: told to stop at once
+            self.pool.shutdown(wait=kind is None, cancel_futures=True)
+
+    async def made(self, trees: AsyncIterator[_Tree]) -> AsyncIterator[_Made]:
+        """Each tree made, in the order read."""
+        if self.pool is None:
+            async for tree in trees:
+                for made in made_trees([tree], self.options):
+                    yield made
+            return
+        loop = asyncio.get_running_loop()
+        pending: deque[asyncio.Future[list[_Made]]] = deque()
+        task: list[_Tree] = []
+        records = 0
+        async for tree in trees:
+            task.append(tree)
+            records += sum(map(len, tree.entries.values()))
+            if records < TASK_RECORDS:
+                continue
+            pending.append(loop.run_in_executor(self.pool, made_trees, task, self.options))
+            task, records = [], 0
+            while pending and (pending[0].done() or len(pending) > 2 * self.workers):
+                for made in await pending.popleft():
+                    yield made
+        if task:
+            pending.append(loop.run_in_executor(self.pool, made_trees, task, self.options))
+        while pending:
+            for made in await pending.popleft():
+                yield made
+
+
+def _ready() -> None:
+    """A worker's first task: nothing, so that it starts."""
+
+
+def _quiet_worker() -> None:
+    """A worker leaves ctrl+c to the export (which stops it): no traceback of its own on the terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 # -- to a file -----------------------------------------------------------------------------------
 
 
@@ -241,23 +413,33 @@ async def export_trace_file(
     redact: Sequence[str] = (),
     anchor_ns: int = 0,
     force: bool = False,
+    workers: int = 1,
     on_progress: Callable[[TraceProgress], None] | None = None,
 ) -> TraceReport:
     """Write ``run_ids`` (with the runs below them) as OTLP JSON lines, a trace a line. ``path``
     is a file (written under a temporary name and renamed, never over a file unless ``force``) or
-    an open text stream."""
-    redactor = Redactor(redact) if redact else None
+    an open text stream.
+
+    ``workers`` above 1 makes the lines of many runs (``POOL_FROM_TREES``) on that many worker
+    processes (``default_workers()``: one a core, up to four), started from a fresh interpreter
+    that imports the calling program's main module again, as ``multiprocessing`` does: a script
+    that asks for them runs its own work under ``if __name__ == "__main__"`` (the ``agenttui``
+    command does)."""
+    options = TraceOptions(prices, content, tuple(redact), anchor_ns)
+    _redactor(options.redact)  # a bad path is refused before anything is read
     target = None
     if isinstance(path, str | os.PathLike):
         target = await check_replaceable(path, force=force, protect=[store.file_path])
     report = TraceReport(path=target)
-    of, by = resource(), scope()
 
     async def write(out: IO[str]) -> None:
-        async for spans, total in _span_trees(store, run_ids, prices, redactor, content, anchor_ns, report):
-            out.write(otlp_json_line(readable_spans(spans, of, by)) + "\n")
-            if on_progress is not None:
-                on_progress(TraceProgress(len(report.traces), total, report.traces[-1]))
+        async with _Makers(options, len(run_ids), workers) as makers:
+            trees = await _tree_ids(store, run_ids)
+            async for made in makers.made(_read_trees(store, trees)):
+                out.write(made.line + "\n")
+                _count(report, made.root, made.spans, made.events, made.untimed)
+                if on_progress is not None:
+                    on_progress(TraceProgress(len(report.traces), len(trees), made.root))
 
     if target is None:
         await write(cast(IO[str], path))
@@ -278,24 +460,6 @@ async def export_trace_file(
         remove_own_file(partial)
         raise
     return report
-
-
-async def _span_trees(
-    store: Store, run_ids: Sequence[str], prices: PriceBook, redactor: Redactor | None, content: bool,
-    anchor_ns: int, report: TraceReport,
-) -> AsyncIterator[tuple[list[Span], int]]:  # fmt: skip
-    """Each tree's spans (a run named under another named run travels in that one's tree), with
-    how many trees there are, noted in ``report`` as they come."""
-    trees = _trees(await bundle_run_ids(store, run_ids, sub_runs=True))
-    total = len(trees)
-    async for tree in _read_trees(store, trees, prices, redactor):
-        spans = spans_of_tree(tree, content=content, anchor_ns=anchor_ns)
-        report.traces.append(tree[0].run_id)
-        report.spans += len(spans)
-        report.events += sum(len(span.events) for span in spans)
-        if spans and spans[0].start.how == "unrecorded":
-            report.untimed.append(tree[0].run_id)
-        yield spans, total
 
 
 # -- over OTLP/HTTP ------------------------------------------------------------------------------
@@ -332,7 +496,8 @@ async def send_traces(
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    redactor = Redactor(redact) if redact else None
+    options = TraceOptions(prices, content, tuple(redact), anchor_ns)
+    _redactor(options.redact)  # a bad path is refused before anything is sent
     exporter = OTLPSpanExporter(endpoint=traces_endpoint(url) if url else None,
                                 headers=_headers(headers), timeout=request_seconds)  # fmt: skip
     report = TraceReport()
@@ -340,7 +505,7 @@ async def send_traces(
     batch: list[ReadableSpan] = []
     batch_runs: list[str] = []
     sent: list[str] = []
-    total = 0
+    trees: list[list[str]] = []
 
     async def flush() -> None:
         if not batch:
@@ -348,21 +513,24 @@ async def send_traces(
         with _failures_heard() as heard:
             result = await asyncio.to_thread(exporter.export, list(batch))
         if result is not SpanExportResult.SUCCESS:
-            where = resolved_endpoint(url)
             why = heard[-1] if heard else "no reason given"
-            raise TraceSendError(f"{where}: {why}", sent, batch_runs, total - len(report.traces))
+            raise TraceSendError(f"{resolved_endpoint(url)}: {why}", sent, batch_runs, len(trees) - len(report.traces))
         sent.extend(batch_runs)
         batch.clear()
         batch_runs.clear()
 
     try:
-        async for spans, total in _span_trees(store, run_ids, prices, redactor, content, anchor_ns, report):
+        trees = await _tree_ids(store, run_ids)
+        async for tree in _read_trees(store, trees):
+            spans = tree_spans(tree, options)
+            _count(report, tree.run_ids[0], len(spans), sum(len(s.events) for s in spans),
+                   bool(spans) and spans[0].start.how == "unrecorded")  # fmt: skip
             batch.extend(readable_spans(spans, of, by))
-            batch_runs.append(report.traces[-1])
+            batch_runs.append(tree.run_ids[0])
             if len(batch) >= BATCH_SPANS:
                 await flush()
             if on_progress is not None:
-                on_progress(TraceProgress(len(report.traces), total, report.traces[-1]))
+                on_progress(TraceProgress(len(report.traces), len(trees), tree.run_ids[0]))
         await flush()
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated

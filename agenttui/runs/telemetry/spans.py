@@ -35,7 +35,7 @@ UI that renders attributes raw.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -166,6 +166,11 @@ class _RunSpans:
         self.names = tool_names(run.records)
         self.calls = {part.id: part for r in run.records if r.message for part in r.message.tool_uses}
         self.results = {r.tool_use_id: r for r in run.records if r.kind in _RESULT_KINDS and r.tool_use_id}
+        self.attempted: dict[str, int] = {}  # each call's latest attempt marker's time
+        for r in run.records:
+            if r.kind == StepKind.ATTEMPT and r.tool_use_id and r.attempted_at > self.attempted.get(r.tool_use_id, 0):
+                self.attempted[r.tool_use_id] = r.attempted_at
+        self.names_held = {r.name for r in run.records}
         self.tool_spans: dict[str, Span] = {}
         self.fork_live_from = _fork_live_from(run) if run.status.state == RunState.FORK else None
 
@@ -273,7 +278,7 @@ class _RunSpans:
         if model is not None and model.provider:
             attributes[c.PROVIDER] = printable(model.provider)
         if model is not None and model.model:
-            attributes[c.REQUEST_MODEL] = attributes[c.RESPONSE_MODEL] = printable(model.model)
+            attributes[c.REQUEST_MODEL] = printable(model.model)
         if record.finish:
             attributes[c.FINISH_REASONS] = (printable(record.finish),)
         if usage is not None and recorded:
@@ -281,8 +286,10 @@ class _RunSpans:
         elif usage is not None:
             attributes[c.INPUT_TOKENS] = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
             attributes[c.OUTPUT_TOKENS] = usage.output_tokens
-            attributes[c.CACHE_READ_TOKENS] = usage.cache_read_tokens
-            attributes[c.CACHE_CREATION_TOKENS] = usage.cache_write_tokens
+            if usage.cache_read_tokens:
+                attributes[c.CACHE_READ_TOKENS] = usage.cache_read_tokens
+            if usage.cache_write_tokens:
+                attributes[c.CACHE_CREATION_TOKENS] = usage.cache_write_tokens
         if record.discarded_usage:
             attributes[c.DISCARDED_TOKENS] = record.discarded_usage.total
         if self.content and record.message is not None:
@@ -297,27 +304,24 @@ class _RunSpans:
 
     def _call_moment(self, call_id: str, at_result: Moment) -> Moment:
         """A call's time: its latest attempt marker's (recorded), else its result's."""
-        marked = [r.attempted_at for r in self.records
-                  if r.kind == StepKind.ATTEMPT and r.tool_use_id == call_id and r.attempted_at > 0]  # fmt: skip
-        return Moment(max(marked) * _NS, "recorded") if marked else at_result
+        marked = self.attempted.get(call_id)
+        return Moment(marked * _NS, "recorded") if marked else at_result
 
     def _tool_span(self, record: Record, moment: Moment) -> Span:
         call_id = record.tool_use_id
         tool = self.names.get(call_id, "")
-        attributes: Attributes = {
-            c.TOOL_CALL_ID: printable_id(call_id),
-            c.TOOL_TYPE: "function",
-            c.STEP: printable_id(record.name),
-            c.TIME: moment.how,
-        }
+        attributes: Attributes = {c.TOOL_CALL_ID: printable_id(call_id), c.TIME: moment.how}
+        if record.name != keys.tool_key(call_id):  # a legacy journal's name, or a saga's: not the call's own
+            attributes[c.STEP] = printable_id(record.name)
         if tool:
             attributes[c.TOOL_NAME] = printable_id(tool)
         if (error := _tool_error(record)) is not None:
             attributes[c.ERROR_TYPE] = error
         safety = record.safety
         if safety is not None or record.read_only:
-            attributes[c.TOOL_READ_ONLY] = bool(safety and safety.read_only) or record.read_only
-            attributes[c.TOOL_IDEMPOTENT] = bool(safety and safety.idempotent)
+            read_only = bool(safety and safety.read_only) or record.read_only
+            idempotent = bool(safety and safety.idempotent)
+            attributes[c.TOOL_SAFETY] = _SAFETY[read_only, idempotent]
         if record.approval:
             policy = record.approval
             attributes[c.TOOL_APPROVAL] = "single" if policy.single else f"{policy.need} of {len(policy.approvers)}"
@@ -349,6 +353,13 @@ class _RunSpans:
 
 
 _RESULT_KINDS = frozenset({StepKind.TOOL_RESULT, StepKind.SAGA_FAIL})
+#: A call's recorded safety, in words: (read only, idempotent).
+_SAFETY = {
+    (True, True): "read-only, idempotent",
+    (True, False): "read-only",
+    (False, True): "idempotent",
+    (False, False): "side effect",
+}
 
 
 def _event_of(record: Record, run: _RunSpans) -> tuple[str, Attributes] | None:
@@ -362,7 +373,7 @@ def _event_of(record: Record, run: _RunSpans) -> tuple[str, Attributes] | None:
         return None
     if kind == StepKind.ATTEMPT:
         attributes: Attributes = {c.TOOL_CALL_ID: printable_id(record.tool_use_id)} if record.tool_use_id else {}
-        if record.tool_use_id and record.tool_use_id not in run.results and not _voided(record, run.records):
+        if record.tool_use_id and record.tool_use_id not in run.results and not _voided(record, run.names_held):
             attributes["agenttui.outcome"] = "unknown"
         return "agenttui.attempt", attributes
     if kind == StepKind.NOT_STARTED:
@@ -440,9 +451,8 @@ def _reason(raw: bytes | None) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _voided(marker: Record, records: Iterable[Record]) -> bool:
-    void = keys.not_started_key(marker.claim, marker.name) if marker.claim else None
-    return void is not None and any(r.name == void for r in records)
+def _voided(marker: Record, names: Collection[str]) -> bool:
+    return bool(marker.claim) and keys.not_started_key(marker.claim, marker.name) in names
 
 
 def _tool_error(record: Record) -> str | None:
