@@ -59,6 +59,12 @@ _LISTED = 20
 @click.option("--at", "anchor", metavar="TIME",
               help="With --otel/--otlp: the time (RFC 3339) of runs no record of which carries one; "
                    "the Unix epoch by default.")  # fmt: skip
+@click.option("--replay", is_flag=True,
+              help="With --otel/--otlp: export a replay of each run instead (offline, side effects served), as a "
+                   "trace of its own linked to the recording's, its verdict on it.")  # fmt: skip
+@click.option("--agent", "agent_spec", metavar="MODULE:FACTORY",
+              help="With --replay: replay with your agent's code (as `agenttui replay --agent`); the recorded one "
+                   "otherwise.")  # fmt: skip
 @click.option("--timeout", "request_seconds", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="With --otlp: the most a request may take, its retries included (default: "
                    "OTEL_EXPORTER_OTLP_TIMEOUT, else 10).")  # fmt: skip
@@ -83,8 +89,8 @@ _LISTED = 20
 @run_async
 async def export_command(
     store: str, run_ids: tuple[str, ...], output: str | None, otel_path: str | None, otlp_url: str | None,
-    headers: tuple[str, ...], content: bool, prices_path: str | None, anchor: str | None,
-    request_seconds: float | None, no_sub_runs: bool, redact: tuple[str, ...], drop_undecodable: bool,
+    headers: tuple[str, ...], content: bool, prices_path: str | None, anchor: str | None, replay: bool,
+    agent_spec: str | None, request_seconds: float | None, no_sub_runs: bool, redact: tuple[str, ...], drop_undecodable: bool,
     states: tuple[str, ...], text: str, where_text: str | None, sample: int | None, jsonl: bool, force: bool,
 ) -> None:  # fmt: skip
     """Export runs to a bundle: one SQLite file that every agenttui view, `agenttui replay` and the
@@ -112,7 +118,8 @@ async def export_command(
         fail("say where the runs go: -o FILE (a bundle), --otel FILE or --otlp URL (traces)" if not targets
              else f"{' and '.join(targets)}: choose one")  # fmt: skip
     traces = TraceTarget.of(otel_path, otlp_url, headers=headers, content=content, prices=prices_path,
-                            anchor=anchor, request_seconds=request_seconds, jsonl=jsonl, no_sub_runs=no_sub_runs,
+                            anchor=anchor, replay=replay, agent=agent_spec, request_seconds=request_seconds,
+                            jsonl=jsonl, no_sub_runs=no_sub_runs,
                             drop_undecodable=drop_undecodable)  # fmt: skip
     selecting = bool(states or text or where_text is not None or sample is not None)
     if run_ids and selecting:

@@ -33,19 +33,22 @@ class TraceTarget:
     content: bool
     prices: PriceBook
     anchor_ns: int
+    replay: bool
+    agent: str | None
     request_seconds: float | None
 
     @classmethod
     def of(
         cls, path: str | None, url: str | None, *, headers: Sequence[str], content: bool, prices: str | None,
-        anchor: str | None, request_seconds: float | None, jsonl: bool, no_sub_runs: bool, drop_undecodable: bool,
+        anchor: str | None, replay: bool, agent: str | None, request_seconds: float | None, jsonl: bool,
+        no_sub_runs: bool, drop_undecodable: bool,
     ) -> TraceTarget | None:  # fmt: skip
         """The traces asked for (None: a bundle is), or an exit saying what does not go together."""
         from agenttui.runs.cost.lens import PriceBook
 
         if path is None and url is None:
             for given, option in ((headers, "--header"), (content, "--content"), (prices, "--prices"),
-                                  (anchor, "--at"), (request_seconds, "--timeout")):  # fmt: skip
+                                  (anchor, "--at"), (replay, "--replay"), (request_seconds, "--timeout")):  # fmt: skip
                 if given:
                     fail(f"{option} goes with --otel or --otlp")
             return None
@@ -55,6 +58,12 @@ class TraceTarget:
                 fail(
                     f"{option} is a bundle's: a trace holds a run with the runs below it, their records read as they are"
                 )
+        if agent is not None and not replay:
+            fail("--agent goes with --replay: a run's trace is what it recorded")
+        if agent is not None:
+            from agenttui.agent.factory import load_factory
+
+            load_factory(agent)  # a factory that cannot be loaded is refused before the store is opened
         if path is not None and (headers or request_seconds):
             fail(f"{'--header' if headers else '--timeout'} goes with --otlp, not --otel")
         if url is not None and not url.startswith(("http://", "https://")):
@@ -62,9 +71,8 @@ class TraceTarget:
         missing = _otel_missing()
         if missing is not None:
             fail(missing)
-        return cls(
-            path, url, _parsed_headers(headers), content, PriceBook.load(prices), _anchor(anchor), request_seconds
-        )
+        return cls(path, url, _parsed_headers(headers), content, PriceBook.load(prices), _anchor(anchor), replay, agent,
+                   request_seconds)  # fmt: skip
 
     async def export(
         self, store: Store, run_ids: Sequence[str], *, redact: Sequence[str], force: bool,
@@ -81,14 +89,15 @@ class TraceTarget:
         if self.path is not None:
             to = sys.stdout if self.path == "-" else self.path
             report = await export_trace_file(store, run_ids, to, prices=self.prices, content=self.content, redact=redact,
-                                             anchor_ns=self.anchor_ns, force=force, workers=default_workers(),
-                                             on_progress=on_progress)  # fmt: skip
+                                             anchor_ns=self.anchor_ns, replay=self.replay, agent=self.agent,
+                                             force=force, workers=default_workers(), on_progress=on_progress)  # fmt: skip
             _say_report(report, f"wrote {printable(str(report.path or 'standard output'))}", err=self.path == "-")
             return
         try:
             report = await send_traces(store, run_ids, self.url, headers=self.headers,
                                        request_seconds=self.request_seconds, prices=self.prices, content=self.content,
-                                       redact=redact, anchor_ns=self.anchor_ns, on_progress=on_progress)  # fmt: skip
+                                       redact=redact, anchor_ns=self.anchor_ns, replay=self.replay, agent=self.agent,
+                                       on_progress=on_progress)  # fmt: skip
         except TraceSendError as exc:
             for run_id in exc.sent[:_LISTED]:
                 click.echo(f"agenttui: sent {printable_id(run_id)}", err=True)

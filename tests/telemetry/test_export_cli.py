@@ -234,3 +234,20 @@ async def test_many_runs_are_made_on_workers_into_the_same_bytes(demo_db: Path, 
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"wrote {out}: {len(copies)} traces, ")
     assert sorted(out.read_text().splitlines()) == sorted(alone.getvalue().splitlines())
+
+
+def test_agent_goes_with_replay_and_a_bad_one_is_refused_first(demo_db: Path, tmp_path: Path) -> None:  # noqa: F811
+    out = tmp_path / "out"
+    out.mkdir()
+    one_line_error(agenttui("export", str(demo_db), "refund-a1002", "--otel", str(out / "x.jsonl"), "--agent",
+                            "agenttui.demo.build:factory"), 2, "--agent goes with --replay")  # fmt: skip
+    one_line_error(agenttui("export", str(demo_db), "refund-a1002", "-o", str(out / "x.db"), "--replay"), 2,
+                   "--replay goes with --otel or --otlp")  # fmt: skip
+    bad = agenttui(
+        "export", str(demo_db), "refund-a1002", "--otel", str(out / "x.jsonl"), "--replay", "--agent", "nope:f"
+    )
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and bad.stderr.startswith("agenttui: ")
+    assert list(out.iterdir()) == []
+    done = agenttui("export", str(demo_db), "refund-a1002", "--otel", str(out / "r.jsonl"), "--replay")
+    assert done.returncode == 0, done.stderr
+    assert '"agenttui.replay.verdict","value":{"stringValue":"matches"}' in (out / "r.jsonl").read_text()

@@ -208,3 +208,36 @@ def test_every_step_kind_the_format_names_maps_to_a_span_or_an_event() -> None:
     assert kinds == {"model", "tool_result", "value", "signal", "approval", "attempt", "saga_fail", "not_started",
                      "header"}, "a new kind: say in runs.telemetry.spans what it becomes"  # fmt: skip
     assert keys.RUN_START.startswith("run:")
+
+
+async def test_a_replay_is_its_own_trace_its_verdict_on_it_and_no_effect_executed(demo_db: Path) -> None:  # noqa: F811
+    store = await open_store(str(demo_db), read_only=True)
+    try:
+        recording = (await traces(store, ["refund-a1002"]))["refund-a1002"]
+        replayed = (await traces(store, ["refund-a1002"], replay=True))["refund-a1002"]
+        changed = (await traces(store, ["refund-a1002"], replay=True, agent="tests.tui.changed_agent:factory"))[
+            "refund-a1002"
+        ]
+        again = (await traces(store, ["refund-a1002"], replay=True))["refund-a1002"]
+    finally:
+        await store.close()
+    assert replayed == again  # the same bytes every time
+    root = replayed[0]
+    assert root["name"] == "replay refund-a1002" and root["traceId"] != recording[0]["traceId"]
+    assert {s["spanId"] for s in replayed}.isdisjoint(s["spanId"] for s in recording)
+    (link,) = root["links"]
+    assert (link["traceId"], link["spanId"], attributes(link)) == (
+        recording[0]["traceId"], recording[0]["spanId"], {"agenttui.link": "replay of"}
+    )  # fmt: skip
+    assert attributes(root)["agenttui.replay.verdict"] == "matches"
+    assert attributes(root)["agenttui.replay.agent"] == "recorded"
+    # Nothing a replay did is reported as a model called or an effect executed.
+    assert not any(operation(span) for span in replayed)
+    assert sorted(s["name"].split(" ")[0] for s in replayed[1:]) == sorted(
+        "recorded_turn" if operation(s) == "chat" else "served_tool" for s in recording[1:]
+    )
+    assert "gen_ai.usage.input_tokens" not in json.dumps(replayed)
+    # A replay with other code that diverges says so, on its span's status.
+    assert attributes(changed[0])["agenttui.replay.verdict"] == "diverged"
+    assert changed[0]["status"]["code"] == 2 and changed[0]["status"]["message"].startswith("diverged: ")
+    assert attributes(changed[0])["agenttui.replay.agent"] == "tests.tui.changed_agent:factory"

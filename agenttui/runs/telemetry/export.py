@@ -123,6 +123,10 @@ class TraceOptions:
     content: bool = False
     redact: tuple[str, ...] = ()
     anchor_ns: int = 0
+    replay: bool = False
+    """Export a replay of each run (a trace of its own, linked to the recording's) instead."""
+    agent: str | None = None
+    """With ``replay``: the agent to replay (``module:factory``); None replays the recorded one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +190,36 @@ def _trees(ids: Sequence[str]) -> list[list[str]]:
 
 async def _tree_ids(store: Store, run_ids: Sequence[str]) -> list[list[str]]:
     return _trees(await bundle_run_ids(store, run_ids, sub_runs=True))
+
+
+async def _spans_read(
+    store: Store, trees: Sequence[Sequence[str]], options: TraceOptions
+) -> AsyncIterator[tuple[str, list[Span]]]:
+    """Each tree's spans, by its root: the runs as recorded, or with ``options.replay`` a replay
+    of each root run."""
+    if options.replay:
+        for ids in trees:
+            yield ids[0], await replay_spans(store, ids[0], options)
+        return
+    async for tree in _read_trees(store, trees):
+        yield tree.run_ids[0], tree_spans(tree, options)
+
+
+async def replay_spans(store: Store, run_id: str, options: TraceOptions) -> list[Span]:
+    """A replay of ``run_id`` (offline: the recorded model's outputs, side effects served from
+    the recording) as a trace of its own: its verdict on its span, linked to the recording's."""
+    from agenttui.agent.factory import load_factory
+    from agenttui.replay.session import replay_verdict
+    from agenttui.runs.telemetry.spans import ReplayOf
+
+    setup = load_factory(options.agent)(run_id) if options.agent else None
+    session, verdict = await replay_verdict(store, run_id, setup)
+    redactor = _redactor(options.redact)
+    records = [redactor.redact_record(r) if redactor else r for r in await session.replayed()]
+    of = ReplayOf(verdict.kind.value, verdict.reason, options.agent or "recorded",
+                  frozenset(session.served) if setup is not None else None)  # fmt: skip
+    traced = TracedRun(run_id, records, status_of(run_id, records, forks=False), replay=of)
+    return spans_of_tree([traced], content=options.content, anchor_ns=options.anchor_ns)
 
 
 def tree_spans(tree: _Tree, options: TraceOptions) -> list[Span]:
@@ -312,13 +346,13 @@ def made_trees(trees: list[_Tree], options: TraceOptions) -> list[_Made]:
     (a worker's task: it makes its own resource and scope, from the environment the export was
     started in)."""
     of, by = resource(), scope()
-    made = []
-    for tree in trees:
-        spans = tree_spans(tree, options)
-        line = otlp_json_line(readable_spans(spans, of, by))
-        untimed = bool(spans) and spans[0].start.how == "unrecorded"
-        made.append(_Made(tree.run_ids[0], line, len(spans), sum(len(s.events) for s in spans), untimed))
-    return made
+    return [_made(tree.run_ids[0], tree_spans(tree, options), of, by) for tree in trees]
+
+
+def _made(root: str, spans: list[Span], of: Resource, by: InstrumentationScope) -> _Made:
+    line = otlp_json_line(readable_spans(spans, of, by))
+    untimed = bool(spans) and spans[0].start.how == "unrecorded"
+    return _Made(root, line, len(spans), sum(len(s.events) for s in spans), untimed)
 
 
 def default_workers() -> int:
@@ -346,7 +380,7 @@ class _Makers:
         """``runs``: how many runs were named or selected (trees are as many, or fewer)."""
         self.options = options
         self.workers = workers
-        self.pooled = runs >= POOL_FROM_TREES and workers > 1
+        self.pooled = runs >= POOL_FROM_TREES and workers > 1 and not options.replay  # a replay reads the store
         self.pool: ProcessPoolExecutor | None = None
 
     async def __aenter__(self) -> _Makers:
@@ -363,13 +397,14 @@ class _Makers:
         if self.pool is not None:  # done: the workers are waited for; stopped: told to stop at once
             self.pool.shutdown(wait=kind is None, cancel_futures=True)
 
-    async def made(self, trees: AsyncIterator[_Tree]) -> AsyncIterator[_Made]:
+    async def made(self, store: Store, ids: Sequence[Sequence[str]]) -> AsyncIterator[_Made]:
         """Each tree made, in the order read."""
         if self.pool is None:
-            async for tree in trees:
-                for made in made_trees([tree], self.options):
-                    yield made
+            of, by = resource(), scope()
+            async for root, spans in _spans_read(store, ids, self.options):
+                yield _made(root, spans, of, by)
             return
+        trees = _read_trees(store, ids)
         loop = asyncio.get_running_loop()
         pending: deque[asyncio.Future[list[_Made]]] = deque()
         task: list[_Tree] = []
@@ -412,20 +447,23 @@ async def export_trace_file(
     content: bool = False,
     redact: Sequence[str] = (),
     anchor_ns: int = 0,
+    replay: bool = False,
+    agent: str | None = None,
     force: bool = False,
     workers: int = 1,
     on_progress: Callable[[TraceProgress], None] | None = None,
 ) -> TraceReport:
     """Write ``run_ids`` (with the runs below them) as OTLP JSON lines, a trace a line. ``path``
     is a file (written under a temporary name and renamed, never over a file unless ``force``) or
-    an open text stream.
+    an open text stream. ``replay``: a replay of each run instead, offline, with ``agent``
+    (``module:factory``) or the recorded one (``replay_spans``).
 
     ``workers`` above 1 makes the lines of many runs (``POOL_FROM_TREES``) on that many worker
     processes (``default_workers()``: one a core, up to four), started from a fresh interpreter
     that imports the calling program's main module again, as ``multiprocessing`` does: a script
     that asks for them runs its own work under ``if __name__ == "__main__"`` (the ``agenttui``
     command does)."""
-    options = TraceOptions(prices, content, tuple(redact), anchor_ns)
+    options = TraceOptions(prices, content, tuple(redact), anchor_ns, replay, agent)
     _redactor(options.redact)  # a bad path is refused before anything is read
     target = None
     if isinstance(path, str | os.PathLike):
@@ -435,7 +473,7 @@ async def export_trace_file(
     async def write(out: IO[str]) -> None:
         async with _Makers(options, len(run_ids), workers) as makers:
             trees = await _tree_ids(store, run_ids)
-            async for made in makers.made(_read_trees(store, trees)):
+            async for made in makers.made(store, trees):
                 out.write(made.line + "\n")
                 _count(report, made.root, made.spans, made.events, made.untimed)
                 if on_progress is not None:
@@ -485,6 +523,8 @@ async def send_traces(
     content: bool = False,
     redact: Sequence[str] = (),
     anchor_ns: int = 0,
+    replay: bool = False,
+    agent: str | None = None,
     on_progress: Callable[[TraceProgress], None] | None = None,
 ) -> TraceReport:
     """Send ``run_ids`` (with the runs below them) over OTLP/HTTP to ``url`` (None: where the
@@ -496,7 +536,7 @@ async def send_traces(
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    options = TraceOptions(prices, content, tuple(redact), anchor_ns)
+    options = TraceOptions(prices, content, tuple(redact), anchor_ns, replay, agent)
     _redactor(options.redact)  # a bad path is refused before anything is sent
     exporter = OTLPSpanExporter(endpoint=traces_endpoint(url) if url else None,
                                 headers=_headers(headers), timeout=request_seconds)  # fmt: skip
@@ -521,16 +561,15 @@ async def send_traces(
 
     try:
         trees = await _tree_ids(store, run_ids)
-        async for tree in _read_trees(store, trees):
-            spans = tree_spans(tree, options)
-            _count(report, tree.run_ids[0], len(spans), sum(len(s.events) for s in spans),
+        async for root, spans in _spans_read(store, trees, options):
+            _count(report, root, len(spans), sum(len(s.events) for s in spans),
                    bool(spans) and spans[0].start.how == "unrecorded")  # fmt: skip
             batch.extend(readable_spans(spans, of, by))
-            batch_runs.append(tree.run_ids[0])
+            batch_runs.append(root)
             if len(batch) >= BATCH_SPANS:
                 await flush()
             if on_progress is not None:
-                on_progress(TraceProgress(len(report.traces), len(trees), tree.run_ids[0]))
+                on_progress(TraceProgress(len(report.traces), len(trees), root))
         await flush()
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated

@@ -110,6 +110,27 @@ class TracedRun:
     records: Sequence[Record]
     status: RunStatus
     cost: RunCost | None = None
+    replay: ReplayOf | None = None
+    """Set for a replay of the run (``records`` then the replay's journal), not the run itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayOf:
+    """What a replay of a recorded run found, for its trace (``TracedRun.replay``)."""
+
+    verdict: str
+    """``matches``, ``matches-so-far``, ``diverged`` or ``refused`` (``replay.verdict.VerdictKind``)."""
+    detail: str
+    agent: str
+    """The agent replayed: ``recorded`` (the recording's outputs and tools), or an ``--agent`` spec."""
+    served: frozenset[str] | None
+    """The tools served from the recording (None: every one, as with the recorded agent); another
+    tool ran again (read-only: a replay runs no side effect)."""
+
+
+def replay_trace_id_of(run_id: str) -> int:
+    """The trace of a replay of ``run_id``: its own, never the recording's."""
+    return _hashed(b"agenttui/replay-trace", run_id, 16)
 
 
 def trace_id_of(run_id: str) -> int:
@@ -159,8 +180,12 @@ class _RunSpans:
         self.run_id = run.run_id
         self.records = run.records
         self.content = content
-        self.trace_id = trace_id_of(run.run_id)
-        self.agent_id = span_id_of(run.run_id, AGENT_STEP)
+        self.replay = run.replay
+        # A replay's spans are of its own trace, their ids of their own: a backend that holds the
+        # recording and its replay never takes one's span for the other's.
+        self.ids_of = run.run_id if self.replay is None else f"{run.run_id}\x00replay"
+        self.trace_id = trace_id_of(run.run_id) if self.replay is None else replay_trace_id_of(run.run_id)
+        self.agent_id = span_id_of(self.ids_of, AGENT_STEP)
         self.parent_span = parent_span
         self.moments = _moments(run.records, fallback)
         self.names = tool_names(run.records)
@@ -175,8 +200,9 @@ class _RunSpans:
         self.fork_live_from = _fork_live_from(run) if run.status.state == RunState.FORK else None
 
     @property
-    def is_fork(self) -> bool:
-        return self.fork_live_from is not None
+    def served(self) -> bool:
+        """Its turns and tools were served from a recording, not run: a saved fork, or a replay."""
+        return self.fork_live_from is not None or self.replay is not None
 
     def spans(self) -> list[Span]:
         agent = self._agent_span()
@@ -234,7 +260,15 @@ class _RunSpans:
                 attributes[c.AGENT_NAME] = printable(flow)
                 name += f" {printable(flow)}"
         links: tuple[SpanLink, ...] = ()
-        if self.is_fork:
+        if self.replay is not None:
+            name = f"replay {printable_id(self.run_id)}"
+            attributes |= {c.REPLAY_VERDICT: self.replay.verdict, c.REPLAY_AGENT: printable(self.replay.agent)}
+            if self.replay.detail:
+                attributes[c.REPLAY_DETAIL] = printable(self.replay.detail)
+            link = SpanLink(trace_id_of(self.run_id), span_id_of(self.run_id, AGENT_STEP), {c.LINK: "replay of"})
+            links = (link,)
+            del attributes[c.CONVERSATION_ID]  # the recording's conversation; this trace is no conversation
+        elif self.fork_live_from is not None:
             name = f"fork {printable_id(status.fork_of)}"
             attributes[c.FORK_OF] = printable_id(status.fork_of)
             links = (
@@ -252,8 +286,9 @@ class _RunSpans:
             if (answer := self._answer()) is not None:
                 attributes[c.OUTPUT_MESSAGES] = _json([_message_json(answer.message or Message.assistant(), answer)])
         moment = self.moments[0] if self.moments else Moment(0, "unrecorded")
+        error = _replay_error(self.replay) if self.replay is not None else _run_error(status)
         return Span(self.trace_id, self.agent_id, self.parent_span, name, "internal", moment, moment, attributes,
-                    links=links, error=_run_error(status))  # fmt: skip
+                    links=links, error=error)  # fmt: skip
 
     def _record(self, name: str) -> Record | None:
         return next((r for r in self.records if r.name == name), None)
@@ -273,7 +308,7 @@ class _RunSpans:
     def _turn_span(self, record: Record, moment: Moment, turn: int) -> Span:
         model = record.model
         usage = record.usage
-        recorded = self.is_fork and (self.fork_live_from is None or turn < self.fork_live_from)
+        recorded = self.replay is not None or (self.fork_live_from is not None and turn < self.fork_live_from)
         attributes: Attributes = {c.STEP: printable_id(record.name), c.TIME: moment.how}
         if model is not None and model.provider:
             attributes[c.PROVIDER] = printable(model.provider)
@@ -299,7 +334,7 @@ class _RunSpans:
         else:
             attributes[c.OPERATION] = c.CHAT
             name = f"chat {attributes[c.REQUEST_MODEL]}" if c.REQUEST_MODEL in attributes else "chat"
-        span_id = span_id_of(self.run_id, record.name)
+        span_id = span_id_of(self.ids_of, record.name)
         return Span(self.trace_id, span_id, self.agent_id, name, "client", moment, moment, attributes)
 
     def _call_moment(self, call_id: str, at_result: Moment) -> Moment:
@@ -333,12 +368,14 @@ class _RunSpans:
                 attributes[c.TOOL_ARGUMENTS] = _json(json_value(call.args))
             if record.result is not None:
                 attributes[c.TOOL_RESULT] = _json(json_value(record.result))
-        if self.is_fork:
-            name = f"served_tool {printable_id(tool)}" if tool else "served_tool"
+        if self.served:
+            ran = self.replay is not None and self.replay.served is not None and tool not in self.replay.served
+            kind = "replayed_tool" if ran else "served_tool"  # ran: a read-only tool of the agent replayed
+            name = f"{kind} {printable_id(tool)}" if tool else kind
         else:
             attributes[c.OPERATION] = c.EXECUTE_TOOL
             name = f"execute_tool {printable_id(tool)}" if tool else "execute_tool"
-        span_id = span_id_of(self.run_id, record.name)
+        span_id = span_id_of(self.ids_of, record.name)
         return Span(self.trace_id, span_id, self.agent_id, name, "internal", moment, moment, attributes, error=error)
 
     # -- everything else: events ---------------------------------------------------------------
@@ -467,6 +504,12 @@ def _tool_error(record: Record) -> str | None:
 def _run_error(status: RunStatus) -> str | None:
     if status.state in (RunState.ABORTED, RunState.UNREADABLE):
         return printable(f"{status.state.value}: {status.detail}" if status.detail else status.state.value)
+    return None
+
+
+def _replay_error(replay: ReplayOf) -> str | None:
+    if replay.verdict in ("diverged", "refused"):
+        return printable(f"{replay.verdict}: {replay.detail}" if replay.detail else replay.verdict)
     return None
 
 
