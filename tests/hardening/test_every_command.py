@@ -178,6 +178,7 @@ def _export(store: CorpusStore, aids: Aids) -> list[Call]:
             Call([store.url, run_id, "--jsonl", "-o", "-"]),
             Call([store.url, run_id, "--otel", traces, "--force", "--content", "--redact", "q"]),
             Call([store.url, run_id, "--otel", "-", "--content"]),
+            Call([store.url, run_id, "--otel", "-", "--replay", "--content"]),
         ]
     return calls
 
