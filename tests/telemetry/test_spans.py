@@ -89,8 +89,13 @@ async def test_every_go_run_is_a_trace_of_its_records(make_store: StoreFactory) 
         assert len({span["spanId"] for span in spans}) == len(spans)
         events = Counter(e["name"] for span in spans for e in span.get("events", ()))
         assert events["agenttui.redacted"] == len(case.tombstones), case.run_id
+        resolved = [b for b in results if b.get("reconciled")]
+        assert events["agenttui.recovery.resolved"] == len(resolved), case.run_id
         steps = [step_of(span) for span in spans[1:]] + [
-            attributes(event)["agenttui.step"] for span in spans for event in span.get("events", ())
+            attributes(event)["agenttui.step"]
+            for span in spans
+            for event in span.get("events", ())
+            if event["name"] != "agenttui.recovery.resolved"  # said on the result's own span
         ]
         assert sorted(steps) == sorted(json.loads(body)["name"] for body in case.records), case.run_id  # each once
 

@@ -376,7 +376,13 @@ class _RunSpans:
             attributes[c.OPERATION] = c.EXECUTE_TOOL
             name = f"execute_tool {printable_id(tool)}" if tool else "execute_tool"
         span_id = span_id_of(self.ids_of, record.name)
-        return Span(self.trace_id, span_id, self.agent_id, name, "internal", moment, moment, attributes, error=error)
+        span = Span(self.trace_id, span_id, self.agent_id, name, "internal", moment, moment, attributes, error=error)
+        if record.reconciled:  # a person resolved the halted call: a recovery action, said where it landed
+            said: Attributes = {c.TIME: moment.how, "agenttui.outcome": "fired"}  # it happened, as resolved
+            if self.content and record.evidence is not None:
+                said["agenttui.evidence"] = _json(json_value(record.evidence))
+            span.events.append(SpanEvent("agenttui.recovery.resolved", moment, said))
+        return span
 
     # -- everything else: events ---------------------------------------------------------------
 
