@@ -28,7 +28,7 @@ import errno
 import os
 import sqlite3
 import stat
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import IO, Any, Literal
 from urllib.parse import quote
@@ -203,6 +203,32 @@ def open_partial(target: Path, mode: Literal["w", "wb"] = "w") -> tuple[Path, IO
     if mode == "wb":
         return partial, os.fdopen(fd, mode)
     return partial, os.fdopen(fd, mode, encoding="utf-8", newline="\n")
+
+
+@contextlib.asynccontextmanager
+async def streamed_text_file(
+    target: Path, *, force: bool, protect: Iterable[str | os.PathLike[str] | None] = (),
+    failure: Callable[[str], Exception],
+) -> AsyncIterator[IO[str]]:  # fmt: skip
+    """A text file written as it goes, whole or not at all (JSON lines of many runs): under a
+    partial name beside ``target`` (``check_replaceable``'s path), then checked again, since a
+    file may take the name meanwhile, and moved into place; the partial file is removed whatever
+    fails. An ``OSError`` becomes ``failure(message)``, the message naming the file."""
+    try:
+        partial, out = open_partial(target)
+    except OSError as exc:
+        raise failure(f"cannot write in {target.parent}: {exc.strerror or exc}") from exc
+    try:
+        with out:
+            yield out
+        await check_replaceable(target, force=force, protect=protect)
+        place_file(partial, target, force=force)
+    except OSError as exc:
+        remove_own_file(partial)
+        raise failure(f"cannot write {target}: {exc.strerror or exc}") from exc
+    except BaseException:
+        remove_own_file(partial)
+        raise
 
 
 def _new_partial(target: Path) -> tuple[int, Path]:

@@ -25,7 +25,7 @@ from agenttui.runs.bundles.manifest import (
 from agenttui.runs.statuses.state import RunState
 from agenttui.stores.base import Entry, Store
 from agenttui.stores.bundle_file import BundleFile
-from agenttui.stores.files import check_replaceable, open_partial, place_file, remove_own_file
+from agenttui.stores.files import check_replaceable, streamed_text_file
 
 if TYPE_CHECKING:
     from agenttui.runs.selection.where import Where
@@ -232,21 +232,8 @@ async def export_jsonl(
     if target is None:
         await write(cast(IO[str], path))
         return _report(None, exported, redacting.redactor)
-    try:
-        partial, out = open_partial(target)
-    except OSError as exc:
-        raise BundleWriteError(f"cannot write in {target.parent}: {exc.strerror or exc}") from exc
-    try:
-        with out:  # small writes, buffered
-            await write(out)
-        await check_replaceable(target, force=force, protect=[store.file_path])  # taken meanwhile?
-        place_file(partial, target, force=force)
-    except OSError as exc:
-        remove_own_file(partial)
-        raise BundleWriteError(f"cannot write {target}: {exc.strerror or exc}") from exc
-    except BaseException:
-        remove_own_file(partial)
-        raise
+    async with streamed_text_file(target, force=force, protect=[store.file_path], failure=BundleWriteError) as out:
+        await write(out)
     return _report(target, exported, redacting.redactor)
 
 

@@ -42,7 +42,7 @@ from agenttui.runs.statuses.status import UNKNOWN_LEASE, status_of
 from agenttui.runs.telemetry.conventions import SCHEMA_URL
 from agenttui.runs.telemetry.spans import Attributes, Span, TracedRun, spans_of_tree
 from agenttui.stores.base import Entry, LeaseInfo, Store
-from agenttui.stores.files import check_replaceable, open_partial, place_file, remove_own_file
+from agenttui.stores.files import check_replaceable, streamed_text_file
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.resources import Resource
@@ -481,22 +481,9 @@ async def export_trace_file(
 
     if target is None:
         await write(cast(IO[str], path))
-        return report
-    try:
-        partial, out = open_partial(target)
-    except OSError as exc:
-        raise TraceWriteError(f"cannot write in {target.parent}: {exc.strerror or exc}") from exc
-    try:
-        with out:
+    else:
+        async with streamed_text_file(target, force=force, protect=[store.file_path], failure=TraceWriteError) as out:
             await write(out)
-        await check_replaceable(target, force=force, protect=[store.file_path])  # taken meanwhile?
-        place_file(partial, target, force=force)
-    except OSError as exc:
-        remove_own_file(partial)
-        raise TraceWriteError(f"cannot write {target}: {exc.strerror or exc}") from exc
-    except BaseException:
-        remove_own_file(partial)
-        raise
     return report
 
 
