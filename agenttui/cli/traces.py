@@ -16,7 +16,7 @@ from agenttui.stores import describe_url
 
 if TYPE_CHECKING:
     from agenttui.runs.cost.lens import PriceBook
-    from agenttui.runs.telemetry.export import TraceProgress, TraceReport
+    from agenttui.runs.telemetry.export import TraceOptions, TraceProgress, TraceReport
     from agenttui.stores.base import Store
 
 #: Runs a report names one by one; beyond, it counts them.
@@ -74,6 +74,11 @@ class TraceTarget:
         return cls(path, url, _parsed_headers(headers), content, PriceBook.load(prices), _anchor(anchor), replay, agent,
                    request_seconds)  # fmt: skip
 
+    def options(self, redact: Sequence[str]) -> TraceOptions:
+        from agenttui.runs.telemetry.export import TraceOptions
+
+        return TraceOptions(self.prices, self.content, tuple(redact), self.anchor_ns, self.replay, self.agent)
+
     async def export(
         self, store: Store, run_ids: Sequence[str], *, redact: Sequence[str], force: bool,
         on_progress: Callable[[TraceProgress], None] | None,
@@ -88,16 +93,13 @@ class TraceTarget:
 
         if self.path is not None:
             to = sys.stdout if self.path == "-" else self.path
-            report = await export_trace_file(store, run_ids, to, prices=self.prices, content=self.content, redact=redact,
-                                             anchor_ns=self.anchor_ns, replay=self.replay, agent=self.agent,
-                                             force=force, workers=default_workers(), on_progress=on_progress)  # fmt: skip
+            report = await export_trace_file(store, run_ids, to, self.options(redact), force=force,
+                                             workers=default_workers(), on_progress=on_progress)  # fmt: skip
             _say_report(report, f"wrote {printable(str(report.path or 'standard output'))}", err=self.path == "-")
             return
         try:
-            report = await send_traces(store, run_ids, self.url, headers=self.headers,
-                                       request_seconds=self.request_seconds, prices=self.prices, content=self.content,
-                                       redact=redact, anchor_ns=self.anchor_ns, replay=self.replay, agent=self.agent,
-                                       on_progress=on_progress)  # fmt: skip
+            report = await send_traces(store, run_ids, self.url, self.options(redact), headers=self.headers,
+                                       request_seconds=self.request_seconds, on_progress=on_progress)  # fmt: skip
         except TraceSendError as exc:
             for run_id in exc.sent[:_LISTED]:
                 click.echo(f"agenttui: sent {printable_id(run_id)}", err=True)

@@ -226,7 +226,7 @@ async def test_many_runs_are_made_on_workers_into_the_same_bytes(demo_db: Path, 
                     await store.insert(copy + source[len(original) :], entry.name, entry.data)
         assert len(copies) >= export.POOL_FROM_TREES
         alone = io.StringIO()
-        await export.export_trace_file(store, sorted(copies), alone, prices=PriceBook(), content=True)
+        await export.export_trace_file(store, sorted(copies), alone, export.TraceOptions(PriceBook(), content=True))
     finally:
         await store.close()
     out = tmp_path / "many.jsonl"

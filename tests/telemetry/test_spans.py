@@ -13,7 +13,7 @@ from agenttui.journal import keys
 from agenttui.journal.record import StepKind
 from agenttui.runs.cost.lens import PriceBook
 from agenttui.runs.statuses.state import RunState
-from agenttui.runs.telemetry.export import export_trace_file
+from agenttui.runs.telemetry.export import TraceOptions, export_trace_file
 from agenttui.runs.telemetry.spans import AGENT_STEP, span_id_of, trace_id_of
 from agenttui.stores import open_store
 from agenttui.stores.base import Store
@@ -28,7 +28,7 @@ PRICES = PriceBook()
 async def traces(store: Store, run_ids: list[str], **options: Any) -> dict[str, list[dict[str, Any]]]:
     """The spans of each run's trace, as the OTLP JSON lines file holds them, by run id."""
     out = io.StringIO()
-    await export_trace_file(store, run_ids, out, prices=PRICES, **options)
+    await export_trace_file(store, run_ids, out, TraceOptions(PRICES, **options))
     found = {}
     for line in out.getvalue().splitlines():
         spans = [span for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"] for span in ss["spans"]]
@@ -106,8 +106,8 @@ async def test_a_run_is_the_same_bytes_every_time_it_is_exported(make_store: Sto
     store = await make_store(read_only=True)
     run_ids = [case.run_id for case in CASES]
     first, second = io.StringIO(), io.StringIO()
-    await export_trace_file(store, run_ids, first, prices=PRICES, content=True)
-    await export_trace_file(store, list(reversed(run_ids)), second, prices=PRICES, content=True)
+    await export_trace_file(store, run_ids, first, TraceOptions(PRICES, content=True))
+    await export_trace_file(store, list(reversed(run_ids)), second, TraceOptions(PRICES, content=True))
     assert sorted(first.getvalue().splitlines()) == sorted(second.getvalue().splitlines())
 
 
@@ -192,7 +192,7 @@ async def test_content_travels_only_when_asked_and_redacted_as_a_bundle(demo_db:
     store = await open_store(str(demo_db), read_only=True)
     try:
         plain = (await traces(store, ["refund-a1002"]))["refund-a1002"]
-        full = (await traces(store, ["refund-a1002"], content=True, redact=["order_id"]))["refund-a1002"]
+        full = (await traces(store, ["refund-a1002"], content=True, redact=("order_id",)))["refund-a1002"]
     finally:
         await store.close()
     content_keys = {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments",

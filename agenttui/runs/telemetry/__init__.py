@@ -5,14 +5,16 @@ through the OpenTelemetry SDK (``export``; the ``otel`` extra installs it).
 
 The API (``agenttui export --otel`` and ``--otlp`` call these, nothing else):
 
-- ``await export_trace_file(store, run_ids, path_or_stream, *, prices, content=False, redact=(),
-  anchor_ns=0, force=False, workers=1, on_progress=None) -> TraceReport``: each run with every
-  run below it as one trace, a line of OTLP JSON (an ``ExportTraceServiceRequest``, ids in hex),
-  the same bytes every time; a file is written whole or not at all.
-- ``await send_traces(store, run_ids, url, *, headers=None, request_seconds=None, prices, ...)
-  -> TraceReport``: the same spans over OTLP/HTTP (protobuf) through the SDK's exporter, which
-  reads the standard ``OTEL_EXPORTER_OTLP_*`` variables. Raises ``TraceSendError`` naming the
-  runs sent before a request failed.
+- ``TraceOptions(prices, content=False, redact=(), anchor_ns=0, replay=False, agent=None)``: what
+  the spans carry.
+- ``await export_trace_file(store, run_ids, path_or_stream, options, *, force=False, workers=1,
+  on_progress=None) -> TraceReport``: each run with every run below it as one trace, a line of
+  OTLP JSON (an ``ExportTraceServiceRequest``, ids in hex), the same bytes every time; a file is
+  written whole or not at all.
+- ``await send_traces(store, run_ids, url, options, *, headers=None, request_seconds=None,
+  on_progress=None) -> TraceReport``: the same spans over OTLP/HTTP (protobuf) through the SDK's
+  exporter, which reads the standard ``OTEL_EXPORTER_OTLP_*`` variables. Raises
+  ``TraceSendError`` naming the runs sent before a request failed.
 - ``spans_of_tree(runs, *, content=False, anchor_ns=0) -> list[Span]``: the mapping itself, pure.
 - ``trace_id_of(run_id)``, ``span_id_of(run_id, step)``: the ids a run's spans get, from its id alone.
 
@@ -28,6 +30,7 @@ from agenttui.lazy import lazy_names
 if TYPE_CHECKING:
     from agenttui.runs.telemetry.conventions import SCHEMA_URL, SEMCONV_VERSION
     from agenttui.runs.telemetry.export import (
+        TraceOptions,
         TraceProgress,
         TraceReport,
         TraceSendError,
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
 LAZY = {
     "conventions": ("SCHEMA_URL", "SEMCONV_VERSION"),
     "export": (
+        "TraceOptions",
         "TraceProgress",
         "TraceReport",
         "TraceSendError",
@@ -69,6 +73,7 @@ __all__ = [
     "Span",
     "SpanEvent",
     "SpanLink",
+    "TraceOptions",
     "TraceProgress",
     "TraceReport",
     "TraceSendError",

@@ -120,9 +120,13 @@ class TraceOptions:
     """What every tree's spans are made with."""
 
     prices: PriceBook
+    """How each run's cost is priced (``agenttui cost``'s prices)."""
     content: bool = False
+    """Carry message content, tool arguments and results."""
     redact: tuple[str, ...] = ()
+    """Paths replaced before anything is made of a record, as a bundle's (``journal.redact``)."""
     anchor_ns: int = 0
+    """The time of a tree no record of which carries one (Unix nanoseconds)."""
     replay: bool = False
     """Export a replay of each run (a trace of its own, linked to the recording's) instead."""
     agent: str | None = None
@@ -442,28 +446,21 @@ async def export_trace_file(
     store: Store,
     run_ids: Sequence[str],
     path: str | os.PathLike[str] | IO[str],
+    options: TraceOptions,
     *,
-    prices: PriceBook,
-    content: bool = False,
-    redact: Sequence[str] = (),
-    anchor_ns: int = 0,
-    replay: bool = False,
-    agent: str | None = None,
     force: bool = False,
     workers: int = 1,
     on_progress: Callable[[TraceProgress], None] | None = None,
 ) -> TraceReport:
     """Write ``run_ids`` (with the runs below them) as OTLP JSON lines, a trace a line. ``path``
     is a file (written under a temporary name and renamed, never over a file unless ``force``) or
-    an open text stream. ``replay``: a replay of each run instead, offline, with ``agent``
-    (``module:factory``) or the recorded one (``replay_spans``).
+    an open text stream. ``options`` say what the spans carry (``TraceOptions``).
 
     ``workers`` above 1 makes the lines of many runs (``POOL_FROM_TREES``) on that many worker
     processes (``default_workers()``: one a core, up to four), started from a fresh interpreter
     that imports the calling program's main module again, as ``multiprocessing`` does: a script
     that asks for them runs its own work under ``if __name__ == "__main__"`` (the ``agenttui``
     command does)."""
-    options = TraceOptions(prices, content, tuple(redact), anchor_ns, replay, agent)
     _redactor(options.redact)  # a bad path is refused before anything is read
     target = None
     if isinstance(path, str | os.PathLike):
@@ -503,15 +500,10 @@ async def send_traces(
     store: Store,
     run_ids: Sequence[str],
     url: str | None,
+    options: TraceOptions,
     *,
     headers: dict[str, str] | None = None,
     request_seconds: float | None = None,
-    prices: PriceBook,
-    content: bool = False,
-    redact: Sequence[str] = (),
-    anchor_ns: int = 0,
-    replay: bool = False,
-    agent: str | None = None,
     on_progress: Callable[[TraceProgress], None] | None = None,
 ) -> TraceReport:
     """Send ``run_ids`` (with the runs below them) over OTLP/HTTP to ``url`` (None: where the
@@ -523,7 +515,6 @@ async def send_traces(
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    options = TraceOptions(prices, content, tuple(redact), anchor_ns, replay, agent)
     _redactor(options.redact)  # a bad path is refused before anything is sent
     exporter = OTLPSpanExporter(endpoint=traces_endpoint(url) if url else None,
                                 headers=_headers(headers), timeout=request_seconds)  # fmt: skip
