@@ -75,9 +75,11 @@ class TraceTarget:
                    request_seconds)  # fmt: skip
 
     def options(self, redact: Sequence[str]) -> TraceOptions:
+        from agenttui.replay.traces import ReplayTraces
         from agenttui.runs.telemetry.export import TraceOptions
 
-        return TraceOptions(self.prices, self.content, tuple(redact), self.anchor_ns, self.replay, self.agent)
+        replayer = ReplayTraces(self.agent) if self.replay else None
+        return TraceOptions(self.prices, self.content, tuple(redact), self.anchor_ns, replayer)
 
     async def export(
         self, store: Store, run_ids: Sequence[str], *, redact: Sequence[str], force: bool,

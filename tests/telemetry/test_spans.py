@@ -11,6 +11,7 @@ from typing import Any
 
 from agenttui.journal import keys
 from agenttui.journal.record import StepKind
+from agenttui.replay.traces import ReplayTraces
 from agenttui.runs.cost.lens import PriceBook
 from agenttui.runs.statuses.state import RunState
 from agenttui.runs.telemetry.export import TraceOptions, export_trace_file
@@ -219,11 +220,10 @@ async def test_a_replay_is_its_own_trace_its_verdict_on_it_and_no_effect_execute
     store = await open_store(str(demo_db), read_only=True)
     try:
         recording = (await traces(store, ["refund-a1002"]))["refund-a1002"]
-        replayed = (await traces(store, ["refund-a1002"], replay=True))["refund-a1002"]
-        changed = (await traces(store, ["refund-a1002"], replay=True, agent="tests.tui.changed_agent:factory"))[
-            "refund-a1002"
-        ]
-        again = (await traces(store, ["refund-a1002"], replay=True))["refund-a1002"]
+        replayed = (await traces(store, ["refund-a1002"], replayer=ReplayTraces()))["refund-a1002"]
+        changed_agent = ReplayTraces("tests.tui.changed_agent:factory")
+        changed = (await traces(store, ["refund-a1002"], replayer=changed_agent))["refund-a1002"]
+        again = (await traces(store, ["refund-a1002"], replayer=ReplayTraces()))["refund-a1002"]
     finally:
         await store.close()
     assert replayed == again  # the same bytes every time

@@ -5,8 +5,9 @@ through the OpenTelemetry SDK (``export``; the ``otel`` extra installs it).
 
 The API (``agenttui export --otel`` and ``--otlp`` call these, nothing else):
 
-- ``TraceOptions(prices, content=False, redact=(), anchor_ns=0, replay=False, agent=None)``: what
-  the spans carry.
+- ``TraceOptions(prices, content=False, redact=(), anchor_ns=0, replayer=None)``: what
+  the spans carry; ``replayer=agenttui.replay.traces.ReplayTraces(agent)`` exports a replay of
+  each run instead, as a trace of its own.
 - ``await export_trace_file(store, run_ids, path_or_stream, options, *, force=False, workers=1,
   on_progress=None) -> TraceReport``: each run with every run below it as one trace, a line of
   OTLP JSON (an ``ExportTraceServiceRequest``, ids in hex), the same bytes every time; a file is

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
 from agenttui.errors import AgentTuiError, StoreConnectionError, StoreError
 from agenttui.journal import keys
@@ -127,10 +127,15 @@ class TraceOptions:
     """Paths replaced before anything is made of a record, as a bundle's (``journal.redact``)."""
     anchor_ns: int = 0
     """The time of a tree no record of which carries one (Unix nanoseconds)."""
-    replay: bool = False
-    """Export a replay of each run (a trace of its own, linked to the recording's) instead."""
-    agent: str | None = None
-    """With ``replay``: the agent to replay (``module:factory``); None replays the recorded one."""
+    replayer: Replayer | None = None
+    """Export a replay of each run instead, made by this (``replay.traces.replayer``): a trace of
+    its own, linked to the recording's. Replays live above the runs, so they are handed in."""
+
+
+class Replayer(Protocol):
+    """Replays a run and makes its trace's spans, ``records`` redacted by ``redact``."""
+
+    async def __call__(self, store: Store, run_id: str, options: TraceOptions) -> list[Span]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,37 +204,20 @@ async def _tree_ids(store: Store, run_ids: Sequence[str]) -> list[list[str]]:
 async def _spans_read(
     store: Store, trees: Sequence[Sequence[str]], options: TraceOptions
 ) -> AsyncIterator[tuple[str, list[Span]]]:
-    """Each tree's spans, by its root: the runs as recorded, or with ``options.replay`` a replay
+    """Each tree's spans, by its root: the runs as recorded, or with ``options.replayer`` a replay
     of each root run."""
-    if options.replay:
+    if options.replayer is not None:
         for ids in trees:
-            yield ids[0], await replay_spans(store, ids[0], options)
+            yield ids[0], await options.replayer(store, ids[0], options)
         return
     async for tree in _read_trees(store, trees):
         yield tree.run_ids[0], tree_spans(tree, options)
 
 
-async def replay_spans(store: Store, run_id: str, options: TraceOptions) -> list[Span]:
-    """A replay of ``run_id`` (offline: the recorded model's outputs, side effects served from
-    the recording) as a trace of its own: its verdict on its span, linked to the recording's."""
-    from agenttui.agent.factory import load_factory
-    from agenttui.replay.session import replay_verdict
-    from agenttui.runs.telemetry.spans import ReplayOf
-
-    setup = load_factory(options.agent)(run_id) if options.agent else None
-    session, verdict = await replay_verdict(store, run_id, setup)
-    redactor = _redactor(options.redact)
-    records = [redactor.redact_record(r) if redactor else r for r in await session.replayed()]
-    of = ReplayOf(verdict.kind.value, verdict.reason, options.agent or "recorded",
-                  frozenset(session.served) if setup is not None else None)  # fmt: skip
-    traced = TracedRun(run_id, records, status_of(run_id, records, forks=False), replay=of)
-    return spans_of_tree([traced], content=options.content, anchor_ns=options.anchor_ns)
-
-
 def tree_spans(tree: _Tree, options: TraceOptions) -> list[Span]:
     """A tree's spans: its records decoded (and redacted, as a bundle's are), each run's status
     read as ``agenttui runs`` reads it and its cost priced as ``agenttui cost`` prices it."""
-    redactor = _redactor(options.redact)
+    redactor = redactor_of(options.redact)
     records: dict[str, list[Record]] = {}
     for run_id in tree.run_ids:
         decoded = [decode_entry(entry) for entry in tree.entries[run_id]]
@@ -244,7 +232,7 @@ def tree_spans(tree: _Tree, options: TraceOptions) -> list[Span]:
 
 
 @cache
-def _redactor(paths: tuple[str, ...]) -> Redactor | None:
+def redactor_of(paths: tuple[str, ...]) -> Redactor | None:
     return Redactor(paths) if paths else None
 
 
@@ -384,7 +372,7 @@ class _Makers:
         """``runs``: how many runs were named or selected (trees are as many, or fewer)."""
         self.options = options
         self.workers = workers
-        self.pooled = runs >= POOL_FROM_TREES and workers > 1 and not options.replay  # a replay reads the store
+        self.pooled = runs >= POOL_FROM_TREES and workers > 1 and options.replayer is None  # a replay reads the store
         self.pool: ProcessPoolExecutor | None = None
 
     async def __aenter__(self) -> _Makers:
@@ -461,7 +449,7 @@ async def export_trace_file(
     that imports the calling program's main module again, as ``multiprocessing`` does: a script
     that asks for them runs its own work under ``if __name__ == "__main__"`` (the ``agenttui``
     command does)."""
-    _redactor(options.redact)  # a bad path is refused before anything is read
+    redactor_of(options.redact)  # a bad path is refused before anything is read
     target = None
     if isinstance(path, str | os.PathLike):
         target = await check_replaceable(path, force=force, protect=[store.file_path])
@@ -515,7 +503,7 @@ async def send_traces(
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    _redactor(options.redact)  # a bad path is refused before anything is sent
+    redactor_of(options.redact)  # a bad path is refused before anything is sent
     exporter = OTLPSpanExporter(endpoint=traces_endpoint(url) if url else None,
                                 headers=_headers(headers), timeout=request_seconds)  # fmt: skip
     report = TraceReport()
