@@ -164,6 +164,24 @@ class Tab:
                 )
             await self.page.wait_for_timeout(50)
 
+    async def press_until(self, key: str, wanted: str, *, again_on: str, tries: int = 5) -> str:
+        """Press ``key`` until ``wanted`` is shown: again each time ``again_on`` is (the app said the
+        key came too early, as a loaded machine's list still being laid out makes it)."""
+        for _ in range(tries):
+            await self.press(key)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                fresh = (await self.text())[self.read_to :]
+                if wanted in fresh:
+                    return await self.until(wanted)
+                if again_on in fresh:
+                    self.read_to += fresh.index(again_on) + len(again_on)
+                    break
+                await self.page.wait_for_timeout(50)
+            else:
+                break
+        return await self.until(wanted, seconds=0)
+
     async def press(self, *keys: str) -> None:
         await self.page.focus(
             ".xterm-helper-textarea"

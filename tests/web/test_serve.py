@@ -117,8 +117,7 @@ async def _approve_in_browser(tab: Tab) -> None:
     await tab.until("refund-a1005", "awaiting-approval")
     await tab.press("/", *"refund-a1005", "Enter")  # the filter: the run first, then the one it became
     await tab.until("/refund-a1005")
-    await tab.press("o")
-    await tab.until("Approve")
+    await tab.press_until("o", "Approve", again_on="no run selected")
     await tab.press("Enter")  # the first choice: approve
     await tab.until("Approve refund_payment call call_1_0 of run refund-a1005", "Write it (w)")
 
@@ -143,8 +142,7 @@ async def test_a_served_tui_writes_nothing_without_allow_writes(demo_db: Path, b
         await tab.until("read-only")
         await tab.press("/", *"refund-a1005", "Enter")
         await tab.until("/refund-a1005")
-        await tab.press("o")
-        await tab.until("Approve")
+        await tab.press_until("o", "Approve", again_on="no run selected")
         await tab.press("Enter")
         await tab.until("Approve refund_payment", "Nothing is written here", "Writes refused")
         await tab.press("w")
