@@ -119,7 +119,7 @@ async def export_command(
              else f"{' and '.join(targets)}: choose one")  # fmt: skip
     traces = TraceTarget.of(otel_path, otlp_url, headers=headers, content=content, prices=prices_path,
                             anchor=anchor, replay=replay, agent=agent_spec, request_seconds=request_seconds,
-                            jsonl=jsonl, no_sub_runs=no_sub_runs,
+                            redact=redact, jsonl=jsonl, no_sub_runs=no_sub_runs,
                             drop_undecodable=drop_undecodable)  # fmt: skip
     selecting = bool(states or text or where_text is not None or sample is not None)
     if run_ids and selecting:
@@ -137,7 +137,7 @@ async def export_command(
         async def send(opened: Store) -> None:
             chosen = list(run_ids) or await _selected(opened, states, text, chosen_by, sample, where_text)
             with _progress("exporting") as on_progress:
-                await traces.export(opened, chosen, redact=redact, force=force, on_progress=on_progress)
+                await traces.export(opened, chosen, force=force, on_progress=on_progress)
 
         await with_store(store, send)
         return

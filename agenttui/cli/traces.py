@@ -15,7 +15,6 @@ from agenttui.journal.inert import printable, printable_id
 from agenttui.stores import describe_url
 
 if TYPE_CHECKING:
-    from agenttui.runs.cost.lens import PriceBook
     from agenttui.runs.telemetry.export import TraceOptions, TraceProgress, TraceReport
     from agenttui.stores.base import Store
 
@@ -30,21 +29,19 @@ class TraceTarget:
     path: str | None
     url: str | None
     headers: dict[str, str]
-    content: bool
-    prices: PriceBook
-    anchor_ns: int
-    replay: bool
-    agent: str | None
+    options: TraceOptions
     request_seconds: float | None
 
     @classmethod
     def of(
         cls, path: str | None, url: str | None, *, headers: Sequence[str], content: bool, prices: str | None,
-        anchor: str | None, replay: bool, agent: str | None, request_seconds: float | None, jsonl: bool,
-        no_sub_runs: bool, drop_undecodable: bool,
+        anchor: str | None, replay: bool, agent: str | None, request_seconds: float | None, redact: Sequence[str],
+        jsonl: bool, no_sub_runs: bool, drop_undecodable: bool,
     ) -> TraceTarget | None:  # fmt: skip
         """The traces asked for (None: a bundle is), or an exit saying what does not go together."""
+        from agenttui.replay.traces import ReplayTraces
         from agenttui.runs.cost.lens import PriceBook
+        from agenttui.runs.telemetry.export import TraceOptions
 
         if path is None and url is None:
             for given, option in ((headers, "--header"), (content, "--content"), (prices, "--prices"),
@@ -68,22 +65,17 @@ class TraceTarget:
             fail(f"{'--header' if headers else '--timeout'} goes with --otlp, not --otel")
         if url is not None and not url.startswith(("http://", "https://")):
             fail(f"--otlp takes an http:// or https:// URL, not {describe_url(url)}")
-        missing = _otel_missing()
+        from agenttui.runs.telemetry.export import otel_missing
+
+        missing = otel_missing()
         if missing is not None:
             fail(missing)
-        return cls(path, url, _parsed_headers(headers), content, PriceBook.load(prices), _anchor(anchor), replay, agent,
-                   request_seconds)  # fmt: skip
-
-    def options(self, redact: Sequence[str]) -> TraceOptions:
-        from agenttui.replay.traces import ReplayTraces
-        from agenttui.runs.telemetry.export import TraceOptions
-
-        replayer = ReplayTraces(self.agent) if self.replay else None
-        return TraceOptions(self.prices, self.content, tuple(redact), self.anchor_ns, replayer)
+        options = TraceOptions(PriceBook.load(prices), content, tuple(redact), _anchor(anchor),
+                               ReplayTraces(agent) if replay else None)  # fmt: skip
+        return cls(path, url, _parsed_headers(headers), options, request_seconds)
 
     async def export(
-        self, store: Store, run_ids: Sequence[str], *, redact: Sequence[str], force: bool,
-        on_progress: Callable[[TraceProgress], None] | None,
+        self, store: Store, run_ids: Sequence[str], *, force: bool, on_progress: Callable[[TraceProgress], None] | None,
     ) -> None:  # fmt: skip
         from agenttui.runs.telemetry.export import (
             TraceSendError,
@@ -95,12 +87,12 @@ class TraceTarget:
 
         if self.path is not None:
             to = sys.stdout if self.path == "-" else self.path
-            report = await export_trace_file(store, run_ids, to, self.options(redact), force=force,
+            report = await export_trace_file(store, run_ids, to, self.options, force=force,
                                              workers=default_workers(), on_progress=on_progress)  # fmt: skip
             _say_report(report, f"wrote {printable(str(report.path or 'standard output'))}", err=self.path == "-")
             return
         try:
-            report = await send_traces(store, run_ids, self.url, self.options(redact), headers=self.headers,
+            report = await send_traces(store, run_ids, self.url, self.options, headers=self.headers,
                                        request_seconds=self.request_seconds, on_progress=on_progress)  # fmt: skip
         except TraceSendError as exc:
             for run_id in exc.sent[:_LISTED]:
@@ -128,12 +120,6 @@ def _say_report(report: TraceReport, done: str, *, err: bool) -> None:
             " their spans are at the anchor (--at TIME places them; agenttui.time says 'unrecorded')",
             err=err,
         )
-
-
-def _otel_missing() -> str | None:
-    from agenttui.runs.telemetry.export import otel_missing
-
-    return otel_missing()
 
 
 def _parsed_headers(given: Sequence[str]) -> dict[str, str]:

@@ -36,6 +36,8 @@ class ForkMark:
     """The step its edit replaced (``@llm/<n>``, ``tool:<c>``)."""
     outcome: str = ""
     """Where the fork ended when it was saved, in words (its ``fork:origin`` record's)."""
+    live_from: str = ""
+    """Its first turn that called a model (``@llm/<n>``), where it went live ("": none did)."""
 
     def describe(self) -> str:
         return f"what-if fork of {self.of} at {self.at}" + (f": {self.outcome}" if self.outcome else "")
@@ -60,7 +62,7 @@ def fork_mark(by_name: Mapping[str, Record]) -> ForkMark | None:
     if start is not None and start.kind == StepKind.VALUE and start.result and FORK_EXT_BYTES in start.result:
         marked = RunStart.decode(start.result).ext.get(FORK_EXT)
         if isinstance(marked, dict) and (of := _text(marked.get("run_id"))):
-            return ForkMark(of, _text(marked.get("at")), said.outcome if said is not None else "")
+            return ForkMark(of, _text(marked.get("at")), *((said.outcome, said.live_from) if said else ("", "")))
     return said
 
 
@@ -72,7 +74,7 @@ def _origin(record: Record) -> ForkMark | None:
         return None
     if not isinstance(value, dict) or not (of := _text(value.get("run_id"))) or not _text(value.get("at")):
         return None
-    return ForkMark(of, value["at"], _text(value.get("outcome")))
+    return ForkMark(of, value["at"], _text(value.get("outcome")), _text(value.get("live_from")))
 
 
 async def read_fork_mark(store: Store, run_id: str) -> ForkMark | None:

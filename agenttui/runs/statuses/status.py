@@ -265,13 +265,13 @@ def _status(
     end = keys.first_end_marker(r.name for r in records)
     if end is not None:
         state = _END_STATES.get(end, RunState.CANCELLED)
-        return status(state, _reason(by_name[end]))
+        return status(state, end_reason(by_name[end]))
     if lease is not None and lease.live:
         return status(RunState.IN_FLIGHT, f"leased by {lease.holder}")
     if not started and not (legacy and model_records):
         return status(RunState.NOT_STARTED, "never started: no run:start record")
     if keys.RUN_CANCEL_REQUESTED in by_name:
-        reason = _reason(by_name[keys.RUN_CANCEL_REQUESTED])
+        reason = end_reason(by_name[keys.RUN_CANCEL_REQUESTED])
         return status(RunState.CANCELLING, "rollback requested" + (f": {reason}" if reason else ""))
     if not model_records:
         return status(RunState.STALLED, "no model turn recorded")
@@ -391,7 +391,9 @@ def _wake_time(timer: Record) -> datetime | None:
         return None
 
 
-def _reason(marker: Record) -> str:
+def end_reason(marker: Record) -> str:
+    """An end marker's reason (``run:cancelled``, ``run:aborted``, ``run:cancel-requested``): its
+    ``reason`` member, or its value itself ("" when it has none)."""
     if not marker.result:
         return ""
     try:
@@ -607,7 +609,7 @@ async def _page_statuses(
     # A store that sums nothing up has each run read whole (``batch``), as one that does has the
     # runs its summaries leave undecided.
     undecided: dict[str, RunSummary | None] = {} if sums_up or not batch else dict.fromkeys(run_ids)
-    leases = await _leases(
+    leases = await lease_rows(
         store,
         {root_run_id(s.run_id) for s in page.summaries if batch or s.end is not None}
         | {root_run_id(run_id) for run_id in [*page.verdicts, *undecided]},
@@ -616,12 +618,12 @@ async def _page_statuses(
     verdicts = []
     now = datetime.now(UTC)
     for run_id, verdict in page.verdicts.items():
-        if (kept := _from_verdict(run_id, verdict, _lease_in(leases, run_id), now)) is not None:
+        if (kept := _from_verdict(run_id, verdict, lease_in(leases, run_id), now)) is not None:
             decided[run_id] = kept
         elif batch:
             undecided[run_id] = None
     for summary in page.summaries:
-        status = status_from_summary(summary, _lease_in(leases, summary.run_id))
+        status = status_from_summary(summary, lease_in(leases, summary.run_id))
         if status is not None:
             decided[summary.run_id] = status
             if page.marks is not None and summary.run_id in page.marks:
@@ -630,7 +632,7 @@ async def _page_statuses(
             undecided[summary.run_id] = summary
     for run_id, (entries, records, counts) in (await _read_runs(store, undecided)).items():
         unleased = _status(run_id, records, counts, None, None)
-        decided[run_id] = _with_lease(unleased, _lease_in(leases, run_id))
+        decided[run_id] = _with_lease(unleased, lease_in(leases, run_id))
         mark = (len(entries), entries[-1].seq)
         if page.marks is not None and page.marks.get(run_id) == mark:
             verdicts.append((run_id, mark, _verdict(unleased)))
@@ -726,10 +728,10 @@ async def statuses_of_verdicts(store: Store, rows: Sequence[tuple[str, Verdict]]
     """The statuses of runs from their verdicts (the shared run index's, say), each with its
     lease row read now (one query) and the clock at ``now``; a run whose verdict makes no
     status is read from the store."""
-    leases = await _leases(store, {root_run_id(run_id) for run_id, _ in rows})
+    leases = await lease_rows(store, {root_run_id(run_id) for run_id, _ in rows})
     made = []
     for run_id, verdict in rows:
-        status = _from_verdict(run_id, verdict, _lease_in(leases, run_id), now)
+        status = _from_verdict(run_id, verdict, lease_in(leases, run_id), now)
         made.append(status if status is not None else await run_status(store, run_id))
     return made
 
@@ -766,7 +768,7 @@ async def kept_statuses(store: Store, listing: Callable[[], Awaitable[list[str]]
             else KeptLines()
         )
         roots = await asyncio.to_thread(lambda: list(map(root_run_id, kept.run_ids)))
-        look = _KeptLook(kept, roots, await _leases(store, set(roots)), datetime.now(UTC))
+        look = _KeptLook(kept, roots, await lease_rows(store, set(roots)), datetime.now(UTC))
         laid = await asyncio.to_thread(look.columns)  # 100,000 runs: a viewer's keys stay quick
         changes = await kept.changes
         if changes.every_run is not None:
@@ -816,7 +818,7 @@ class _KeptLook:
             return StatusColumns(len(kept.run_ids))
         for at in made:
             columns.clear(at)
-            status = _from_verdict(kept.run_ids[at], kept.verdict(at), _lease_in(leases, kept.run_ids[at]), self._now)
+            status = _from_verdict(kept.run_ids[at], kept.verdict(at), lease_in(leases, kept.run_ids[at]), self._now)
             if status is not None:
                 with contextlib.suppress(TypeError, OverflowError):  # as above: the run is read
                     columns.put(at, status)
@@ -1105,12 +1107,12 @@ _OUTLINED_PREFIXES = ("@llm/", keys.TOOL_PREFIX)
 _OUTLINED_KINDS = frozenset({StepKind.MODEL, StepKind.TOOL_RESULT})
 
 
-def _lease_in(leases: dict[str, LeaseInfo] | None, run_id: str) -> LeaseInfo | None:
-    """A run's lease among those ``_leases`` read (its root run's; ``UNKNOWN_LEASE`` when they could not be)."""
+def lease_in(leases: dict[str, LeaseInfo] | None, run_id: str) -> LeaseInfo | None:
+    """A run's lease among those ``lease_rows`` read (its root run's; ``UNKNOWN_LEASE`` when they could not be)."""
     return UNKNOWN_LEASE if leases is None else leases.get(root_run_id(run_id))
 
 
-async def _leases(store: Store, run_ids: set[str]) -> dict[str, LeaseInfo] | None:
+async def lease_rows(store: Store, run_ids: set[str]) -> dict[str, LeaseInfo] | None:
     """The lease rows of ``run_ids``; None when the lease table cannot be read (``lease_row``)."""
     if not store.IMPLEMENTS_LEASES or not run_ids:
         return {}

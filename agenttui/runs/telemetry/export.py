@@ -31,14 +31,14 @@ from functools import cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
-from agenttui.errors import AgentTuiError, StoreConnectionError, StoreError
+from agenttui.errors import AgentTuiError
 from agenttui.journal import keys
 from agenttui.journal.journal import decode_entry
 from agenttui.journal.record import Record
 from agenttui.journal.redact import Redactor
 from agenttui.runs.bundles.export import bundle_run_ids
 from agenttui.runs.cost.lens import PriceBook, RunCost, RunTokens, run_cost
-from agenttui.runs.statuses.status import UNKNOWN_LEASE, status_of
+from agenttui.runs.statuses.status import lease_in, lease_rows, status_of
 from agenttui.runs.telemetry.conventions import SCHEMA_URL
 from agenttui.runs.telemetry.spans import Attributes, Span, TracedRun, spans_of_tree
 from agenttui.stores.base import Entry, LeaseInfo, Store
@@ -75,6 +75,13 @@ class TraceReport:
     untimed: list[str] = field(default_factory=list)
     """Runs no record of whose tree carries a time: their spans are at the anchor."""
     path: Path | None = None
+
+    def add(self, traced: _Traced) -> None:
+        self.traces.append(traced.root)
+        self.spans += traced.spans
+        self.events += traced.events
+        if traced.untimed:
+            self.untimed.append(traced.root)
 
 
 class TraceWriteError(AgentTuiError):
@@ -149,14 +156,27 @@ class _Tree:
 
 
 @dataclass(frozen=True, slots=True)
-class _Made:
-    """What a tree became: its OTLP JSON line (a file's), and what the report counts of it."""
+class _Traced:
+    """What a report counts of a tree's trace."""
 
     root: str
-    line: str
     spans: int
     events: int
     untimed: bool
+    """No record of the tree carries a time: its spans are at the anchor."""
+
+    @classmethod
+    def of(cls, root: str, spans: Sequence[Span]) -> _Traced:
+        untimed = bool(spans) and spans[0].start.how == "unrecorded"
+        return cls(root, len(spans), sum(len(span.events) for span in spans), untimed)
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """What a tree became: its OTLP JSON line (a file's), and what the report counts of it."""
+
+    traced: _Traced
+    line: str
 
 
 async def _read_trees(store: Store, trees: Sequence[Sequence[str]]) -> AsyncIterator[_Tree]:
@@ -164,24 +184,9 @@ async def _read_trees(store: Store, trees: Sequence[Sequence[str]]) -> AsyncIter
     for start in range(0, len(trees), PAGE_RUNS):
         page = trees[start : start + PAGE_RUNS]
         loaded = await store.load_runs([run_id for tree in page for run_id in tree])
-        leases = await _leases(store, [tree[0] for tree in page])
+        leases = await lease_rows(store, {keys.root_run_id(tree[0]) for tree in page})
         for tree in page:
-            yield _Tree(list(tree), {run_id: loaded.get(run_id, []) for run_id in tree},
-                        leases.get(keys.root_run_id(tree[0])))  # fmt: skip
-
-
-async def _leases(store: Store, run_ids: Sequence[str]) -> dict[str, LeaseInfo]:
-    """The lease rows of the trees' roots, in one query; a lease table that cannot be read gives
-    ``UNKNOWN_LEASE`` to each, as ``lease_row`` does."""
-    if not store.IMPLEMENTS_LEASES:
-        return {}
-    roots = {keys.root_run_id(run_id) for run_id in run_ids}
-    try:
-        return await store.get_leases(roots)
-    except StoreConnectionError:
-        raise
-    except StoreError:
-        return dict.fromkeys(roots, UNKNOWN_LEASE)
+            yield _Tree(list(tree), {run_id: loaded.get(run_id, []) for run_id in tree}, lease_in(leases, tree[0]))
 
 
 def _trees(ids: Sequence[str]) -> list[list[str]]:
@@ -242,14 +247,6 @@ def _cost(run_id: str, records: Sequence[Record], prices: PriceBook, below: dict
     tokens = RunTokens.of(records)
     priced = tokens.priced(run_id, prices, below) if tokens is not None else None
     return priced if priced is not None else run_cost(run_id, records, prices, below)
-
-
-def _count(report: TraceReport, root: str, spans: int, events: int, untimed: bool) -> None:
-    report.traces.append(root)
-    report.spans += spans
-    report.events += events
-    if untimed:
-        report.untimed.append(root)
 
 
 # -- the SDK's spans -----------------------------------------------------------------------------
@@ -342,9 +339,7 @@ def made_trees(trees: list[_Tree], options: TraceOptions) -> list[_Made]:
 
 
 def _made(root: str, spans: list[Span], of: Resource, by: InstrumentationScope) -> _Made:
-    line = otlp_json_line(readable_spans(spans, of, by))
-    untimed = bool(spans) and spans[0].start.how == "unrecorded"
-    return _Made(root, line, len(spans), sum(len(s.events) for s in spans), untimed)
+    return _Made(_Traced.of(root, spans), otlp_json_line(readable_spans(spans, of, by)))
 
 
 def default_workers() -> int:
@@ -460,9 +455,9 @@ async def export_trace_file(
             trees = await _tree_ids(store, run_ids)
             async for made in makers.made(store, trees):
                 out.write(made.line + "\n")
-                _count(report, made.root, made.spans, made.events, made.untimed)
+                report.add(made.traced)
                 if on_progress is not None:
-                    on_progress(TraceProgress(len(report.traces), len(trees), made.root))
+                    on_progress(TraceProgress(len(report.traces), len(trees), made.traced.root))
 
     if target is None:
         await write(cast(IO[str], path))
@@ -528,8 +523,7 @@ async def send_traces(
     try:
         trees = await _tree_ids(store, run_ids)
         async for root, spans in _spans_read(store, trees, options):
-            _count(report, root, len(spans), sum(len(s.events) for s in spans),
-                   bool(spans) and spans[0].start.how == "unrecorded")  # fmt: skip
+            report.add(_Traced.of(root, spans))
             batch.extend(readable_spans(spans, of, by))
             batch_runs.append(root)
             if len(batch) >= BATCH_SPANS:

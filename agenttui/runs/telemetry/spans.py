@@ -39,17 +39,17 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from agenttui.agent.pauses import tally_approved
 from agenttui.agent.runstart import RunStart
 from agenttui.agent.tools import DENIED_TEXT
 from agenttui.journal import keys
 from agenttui.journal.describe import json_value
 from agenttui.journal.inert import printable, printable_id, safe_json
 from agenttui.journal.record import Message, Part, ReasoningPart, Record, StepKind, TextPart, ToolUsePart
-from agenttui.runs.cost.lens import RunCost, dollars_json
-from agenttui.runs.reading.view import tool_names
-from agenttui.runs.statuses.forks import FORK_ORIGIN
+from agenttui.runs.cost.lens import RunCost, dollars_json, sent_tokens
+from agenttui.runs.statuses.forks import FORK_ORIGIN, fork_mark
 from agenttui.runs.statuses.state import RunState
-from agenttui.runs.statuses.status import RunStatus
+from agenttui.runs.statuses.status import RunStatus, end_reason
 from agenttui.runs.telemetry import conventions as c
 
 AttributeValue: TypeAlias = str | bool | int | float | tuple[str, ...]
@@ -188,8 +188,11 @@ class _RunSpans:
         self.agent_id = span_id_of(self.ids_of, AGENT_STEP)
         self.parent_span = parent_span
         self.moments = _moments(run.records, fallback)
-        self.names = tool_names(run.records)
-        self.calls = {part.id: part for r in run.records if r.message for part in r.message.tool_uses}
+        self.calls: dict[str, ToolUsePart] = {}  # each call, as the first model message that made it
+        for r in run.records:
+            if r.kind == StepKind.MODEL and r.message:
+                for part in r.message.tool_uses:
+                    self.calls.setdefault(part.id, part)
         self.results = {r.tool_use_id: r for r in run.records if r.kind in _RESULT_KINDS and r.tool_use_id}
         self.attempted: dict[str, int] = {}  # each call's latest attempt marker's time
         for r in run.records:
@@ -319,7 +322,7 @@ class _RunSpans:
         if usage is not None and recorded:
             attributes[c.RECORDED_TOKENS] = usage.total
         elif usage is not None:
-            attributes[c.INPUT_TOKENS] = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+            attributes[c.INPUT_TOKENS] = sent_tokens(usage)
             attributes[c.OUTPUT_TOKENS] = usage.output_tokens
             if usage.cache_read_tokens:
                 attributes[c.CACHE_READ_TOKENS] = usage.cache_read_tokens
@@ -344,7 +347,8 @@ class _RunSpans:
 
     def _tool_span(self, record: Record, moment: Moment) -> Span:
         call_id = record.tool_use_id
-        tool = self.names.get(call_id, "")
+        call = self.calls.get(call_id)
+        tool = call.name if call is not None else ""
         attributes: Attributes = {c.TOOL_CALL_ID: printable_id(call_id), c.TIME: moment.how}
         if record.name != keys.tool_key(call_id):  # a legacy journal's name, or a saga's: not the call's own
             attributes[c.STEP] = printable_id(record.name)
@@ -363,7 +367,6 @@ class _RunSpans:
         if record.reconciled:
             attributes[c.TOOL_RECONCILED] = True
         if self.content:
-            call = self.calls.get(call_id)
             if call is not None and call.args is not None:
                 attributes[c.TOOL_ARGUMENTS] = _json(json_value(call.args))
             if record.result is not None:
@@ -462,7 +465,7 @@ def _value_attributes(run: _RunSpans, record: Record, prefix: str) -> Attributes
     if prefix.endswith(":") and len(record.name) > len(prefix):
         attributes["agenttui.name"] = printable_id(record.name[len(prefix) :])
     if prefix in (keys.RUN_ABORTED, keys.RUN_CANCELLED, keys.RUN_CANCEL_REQUESTED):
-        reason = _reason(record.result)
+        reason = end_reason(record)
         if reason:
             attributes["agenttui.reason"] = printable(reason)
     elif prefix == "timer:":
@@ -472,9 +475,7 @@ def _value_attributes(run: _RunSpans, record: Record, prefix: str) -> Attributes
     elif prefix in ("@spend/", "@spend-late/") and record.discarded_usage:
         attributes[c.DISCARDED_TOKENS] = record.discarded_usage.total
     elif prefix == "approval-tally:":
-        tally = json_value(record.result)
-        if isinstance(tally, dict):
-            attributes["agenttui.approval.decision"] = "approved" if tally.get("approved") else "denied"
+        attributes["agenttui.approval.decision"] = "approved" if tally_approved(record) else "denied"
     if prefix in ("interrupt:", "await-resolved:"):
         return _with_payload(run, record, attributes)
     return attributes
@@ -485,13 +486,6 @@ def _with_payload(run: _RunSpans, record: Record, attributes: Attributes) -> Att
     if run.content and record.result is not None:
         attributes["agenttui.value"] = _json(json_value(record.result))
     return attributes
-
-
-def _reason(raw: bytes | None) -> str:
-    value = json_value(raw)
-    if isinstance(value, dict):
-        value = value.get("reason")
-    return value if isinstance(value, str) else ""
 
 
 def _voided(marker: Record, names: Collection[str]) -> bool:
@@ -532,12 +526,12 @@ def _put_cost(attributes: Attributes, cost: RunCost) -> None:
 def _fork_live_from(run: TracedRun) -> int | None:
     """A saved fork's first live turn (its turns from there on called a model), or one past its
     last turn when none was live. None for a run that is no fork."""
-    origin = next((r for r in run.records if r.name == FORK_ORIGIN), None)
-    said = json_value(origin.result) if origin is not None else None
-    live_from = said.get("live_from") if isinstance(said, dict) else None
-    if isinstance(live_from, str) and live_from.startswith("@llm/") and live_from[5:].isdigit():
-        return int(live_from[5:])
-    return sum(1 for r in run.records if r.kind == StepKind.MODEL) + 1
+    held = {r.name: r for r in run.records if r.name in (keys.RUN_START, FORK_ORIGIN)}
+    mark = fork_mark(held)
+    if mark is None:
+        return None
+    turn = mark.live_from.removeprefix("@llm/")
+    return int(turn) if turn.isdigit() else sum(1 for r in run.records if r.kind == StepKind.MODEL) + 1
 
 
 # -- times ---------------------------------------------------------------------------------------
